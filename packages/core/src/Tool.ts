@@ -1,0 +1,241 @@
+/**
+ * A tool: a named, schema-typed Effect that a model can call.
+ *
+ * @since 0.1.0
+ */
+import type { Duration, Schedule } from "effect"
+import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
+import type { ToolError, ToolFailure } from "./ToolError.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("@agentfx/core/Tool")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * What a handler knows about the call it is serving.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallContext {
+  /** The model's id for this call; tool results are keyed by it. */
+  readonly callId: string
+  /** The tool's name. */
+  readonly toolName: string
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly attempt: number
+}
+
+/**
+ * Retry policy for `transient` failures (timeouts included). `times` bounds the number of
+ * retries; `schedule`, when given, spaces them (e.g. `Schedule.exponential("100 millis")`).
+ * Without a schedule, retries follow each other immediately. A retried tool must be
+ * idempotent: the interrupted attempt may have had effects outside the process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryPolicy {
+  readonly times: number
+  readonly schedule?: Schedule.Schedule<unknown, ToolFailure>
+}
+
+/**
+ * Everything `Tool.make` accepts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R> {
+  /** What the tool does, for the model. */
+  readonly description: string
+  /** The arguments the model must send; decoded before the handler runs. Must describe a JSON object. */
+  readonly parameters: Schema.Schema<Params, ParamsEncoded>
+  /** The handler's result; encoded into what the model sees. */
+  readonly success: Schema.Schema<Success, SuccessEncoded>
+  /**
+   * Deadline for one attempt of the handler (not the wait for a permit, not gates, not
+   * middleware). Beats the manager's `defaultTimeout`. Must be positive and finite.
+   * Interrupts the handler's fiber: async work (timers, `fetch` given the `AbortSignal` of
+   * `Effect.tryPromise`, child fibers) is stopped and finalizers run; synchronous code that
+   * never yields is not stopped.
+   */
+  readonly timeout?: Duration.DurationInput
+  /** Retries of `transient` failures (timeouts included). */
+  readonly retry?: RetryPolicy
+  /** `true`: any batch containing this tool runs sequentially, whatever the manager. */
+  readonly serial?: boolean
+  /** `true`: when every call of a batch is return-direct, their results end the turn. */
+  readonly returnDirect?: boolean
+  /** `true`: the default gate pauses the run for approval before this tool runs. */
+  readonly sensitive?: boolean
+  /** Free-form labels for gates, middleware and filtering. */
+  readonly tags?: ReadonlyArray<string>
+  /** The tool's work. Its requirements `R` become requirements of whatever runs the tool. */
+  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success, ToolError, R>
+}
+
+/**
+ * A tool. Build one with {@link make}; assemble tools with `Toolkit.make`, which validates
+ * every option and builds the metadata table that the runtime reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<out Name extends string, in out Params, in out Success, out R = never>
+  extends Pipeable.Pipeable
+{
+  readonly [TypeId]: TypeId
+  readonly name: Name
+  readonly description: string
+  readonly parameters: Schema.Schema<Params, any>
+  readonly success: Schema.Schema<Success, any>
+  readonly timeout: Duration.DurationInput | undefined
+  readonly retry: RetryPolicy | undefined
+  readonly serial: boolean
+  readonly returnDirect: boolean
+  readonly sensitive: boolean
+  readonly tags: ReadonlyArray<string>
+  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success, ToolError, R>
+}
+
+/**
+ * Any tool, whatever its types.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Any extends Tool<string, any, any, any> {}
+
+/**
+ * The services a tool's handler needs.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Requirements<T> = T extends Tool<any, any, any, infer R> ? R : never
+
+const Proto = {
+  [TypeId]: TypeId,
+  pipe() {
+    return Pipeable.pipeArguments(this, arguments)
+  }
+}
+
+/**
+ * Defines a tool. Options are checked when the tool is assembled into a `Toolkit`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const getWeather = Tool.make("get_weather", {
+ *   description: "Current weather for a city",
+ *   parameters: Schema.Struct({ city: Schema.String }),
+ *   success: Schema.String,
+ *   timeout: "2 seconds",
+ *   retry: { times: 2 },
+ *   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never>(
+  name: Name,
+  options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
+): Tool<Name, Params, Success, R> =>
+  Object.assign(Object.create(Proto), {
+    name,
+    description: options.description,
+    parameters: options.parameters,
+    success: options.success,
+    timeout: options.timeout,
+    retry: options.retry,
+    serial: options.serial ?? false,
+    returnDirect: options.returnDirect ?? false,
+    sensitive: options.sensitive ?? false,
+    tags: options.tags ?? [],
+    handler: options.handler
+  })
+
+const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
+
+/**
+ * The JSON Schema of a tool's parameters: what a model provider is sent. An empty
+ * `Schema.Struct({})` becomes an object with no properties (providers require an object).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const echo = Tool.make("echo", {
+ *   description: "Echo a text",
+ *   parameters: Schema.Struct({ text: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ * Tool.parametersJsonSchema(echo) // { type: "object", required: ["text"], properties: { text: { type: "string" } }, … }
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
+  isEmptyStruct(SchemaAST.encodedAST(tool.parameters.ast))
+    ? {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      required: [],
+      properties: {},
+      additionalProperties: false
+    }
+    : JSONSchema.make(tool.parameters)
+
+/**
+ * Yields to the event loop through a macrotask (`setImmediate`), so that timers — and with
+ * them a tool's deadline — can fire. Put it between slices of CPU-bound work in an
+ * in-process tool to make it interruptible. `Effect.yieldNow()` is not enough: it yields
+ * through a microtask and timers stay starved (see `docs/timeouts.md`). Costs about 8 µs.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const crunch = Tool.make("crunch", {
+ *   description: "Sums a large range",
+ *   parameters: Schema.Struct({ n: Schema.Number }),
+ *   success: Schema.Number,
+ *   timeout: "1 second",
+ *   handler: ({ n }) =>
+ *     Effect.gen(function*() {
+ *       let sum = 0
+ *       for (let i = 0; i < n; i++) {
+ *         sum += i
+ *         if (i % 100_000 === 0) yield* Tool.yieldToEventLoop
+ *       }
+ *       return sum
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})

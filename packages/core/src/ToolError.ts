@@ -1,0 +1,156 @@
+/**
+ * The typed failures of a tool call, and the class that decides what happens next.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Schema } from "effect"
+
+/**
+ * What a tool failure means for the run:
+ * - `transient`: may succeed if tried again (timeouts, rate limits, network). Retried per the tool's `retry`.
+ * - `semantic`: the call itself is wrong (bad arguments, not found). Given to the model.
+ * - `environment`: something outside needs a person (missing credentials, disk full).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ErrorClass = Schema.Literal("transient", "semantic", "environment")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorClass = typeof ErrorClass.Type
+
+/**
+ * The error a tool handler fails with. Its `errorClass` decides whether the call is retried
+ * (`transient`), handed to the model (`semantic`), or may pause the run (`environment`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const failed = Effect.fail(new ToolError.ToolError({ errorClass: "semantic", message: "no such city" }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolError extends Schema.TaggedError<ToolError>("@agentfx/core/ToolError")("ToolError", {
+  errorClass: ErrorClass,
+  message: Schema.String
+}) {}
+
+/**
+ * A failure that may succeed if tried again (rate limit, network): retried per the tool's `retry`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const rateLimited = Effect.fail(ToolError.transient("HTTP 429 from the weather API"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transient = (message: string): ToolError => new ToolError({ errorClass: "transient", message })
+
+/**
+ * A failure of the call itself (bad arguments, not found): the model is told and may try otherwise.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const notFound = Effect.fail(ToolError.semantic("no city named 'Atlantis'"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const semantic = (message: string): ToolError => new ToolError({ errorClass: "semantic", message })
+
+/**
+ * A failure only a person can fix (missing credentials, disk full). With
+ * `onEnvironmentError: "pause"` the run pauses after the batch.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const noKey = Effect.fail(ToolError.environment("WEATHER_API_KEY is not set"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const environment = (message: string): ToolError => new ToolError({ errorClass: "environment", message })
+
+/**
+ * A call whose handler ran past its timeout. Always `transient`: it is retried when the tool
+ * declares `retry`. The handler's fiber was interrupted and its finalizers ran before this
+ * value was produced; synchronous code that never yields is not stopped (see `docs/timeouts.md`).
+ *
+ * @example
+ * ```ts
+ * import { Duration } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const timeout = new ToolError.ToolTimeout({ toolName: "search", timeout: Duration.seconds(2) })
+ * console.log(timeout.message) // Tool "search" timed out after 2s
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("@agentfx/core/ToolTimeout")("ToolTimeout", {
+  toolName: Schema.String,
+  timeout: Schema.DurationFromMillis
+}) {
+  /**
+   * A timeout is always transient.
+   *
+   * @since 0.1.0
+   */
+  get errorClass(): "transient" {
+    return "transient"
+  }
+
+  override get message(): string {
+    return `Tool "${this.toolName}" timed out after ${Duration.format(this.timeout)}`
+  }
+}
+
+/**
+ * Every way a tool call can fail: its own `ToolError`, or the runtime's `ToolTimeout`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ToolFailure = Schema.Union(ToolError, ToolTimeout)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolFailure = ToolError | ToolTimeout
+
+/**
+ * True for failures worth another attempt (`transient` errors and timeouts).
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "@agentfx/core"
+ *
+ * ToolError.isTransient(ToolError.transient("HTTP 429")) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isTransient = (failure: ToolFailure): boolean => failure.errorClass === "transient"

@@ -1,0 +1,138 @@
+/**
+ * The one place a tool call is decoded, timed, retried and encoded.
+ */
+import type { Duration } from "effect"
+import { Cause, Effect, Option, ParseResult, Schema } from "effect"
+import type { JsonValue } from "../Json.js"
+import type * as ToolCall from "../ToolCall.js"
+import { semantic, ToolTimeout } from "../ToolError.js"
+import type { ToolError, ToolFailure } from "../ToolError.js"
+import { isTransient } from "../ToolError.js"
+import type * as Toolkit from "../Toolkit.js"
+
+/** How the manager running a call shapes it. */
+export interface ExecutionPolicy {
+  /** Used when the tool declares no timeout of its own. */
+  readonly defaultTimeout: Option.Option<Duration.Duration>
+  /** Wraps each attempt of the handler, outside its timeout (a bounded manager's permit). */
+  readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+interface Codecs {
+  readonly decodeArgs: (u: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+  readonly encodeValue: (a: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+}
+
+const codecCache = new WeakMap<Toolkit.Entry, Codecs>()
+
+const codecs = (entry: Toolkit.Entry): Codecs => {
+  let found = codecCache.get(entry)
+  if (found === undefined) {
+    found = {
+      decodeArgs: Schema.decodeUnknown(entry.tool.parameters, { errors: "all" }),
+      encodeValue: Schema.encode(entry.tool.success)
+    }
+    codecCache.set(entry, found)
+  }
+  return found
+}
+
+const describeParseError = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
+    .join("; ")
+
+/** A defect becomes a `semantic` error for the model and is logged with its cause; interruption passes through. */
+const defectToSemantic = (toolName: string) => <A, R>(self: Effect.Effect<A, ToolFailure, R>) =>
+  Effect.catchAllCause(self, (cause): Effect.Effect<A, ToolFailure> => {
+    if (Cause.isInterrupted(cause)) return Effect.failCause(cause)
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) return Effect.fail(failure.value)
+    return Effect.logError(`Tool "${toolName}" died`, cause).pipe(
+      Effect.zipRight(Effect.fail(semantic(`Tool "${toolName}" failed unexpectedly: ${Cause.pretty(cause)}`)))
+    )
+  })
+
+/** Resolves the deadline: the tool's own timeout, else the manager's default, else none. */
+export const effectiveTimeout = (
+  entry: Toolkit.Entry,
+  policy: ExecutionPolicy
+): Option.Option<Duration.Duration> => Option.orElse(entry.timeout, () => policy.defaultTimeout)
+
+const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result => ({
+  _tag: "Failed",
+  callId: call.id,
+  toolName: call.name,
+  error
+})
+
+/**
+ * Runs one call of a known tool: decode the model's arguments → handler under the timeout
+ * (per attempt, inside the permit) → retry transient failures → encode the success value.
+ * Never fails: every failure becomes a `Failed` result. Interruption is not caught.
+ */
+export const executeCall = <R>(
+  entry: Toolkit.Entry,
+  call: ToolCall.ToolCall,
+  policy: ExecutionPolicy
+): Effect.Effect<ToolCall.Result, never, R> => {
+  const { decodeArgs, encodeValue } = codecs(entry)
+  const timeout = effectiveTimeout(entry, policy)
+  const handler = entry.tool.handler as (
+    args: unknown,
+    context: { callId: string; toolName: string; attempt: number }
+  ) => Effect.Effect<unknown, ToolError, R>
+
+  const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
+    let attempt = 0
+    const once = Effect.suspend(() => {
+      attempt += 1
+      const body = handler(args, { callId: call.id, toolName: entry.name, attempt })
+      const timed = Option.isSome(timeout)
+        ? Effect.timeoutFail(body, {
+          duration: timeout.value,
+          onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
+        })
+        : body
+      return policy.withPermit(timed)
+    }).pipe(defectToSemantic(entry.name))
+    if (entry.retryTimes === 0) return once
+    return Effect.retry(once, {
+      times: entry.retryTimes,
+      while: isTransient,
+      ...Option.match(entry.retrySchedule, { onNone: () => ({}), onSome: (schedule) => ({ schedule }) })
+    })
+  }
+
+  const encode = (value: unknown): Effect.Effect<ToolCall.Result> =>
+    Effect.matchEffect(encodeValue(value), {
+      onFailure: (error) =>
+        Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error).pipe(
+          Effect.as(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`)))
+        ),
+      onSuccess: (encoded) =>
+        Effect.succeed<ToolCall.Result>({
+          _tag: "Succeeded",
+          callId: call.id,
+          toolName: call.name,
+          value: encoded as JsonValue
+        })
+    })
+
+  return Effect.matchEffect(decodeArgs(call.args), {
+    onFailure: (error) =>
+      Effect.succeed(failed(call, semantic(`Invalid arguments for tool "${entry.name}": ${describeParseError(error)}`))),
+    onSuccess: (args) =>
+      Effect.matchEffect(run(args), {
+        onFailure: (error) => Effect.succeed(failed(call, error)),
+        onSuccess: encode
+      })
+  })
+}
+
+/** The result for a call naming a tool the toolkit does not have. */
+export const unknownToolResult = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): ToolCall.Result =>
+  failed(
+    call,
+    semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`)
+  )

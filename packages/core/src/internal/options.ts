@@ -1,0 +1,28 @@
+import { Duration, Either } from "effect"
+
+const show = (input: unknown): string => typeof input === "string" ? JSON.stringify(input) : String(input)
+
+/**
+ * Checks a declared timeout: it must parse as a duration that is positive and finite.
+ * Returns the duration, or a sentence saying what is wrong with the input.
+ */
+export const validateTimeout = (
+  input: Duration.DurationInput,
+  label = "timeout"
+): Either.Either<Duration.Duration, string> => {
+  if (typeof input === "number" && Number.isNaN(input)) return Either.left(`${label} ${show(input)} is not a number`)
+  if (typeof input === "number" && input <= 0) return Either.left(`${label} ${show(input)} is not positive`)
+  const decoded = Duration.decodeUnknown(input)
+  if (decoded._tag === "None") return Either.left(`${label} ${show(input)} cannot be parsed as a duration`)
+  if (!Duration.isFinite(decoded.value)) return Either.left(`${label} ${show(input)} is not finite`)
+  if (Duration.lessThanOrEqualTo(decoded.value, Duration.zero)) {
+    return Either.left(`${label} ${show(input)} is not positive`)
+  }
+  return Either.right(decoded.value)
+}
+
+/** Checks a retry count: a non-negative integer. */
+export const validateRetryTimes = (times: number): Either.Either<number, string> =>
+  Number.isInteger(times) && times >= 0
+    ? Either.right(times)
+    : Either.left(`retry.times ${show(times)} is not a non-negative integer`)

@@ -1,0 +1,54 @@
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import { Context, Effect, Schema } from "effect"
+import { Tool, type ToolCall, ToolCallingManager, Toolkit } from "../src/index.js"
+
+class WeatherApi extends Context.Tag("test/WeatherApi")<WeatherApi, { readonly current: (city: string) => string }>() {}
+
+const getWeather = Tool.make("get_weather", {
+  description: "Current weather for a city",
+  parameters: Schema.Struct({ city: Schema.String }),
+  success: Schema.String,
+  handler: ({ city }, { callId, toolName, attempt }) =>
+    Effect.map(WeatherApi, (api) => `${api.current(city)} [${toolName} ${callId} #${attempt}]`)
+})
+
+describe("Tool", () => {
+  it.effect("the handler's requirements flow into whatever runs it, and ctx carries the call id and tool name", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* Toolkit.make(getWeather)
+      const batch = ToolCallingManager.executeBatch(toolkit, [{ id: "call_7", name: "get_weather", args: { city: "Oslo" } }])
+      expectTypeOf(batch).toEqualTypeOf<Effect.Effect<Array<ToolCall.Result>, never, WeatherApi>>()
+      const results = yield* batch.pipe(Effect.provideService(WeatherApi, { current: (city) => `Sunny in ${city}` }))
+      expect(results).toEqual([
+        { _tag: "Succeeded", callId: "call_7", toolName: "get_weather", value: "Sunny in Oslo [get_weather call_7 #1]" }
+      ])
+    }))
+
+  it("the parameters' JSON Schema is what a provider is sent; an empty struct is an empty object", () => {
+    expect(Tool.parametersJsonSchema(getWeather)).toEqual({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      required: ["city"],
+      properties: { city: { type: "string" } },
+      additionalProperties: false
+    })
+    const ping = Tool.make("ping", {
+      description: "ping",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: () => Effect.succeed("pong")
+    })
+    expect(Tool.parametersJsonSchema(ping)).toEqual({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      required: [],
+      properties: {},
+      additionalProperties: false
+    })
+  })
+
+  it("make fills defaults that decide nothing: no timeout, no retry, not serial/sensitive/returnDirect", () => {
+    expect([getWeather.timeout, getWeather.retry, getWeather.serial, getWeather.sensitive, getWeather.returnDirect, getWeather.tags])
+      .toEqual([undefined, undefined, false, false, false, []])
+  })
+})

@@ -1,0 +1,413 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, Schedule, Schema, TestClock } from "effect"
+import { Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
+import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
+
+const managers = {
+  sequential: ToolCallingManager.sequential(),
+  unbounded: ToolCallingManager.unbounded(),
+  bounded: ToolCallingManager.bounded({ permits: 2 })
+} as const
+
+describe("ToolCallingManager", () => {
+  describe("timeout priority chain", () => {
+    it.effect("the tool's own timeout beats the manager default", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 10_000, timeout: "1 second" }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
+          Effect.provide(ToolCallingManager.sequential({ defaultTimeout: "5 seconds" })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("999 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust("1 millis")
+        expect(summary(yield* Fiber.join(fiber))).toEqual([`ToolTimeout(transient): Tool "slow" timed out after 1s`])
+      }))
+
+    it.effect("the manager default applies when the tool declares none", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 10_000 }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
+          Effect.provide(ToolCallingManager.unbounded({ defaultTimeout: "5 seconds" })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("4999 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust("1 millis")
+        expect(summary(yield* Fiber.join(fiber))).toEqual([`ToolTimeout(transient): Tool "slow" timed out after 5s`])
+      }))
+
+    it.effect("with neither, a tool runs unbounded", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 3_600_000 }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(Effect.fork)
+        yield* TestClock.adjust("3599999 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust("1 millis")
+        expect(summary(yield* Fiber.join(fiber))).toEqual(["slow:0"])
+      }))
+  })
+
+  describe("retry", () => {
+    it.effect("a timeout is transient and retried: success on the 3rd attempt", () =>
+      Effect.gen(function*() {
+        const attempts: Array<number> = []
+        const flaky = Tool.make("flaky", {
+          description: "hangs twice, then answers",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          timeout: "1 second",
+          retry: { times: 3 },
+          handler: (_, { attempt }) =>
+            Effect.sync(() => attempts.push(attempt)).pipe(
+              Effect.zipRight(attempt < 3 ? Effect.never : Effect.succeed(`attempt ${attempt}`))
+            )
+        })
+        const toolkit = yield* Toolkit.make(flaky)
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "flaky", args: {} }]).pipe(
+          Effect.fork
+        )
+        yield* TestClock.adjust("1 second")
+        expect(attempts).toEqual([1, 2])
+        yield* TestClock.adjust("1 second")
+        expect(summary(yield* Fiber.join(fiber))).toEqual(["attempt 3"])
+        expect(attempts).toEqual([1, 2, 3])
+      }))
+
+    it.effect("the retry schedule spaces attempts and `times` bounds them", () =>
+      Effect.gen(function*() {
+        const startedAt: Array<number> = []
+        const down = Tool.make("down", {
+          description: "always rate limited",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          retry: { times: 2, schedule: Schedule.exponential("100 millis") },
+          handler: () =>
+            Effect.clockWith((clock) => clock.currentTimeMillis).pipe(
+              Effect.tap((now) => startedAt.push(now)),
+              Effect.zipRight(Effect.fail(ToolError.transient("HTTP 429")))
+            )
+        })
+        const toolkit = yield* Toolkit.make(down)
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "down", args: {} }]).pipe(
+          Effect.fork
+        )
+        yield* TestClock.adjust("1 hour")
+        expect(summary(yield* Fiber.join(fiber))).toEqual(["ToolError(transient): HTTP 429"])
+        expect(startedAt).toEqual([0, 100, 300])
+      }))
+
+    it.effect("semantic and environment failures are not retried", () =>
+      Effect.gen(function*() {
+        let calls = 0
+        const make = (name: string, error: ToolError.ToolError) =>
+          Tool.make(name, {
+            description: "fails",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            retry: { times: 5 },
+            handler: () => Effect.sync(() => calls++).pipe(Effect.zipRight(Effect.fail(error)))
+          })
+        const toolkit = yield* Toolkit.make(
+          make("bad", ToolError.semantic("no such city")),
+          make("broken", ToolError.environment("API key missing"))
+        )
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [
+          { id: "1", name: "bad", args: {} },
+          { id: "2", name: "broken", args: {} }
+        ])
+        expect(summary(results)).toEqual(["ToolError(semantic): no such city", "ToolError(environment): API key missing"])
+        expect(calls).toBe(2)
+      }))
+  })
+
+  describe("partial results", () => {
+    for (const [mode, layer] of Object.entries(managers)) {
+      it.effect(`${mode}: a timed-out call beside two fast ones leaves their results, in call order`, () =>
+        Effect.gen(function*() {
+          const toolkit = yield* Toolkit.make(
+            sleeper("fast", { millis: 100 }),
+            sleeper("hang", { millis: 60_000, timeout: "1 second" })
+          )
+          const fiber = yield* ToolCallingManager.executeBatch(toolkit, [
+            { id: "a", name: "fast", args: { label: "a" } },
+            { id: "b", name: "hang", args: { label: "b" } },
+            { id: "c", name: "fast", args: { label: "c" } }
+          ]).pipe(Effect.provide(layer), Effect.fork)
+          yield* TestClock.adjust("2 seconds")
+          const results = yield* Fiber.join(fiber)
+          expect(results.map((r) => r.callId)).toEqual(["a", "b", "c"])
+          expect(summary(results)).toEqual([
+            "fast:a",
+            `ToolTimeout(transient): Tool "hang" timed out after 1s`,
+            "fast:c"
+          ])
+        }))
+    }
+  })
+
+  describe("bounded", () => {
+    it.effect("max observed concurrency equals permits over 100 calls", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 1000, probe }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 100)).pipe(
+          Effect.provide(ToolCallingManager.bounded({ permits: 4 })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("1 second")
+        expect(probe.finished).toBe(4)
+        yield* TestClock.adjust("24 seconds")
+        const results = yield* Fiber.join(fiber)
+        expect(results.every((r) => r._tag === "Succeeded")).toBe(true)
+        expect(probe.max).toBe(4)
+        expect(probe.finished).toBe(100)
+      }))
+
+    it.effect("the permits are shared by every run that uses the layer", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 1000, probe }))
+        const batch = ToolCallingManager.executeBatch(toolkit, callsOf("work", 10))
+        const fiber = yield* Effect.all([batch, batch, batch], { concurrency: "unbounded" }).pipe(
+          Effect.provide(ToolCallingManager.bounded({ permits: 3 })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("10 seconds")
+        yield* Fiber.join(fiber)
+        expect(probe.max).toBe(3)
+        expect(probe.finished).toBe(30)
+      }))
+
+    it.effect("0 permits leaked after 1,000 timed-out calls", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = yield* Toolkit.make(
+          sleeper("hang", { millis: 60_000, timeout: "1 second" }),
+          sleeper("work", { millis: 1000, probe })
+        )
+        const program = Effect.gen(function*() {
+          const timedOut = yield* ToolCallingManager.executeBatch(toolkit, callsOf("hang", 1000))
+          const after = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 120))
+          return { timedOut, after }
+        }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 40 })))
+        const fiber = yield* Effect.fork(program)
+        yield* TestClock.adjust("25 seconds")
+        yield* TestClock.adjust("1 second")
+        expect(probe.finished).toBe(40)
+        yield* TestClock.adjust("2 seconds")
+        const { after, timedOut } = yield* Fiber.join(fiber)
+        expect(timedOut.filter((r) => r._tag === "Failed" && r.error._tag === "ToolTimeout")).toHaveLength(1000)
+        expect(after.every((r) => r._tag === "Succeeded")).toBe(true)
+        expect(probe.max).toBe(40)
+      }), 30_000)
+
+    it.effect("permits held or awaited by an interrupted batch are all given back", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = yield* Toolkit.make(
+          sleeper("hang", { millis: 60_000 }),
+          sleeper("work", { millis: 1000, probe })
+        )
+        yield* Effect.gen(function*() {
+          const hanging = yield* Effect.fork(ToolCallingManager.executeBatch(toolkit, callsOf("hang", 6)))
+          yield* TestClock.adjust("1 second")
+          yield* Fiber.interrupt(hanging)
+          const fiber = yield* Effect.fork(ToolCallingManager.executeBatch(toolkit, callsOf("work", 4)))
+          yield* TestClock.adjust("1 second")
+          expect(probe.finished).toBe(2)
+          yield* TestClock.adjust("1 second")
+          yield* Fiber.join(fiber)
+          expect(probe.max).toBe(2)
+        }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 2 })))
+      }))
+
+    it.effect("queued calls start in arrival order", () =>
+      Effect.gen(function*() {
+        const order: Array<string> = []
+        const record = Tool.make("record", {
+          description: "records when it starts",
+          parameters: Schema.Struct({ label: Schema.String }),
+          success: Schema.String,
+          handler: ({ label }) => Effect.sync(() => order.push(label)).pipe(Effect.zipRight(Effect.sleep(1000)), Effect.as(label))
+        })
+        const toolkit = yield* Toolkit.make(record)
+        const calls = ["a", "b", "c", "d", "e"].map((label) => ({ id: label, name: "record", args: { label } }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(
+          Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("5 seconds")
+        expect(summary(yield* Fiber.join(fiber))).toEqual(["a", "b", "c", "d", "e"])
+        expect(order).toEqual(["a", "b", "c", "d", "e"])
+      }))
+
+    it.effect("a declared timeout bounds execution, not the wait for a permit", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 800, timeout: "1 second" }))
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 3)).pipe(
+          Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("3 seconds")
+        expect(summary(yield* Fiber.join(fiber))).toEqual(["work:0", "work:1", "work:2"])
+      }))
+
+    it.effect("invalid options are refused with a typed error naming each", () =>
+      Effect.gen(function*() {
+        const error = yield* Layer.build(ToolCallingManager.bounded({ permits: 0, defaultTimeout: "soon" as Duration.DurationInput })).pipe(
+          Effect.scoped,
+          Effect.flip
+        )
+        expect(error.problems).toEqual([
+          `defaultTimeout "soon" cannot be parsed as a duration`,
+          "permits 0 is not a positive integer"
+        ])
+      }))
+  })
+
+  describe("serial tools", () => {
+    it.effect("a serial tool makes an unbounded batch sequential", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = yield* Toolkit.make(
+          sleeper("work", { millis: 1000, probe }),
+          sleeper("write", { millis: 1000, probe, serial: true })
+        )
+        const run = (calls: ReturnType<typeof callsOf>) =>
+          Effect.gen(function*() {
+            probe.max = 0
+            const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(
+              Effect.provide(ToolCallingManager.unbounded()),
+              Effect.fork
+            )
+            yield* TestClock.adjust("10 seconds")
+            yield* Fiber.join(fiber)
+            return probe.max
+          })
+        expect(yield* run(callsOf("work", 5))).toBe(5)
+        expect(yield* run([...callsOf("work", 4), ...callsOf("write", 1)])).toBe(1)
+      }))
+  })
+
+  describe("interruption", () => {
+    for (const [mode, layer] of Object.entries(managers)) {
+      it.effect(`${mode}: interrupting a running batch runs every started tool's finalizer`, () =>
+        Effect.gen(function*() {
+          const started: Array<string> = []
+          const released: Array<string> = []
+          const allStarted = yield* Deferred.make<void>()
+          const expected = mode === "sequential" ? 1 : mode === "bounded" ? 2 : 4
+          const hold = Tool.make("hold", {
+            description: "holds a resource forever",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            handler: (_, { callId }) =>
+              Effect.acquireRelease(
+                Effect.suspend(() => {
+                  started.push(callId)
+                  return started.length === expected ? Deferred.succeed(allStarted, undefined) : Effect.void
+                }),
+                () => Effect.sync(() => released.push(callId))
+              ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+          })
+          const toolkit = yield* Toolkit.make(hold)
+          const calls = ["1", "2", "3", "4"].map((id) => ({ id, name: "hold", args: {} }))
+          const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(Effect.provide(layer), Effect.fork)
+          yield* Deferred.await(allStarted)
+          const exit = yield* Fiber.interrupt(fiber)
+          expect(Exit.isInterrupted(exit)).toBe(true)
+          expect(started).toHaveLength(expected)
+          expect([...released].sort()).toEqual([...started].sort())
+        }))
+    }
+  })
+
+  describe("failures become results", () => {
+    it.effect("a decode failure reaches the caller as a semantic error naming the field", () =>
+      Effect.gen(function*() {
+        let ran = false
+        const weather = Tool.make("weather", {
+          description: "forecast",
+          parameters: Schema.Struct({ city: Schema.String, days: Schema.Number }),
+          success: Schema.String,
+          handler: () => Effect.sync(() => (ran = true)).pipe(Effect.as("sunny"))
+        })
+        const toolkit = yield* Toolkit.make(weather)
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [
+          { id: "1", name: "weather", args: { city: 42 } }
+        ])
+        expect(summary(results)).toEqual([
+          `ToolError(semantic): Invalid arguments for tool "weather": city: Expected string, actual 42; days: is missing`
+        ])
+        expect(ran).toBe(false)
+      }))
+
+    it.effect("a defect becomes a semantic error result and is logged with its cause", () =>
+      Effect.gen(function*() {
+        const logs: Array<string> = []
+        const boom = Tool.make("boom", {
+          description: "throws",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.sync(() => { throw new Error("kaboom") })
+        })
+        const toolkit = yield* Toolkit.make(boom)
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "boom", args: {} }]).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message, cause }) => {
+            logs.push(`${String(message)} | ${cause._tag}`)
+          })))
+        )
+        expect(results).toHaveLength(1)
+        const [result] = results
+        expect(result._tag === "Failed" && result.error.errorClass).toBe("semantic")
+        expect(result._tag === "Failed" && result.error.message).toContain(`Tool "boom" failed unexpectedly: Error: kaboom`)
+        expect(logs).toEqual([`Tool "boom" died | Die`])
+      }))
+
+    it.effect("a success value its schema rejects becomes a semantic error", () =>
+      Effect.gen(function*() {
+        const liar = Tool.make("liar", {
+          description: "returns the wrong type",
+          parameters: Schema.Struct({}),
+          success: Schema.Number,
+          handler: () => Effect.succeed("not a number" as unknown as number)
+        })
+        const toolkit = yield* Toolkit.make(liar)
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "liar", args: {} }])
+        expect(summary(results)).toEqual([
+          `ToolError(semantic): Tool "liar" returned an invalid result: Expected number, actual "not a number"`
+        ])
+      }))
+
+    it.effect("a call to an unknown tool is a semantic error naming the available tools", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(sleeper("a", { millis: 1 }), sleeper("b", { millis: 1 }))
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "c", args: {} }])
+        expect(summary(results)).toEqual([`ToolError(semantic): Unknown tool "c". Available tools: a, b`])
+      }))
+
+    it.effect("interruption of a handler is never turned into a result", () =>
+      Effect.gen(function*() {
+        const quitter = Tool.make("quitter", {
+          description: "interrupts itself",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.interrupt
+        })
+        const toolkit = yield* Toolkit.make(quitter)
+        const exit = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "quitter", args: {} }]).pipe(
+          Effect.exit
+        )
+        expect(Exit.isInterrupted(exit)).toBe(true)
+      }))
+  })
+
+  it.effect("without a Layer the manager is sequential with no default timeout", () =>
+    Effect.gen(function*() {
+      const manager = yield* ToolCallingManager.ToolCallingManager
+      expect(manager.mode).toBe("sequential")
+      expect(manager.concurrency).toBe(1)
+      expect(Option.isNone(manager.defaultTimeout)).toBe(true)
+    }))
+})

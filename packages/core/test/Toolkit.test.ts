@@ -1,0 +1,92 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Option, Schedule, Schema } from "effect"
+import { Tool, Toolkit } from "../src/index.js"
+
+const tool = (name: string, extra: Partial<Tool.Options<{ q: string }, { q: string }, string, string, never>> = {}) =>
+  Tool.make(name, {
+    description: `the ${name} tool`,
+    parameters: Schema.Struct({ q: Schema.String }),
+    success: Schema.String,
+    handler: ({ q }) => Effect.succeed(q),
+    ...extra
+  })
+
+describe("Toolkit", () => {
+  it.effect("refuses duplicate names and bad timeouts, naming every offender", () =>
+    Effect.gen(function*() {
+      const error = yield* Toolkit.make(
+        tool("search"),
+        tool("search"),
+        tool("zero", { timeout: 0 }),
+        tool("negative", { timeout: -5 }),
+        tool("infinite", { timeout: Infinity }),
+        tool("typo", { timeout: "2 sekonds" as Duration.DurationInput }),
+        tool("negative_string", { timeout: "-1 seconds" }),
+        tool("fine", { timeout: "2 seconds" })
+      ).pipe(Effect.flip)
+      expect(error._tag).toBe("InvalidToolkit")
+      expect(error.problems).toEqual([
+        `tool name "search" is used by 2 tools`,
+        `tool "zero": timeout 0 is not positive`,
+        `tool "negative": timeout -5 is not positive`,
+        `tool "infinite": timeout Infinity is not finite`,
+        `tool "typo": timeout "2 sekonds" cannot be parsed as a duration`,
+        `tool "negative_string": timeout "-1 seconds" is not positive`
+      ])
+      expect(error.message).toContain("Invalid toolkit (6 problems)")
+    }))
+
+  it.effect("refuses retry counts that are negative or not integers", () =>
+    Effect.gen(function*() {
+      const error = yield* Toolkit.make(
+        tool("negative", { retry: { times: -1 } }),
+        tool("fraction", { retry: { times: 1.5 } }),
+        tool("fine", { retry: { times: 0 } })
+      ).pipe(Effect.flip)
+      expect(error.problems).toEqual([
+        `tool "negative": retry.times -1 is not a non-negative integer`,
+        `tool "fraction": retry.times 1.5 is not a non-negative integer`
+      ])
+    }))
+
+  it.effect("refuses names providers reject and parameters that are not an object", () =>
+    Effect.gen(function*() {
+      const notObject = Tool.make("scalar", {
+        description: "takes a bare string",
+        parameters: Schema.String,
+        success: Schema.String,
+        handler: (s) => Effect.succeed(s)
+      })
+      const error = yield* Toolkit.make(tool("get weather"), notObject).pipe(Effect.flip)
+      expect(error.problems).toEqual([
+        `tool "get weather": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`,
+        `tool "scalar": parameters must describe a JSON object (use Schema.Struct)`
+      ])
+    }))
+
+  it.effect("builds one metadata table with normalised options", () =>
+    Effect.gen(function*() {
+      const schedule = Schedule.spaced("1 second")
+      const toolkit = yield* Toolkit.make(
+        tool("a", { timeout: "2 seconds", retry: { times: 2, schedule }, serial: true, tags: ["x"] }),
+        tool("b", { sensitive: true, returnDirect: true })
+      )
+      expect([...toolkit.entries.keys()]).toEqual(["a", "b"])
+      const a = toolkit.entries.get("a")!
+      expect(a.timeout).toEqual(Option.some(Duration.seconds(2)))
+      expect(a.retryTimes).toBe(2)
+      expect(a.retrySchedule).toEqual(Option.some(schedule))
+      expect([a.serial, a.returnDirect, a.sensitive, a.tags]).toEqual([true, false, false, ["x"]])
+      const b = toolkit.entries.get("b")!
+      expect(b.timeout).toEqual(Option.none())
+      expect(b.retryTimes).toBe(0)
+      expect([b.serial, b.returnDirect, b.sensitive]).toEqual([false, true, true])
+      expect(b.parametersJsonSchema).toEqual({
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        required: ["q"],
+        properties: { q: { type: "string" } },
+        additionalProperties: false
+      })
+    }))
+})
