@@ -32,7 +32,66 @@ export interface CallContext {
   readonly toolName: string
   /** 1 for the first attempt, 2 for the first retry, … */
   readonly attempt: number
+  /**
+   * The run state (the agent's slots) as it was when the batch started: every call of a
+   * batch sees the same snapshot, whatever the manager. Empty outside an agent run.
+   */
+  readonly state: { readonly [slot: string]: unknown }
 }
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const ResultTypeId: unique symbol = Symbol.for("@agentfx/core/Tool/Result")
+
+/**
+ * A handler's value together with writes to the run state. Build it with {@link result}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Result<out A> {
+  readonly [ResultTypeId]: typeof ResultTypeId
+  readonly value: A
+  readonly writes: { readonly [slot: string]: unknown }
+}
+
+/**
+ * Returns `value` and asks for `writes` to the agent's state slots. Writes are folded at the
+ * end of the batch, in call order, by each slot's reducer. A write to a slot the agent
+ * does not declare turns the call into a `semantic` failure.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const addNote = Tool.make("add_note", {
+ *   description: "Remembers a note",
+ *   parameters: Schema.Struct({ note: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ note }) => Effect.succeed(Tool.result("noted", { writes: { notes: [note] } }))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const result = <A>(value: A, options: { readonly writes: { readonly [slot: string]: unknown } }): Result<A> => ({
+  [ResultTypeId]: ResultTypeId,
+  value,
+  writes: options.writes
+})
+
+/**
+ * True for a value built with {@link result}.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isResult = (u: unknown): u is Result<unknown> =>
+  typeof u === "object" && u !== null && ResultTypeId in u
 
 /**
  * Retry policy for `transient` failures (timeouts included). `times` bounds the number of
@@ -79,8 +138,11 @@ export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R> {
   readonly sensitive?: boolean
   /** Free-form labels for gates, middleware and filtering. */
   readonly tags?: ReadonlyArray<string>
-  /** The tool's work. Its requirements `R` become requirements of whatever runs the tool. */
-  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success, ToolError, R>
+  /**
+   * The tool's work: the success value, or `Tool.result(value, { writes })` to write run
+   * state. Its requirements `R` become requirements of whatever runs the tool.
+   */
+  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
 }
 
 /**
@@ -104,7 +166,7 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly returnDirect: boolean
   readonly sensitive: boolean
   readonly tags: ReadonlyArray<string>
-  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success, ToolError, R>
+  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
 }
 
 /**

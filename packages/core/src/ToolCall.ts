@@ -92,3 +92,109 @@ export const Result = Schema.Union(Succeeded, Failed)
  * @category models
  */
 export type Result = Succeeded | Failed
+
+/**
+ * The call was not executed: a gate or a person rejected it. The model is shown
+ * `"rejected"` or `"rejected: <reason>"`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Rejected = Schema.TaggedStruct("Rejected", {
+  callId: Schema.String,
+  toolName: Schema.String,
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "ToolCall.Rejected" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rejected extends Schema.Schema.Type<typeof Rejected> {}
+
+/**
+ * The call was not executed: a gate or a person answered in its place (ask-the-user
+ * tools). `value` is what the model is shown as the call's result.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Replied = Schema.TaggedStruct("Replied", {
+  callId: Schema.String,
+  toolName: Schema.String,
+  value: JsonValue
+}).annotations({ identifier: "ToolCall.Replied" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Replied extends Schema.Schema.Type<typeof Replied> {}
+
+/**
+ * The call was left without a result (an interrupted run, a crash) and was closed with a
+ * neutral "cancelled" result before the next turn.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Cancelled = Schema.TaggedStruct("Cancelled", {
+  callId: Schema.String,
+  toolName: Schema.String
+}).annotations({ identifier: "ToolCall.Cancelled" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Cancelled extends Schema.Schema.Type<typeof Cancelled> {}
+
+/**
+ * Everything that can become of a call in a run: executed (`Succeeded`, `Failed`), decided
+ * without running (`Rejected`, `Replied`), or healed (`Cancelled`).
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const ran = (outcome: ToolCall.Outcome) => outcome._tag === "Succeeded" || outcome._tag === "Failed"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Outcome = Schema.Union(Succeeded, Failed, Rejected, Replied, Cancelled)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = Result | Rejected | Replied | Cancelled
+
+/**
+ * What the model is shown for an outcome, and whether it is an error.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * ToolCall.modelContent({ _tag: "Rejected", callId: "c1", toolName: "rm", reason: "too risky" })
+ * // { isError: true, content: "rejected: too risky" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const modelContent = (outcome: Outcome): { readonly isError: boolean; readonly content: JsonValue } => {
+  switch (outcome._tag) {
+    case "Succeeded":
+    case "Replied":
+      return { isError: false, content: outcome.value }
+    case "Failed":
+      return { isError: true, content: `${outcome.error.errorClass} error: ${outcome.error.message}` }
+    case "Rejected":
+      return { isError: true, content: outcome.reason === undefined ? "rejected" : `rejected: ${outcome.reason}` }
+    case "Cancelled":
+      return { isError: true, content: "cancelled: the call was interrupted before it returned a result" }
+  }
+}

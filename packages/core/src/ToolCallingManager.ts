@@ -7,7 +7,7 @@
 import type { Duration } from "effect"
 import { Context, Data, Effect, Either, Layer, Option } from "effect"
 import { Bulkhead } from "./internal/bulkhead.js"
-import { executeCall, unknownToolResult } from "./internal/executor.js"
+import { executeCalls } from "./internal/executor.js"
 import { validateTimeout } from "./internal/options.js"
 import type * as ToolCall from "./ToolCall.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -196,7 +196,8 @@ export const bounded = (
  * Runs a batch of calls with the current manager and returns one result per call, in call
  * order. One call's timeout or failure leaves the others' results intact; a call naming an
  * unknown tool gets a `semantic` failure. Interrupting the batch interrupts every running
- * call (their finalizers run) and is not turned into results.
+ * call (their finalizers run) and is not turned into results. Handlers see an empty state
+ * snapshot, and `Tool.result` writes are dropped: run state belongs to an agent run.
  *
  * @example
  * ```ts
@@ -225,10 +226,7 @@ export const executeBatch = <R>(
   toolkit: Toolkit.Toolkit<R>,
   calls: ReadonlyArray<ToolCall.ToolCall>
 ): Effect.Effect<Array<ToolCall.Result>, never, R> =>
-  Effect.flatMap(ToolCallingManager, (manager) => {
-    const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
-    return Effect.forEach(calls, (call) => {
-      const entry = toolkit.entries.get(call.name)
-      return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, manager)
-    }, { concurrency: serial ? 1 : manager.concurrency })
-  })
+  Effect.flatMap(
+    ToolCallingManager,
+    (manager) => Effect.map(executeCalls(toolkit, calls, manager, {}), (executed) => executed.map((e) => e.result))
+  )

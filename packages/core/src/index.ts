@@ -1,7 +1,18 @@
 /**
  * @since 0.1.0
  */
+export * as Agent from "./Agent.js"
+export * as AgentError from "./AgentError.js"
+export * as AgentExit from "./AgentExit.js"
+export * as ChatMemory from "./ChatMemory.js"
+export * as ChatModel from "./ChatModel.js"
+export * as Checkpoint from "./Checkpoint.js"
+export * as Decision from "./Decision.js"
+export * as Gate from "./Gate.js"
 export * as Json from "./Json.js"
+export * as Message from "./Message.js"
+export * as ScriptedChatModel from "./ScriptedChatModel.js"
+export * as Slot from "./Slot.js"
 export * as Tool from "./Tool.js"
 export * as ToolCall from "./ToolCall.js"
 export * as ToolCallingManager from "./ToolCallingManager.js"

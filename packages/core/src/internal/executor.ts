@@ -2,13 +2,27 @@
  * The one place a tool call is decoded, timed, retried and encoded.
  */
 import type { Duration } from "effect"
-import { Cause, Effect, Option, ParseResult, Schema } from "effect"
+import type { ParseResult } from "effect"
+import { Cause, Effect, Option, Schema } from "effect"
+import { describeParseError } from "./parseError.js"
 import type { JsonValue } from "../Json.js"
 import type * as ToolCall from "../ToolCall.js"
 import { semantic, ToolTimeout } from "../ToolError.js"
 import type { ToolError, ToolFailure } from "../ToolError.js"
 import { isTransient } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
+import { isResult } from "../Tool.js"
+
+/** What one call produced: its result, and the state writes of a successful handler. */
+export interface Executed {
+  readonly result: ToolCall.Result
+  readonly writes: { readonly [slot: string]: unknown } | undefined
+}
+
+/** The run state every call of a batch reads. */
+export type StateSnapshot = { readonly [slot: string]: unknown }
+
+const noWrites = (result: ToolCall.Result): Executed => ({ result, writes: undefined })
 
 /** How the manager running a call shapes it. */
 export interface ExecutionPolicy {
@@ -36,11 +50,6 @@ const codecs = (entry: Toolkit.Entry): Codecs => {
   }
   return found
 }
-
-const describeParseError = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
-    .join("; ")
 
 /** A defect becomes a `semantic` error for the model and is logged with its cause; interruption passes through. */
 const defectToSemantic = (toolName: string) => <A, R>(self: Effect.Effect<A, ToolFailure, R>) =>
@@ -74,20 +83,21 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result =>
 export const executeCall = <R>(
   entry: Toolkit.Entry,
   call: ToolCall.ToolCall,
-  policy: ExecutionPolicy
-): Effect.Effect<ToolCall.Result, never, R> => {
+  policy: ExecutionPolicy,
+  state: StateSnapshot
+): Effect.Effect<Executed, never, R> => {
   const { decodeArgs, encodeValue } = codecs(entry)
   const timeout = effectiveTimeout(entry, policy)
   const handler = entry.tool.handler as (
     args: unknown,
-    context: { callId: string; toolName: string; attempt: number }
+    context: { callId: string; toolName: string; attempt: number; state: StateSnapshot }
   ) => Effect.Effect<unknown, ToolError, R>
 
   const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
     let attempt = 0
     const once = Effect.suspend(() => {
       attempt += 1
-      const body = handler(args, { callId: call.id, toolName: entry.name, attempt })
+      const body = handler(args, { callId: call.id, toolName: entry.name, attempt, state })
       const timed = Option.isSome(timeout)
         ? Effect.timeoutFail(body, {
           duration: timeout.value,
@@ -104,35 +114,55 @@ export const executeCall = <R>(
     })
   }
 
-  const encode = (value: unknown): Effect.Effect<ToolCall.Result> =>
-    Effect.matchEffect(encodeValue(value), {
+  const encode = (output: unknown): Effect.Effect<Executed> => {
+    const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
+    return Effect.matchEffect(encodeValue(value), {
       onFailure: (error) =>
         Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error).pipe(
-          Effect.as(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`)))
+          Effect.as(noWrites(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`))))
         ),
       onSuccess: (encoded) =>
-        Effect.succeed<ToolCall.Result>({
-          _tag: "Succeeded",
-          callId: call.id,
-          toolName: call.name,
-          value: encoded as JsonValue
+        Effect.succeed<Executed>({
+          result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
+          writes
         })
     })
+  }
 
   return Effect.matchEffect(decodeArgs(call.args), {
-    onFailure: (error) =>
-      Effect.succeed(failed(call, semantic(`Invalid arguments for tool "${entry.name}": ${describeParseError(error)}`))),
+    onFailure: (error) => Effect.succeed(noWrites(failed(call, invalidArguments(entry.name, error)))),
     onSuccess: (args) =>
       Effect.matchEffect(run(args), {
-        onFailure: (error) => Effect.succeed(failed(call, error)),
+        onFailure: (error) => Effect.succeed(noWrites(failed(call, error))),
         onSuccess: encode
       })
   })
 }
 
+/** The semantic error for arguments the tool's `parameters` schema rejects. */
+export const invalidArguments = (toolName: string, error: ParseResult.ParseError): ToolError =>
+  semantic(`Invalid arguments for tool "${toolName}": ${describeParseError(error)}`)
+
 /** The result for a call naming a tool the toolkit does not have. */
-export const unknownToolResult = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): ToolCall.Result =>
-  failed(
+export const unknownToolResult = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): Executed =>
+  noWrites(failed(
     call,
     semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`)
-  )
+  ))
+
+/**
+ * Runs a batch with the manager's policy: calls concurrently as the manager allows, or one
+ * after another when any call's tool is `serial`. Results come back in call order.
+ */
+export const executeCalls = <R>(
+  toolkit: Toolkit.Toolkit<R>,
+  calls: ReadonlyArray<ToolCall.ToolCall>,
+  policy: ExecutionPolicy & { readonly concurrency: number | "unbounded" },
+  state: StateSnapshot
+): Effect.Effect<Array<Executed>, never, R> => {
+  const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
+  return Effect.forEach(calls, (call) => {
+    const entry = toolkit.entries.get(call.name)
+    return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, policy, state)
+  }, { concurrency: serial ? 1 : policy.concurrency })
+}

@@ -1,0 +1,170 @@
+/**
+ * The typed failures of building, running and resuming an agent. A pause is not among
+ * them: it is an `AgentExit`.
+ *
+ * @since 0.1.0
+ */
+import { Data } from "effect"
+import type * as Checkpoint from "./Checkpoint.js"
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/**
+ * `Agent.make` refused its options; `problems` names every one.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Toolkit } from "@agentfx/core"
+ *
+ * const program = Agent.make({ toolkit: Toolkit.empty, maxIterations: 0 }).pipe(
+ *   Effect.catchTag("InvalidAgent", (e) => Effect.logError(e.problems))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidAgent extends Data.TaggedError("InvalidAgent")<{ readonly problems: ReadonlyArray<string> }> {
+  override get message(): string {
+    return `Invalid agent (${plural(this.problems.length, "problem")}): ${this.problems.join("; ")}`
+  }
+}
+
+/**
+ * `Agent.run` was given input it cannot use (e.g. state for slots the agent does not have).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRunInput extends Data.TaggedError("InvalidRunInput")<{ readonly problems: ReadonlyArray<string> }> {
+  override get message(): string {
+    return `Invalid run input: ${this.problems.join("; ")}`
+  }
+}
+
+/**
+ * The run used its `maxIterations` model calls without an answer. `checkpoint` continues it:
+ * `Agent.resume(agent, error.checkpoint, Decision.continue())`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Agent.run(agent, { input: "go" }).pipe(
+ *   Effect.catchTag("MaxIterationsReached", (e) => Agent.resume(agent, e.checkpoint, Decision.continue()))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MaxIterationsReached extends Data.TaggedError("MaxIterationsReached")<{
+  readonly maxIterations: number
+  readonly checkpoint: Checkpoint.Encoded
+}> {
+  override get message(): string {
+    return `No answer after ${
+      plural(this.maxIterations, "iteration")
+    }; resume the checkpoint with Decision.continue() to go on`
+  }
+}
+
+/**
+ * The checkpoint cannot be resumed by this agent. `reason`: `malformed` (not a checkpoint,
+ * or fields of the wrong shape), `version` (another format version), `agent` (another
+ * agent's), `tools` (names tools this agent does not have), `signature` (missing or not
+ * matching the agent's `checkpointSecret`: tampered or foreign), `state` (slots this agent
+ * does not declare, or values its slot schemas reject).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidCheckpoint extends Data.TaggedError("InvalidCheckpoint")<{
+  readonly reason: "malformed" | "version" | "agent" | "tools" | "signature" | "state"
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `Invalid checkpoint (${this.reason}): ${this.detail}`
+  }
+}
+
+/**
+ * The decision names calls that are not pending in this checkpoint. Nothing was consumed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownDecision extends Data.TaggedError("UnknownDecision")<{
+  readonly callIds: ReadonlyArray<string>
+  readonly pending: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `Decisions for calls that are not pending: ${this.callIds.join(", ")} (pending: ${this.pending.join(", ")})`
+  }
+}
+
+/**
+ * Pending calls were left without a decision. Nothing was consumed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class IncompleteDecisions extends Data.TaggedError("IncompleteDecisions")<{
+  readonly callIds: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `No decision for pending ${plural(this.callIds.length, "call")}: ${this.callIds.join(", ")}`
+  }
+}
+
+/**
+ * Edited arguments of approved calls do not decode with their tools' schemas; `problems`
+ * names each call and what is wrong. Nothing was consumed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidEditedArguments extends Data.TaggedError("InvalidEditedArguments")<{
+  readonly problems: ReadonlyArray<{ readonly callId: string; readonly toolName: string; readonly message: string }>
+}> {
+  override get message(): string {
+    return `Invalid edited arguments: ${this.problems.map((p) => `${p.callId} (${p.toolName}): ${p.message}`).join("; ")}`
+  }
+}
+
+/**
+ * The decision does not fit the pause: approval pauses take `approveAll`/`rejectAll`/`byCall`,
+ * environment pauses `retry`/`proceed`, `MaxIterationsReached` `continue`. Nothing was consumed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DecisionMismatch extends Data.TaggedError("DecisionMismatch")<{
+  readonly decision: string
+  readonly reason: Checkpoint.Reason
+  readonly accepted: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `Decision ${this.decision} cannot resume a run stopped for ${this.reason} (use ${this.accepted.join(" or ")})`
+  }
+}
+
+/**
+ * The conversation in memory moved on since the checkpoint was taken (another turn ran,
+ * or this checkpoint was already resumed). Resuming would duplicate or lose messages.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConversationDiverged extends Data.TaggedError("ConversationDiverged")<{
+  readonly conversationId: string
+  readonly expectedMessages: number
+  readonly foundMessages: number
+}> {
+  override get message(): string {
+    return `Conversation "${this.conversationId}" has ${this.foundMessages} messages in memory, the checkpoint ${this.expectedMessages}: it was resumed already or another turn ran since`
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * How a run ends when it does not fail: it completed, or it paused for a person.
+ *
+ * @since 0.1.0
+ */
+import type { Usage } from "./ChatModel.js"
+import type * as Checkpoint from "./Checkpoint.js"
+import type { Message } from "./Message.js"
+import type { Outcome, ToolCall } from "./ToolCall.js"
+import type { ToolFailure } from "./ToolError.js"
+
+/**
+ * The model answered (or a batch of return-direct tools did).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Completed<out State = { readonly [slot: string]: unknown }> {
+  readonly _tag: "Completed"
+  readonly runId: string
+  readonly conversationId: string
+  /** The answer. */
+  readonly text: string
+  /** The whole conversation, this turn included. */
+  readonly messages: ReadonlyArray<Message>
+  /** The run state after the last batch. */
+  readonly state: State
+  /** What became of every tool call of this run (across resumes), in order. */
+  readonly toolCalls: ReadonlyArray<Outcome>
+  /** Tokens of every model call of this run (across resumes). */
+  readonly usage: Usage
+}
+
+/**
+ * A call the person is asked about: to approve (approval pauses), or that failed with an
+ * `environment` error (environment pauses).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PendingCall {
+  readonly call: ToolCall
+  /** The failure, for environment pauses. */
+  readonly error?: ToolFailure
+}
+
+/**
+ * The run needs a person. This is a normal outcome, not an error: store `checkpoint`
+ * (plain JSON) and give it to `Agent.resume` with a `Decision`, here or in another process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Paused {
+  readonly _tag: "Paused"
+  readonly runId: string
+  readonly conversationId: string
+  readonly reason: "approval" | "environment"
+  readonly pending: ReadonlyArray<PendingCall>
+  readonly checkpoint: Checkpoint.Encoded
+}
+
+/**
+ * The typed outcome of `Agent.run` and `Agent.resume`.
+ *
+ * @example
+ * ```ts
+ * import { AgentExit } from "@agentfx/core"
+ *
+ * const show = (exit: AgentExit.AgentExit) =>
+ *   exit._tag === "Completed" ? exit.text : `paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentExit<State = { readonly [slot: string]: unknown }> = Completed<State> | Paused
+
+/**
+ * True when the run completed.
+ *
+ * @example
+ * ```ts
+ * import { AgentExit } from "@agentfx/core"
+ *
+ * declare const exit: AgentExit.AgentExit
+ * if (AgentExit.isCompleted(exit)) console.log(exit.text)
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCompleted = <S>(exit: AgentExit<S>): exit is Completed<S> => exit._tag === "Completed"
+
+/**
+ * True when the run paused.
+ *
+ * @example
+ * ```ts
+ * import { AgentExit } from "@agentfx/core"
+ *
+ * declare const exit: AgentExit.AgentExit
+ * if (AgentExit.isPaused(exit)) console.log(exit.pending)
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPaused = <S>(exit: AgentExit<S>): exit is Paused => exit._tag === "Paused"

@@ -1,0 +1,205 @@
+/**
+ * The model port: neutral messages and tool definitions in, text and tool calls out.
+ * Adapters for real providers live in `@agentfx/ai`; `ScriptedChatModel` serves tests.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, JSONSchema } from "effect"
+import { Context, Schema } from "effect"
+import type { Message } from "./Message.js"
+import type { ToolCall } from "./ToolCall.js"
+
+/**
+ * A tool as a model provider is told about it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly parameters: JSONSchema.JsonSchema7Root
+}
+
+/**
+ * Whether the model may, must, or must not call tools, or must call one tool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
+
+/**
+ * One model call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChatRequest {
+  /** The agent's system prompt, if any. */
+  readonly system: string | undefined
+  /** The conversation so far, oldest first. */
+  readonly messages: ReadonlyArray<Message>
+  readonly tools: ReadonlyArray<ToolDefinition>
+  readonly toolChoice: ToolChoice
+}
+
+/**
+ * Why the model stopped.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "other", "unknown")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FinishReason = typeof FinishReason.Type
+
+/**
+ * Token counts of one call, or of a whole run when summed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  totalTokens: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage extends Schema.Schema.Type<typeof Usage> {}
+
+/**
+ * No tokens.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+/**
+ * The sum of two usages.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * ChatModel.addUsage(ChatModel.emptyUsage, { inputTokens: 3, outputTokens: 2, totalTokens: 5 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  totalTokens: a.totalTokens + b.totalTokens
+})
+
+/**
+ * What the model answered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChatResponse {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly finishReason: FinishReason
+  readonly usage: Usage
+}
+
+/**
+ * Why a model call failed. `RateLimited`, `Unavailable` (5xx) and `Network` are transient
+ * (adapters retry them); the others fail the run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ModelErrorReason = Schema.Literal(
+  "RateLimited",
+  "Unavailable",
+  "Network",
+  "InvalidRequest",
+  "Unauthorized",
+  "InvalidResponse",
+  "ScriptExhausted",
+  "Other"
+)
+
+/**
+ * A model call failed.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const error = new ChatModel.ModelError({ reason: "RateLimited", message: "HTTP 429", status: 429 })
+ * error.isTransient // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ModelError extends Schema.TaggedError<ModelError>("@agentfx/core/ModelError")("ModelError", {
+  reason: ModelErrorReason,
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  retryAfterMillis: Schema.optional(Schema.Number)
+}) {
+  /**
+   * True when trying again may succeed.
+   *
+   * @since 0.1.0
+   */
+  get isTransient(): boolean {
+    return this.reason === "RateLimited" || this.reason === "Unavailable" || this.reason === "Network"
+  }
+}
+
+/**
+ * The model the loop talks to. Provide one Layer: a provider adapter from `@agentfx/ai`,
+ * or `ScriptedChatModel.layer` in tests and offline examples.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const EchoModel = Layer.succeed(ChatModel.ChatModel, {
+ *   generate: (request) =>
+ *     Effect.succeed({
+ *       text: `you said ${request.messages.length} things`,
+ *       toolCalls: [],
+ *       finishReason: "stop",
+ *       usage: ChatModel.emptyUsage
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ChatModel extends Context.Tag("@agentfx/core/ChatModel")<ChatModel, ChatModel.Service>() {}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export declare namespace ChatModel {
+  /**
+   * @since 0.1.0
+   * @category services
+   */
+  export interface Service {
+    /** One model call. Interrupting it must abort the underlying request. */
+    readonly generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The JSON form of a paused run: everything needed to resume it later, in this process or
+ * another one.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Usage } from "./ChatModel.js"
+import { JsonValue } from "./Json.js"
+import { Message } from "./Message.js"
+import { Outcome, ToolCall } from "./ToolCall.js"
+
+/**
+ * The checkpoint format's version; a checkpoint of another version is refused.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const version = 1
+
+/**
+ * One call of the batch the run paused in: its outcome when it already has one (executed,
+ * rejected or answered by a gate), none when it is still to run or to be decided.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const BatchItem = Schema.Struct({
+  call: ToolCall,
+  outcome: Schema.optional(Outcome)
+})
+
+/**
+ * Why the run stopped: a person must approve calls, the environment must be fixed, or the
+ * iteration budget ran out (`MaxIterationsReached`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Reason = Schema.Literal("approval", "environment", "max-iterations")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Reason = typeof Reason.Type
+
+/**
+ * The checkpoint schema. Its encoded form is plain JSON: store it anywhere, resume it with
+ * `Agent.resume`. Pending calls keep the model's **encoded** arguments; they are decoded
+ * with the tool's schema when they execute. `state` holds each slot's value encoded with
+ * the slot's schema. `signature` is an HMAC-SHA256 when the agent has a `checkpointSecret`.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * const isCheckpoint = Schema.is(Schema.encodedSchema(Checkpoint.Checkpoint))
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Checkpoint = Schema.Struct({
+  format: Schema.Literal("agentfx/checkpoint"),
+  version: Schema.Literal(version),
+  agent: Schema.String,
+  tools: Schema.Array(Schema.String),
+  runId: Schema.String,
+  conversationId: Schema.String,
+  ephemeral: Schema.Boolean,
+  reason: Reason,
+  iteration: Schema.Int,
+  messages: Schema.Array(Message),
+  batch: Schema.Array(BatchItem),
+  pending: Schema.Array(Schema.String),
+  state: Schema.Record({ key: Schema.String, value: JsonValue }),
+  usage: Usage,
+  outcomes: Schema.Array(Outcome),
+  signature: Schema.optional(Schema.String)
+}).annotations({ identifier: "Checkpoint" })
+
+/**
+ * A decoded checkpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Checkpoint extends Schema.Schema.Type<typeof Checkpoint> {}
+
+/**
+ * A checkpoint as JSON: what `Paused.checkpoint` holds and `Agent.resume` accepts
+ * (`JSON.parse` output works as is).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Encoded extends Schema.Schema.Encoded<typeof Checkpoint> {}

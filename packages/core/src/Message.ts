@@ -1,0 +1,161 @@
+/**
+ * The neutral conversation messages the loop, the memory and every model adapter share.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { JsonValue } from "./Json.js"
+import { ToolCall } from "./ToolCall.js"
+
+/**
+ * Instructions for the model. The agent's `system` prompt is sent with every request; it
+ * is not stored in memory.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemMessage = Schema.TaggedStruct("System", { text: Schema.String })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemMessage extends Schema.Schema.Type<typeof SystemMessage> {}
+
+/**
+ * What the person said.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UserMessage = Schema.TaggedStruct("User", { text: Schema.String })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
+
+/**
+ * What the model answered: text, tool calls, or both.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AssistantMessage = Schema.TaggedStruct("Assistant", {
+  text: Schema.String,
+  toolCalls: Schema.Array(ToolCall)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface AssistantMessage extends Schema.Schema.Type<typeof AssistantMessage> {}
+
+/**
+ * The result of one tool call, keyed by the call's id. `content` is what the model is shown:
+ * the encoded success value, or the failure's message when `isError`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolResultMessage = Schema.TaggedStruct("ToolResult", {
+  callId: Schema.String,
+  toolName: Schema.String,
+  isError: Schema.Boolean,
+  content: JsonValue
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolResultMessage extends Schema.Schema.Type<typeof ToolResultMessage> {}
+
+/**
+ * Any message of a conversation.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * const history: ReadonlyArray<Message.Message> = [
+ *   Message.user("Weather in Oslo?"),
+ *   Message.assistant("", [{ id: "call_1", name: "get_weather", args: { city: "Oslo" } }]),
+ *   { _tag: "ToolResult", callId: "call_1", toolName: "get_weather", isError: false, content: "Sunny" },
+ *   Message.assistant("It is sunny in Oslo.")
+ * ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+/**
+ * A user message.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * Message.user("hello") // { _tag: "User", text: "hello" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const user = (text: string): UserMessage => ({ _tag: "User", text })
+
+/**
+ * An assistant message.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * Message.assistant("done") // { _tag: "Assistant", text: "done", toolCalls: [] }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const assistant = (text: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage => ({
+  _tag: "Assistant",
+  text,
+  toolCalls
+})
+
+/**
+ * The tool calls in `messages` that have no result yet (e.g. after a crash or an interrupted run).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * Message.danglingToolCalls([Message.assistant("", [{ id: "c1", name: "t", args: {} }])]) // [{ id: "c1", … }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const danglingToolCalls = (messages: ReadonlyArray<Message>): Array<ToolCall> => {
+  const answered = new Set<string>()
+  for (const message of messages) {
+    if (message._tag === "ToolResult") answered.add(message.callId)
+  }
+  const dangling: Array<ToolCall> = []
+  for (const message of messages) {
+    if (message._tag === "Assistant") {
+      for (const call of message.toolCalls) if (!answered.has(call.id)) dangling.push(call)
+    }
+  }
+  return dangling
+}

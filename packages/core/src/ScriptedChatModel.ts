@@ -1,0 +1,151 @@
+/**
+ * A `ChatModel` that answers from a script: for tests, examples and benchmarks. It records
+ * every request it receives.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import type { ChatRequest, ChatResponse, FinishReason, Usage } from "./ChatModel.js"
+import { ChatModel, emptyUsage, ModelError } from "./ChatModel.js"
+import type { JsonValue } from "./Json.js"
+
+/**
+ * One scripted answer. Tool calls without an `id` get `call_<request>_<index>`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Step {
+  readonly text?: string
+  readonly toolCalls?: ReadonlyArray<{ readonly id?: string; readonly name: string; readonly args: JsonValue }>
+  readonly finishReason?: FinishReason
+  readonly usage?: Usage
+}
+
+/**
+ * A step computed from the request (e.g. an answer that depends on the last tool result);
+ * it may be an Effect, to take (virtual) time or to fail.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StepFunction = (request: ChatRequest, index: number) => Step | Effect.Effect<Step, ModelError>
+
+/**
+ * A list of steps answered in order (running past its end is a `ModelError` with reason
+ * `ScriptExhausted`), or one function answering every request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Script = ReadonlyArray<Step | StepFunction> | StepFunction
+
+/**
+ * What the scripted model has seen.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedChatModel } from "@agentfx/core"
+ *
+ * const lastRequest = Effect.map(ScriptedChatModel.ScriptedChatModel, (model) => model.requests.at(-1))
+ * ```
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ScriptedChatModel extends Context.Tag("@agentfx/core/ScriptedChatModel")<
+  ScriptedChatModel,
+  { readonly requests: ReadonlyArray<ChatRequest> }
+>() {}
+
+/**
+ * A step that answers with text.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedChatModel } from "@agentfx/core"
+ *
+ * ScriptedChatModel.text("It is sunny.") // { text: "It is sunny." }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (text: string): Step => ({ text })
+
+/**
+ * A step that calls tools.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedChatModel } from "@agentfx/core"
+ *
+ * ScriptedChatModel.toolCalls({ id: "call_1", name: "get_weather", args: { city: "Oslo" } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolCalls = (...calls: NonNullable<Step["toolCalls"]>): Step => ({ toolCalls: calls })
+
+const toResponse = (step: Step, index: number): ChatResponse => {
+  const calls = (step.toolCalls ?? []).map((call, i) => ({
+    id: call.id ?? `call_${index}_${i}`,
+    name: call.name,
+    args: call.args
+  }))
+  return {
+    text: step.text ?? "",
+    toolCalls: calls,
+    finishReason: step.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
+    usage: step.usage ?? emptyUsage
+  }
+}
+
+/**
+ * Provides `ChatModel` answering from `script`, and `ScriptedChatModel` to read the
+ * recorded requests. Each Layer build starts the script from the beginning.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedChatModel } from "@agentfx/core"
+ *
+ * const ModelLive = ScriptedChatModel.layer([
+ *   ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "Oslo" } }),
+ *   (request) => ScriptedChatModel.text(`Done after ${request.messages.length} messages`)
+ * ])
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (script: Script): Layer.Layer<ChatModel | ScriptedChatModel> =>
+  Layer.effectContext(Effect.sync(() => {
+    const requests: Array<ChatRequest> = []
+    const answer = (request: ChatRequest, index: number): Effect.Effect<Step, ModelError> => {
+      const entry = typeof script === "function" ? script : script[index]
+      if (entry === undefined) {
+        return Effect.fail(
+          new ModelError({
+            reason: "ScriptExhausted",
+            message: `ScriptedChatModel received request #${index + 1}, but its script has only ${
+              (script as ReadonlyArray<unknown>).length
+            } step(s)`
+          })
+        )
+      }
+      if (typeof entry !== "function") return Effect.succeed(entry)
+      const step = entry(request, index)
+      return Effect.isEffect(step) ? step : Effect.succeed(step)
+    }
+    const model: ChatModel.Service = {
+      generate: (request) =>
+        Effect.suspend(() => {
+          const index = requests.length
+          requests.push(request)
+          return Effect.map(answer(request, index), (step) => toResponse(step, index))
+        })
+    }
+    return Context.make(ChatModel, model).pipe(Context.add(ScriptedChatModel, { requests }))
+  }))

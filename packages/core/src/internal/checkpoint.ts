@@ -1,0 +1,113 @@
+/**
+ * Encoding, signing, verifying and decoding checkpoints.
+ */
+import { Effect, Redacted, Schema } from "effect"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { InvalidCheckpoint } from "../AgentError.js"
+import * as Checkpoint from "../Checkpoint.js"
+import type { JsonValue } from "../Json.js"
+import type * as Slot from "../Slot.js"
+import { describeParseError } from "./parseError.js"
+
+/** What checkpoint handling needs to know of an agent. */
+export interface CheckpointOwner {
+  readonly name: string
+  readonly toolNames: ReadonlyArray<string>
+  readonly slots: { readonly [name: string]: Slot.Any }
+  readonly checkpointSecret: Redacted.Redacted<string> | undefined
+}
+
+const sortKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortKeys)
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys((value as any)[key])]))
+  }
+  return value
+}
+
+/** HMAC-SHA256 over the checkpoint's canonical JSON (sorted keys, no signature): stable across stores that reorder keys. */
+const sign = (secret: Redacted.Redacted<string>, body: object): string => {
+  const { signature: _, ...unsigned } = body as { signature?: unknown }
+  return createHmac("sha256", Redacted.value(secret)).update(JSON.stringify(sortKeys(unsigned))).digest("base64url")
+}
+
+const sameSignature = (a: string, b: string): boolean => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** Encodes the run state slot by slot. */
+export const encodeState = (owner: CheckpointOwner, state: { readonly [slot: string]: unknown }) =>
+  Effect.forEach(
+    Object.keys(owner.slots),
+    (name) => Effect.map(Schema.encode(owner.slots[name]!.schema)(state[name]), (encoded) => [name, encoded] as const)
+  ).pipe(Effect.map((entries) => Object.fromEntries(entries) as { readonly [slot: string]: JsonValue }))
+
+/** Encodes (and signs, when the agent has a secret) a checkpoint. A value that cannot be encoded is a defect of a tool or slot schema. */
+export const encode = (
+  owner: CheckpointOwner,
+  checkpoint: Omit<Checkpoint.Checkpoint, "format" | "version" | "agent" | "tools" | "state" | "signature">,
+  state: { readonly [slot: string]: unknown }
+): Effect.Effect<Checkpoint.Encoded> =>
+  Effect.gen(function*() {
+    const encodedState = yield* encodeState(owner, state)
+    const encoded = yield* Schema.encode(Checkpoint.Checkpoint)({
+      ...checkpoint,
+      format: "agentfx/checkpoint",
+      version: Checkpoint.version,
+      agent: owner.name,
+      tools: owner.toolNames,
+      state: encodedState
+    })
+    return owner.checkpointSecret === undefined ? encoded : { ...encoded, signature: sign(owner.checkpointSecret, encoded) }
+  }).pipe(
+    Effect.mapError((error) => new Error(`The run state cannot be checkpointed as JSON: ${describeParseError(error)}`)),
+    Effect.orDie
+  )
+
+const refuse = (reason: InvalidCheckpoint["reason"], detail: string) => Effect.fail(new InvalidCheckpoint({ reason, detail }))
+
+/** Decodes a checkpoint for `owner`, refusing foreign, tampered, malformed or unknown-version ones. */
+export const decode = (
+  owner: CheckpointOwner,
+  input: unknown
+): Effect.Effect<{ readonly checkpoint: Checkpoint.Checkpoint; readonly state: { [slot: string]: unknown } }, InvalidCheckpoint> =>
+  Effect.gen(function*() {
+    if (typeof input !== "object" || input === null || (input as any).format !== "agentfx/checkpoint") {
+      return yield* refuse("malformed", "not an agentfx checkpoint (expected format \"agentfx/checkpoint\")")
+    }
+    const raw = input as { readonly version?: unknown; readonly signature?: unknown }
+    if (raw.version !== Checkpoint.version) {
+      return yield* refuse("version", `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads version ${Checkpoint.version})`)
+    }
+    if (owner.checkpointSecret !== undefined) {
+      if (typeof raw.signature !== "string") return yield* refuse("signature", "the checkpoint is not signed, and this agent requires a signature")
+      if (!sameSignature(raw.signature, sign(owner.checkpointSecret, raw))) {
+        return yield* refuse("signature", "the signature does not match: the checkpoint was altered or signed with another secret")
+      }
+    }
+    const checkpoint = yield* Schema.decodeUnknown(Checkpoint.Checkpoint)(input).pipe(
+      Effect.catchAll((error) => refuse("malformed", describeParseError(error)))
+    )
+    if (checkpoint.agent !== owner.name) {
+      return yield* refuse("agent", `the checkpoint belongs to agent "${checkpoint.agent}", not "${owner.name}"`)
+    }
+    const unknownTools = checkpoint.tools.filter((name) => !owner.toolNames.includes(name))
+    if (unknownTools.length > 0) {
+      return yield* refuse("tools", `this agent has no tool ${unknownTools.map((n) => `"${n}"`).join(", ")}`)
+    }
+    const unknownSlots = Object.keys(checkpoint.state).filter((name) => !(name in owner.slots))
+    if (unknownSlots.length > 0) {
+      return yield* refuse("state", `this agent has no slot ${unknownSlots.map((n) => `"${n}"`).join(", ")}`)
+    }
+    const state: { [slot: string]: unknown } = {}
+    for (const [name, slot] of Object.entries(owner.slots)) {
+      state[name] = name in checkpoint.state
+        ? yield* Schema.decodeUnknown(slot.schema)(checkpoint.state[name]).pipe(
+          Effect.catchAll((error) => refuse("state", `slot "${name}": ${describeParseError(error)}`))
+        )
+        : slot.initial
+    }
+    return { checkpoint, state }
+  })

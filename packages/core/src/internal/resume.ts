@@ -1,0 +1,129 @@
+/**
+ * Validating a resume decision against a checkpoint, before anything is consumed.
+ */
+import { Effect, Either, Schema } from "effect"
+import type * as Agent from "../Agent.js"
+import {
+  DecisionMismatch,
+  IncompleteDecisions,
+  InvalidEditedArguments,
+  UnknownDecision
+} from "../AgentError.js"
+import type * as Checkpoint from "../Checkpoint.js"
+import type { CallDecision, Decision } from "../Decision.js"
+import type { JsonValue } from "../Json.js"
+import type { Message } from "../Message.js"
+import type { ToolCall } from "../ToolCall.js"
+import { invalidArguments } from "./executor.js"
+import type { BatchItem } from "./loop.js"
+
+/** What the resumed run does first. */
+export interface Plan {
+  /** `batch`: finish the paused batch; `continue`: iterate again with a fresh budget. */
+  readonly mode: "batch" | "continue"
+  readonly batch: ReadonlyArray<BatchItem>
+  readonly environmentPause: boolean
+  /** The history to resume with (edited arguments shown in their assistant message). */
+  readonly messages: ReadonlyArray<Message>
+}
+
+export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEditedArguments | DecisionMismatch
+
+const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
+  "approval": ["ApproveAll", "RejectAll", "ByCall"],
+  "environment": ["Retry", "Proceed"],
+  "max-iterations": ["Continue"]
+}
+
+const rejected = (call: ToolCall, reason: string | undefined): BatchItem => ({
+  call,
+  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(reason === undefined ? {} : { reason }) }
+})
+
+const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<string, JsonValue>) =>
+  edited.size === 0 ? messages : messages.map((message): Message =>
+    message._tag === "Assistant" && message.toolCalls.some((call) => edited.has(call.id))
+      ? { ...message, toolCalls: message.toolCalls.map((call) => edited.has(call.id) ? { ...call, args: edited.get(call.id)! } : call) }
+      : message
+  )
+
+const byCall = (
+  agent: Agent.Any,
+  checkpoint: Checkpoint.Checkpoint,
+  decisions: { readonly [callId: string]: CallDecision }
+): Either.Either<Plan, DecisionError> => {
+  const pending = new Set(checkpoint.pending)
+  const unknown = Object.keys(decisions).filter((id) => !pending.has(id))
+  if (unknown.length > 0) return Either.left(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
+  const missing = checkpoint.pending.filter((id) => decisions[id] === undefined)
+  if (missing.length > 0) return Either.left(new IncompleteDecisions({ callIds: missing }))
+  const problems: Array<{ callId: string; toolName: string; message: string }> = []
+  const edited = new Map<string, JsonValue>()
+  const batch = checkpoint.batch.map((item): BatchItem => {
+    const decision = decisions[item.call.id]
+    if (decision === undefined) return item
+    switch (decision._tag) {
+      case "Reject":
+        return rejected(item.call, decision.message)
+      case "Reply":
+        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.message } }
+      case "Approve": {
+        if (decision.args === undefined) return { call: item.call }
+        const entry = agent.toolkit.entries.get(item.call.name)
+        if (entry === undefined) {
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: "the agent has no such tool" })
+          return item
+        }
+        const decoded = Schema.decodeUnknownEither(entry.tool.parameters, { errors: "all" })(decision.args)
+        if (Either.isLeft(decoded)) {
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: invalidArguments(entry.name, decoded.left).message })
+          return item
+        }
+        edited.set(item.call.id, decision.args)
+        return { call: { ...item.call, args: decision.args } }
+      }
+    }
+  })
+  if (problems.length > 0) return Either.left(new InvalidEditedArguments({ problems }))
+  return Either.right({
+    mode: "batch",
+    batch,
+    environmentPause: agent.onEnvironmentError === "pause",
+    messages: withEditedArgs(checkpoint.messages, edited)
+  })
+}
+
+/** Turns a decision into the resumed run's first step, or refuses it; never consumes anything. */
+export const plan = (
+  agent: Agent.Any,
+  checkpoint: Checkpoint.Checkpoint,
+  decision: Decision
+): Effect.Effect<Plan, DecisionError> => {
+  if (!accepted[checkpoint.reason].includes(decision._tag)) {
+    return Effect.fail(new DecisionMismatch({ decision: decision._tag, reason: checkpoint.reason, accepted: accepted[checkpoint.reason] }))
+  }
+  const pending = new Set(checkpoint.pending)
+  const base = { batch: checkpoint.batch, messages: checkpoint.messages, environmentPause: agent.onEnvironmentError === "pause" }
+  switch (decision._tag) {
+    case "ApproveAll":
+      return Effect.succeed({ ...base, mode: "batch" })
+    case "RejectAll":
+      return Effect.succeed({
+        ...base,
+        mode: "batch",
+        batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.reason) : item)
+      })
+    case "ByCall":
+      return byCall(agent, checkpoint, decision.decisions)
+    case "Retry":
+      return Effect.succeed({
+        ...base,
+        mode: "batch",
+        batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? { call: item.call } : item)
+      })
+    case "Proceed":
+      return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
+    case "Continue":
+      return Effect.succeed({ ...base, mode: "continue" })
+  }
+}

@@ -1,0 +1,386 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema, TestClock } from "effect"
+import {
+  Agent,
+  ChatMemory,
+  type ChatModel,
+  Gate,
+  Message,
+  ScriptedChatModel,
+  Slot,
+  Tool,
+  ToolCallingManager,
+  Toolkit
+} from "../src/index.js"
+import { emailTool, Executions, lastToolResults, trackedMemory, weatherTool } from "./agentFixtures.js"
+
+const lastUserOrTool = (request: ChatModel.ChatRequest) => request.messages.at(-1)
+
+describe("Agent", () => {
+  describe("make", () => {
+    it.effect("refuses bad options, naming every problem", () =>
+      Effect.gen(function*() {
+        const error = yield* Agent.make({
+          name: "has spaces",
+          toolkit: Toolkit.empty,
+          maxIterations: 0,
+          onEnvironmentError: "explode" as "pause",
+          slots: { "1bad": Slot.sum(), notes: { kind: "last" } as unknown as Slot.Any },
+          checkpointSecret: Redacted.make("")
+        }).pipe(Effect.flip)
+        expect(error.problems).toEqual([
+          `name "has spaces" must match ^[\\w.:-]{1,128}$`,
+          "maxIterations 0 is not a positive integer",
+          `onEnvironmentError "explode" must be "proceed" or "pause"`,
+          `slot name "1bad" is not an identifier`,
+          `slot "notes" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`,
+          "checkpointSecret must be a non-empty Redacted string"
+        ])
+      }))
+
+    it.effect("tells the model about every tool, from the toolkit's table", () =>
+      Effect.gen(function*() {
+        const toolkit = yield* Toolkit.make(weatherTool(new Executions()))
+        const agent = yield* Agent.make({ toolkit, system: "be brief" })
+        yield* Agent.run(agent, { input: "hi" })
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(requests[0]!.system).toBe("be brief")
+        expect(requests[0]!.tools).toEqual([{
+          name: "get_weather",
+          description: "Current weather for a city",
+          parameters: toolkit.entries.get("get_weather")!.parametersJsonSchema
+        }])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("hello")]))))
+  })
+
+  describe("run", () => {
+    it.effect("drives model and tools until a text answer: Completed with text, messages, tool calls, usage", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const toolkit = yield* Toolkit.make(weatherTool(executions))
+        const agent = yield* Agent.make({ toolkit })
+        const exit = yield* Agent.run(agent, { input: "Weather in Oslo and Rome?" })
+        expect(exit._tag).toBe("Completed")
+        if (exit._tag !== "Completed") return
+        expect(exit.text).toBe("Oslo: Sunny in Oslo; Rome: Sunny in Rome")
+        expect(exit.messages.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
+        expect(exit.toolCalls.map((o) => o._tag)).toEqual(["Succeeded", "Succeeded"])
+        expect(exit.usage).toEqual({ inputTokens: 20, outputTokens: 4, totalTokens: 24 })
+        expect(executions.counts).toEqual({ get_weather: 2 })
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(requests).toHaveLength(2)
+        expect(lastToolResults(requests[1]!.messages)).toEqual(["w1: Sunny in Oslo", "w2: Sunny in Rome"])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        {
+          toolCalls: [{ id: "w1", name: "get_weather", args: { city: "Oslo" } }, { id: "w2", name: "get_weather", args: { city: "Rome" } }],
+          usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 }
+        },
+        (request) => {
+          const results = request.messages.filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult")
+          return {
+            text: `Oslo: ${results[0]!.content}; Rome: ${results[1]!.content}`,
+            usage: { inputTokens: 10, outputTokens: 1, totalTokens: 11 }
+          }
+        }
+      ]))))
+
+    it.effect("a bad tool argument reaches the model as a semantic error and the run goes on", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions)) })
+        const exit = yield* Agent.run(agent, { input: "weather?" })
+        expect(exit._tag === "Completed" && exit.text).toBe("retried")
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(lastToolResults(requests[1]!.messages)).toEqual([
+          `c1: error semantic error: Invalid arguments for tool "get_weather": city: is missing`
+        ])
+        expect(executions.counts).toEqual({ get_weather: 1 })
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "c1", name: "get_weather", args: { town: "Oslo" } }),
+        ScriptedChatModel.toolCalls({ id: "c2", name: "get_weather", args: { city: "Oslo" } }),
+        ScriptedChatModel.text("retried")
+      ]))))
+
+    it.effect("a model failure is a typed error", () =>
+      Effect.gen(function*() {
+        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        const error = yield* Agent.run(agent, { input: "hi" }).pipe(Effect.flip)
+        expect(error._tag).toBe("ModelError")
+        expect(error._tag === "ModelError" && error.reason).toBe("ScriptExhausted")
+      }).pipe(Effect.provide(ScriptedChatModel.layer([]))))
+
+    it.effect("state for undeclared slots is refused", () =>
+      Effect.gen(function*() {
+        const agent = yield* Agent.make({ toolkit: Toolkit.empty, slots: { notes: Slot.append(Schema.String) } })
+        const error = yield* Agent.run(agent, { input: "hi", state: { nope: 1 } as any }).pipe(Effect.flip)
+        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
+          `state for undeclared slot(s) "nope"; declared: notes`
+        ])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([]))))
+  })
+
+  describe("maxIterations", () => {
+    it.effect("reached → MaxIterationsReached carrying a checkpoint; Decision.continue() goes on", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions)), maxIterations: 2 })
+        const error = yield* Agent.run(agent, { input: "loop", conversationId: "c-max" }).pipe(Effect.flip)
+        expect(error._tag).toBe("MaxIterationsReached")
+        if (error._tag !== "MaxIterationsReached") return
+        expect(error.message).toBe("No answer after 2 iterations; resume the checkpoint with Decision.continue() to go on")
+        expect(executions.counts).toEqual({ get_weather: 2 })
+        const exit = yield* Agent.resume(agent, JSON.parse(JSON.stringify(error.checkpoint)), { _tag: "Continue" })
+        expect(exit._tag === "Completed" && exit.text).toBe("finally")
+        expect(exit._tag === "Completed" && exit.toolCalls.length).toBe(3)
+        expect(executions.counts).toEqual({ get_weather: 3 })
+      }).pipe(Effect.provide(Layer.merge(
+        ScriptedChatModel.layer([
+          ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "A" } }),
+          ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "B" } }),
+          ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "C" } }),
+          ScriptedChatModel.text("finally")
+        ]),
+        ChatMemory.layerMemory
+      ))))
+  })
+
+  describe("gates", () => {
+    it.effect("proceed, reject(reason), reply(result): evaluated serially, in call order, before any call runs", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const log: Array<string> = []
+        const toolkit = yield* Toolkit.make(weatherTool(executions))
+        const gate: Gate.Gate = ({ call }) =>
+          Effect.sync(() => log.push(`gate ${call.id} (executed so far: ${executions.counts.get_weather ?? 0})`)).pipe(
+            Effect.zipRight(
+              call.id === "c2" ? Gate.reject("not that city") : call.id === "c3" ? Gate.reply("Cloudy (cached)") : Gate.proceed
+            )
+          )
+        const agent = yield* Agent.make({ toolkit, gate })
+        const exit = yield* Agent.run(agent, { input: "three cities" })
+        expect(log).toEqual([
+          "gate c1 (executed so far: 0)",
+          "gate c2 (executed so far: 0)",
+          "gate c3 (executed so far: 0)"
+        ])
+        expect(executions.counts).toEqual({ get_weather: 1 })
+        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Succeeded", "Rejected", "Replied"])
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(lastToolResults(requests[1]!.messages)).toEqual([
+          "c1: Sunny in Oslo",
+          "c2: error rejected: not that city",
+          "c3: Cloudy (cached)"
+        ])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls(
+          { id: "c1", name: "get_weather", args: { city: "Oslo" } },
+          { id: "c2", name: "get_weather", args: { city: "Paris" } },
+          { id: "c3", name: "get_weather", args: { city: "Rome" } }
+        ),
+        ScriptedChatModel.text("done")
+      ]))))
+
+    it.effect("the default gate pauses sensitive tools before anything of the batch runs", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions), emailTool(executions)) })
+        const exit = yield* Agent.run(agent, { input: "mail the weather" })
+        expect(exit._tag).toBe("Paused")
+        if (exit._tag !== "Paused") return
+        expect(exit.reason).toBe("approval")
+        expect(exit.pending.map((p) => p.call.id)).toEqual(["m1"])
+        expect(executions.counts).toEqual({})
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls(
+          { id: "w1", name: "get_weather", args: { city: "Oslo" } },
+          { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } }
+        )
+      ]))))
+
+    it.effect("a gate that waits 10 virtual minutes does not time out a 1-second tool", () =>
+      Effect.gen(function*() {
+        const slow = Tool.make("slow", {
+          description: "takes 500 ms",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          timeout: "1 second",
+          handler: () => Effect.sleep("500 millis").pipe(Effect.as("ok"))
+        })
+        const agent = yield* Agent.make({
+          toolkit: yield* Toolkit.make(slow),
+          gate: () => Effect.sleep("10 minutes").pipe(Effect.zipRight(Gate.proceed))
+        })
+        const fiber = yield* Effect.fork(Agent.run(agent, { input: "go" }))
+        yield* TestClock.adjust("10 minutes")
+        yield* TestClock.adjust("500 millis")
+        const exit = yield* Fiber.join(fiber)
+        expect(exit._tag === "Completed" && exit.toolCalls).toEqual([
+          { _tag: "Succeeded", callId: "s1", toolName: "slow", value: "ok" }
+        ])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "s1", name: "slow", args: {} }),
+        ScriptedChatModel.text("done")
+      ]))))
+  })
+
+  describe("return-direct", () => {
+    it.effect("a batch of return-direct calls completes the turn with their results, without another model call", () =>
+      Effect.gen(function*() {
+        const lookup = Tool.make("lookup", {
+          description: "looks up an answer",
+          parameters: Schema.Struct({ q: Schema.String }),
+          success: Schema.String,
+          returnDirect: true,
+          handler: ({ q }) => Effect.succeed(`answer to ${q}`)
+        })
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(lookup, weatherTool(new Executions())) })
+        const direct = yield* Agent.run(agent, { input: "ask" })
+        expect(direct._tag === "Completed" && direct.text).toBe("answer to a\nanswer to b")
+        expect(direct._tag === "Completed" && direct.messages.at(-1)).toEqual(Message.assistant("answer to a\nanswer to b"))
+        const mixed = yield* Agent.run(agent, { input: "ask again" })
+        expect(mixed._tag === "Completed" && mixed.text).toBe("model answered")
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(requests).toHaveLength(3)
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ name: "lookup", args: { q: "a" } }, { name: "lookup", args: { q: "b" } }),
+        ScriptedChatModel.toolCalls({ name: "lookup", args: { q: "c" } }, { name: "get_weather", args: { city: "X" } }),
+        ScriptedChatModel.text("model answered")
+      ]))))
+  })
+
+  describe("memory", () => {
+    it.effect("a run without conversationId uses an ephemeral conversation, removed when it completes, fails or pauses", () =>
+      Effect.gen(function*() {
+        const memory = trackedMemory()
+        const executions = new Executions()
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(emailTool(executions)) })
+        const runs = [
+          Agent.run(agent, { input: "a" }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("ok")]))),
+          Agent.run(agent, { input: "b" }).pipe(Effect.provide(ScriptedChatModel.layer([]))),
+          Agent.run(agent, { input: "c" }).pipe(
+            Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ name: "send_email", args: { to: "x", body: "y" } })]))
+          )
+        ]
+        const exits = yield* Effect.forEach(runs, (run) => Effect.exit(run.pipe(Effect.provide(memory.layer))))
+        expect(exits.map((e) => Exit.isSuccess(e) ? e.value._tag : "failed")).toEqual(["Completed", "failed", "Paused"])
+        expect(memory.created.size).toBe(3)
+        expect([...memory.removed]).toEqual([...memory.created])
+      }))
+
+    it.effect("an interrupted ephemeral run removes its conversation", () =>
+      Effect.gen(function*() {
+        const memory = trackedMemory()
+        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        const modelCalled = yield* Deferred.make<void>()
+        const fiber = yield* Agent.run(agent, { input: "a" }).pipe(
+          Effect.provide(Layer.merge(
+            ScriptedChatModel.layer(() => Deferred.succeed(modelCalled, undefined).pipe(Effect.zipRight(Effect.never))),
+            memory.layer
+          )),
+          Effect.fork
+        )
+        yield* Deferred.await(modelCalled)
+        yield* Fiber.interrupt(fiber)
+        expect(memory.created.size).toBe(1)
+        expect([...memory.removed]).toEqual([...memory.created])
+      }))
+
+    it.effect("a named conversation keeps its history across turns", () =>
+      Effect.gen(function*() {
+        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        yield* Agent.run(agent, { input: "first", conversationId: "c-1" })
+        const exit = yield* Agent.run(agent, { input: "second", conversationId: "c-1" })
+        expect(exit._tag === "Completed" && exit.messages).toEqual([
+          Message.user("first"),
+          Message.assistant("one"),
+          Message.user("second"),
+          Message.assistant("two")
+        ])
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(requests[1]!.messages.map((m) => m._tag)).toEqual(["User", "Assistant", "User"])
+        expect(lastUserOrTool(requests[1]!)).toEqual(Message.user("second"))
+      }).pipe(Effect.provide(Layer.merge(
+        ScriptedChatModel.layer([ScriptedChatModel.text("one"), ScriptedChatModel.text("two")]),
+        ChatMemory.layerMemory
+      ))))
+  })
+
+  describe("state slots", () => {
+    const noteTool = Tool.make("note", {
+      description: "remembers",
+      parameters: Schema.Struct({ text: Schema.String, cost: Schema.Number }),
+      success: Schema.String,
+      handler: ({ cost, text }, { state }) =>
+        Effect.sleep(`${10 - cost} millis`).pipe(
+          Effect.as(Tool.result(`seen ${(state.notes as ReadonlyArray<string>).length} notes`, {
+            writes: { notes: [text], total: cost, last: text, longest: text }
+          }))
+        )
+    })
+    const slots = {
+      notes: Slot.append(Schema.String),
+      total: Slot.sum(),
+      last: Slot.last(Schema.String, ""),
+      longest: Slot.make({ schema: Schema.String, initial: "", reduce: (a, b: string) => b.length > a.length ? b : a })
+    }
+    const script = ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls(
+        { id: "n1", name: "note", args: { text: "alpha", cost: 1 } },
+        { id: "n2", name: "note", args: { text: "be", cost: 2 } },
+        { id: "n3", name: "note", args: { text: "gamma-long", cost: 3 } }
+      ),
+      ScriptedChatModel.toolCalls({ id: "n4", name: "note", args: { text: "d", cost: 4 } }),
+      ScriptedChatModel.text("done")
+    ])
+
+    for (const [mode, manager] of Object.entries({
+      sequential: ToolCallingManager.sequential(),
+      unbounded: ToolCallingManager.unbounded(),
+      bounded: ToolCallingManager.bounded({ permits: 2 })
+    })) {
+      it.effect(`${mode}: every call of a batch sees one snapshot; writes fold in call order`, () =>
+        Effect.gen(function*() {
+          const warnings: Array<string> = []
+          const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(noteTool), slots })
+          const fiber = yield* Agent.run(agent, { input: "note", state: { total: 100 } }).pipe(
+            Effect.provide(Layer.mergeAll(script, manager, Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
+              if (logLevel._tag === "Warning") warnings.push(String(message))
+            })))),
+            Effect.fork
+          )
+          yield* TestClock.adjust("1 minute")
+          const exit = yield* Fiber.join(fiber)
+          if (exit._tag !== "Completed") throw new Error("expected Completed")
+          expect(exit.state).toEqual({ notes: ["alpha", "be", "gamma-long", "d"], total: 110, last: "d", longest: "gamma-long" })
+          expect(exit.toolCalls.map((o) => o._tag === "Succeeded" && o.value)).toEqual([
+            "seen 0 notes",
+            "seen 0 notes",
+            "seen 0 notes",
+            "seen 3 notes"
+          ])
+          expect(warnings).toEqual([
+            `State slot "last" (last) was written by 3 calls of one batch (n1, n2, n3); the last in call order wins`
+          ])
+        }))
+    }
+
+    it.effect("a write to an undeclared slot turns the call into a semantic failure", () =>
+      Effect.gen(function*() {
+        const rogue = Tool.make("rogue", {
+          description: "writes where it should not",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.succeed(Tool.result("ok", { writes: { secret: 1 } }))
+        })
+        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(rogue), slots: { total: Slot.sum() } })
+        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+        expect(exit._tag === "Completed" && exit.state).toEqual({ total: 0 })
+        expect(exit._tag === "Completed" && exit.toolCalls[0]!._tag === "Failed" && exit.toolCalls[0]!.error.message).toBe(
+          `Tool "rogue" wrote to undeclared state slot(s) "secret"; declared: total`
+        )
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ name: "rogue", args: {} }),
+        ScriptedChatModel.text("done")
+      ]))))
+  })
+})

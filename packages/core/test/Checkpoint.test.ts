@@ -1,0 +1,105 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import { Agent, ChatMemory, Checkpoint, Decision, ScriptedChatModel, Slot, Toolkit } from "../src/index.js"
+import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
+
+const secret = Redacted.make("s3cret")
+
+const setup = Effect.gen(function*() {
+  const executions = new Executions()
+  const toolkit = yield* Toolkit.make(weatherTool(executions), emailTool(executions))
+  const agent = yield* Agent.make({
+    name: "mailer",
+    toolkit,
+    checkpointSecret: secret,
+    slots: { sent: Slot.sum() }
+  })
+  const exit = yield* Agent.run(agent, { input: "mail", state: { sent: 2 } })
+  if (exit._tag !== "Paused") throw new Error("expected a pause")
+  return { agent, executions, toolkit, checkpoint: JSON.parse(JSON.stringify(exit.checkpoint)) }
+})
+
+const layer = Layer.merge(
+  ScriptedChatModel.layer([
+    ScriptedChatModel.toolCalls({ id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } }),
+    ScriptedChatModel.text("sent")
+  ]),
+  ChatMemory.layerMemory
+)
+
+describe("Checkpoint", () => {
+  it.effect("is plain JSON with the format, version, agent, tools, encoded args and encoded state", () =>
+    Effect.gen(function*() {
+      const { checkpoint } = yield* setup
+      expect(checkpoint).toMatchObject({
+        format: "agentfx/checkpoint",
+        version: 1,
+        agent: "mailer",
+        tools: ["get_weather", "send_email"],
+        reason: "approval",
+        iteration: 1,
+        ephemeral: true,
+        pending: ["m1"],
+        batch: [{ call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } } }],
+        state: { sent: 2 }
+      })
+      expect(typeof checkpoint.signature).toBe("string")
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("refuses foreign, unknown-tool, unknown-version, tampered, unsigned and malformed checkpoints; the original still resumes", () =>
+    Effect.gen(function*() {
+      const { agent, checkpoint, executions, toolkit } = yield* setup
+      const refusal = (target: Agent.Any, input: unknown) =>
+        Agent.resume(target, input, Decision.approveAll()).pipe(
+          Effect.flip,
+          Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag)
+        )
+      const other = yield* Agent.make({ name: "other", toolkit, checkpointSecret: secret, slots: { sent: Slot.sum() } })
+      expect(yield* refusal(other, checkpoint)).toBe(`agent: the checkpoint belongs to agent "mailer", not "other"`)
+      const fewer = yield* Agent.make({
+        name: "mailer",
+        toolkit: yield* Toolkit.make(weatherTool(executions)),
+        checkpointSecret: secret,
+        slots: { sent: Slot.sum() }
+      })
+      expect(yield* refusal(fewer, checkpoint)).toBe(`tools: this agent has no tool "send_email"`)
+      expect(yield* refusal(agent, { ...checkpoint, version: 2 })).toBe(
+        "version: format version 2 is not supported (this runtime reads version 1)"
+      )
+      const tampered = structuredClone(checkpoint)
+      tampered.batch[0].call.args.to = "attacker@evil.example"
+      expect(yield* refusal(agent, tampered)).toBe(
+        "signature: the signature does not match: the checkpoint was altered or signed with another secret"
+      )
+      const { signature: _, ...unsigned } = checkpoint
+      expect(yield* refusal(agent, unsigned)).toBe("signature: the checkpoint is not signed, and this agent requires a signature")
+      expect(yield* refusal(agent, { hello: "world" })).toBe(
+        `malformed: not an agentfx checkpoint (expected format "agentfx/checkpoint")`
+      )
+      const noSecret = yield* Agent.make({ name: "mailer", toolkit, slots: { sent: Slot.sum() } })
+      expect(yield* refusal(noSecret, { ...checkpoint, iteration: "one" })).toBe("malformed: iteration: Expected number, actual \"one\"")
+      expect(yield* refusal(noSecret, { ...checkpoint, state: { sent: "two" } })).toBe(
+        `state: slot "sent": Expected number, actual "two"`
+      )
+      expect(executions.counts).toEqual({})
+
+      const exit = yield* Agent.resume(agent, checkpoint, Decision.approveAll())
+      expect(exit._tag === "Completed" && exit.state).toEqual({ sent: 2 })
+      expect(executions.counts).toEqual({ send_email: 1 })
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a signature survives a store that reorders keys", () =>
+    Effect.gen(function*() {
+      const { agent, checkpoint } = yield* setup
+      const reordered = Object.fromEntries(Object.entries(checkpoint).reverse())
+      const exit = yield* Agent.resume(agent, reordered, Decision.approveAll())
+      expect(exit._tag).toBe("Completed")
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("the schema decodes what the runtime encodes", () =>
+    Effect.gen(function*() {
+      const { checkpoint } = yield* setup
+      const decoded = yield* Schema.decodeUnknown(Checkpoint.Checkpoint)(checkpoint)
+      expect(decoded.pending).toEqual(["m1"])
+    }).pipe(Effect.provide(layer)))
+})

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, TestClock } from "effect"
+import { ChatModel, Message, ScriptedChatModel } from "../src/index.js"
+
+const request = (text: string): ChatModel.ChatRequest => ({
+  system: "sys",
+  messages: [Message.user(text)],
+  tools: [],
+  toolChoice: "auto"
+})
+
+describe("ScriptedChatModel", () => {
+  it.effect("answers in order, records every request, and names the step it ran out at", () =>
+    Effect.gen(function*() {
+      const model = yield* ChatModel.ChatModel
+      const first = yield* model.generate(request("a"))
+      expect(first).toEqual({
+        text: "",
+        toolCalls: [{ id: "call_0_0", name: "t", args: { x: 1 } }],
+        finishReason: "tool-calls",
+        usage: ChatModel.emptyUsage
+      })
+      const second = yield* model.generate(request("b"))
+      expect(second.text).toBe("done after 1 message")
+      const error = yield* model.generate(request("c")).pipe(Effect.flip)
+      expect(error.reason).toBe("ScriptExhausted")
+      expect(error.message).toBe("ScriptedChatModel received request #3, but its script has only 2 step(s)")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => (r.messages[0] as Message.UserMessage).text)).toEqual(["a", "b", "c"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "t", args: { x: 1 } }),
+      (req) => ScriptedChatModel.text(`done after ${req.messages.length} message`)
+    ]))))
+
+  it.effect("a function script answers every request; steps may take virtual time", () =>
+    Effect.gen(function*() {
+      const model = yield* ChatModel.ChatModel
+      const fiber = yield* Effect.fork(model.generate(request("slow")))
+      yield* TestClock.adjust("999 millis")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
+      expect((yield* Fiber.join(fiber)).text).toBe("#0: slow")
+    }).pipe(Effect.provide(ScriptedChatModel.layer((req, index) =>
+      Effect.as(Effect.sleep("1 second"), ScriptedChatModel.text(`#${index}: ${(req.messages[0] as Message.UserMessage).text}`))
+    ))))
+})
