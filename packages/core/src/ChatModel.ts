@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { Effect, JSONSchema } from "effect"
-import { Context, Schema } from "effect"
+import type { JSONSchema } from "effect"
+import { Context, Effect, Schema, Stream } from "effect"
 import type { Message } from "./Message.js"
 import type { ToolCall } from "./ToolCall.js"
 
@@ -117,6 +117,16 @@ export interface ChatResponse {
 }
 
 /**
+ * A piece of a streamed answer: text as it arrives, then the whole response once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamPart =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "Done"; readonly response: ChatResponse }
+
+/**
  * Why a model call failed. `RateLimited`, `Unavailable` (5xx) and `Network` are transient
  * (adapters retry them); the others fail the run.
  *
@@ -173,15 +183,14 @@ export class ModelError extends Schema.TaggedError<ModelError>("@agentfx/core/Mo
  * import { Effect, Layer } from "effect"
  * import { ChatModel } from "@agentfx/core"
  *
- * const EchoModel = Layer.succeed(ChatModel.ChatModel, {
- *   generate: (request) =>
- *     Effect.succeed({
- *       text: `you said ${request.messages.length} things`,
- *       toolCalls: [],
- *       finishReason: "stop",
- *       usage: ChatModel.emptyUsage
- *     })
- * })
+ * const EchoModel = Layer.succeed(ChatModel.ChatModel, ChatModel.fromGenerate((request) =>
+ *   Effect.succeed({
+ *     text: `you said ${request.messages.length} things`,
+ *     toolCalls: [],
+ *     finishReason: "stop",
+ *     usage: ChatModel.emptyUsage
+ *   })
+ * ))
  * ```
  *
  * @since 0.1.0
@@ -201,5 +210,75 @@ export declare namespace ChatModel {
   export interface Service {
     /** One model call. Interrupting it must abort the underlying request. */
     readonly generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
+    /**
+     * The same call, streamed: `TextDelta`s as text arrives, then exactly one `Done` with
+     * the whole response (text, tool calls, finish reason, usage). Interrupting the stream
+     * must abort the underlying request.
+     */
+    readonly stream: (request: ChatRequest) => Stream.Stream<StreamPart, ModelError>
   }
 }
+
+/**
+ * A model that does not stream: its `stream` emits the whole response as one `TextDelta`
+ * (when there is text) and the `Done`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const Echo = Layer.succeed(ChatModel.ChatModel, ChatModel.fromGenerate((request) =>
+ *   Effect.succeed({ text: `${request.messages.length} messages`, toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage })
+ * ))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromGenerate = (
+  generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
+): ChatModel.Service => ({
+  generate,
+  stream: (request) =>
+    Stream.fromIterableEffect(Effect.map(generate(request), (response): Array<StreamPart> =>
+      response.text.length > 0
+        ? [{ _tag: "TextDelta", text: response.text }, { _tag: "Done", response }]
+        : [{ _tag: "Done", response }]
+    ))
+})
+
+/**
+ * A model that only streams: its `generate` runs the stream and returns the `Done` response.
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const model = ChatModel.fromStream(() =>
+ *   Stream.make(
+ *     { _tag: "TextDelta", text: "Hel" },
+ *     { _tag: "TextDelta", text: "lo" },
+ *     { _tag: "Done", response: { text: "Hello", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage } }
+ *   )
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromStream = (
+  stream: (request: ChatRequest) => Stream.Stream<StreamPart, ModelError>
+): ChatModel.Service => ({
+  stream,
+  generate: (request) =>
+    Stream.runFoldEffect(stream(request), undefined as ChatResponse | undefined, (done, part) =>
+      Effect.succeed(part._tag === "Done" ? part.response : done)).pipe(
+        Effect.flatMap((response) =>
+          response === undefined
+            ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
+            : Effect.succeed(response)
+        )
+      )
+})

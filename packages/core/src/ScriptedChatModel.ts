@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
-import type { ChatRequest, ChatResponse, FinishReason, Usage } from "./ChatModel.js"
+import { Context, Effect, Layer, Stream } from "effect"
+import type { ChatRequest, ChatResponse, FinishReason, StreamPart, Usage } from "./ChatModel.js"
 import { ChatModel, emptyUsage, ModelError } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
 
@@ -17,6 +17,8 @@ import type { JsonValue } from "./Json.js"
  */
 export interface Step {
   readonly text?: string
+  /** When streamed, the text arrives in these pieces (their concatenation is the text, which `text` may then omit). */
+  readonly chunks?: ReadonlyArray<string>
   readonly toolCalls?: ReadonlyArray<{ readonly id?: string; readonly name: string; readonly args: JsonValue }>
   readonly finishReason?: FinishReason
   readonly usage?: Usage
@@ -96,7 +98,7 @@ const toResponse = (step: Step, index: number): ChatResponse => {
     args: call.args
   }))
   return {
-    text: step.text ?? "",
+    text: step.text ?? step.chunks?.join("") ?? "",
     toolCalls: calls,
     finishReason: step.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
     usage: step.usage ?? emptyUsage
@@ -105,7 +107,8 @@ const toResponse = (step: Step, index: number): ChatResponse => {
 
 /**
  * Provides `ChatModel` answering from `script`, and `ScriptedChatModel` to read the
- * recorded requests. Each Layer build starts the script from the beginning.
+ * recorded requests. Each Layer build starts the script from the beginning. Streamed, a
+ * step's text arrives as its `chunks` (or in one piece).
  *
  * @example
  * ```ts
@@ -139,13 +142,22 @@ export const layer = (script: Script): Layer.Layer<ChatModel | ScriptedChatModel
       const step = entry(request, index)
       return Effect.isEffect(step) ? step : Effect.succeed(step)
     }
+    const next = (request: ChatRequest) =>
+      Effect.suspend(() => {
+        const index = requests.length
+        requests.push(request)
+        return Effect.map(answer(request, index), (step) => ({ step, response: toResponse(step, index) }))
+      })
     const model: ChatModel.Service = {
-      generate: (request) =>
-        Effect.suspend(() => {
-          const index = requests.length
-          requests.push(request)
-          return Effect.map(answer(request, index), (step) => toResponse(step, index))
-        })
+      generate: (request) => Effect.map(next(request), ({ response }) => response),
+      stream: (request) =>
+        Stream.unwrap(Effect.map(next(request), ({ response, step }) => {
+          const deltas = (step.chunks ?? [response.text]).filter((text) => text.length > 0)
+          return Stream.fromIterable<StreamPart>([
+            ...deltas.map((text): StreamPart => ({ _tag: "TextDelta", text })),
+            { _tag: "Done", response }
+          ])
+        }))
     }
     return Context.make(ChatModel, model).pipe(Context.add(ScriptedChatModel, { requests }))
   }))

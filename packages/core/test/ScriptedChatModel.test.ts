@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
 import { ChatModel, Message, ScriptedChatModel } from "../src/index.js"
 
 const request = (text: string): ChatModel.ChatRequest => ({
@@ -43,4 +43,35 @@ describe("ScriptedChatModel", () => {
     }).pipe(Effect.provide(ScriptedChatModel.layer((req, index) =>
       Effect.as(Effect.sleep("1 second"), ScriptedChatModel.text(`#${index}: ${(req.messages[0] as Message.UserMessage).text}`))
     ))))
+})
+
+describe("ScriptedChatModel streaming", () => {
+  it.effect("streams a step's chunks as text deltas, then the whole response", () =>
+    Effect.gen(function*() {
+      const model = yield* ChatModel.ChatModel
+      const parts = yield* Stream.runCollect(model.stream(request("a")))
+      expect(Chunk.toArray(parts)).toEqual([
+        { _tag: "TextDelta", text: "Hel" },
+        { _tag: "TextDelta", text: "lo" },
+        { _tag: "Done", response: { text: "Hello", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage } }
+      ])
+      const error = yield* Stream.runCollect(model.stream(request("b"))).pipe(Effect.flip)
+      expect(error.reason).toBe("ScriptExhausted")
+    }).pipe(Effect.provide(ScriptedChatModel.layer([{ chunks: ["Hel", "lo"] }]))))
+
+  it.effect("fromStream and fromGenerate derive the missing half", () =>
+    Effect.gen(function*() {
+      const response: ChatModel.ChatResponse = { text: "Hi", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage }
+      const streamed = ChatModel.fromStream(() =>
+        Stream.make<Array<ChatModel.StreamPart>>({ _tag: "TextDelta", text: "H" }, { _tag: "TextDelta", text: "i" }, { _tag: "Done", response })
+      )
+      expect(yield* streamed.generate(request("x"))).toEqual(response)
+      const empty = ChatModel.fromStream(() => Stream.empty)
+      expect((yield* Effect.flip(empty.generate(request("x")))).reason).toBe("InvalidResponse")
+      const generated = ChatModel.fromGenerate(() => Effect.succeed(response))
+      expect(Chunk.toArray(yield* Stream.runCollect(generated.stream(request("x"))))).toEqual([
+        { _tag: "TextDelta", text: "Hi" },
+        { _tag: "Done", response }
+      ])
+    }))
 })
