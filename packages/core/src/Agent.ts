@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Exit, FiberRef, HashSet, Redacted, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type {
   DecisionMismatch,
@@ -16,6 +16,8 @@ import type {
   UnknownDecision
 } from "./AgentError.js"
 import { ConversationDiverged, InvalidAgent, InvalidRunInput } from "./AgentError.js"
+import type * as AgentEvent from "./AgentEvent.js"
+import { currentSinks } from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type { ChatModel, ModelError, ToolDefinition } from "./ChatModel.js"
 import { emptyUsage } from "./ChatModel.js"
@@ -24,10 +26,13 @@ import { ChatMemory } from "./ChatMemory.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as CheckpointCodec from "./internal/checkpoint.js"
+import { compose, emit } from "./internal/events.js"
 import type { RunState } from "./internal/loop.js"
 import { appendMessages, executeBatch, loop, resultMessage } from "./internal/loop.js"
 import * as Resume from "./internal/resume.js"
+import { annotate, withSpan } from "./internal/tracing.js"
 import { danglingToolCalls, user } from "./Message.js"
+import type * as Middleware from "./Middleware.js"
 import * as Slot from "./Slot.js"
 import type { Outcome } from "./ToolCall.js"
 import * as Toolkit from "./Toolkit.js"
@@ -62,6 +67,13 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
   readonly onEnvironmentError: "proceed" | "pause"
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
+  /** The middleware of each level, outermost first. */
+  readonly middleware: {
+    readonly turn: ReadonlyArray<NonNullable<Middleware.Middleware<any>["turn"]>>
+    readonly iteration: ReadonlyArray<NonNullable<Middleware.Middleware<any>["iteration"]>>
+    readonly model: ReadonlyArray<NonNullable<Middleware.Middleware<any>["model"]>>
+    readonly tool: ReadonlyArray<NonNullable<Middleware.Middleware<any>["tool"]>>
+  }
   /** What the model is told about the tools (computed once, from the toolkit's table). */
   readonly toolDefinitions: ReadonlyArray<ToolDefinition>
   readonly toolNames: ReadonlyArray<string>
@@ -81,7 +93,7 @@ export interface Any extends Agent<any, any> {}
  * @since 0.1.0
  * @category models
  */
-export interface Options<S extends Slots, RT, RG> {
+export interface Options<S extends Slots, RT, RG, RM> {
   /** Names the agent in checkpoints: a checkpoint resumes only with an agent of the same name. Default `"agent"`. */
   readonly name?: string
   readonly toolkit: Toolkit.Toolkit<RT>
@@ -97,6 +109,8 @@ export interface Options<S extends Slots, RT, RG> {
   readonly slots?: S
   /** Signs checkpoints (HMAC-SHA256); unsigned or altered checkpoints are then refused. */
   readonly checkpointSecret?: Redacted.Redacted<string>
+  /** Wraps turns, iterations, model calls and tool calls; the first is the outermost. */
+  readonly middleware?: ReadonlyArray<Middleware.Middleware<RM>>
 }
 
 /**
@@ -164,9 +178,9 @@ const NamePattern = /^[\w.:-]{1,128}$/
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends Slots = {}, RT = never, RG = never>(
-  options: Options<S, RT, RG>
-): Effect.Effect<Agent<S, RT | RG>, InvalidAgent> =>
+export const make = <const S extends Slots = {}, RT = never, RG = never, RM = never>(
+  options: Options<S, RT, RG, RM>
+): Effect.Effect<Agent<S, RT | RG | RM>, InvalidAgent> =>
   Effect.suspend(() => {
     const problems: Array<string> = []
     const name = options.name ?? "agent"
@@ -196,9 +210,17 @@ export const make = <const S extends Slots = {}, RT = never, RG = never>(
     ) {
       problems.push("checkpointSecret must be a non-empty Redacted string")
     }
+    const middleware = options.middleware ?? []
+    middleware.forEach((m, i) => {
+      for (const level of ["turn", "iteration", "model", "tool"] as const) {
+        if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
+      }
+    })
     if (problems.length > 0) return Effect.fail(new InvalidAgent({ problems }))
+    const levels = <L extends "turn" | "iteration" | "model" | "tool">(level: L) =>
+      middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!])
     const entries = [...options.toolkit.entries.values()]
-    const agent: Agent<S, RT | RG> = {
+    const agent: Agent<S, RT | RG | RM> = {
       [TypeId]: TypeId as any,
       name,
       toolkit: options.toolkit,
@@ -208,6 +230,7 @@ export const make = <const S extends Slots = {}, RT = never, RG = never>(
       onEnvironmentError,
       slots,
       checkpointSecret: options.checkpointSecret,
+      middleware: { turn: levels("turn"), iteration: levels("iteration"), model: levels("model"), tool: levels("tool") },
       toolDefinitions: entries.map((entry) => ({
         name: entry.name,
         description: entry.description,
@@ -261,6 +284,38 @@ const scopedToRun = <A, E, R>(run: RunState, body: Effect.Effect<A, E, R>): Effe
     : body
 
 /**
+ * One turn: its span, its first event, the turn middleware around `body`, the final
+ * `Completed`/`Paused` event, and the removal of an ephemeral conversation.
+ */
+const turn = (
+  agent: Any,
+  run: RunState,
+  kind: "run" | "resume",
+  started: () => AgentEvent.Payload,
+  body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
+): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
+  Effect.gen(function*() {
+    yield* emit(run, started)
+    const exit = yield* compose(agent.middleware.turn, () => body)({
+      agent: agent.name,
+      runId: run.runId,
+      conversationId: run.conversationId,
+      kind
+    })
+    yield* emit(run, () => exit._tag === "Completed" ? { _tag: "Completed", exit } : { _tag: "Paused", exit })
+    yield* annotate(() => ({ "agentfx.run.outcome": exit._tag, "agentfx.run.iterations": run.iteration }))
+    return exit
+  }).pipe(
+    (effect) => scopedToRun(run, effect),
+    withSpan("agentfx.run", () => ({
+      "agentfx.agent": agent.name,
+      "agentfx.run.id": run.runId,
+      "agentfx.conversation.id": run.conversationId,
+      "agentfx.run.kind": kind
+    }))
+  )
+
+/**
  * Closes tool calls left without a result (a crash, an interrupted run) with a neutral
  * "cancelled" result, so that the model never sees a call without an answer.
  */
@@ -306,6 +361,7 @@ export const run = <S extends Slots, R>(
     const run: RunState = {
       runId: randomUUID(),
       conversationId,
+      sinks: Array.from(yield* FiberRef.get(currentSinks)),
       ephemeral,
       history: [],
       state,
@@ -313,8 +369,11 @@ export const run = <S extends Slots, R>(
       usage: emptyUsage,
       outcomes: []
     }
-    return yield* scopedToRun(
+    return yield* turn(
+      agent,
       run,
+      "run",
+      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
       Effect.gen(function*() {
         for (const message of yield* memory.get(conversationId)) run.history.push(message)
         yield* heal(run)
@@ -374,6 +433,7 @@ export const resume = <S extends Slots, R>(
     const run: RunState = {
       runId: cp.runId,
       conversationId: cp.conversationId,
+      sinks: Array.from(yield* FiberRef.get(currentSinks)),
       ephemeral: cp.ephemeral,
       history: [...plan.messages],
       state: decoded.state,
@@ -381,8 +441,11 @@ export const resume = <S extends Slots, R>(
       usage: cp.usage,
       outcomes: [...cp.outcomes]
     }
-    return yield* scopedToRun(
+    return yield* turn(
+      agent,
       run,
+      "resume",
+      () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
       Effect.gen(function*() {
         if (plan.mode === "batch") {
           const exit = yield* executeBatch(agent, run, plan.batch, plan.environmentPause)
@@ -392,3 +455,57 @@ export const resume = <S extends Slots, R>(
       })
     )
   }) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+
+const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
+  Stream.asyncPush<AgentEvent.AgentEvent, E, R>((emitter) =>
+    Effect.locallyWith(program, currentSinks, HashSet.add<AgentEvent.Sink>((event) => void emitter.single(event))).pipe(
+      Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
+      Effect.forkScoped
+    ), { bufferSize: "unbounded" })
+
+/**
+ * `Agent.run` as a `Stream` of its lifecycle events, ending with the `Completed` or `Paused`
+ * event that carries the exit (the stream fails with the run's error). When the model
+ * streams, its text arrives as `TextDelta` events. Events are buffered: a slow consumer
+ * never stalls the run. Ending the stream early (e.g. `Stream.take`) interrupts the run.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Agent.stream(agent, { input: "Weather in Oslo?" }).pipe(
+ *   Stream.runForEach((event) => Effect.log(event._tag))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const stream = <S extends Slots, R>(
+  agent: Agent<S, R>,
+  options: RunOptions<S>
+): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => streamOf(run(agent, options))
+
+/**
+ * `Agent.resume` as a `Stream` of its lifecycle events (starting with `Resumed`), like {@link stream}.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const checkpoint: unknown
+ * const program = Agent.streamResume(agent, checkpoint, Decision.approveAll()).pipe(Stream.runCollect)
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const streamResume = <S extends Slots, R>(
+  agent: Agent<S, R>,
+  checkpoint: unknown,
+  decision: Decision.Decision
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => streamOf(resume(agent, checkpoint, decision))

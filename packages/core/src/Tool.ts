@@ -5,6 +5,7 @@
  */
 import type { Duration, Schedule } from "effect"
 import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
+import * as Delegate from "./internal/delegate.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
 
 /**
@@ -301,3 +302,29 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
+
+/**
+ * A tool that runs a child agent: the model sends `{ input }`, the child's answer is the
+ * result. The child has its own manager (sequential unless `manager` says otherwise) and an
+ * ephemeral conversation. Interrupting the call — its timeout, or the parent's interruption —
+ * interrupts the child: its model call and tools stop (finalizers run) and its conversation
+ * is removed. A child model failure is a `ToolError` (transient when the model error is).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Tool, Toolkit } from "@agentfx/core"
+ *
+ * declare const researcher: Agent.Agent
+ * const research = Tool.delegate("research", {
+ *   agent: researcher,
+ *   description: "Researches a question and answers with sources",
+ *   timeout: "2 minutes"
+ * })
+ * const toolkit = Toolkit.make(research)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const delegate: typeof Delegate.delegate = (name, options) => Delegate.delegate(name, options)

@@ -2,14 +2,64 @@
  * A batch barrier: run the undecided calls with the manager, fold their state writes in
  * call order, and give every call of the batch its outcome.
  */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type * as Agent from "../Agent.js"
-import type { Outcome } from "../ToolCall.js"
+import type { ToolInput } from "../Middleware.js"
+import type { Outcome, Result, ToolCall } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
-import type { Executed } from "./executor.js"
-import { executeCalls } from "./executor.js"
+import { compose, emit, now } from "./events.js"
+import type { ExecuteOne, Executed } from "./executor.js"
+import { effectiveTimeout, executeCalls } from "./executor.js"
 import type { BatchItem, RunState } from "./loop.js"
+import { annotate, withSpan } from "./tracing.js"
+
+const toolEvent = (result: Result, durationMillis: number) => () =>
+  result._tag === "Succeeded"
+    ? { _tag: "ToolSucceeded" as const, callId: result.callId, toolName: result.toolName, value: result.value, durationMillis }
+    : result.error._tag === "ToolTimeout"
+    ? {
+      _tag: "ToolTimedOut" as const,
+      callId: result.callId,
+      toolName: result.toolName,
+      timeoutMillis: Duration.toMillis(result.error.timeout),
+      durationMillis
+    }
+    : { _tag: "ToolFailed" as const, callId: result.callId, toolName: result.toolName, error: result.error, durationMillis }
+
+/**
+ * Wraps one call in its span, its events and the agent's tool middleware (outermost first),
+ * all outside the call's permit and timeout. State writes pass through the middleware
+ * untouched; they apply when the returned result is a success.
+ */
+const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) =>
+(call: ToolCall, execute: ExecuteOne<any>): Effect.Effect<Executed, never, any> => {
+  const tool = agent.toolkit.entries.get(call.name)
+  let writes: Executed["writes"]
+  const body = compose<ToolInput, Result, never>(
+    agent.middleware.tool,
+    (input) =>
+      Effect.map(execute(input.call), (executed) => {
+        writes = executed.writes
+        return executed.result
+      })
+  )
+  return Effect.gen(function*() {
+    yield* emit(run, () => ({ _tag: "ToolStarted", callId: call.id, toolName: call.name, args: call.args }))
+    const started = yield* now(run)
+    const result = yield* body({ runId: run.runId, conversationId: run.conversationId, call, tool, state: run.state })
+    const finished = yield* now(run)
+    yield* emit(run, toolEvent(result, finished - started))
+    yield* annotate(() => ({ "agentfx.tool.outcome": result._tag === "Succeeded" ? "success" : result.error._tag }))
+    return { result, writes }
+  }).pipe(withSpan("agentfx.tool", () => ({
+    "agentfx.tool.name": call.name,
+    "agentfx.tool.call_id": call.id,
+    "agentfx.tool.timeout_ms": tool === undefined
+      ? undefined
+      : effectiveTimeout(tool, manager).pipe((d) => d._tag === "Some" ? Duration.toMillis(d.value) : undefined)
+  })))
+}
 
 /**
  * Folds the writes of the executed calls into a new state, in call order. A write to an
@@ -63,7 +113,7 @@ export const runBatch = (
     const toRun = batch.filter((item) => item.outcome === undefined)
     const executed = toRun.length === 0
       ? []
-      : yield* executeCalls(agent.toolkit, toRun.map((item) => item.call), manager, run.state)
+      : yield* executeCalls(agent.toolkit, toRun.map((item) => item.call), manager, run.state, aroundCall(agent, run, manager))
     const outcomes = yield* foldWrites(agent, run, executed)
     let next = 0
     return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))

@@ -150,19 +150,27 @@ export const unknownToolResult = (toolkit: Toolkit.Any, call: ToolCall.ToolCall)
     semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`)
   ))
 
+/** Runs one call: the tool's `executeCall`, or the unknown-tool failure. */
+export type ExecuteOne<R> = (call: ToolCall.ToolCall) => Effect.Effect<Executed, never, R>
+
 /**
  * Runs a batch with the manager's policy: calls concurrently as the manager allows, or one
- * after another when any call's tool is `serial`. Results come back in call order.
+ * after another when any call's tool is `serial`. Results come back in call order. `around`
+ * wraps each call (middleware, events, spans), outside its permit and timeout.
  */
 export const executeCalls = <R>(
   toolkit: Toolkit.Toolkit<R>,
   calls: ReadonlyArray<ToolCall.ToolCall>,
   policy: ExecutionPolicy & { readonly concurrency: number | "unbounded" },
-  state: StateSnapshot
+  state: StateSnapshot,
+  around?: (call: ToolCall.ToolCall, execute: ExecuteOne<R>) => Effect.Effect<Executed, never, R>
 ): Effect.Effect<Array<Executed>, never, R> => {
   const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
-  return Effect.forEach(calls, (call) => {
+  const execute: ExecuteOne<R> = (call) => {
     const entry = toolkit.entries.get(call.name)
     return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, policy, state)
-  }, { concurrency: serial ? 1 : policy.concurrency })
+  }
+  return Effect.forEach(calls, around === undefined ? execute : (call) => around(call, execute), {
+    concurrency: serial ? 1 : policy.concurrency
+  })
 }

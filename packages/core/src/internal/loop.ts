@@ -1,26 +1,28 @@
 /**
  * The one loop: model call → gates → batch → fold state → results → next iteration.
  */
-import { Effect } from "effect"
+import { Effect, Option, Stream } from "effect"
 import type * as Agent from "../Agent.js"
 import { MaxIterationsReached } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
-import { addUsage, ChatModel } from "../ChatModel.js"
-import type { Usage } from "../ChatModel.js"
+import { addUsage, ChatModel, ModelError } from "../ChatModel.js"
+import type { ChatRequest, ChatResponse, Usage } from "../ChatModel.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import { ChatMemory } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
+import type { IterationInput, ModelInput } from "../Middleware.js"
 import { assistant } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { runBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
+import type { Emitter } from "./events.js"
+import { compose, emit, now } from "./events.js"
+import { annotate, withSpan } from "./tracing.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
-export interface RunState {
-  readonly runId: string
-  readonly conversationId: string
+export interface RunState extends Emitter {
   readonly ephemeral: boolean
   readonly history: Array<Message>
   state: { [slot: string]: unknown }
@@ -79,7 +81,7 @@ export const pause = (
   batch: ReadonlyArray<BatchItem>,
   pending: ReadonlyArray<string>
 ): Effect.Effect<AgentExit.Paused> =>
-  Effect.map(checkpointOf(agent, run, reason, batch, pending), (checkpoint) => ({
+  Effect.map(checkpointOf(agent, run, reason, batch, pending), (checkpoint): AgentExit.Paused => ({
     _tag: "Paused",
     runId: run.runId,
     conversationId: run.conversationId,
@@ -174,6 +176,43 @@ export const executeBatch = (
     (finished) => finishBatch(agent, run, finished, environmentPause)
   )
 
+/** The model call: streamed when someone listens (text arrives as `TextDelta` events), else one `generate`. */
+const callModel = (run: RunState, request: ChatRequest, iteration: number) =>
+  Effect.flatMap(ChatModel, (model) =>
+    run.sinks.length === 0
+      ? model.generate(request)
+      : Stream.runFoldEffect(
+        model.stream(request),
+        undefined as ChatResponse | undefined,
+        (done, part) =>
+          part._tag === "Done"
+            ? Effect.succeed(part.response)
+            : Effect.as(emit(run, () => ({ _tag: "TextDelta", iteration, text: part.text })), done)
+      ).pipe(Effect.flatMap((response) =>
+        response === undefined
+          ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
+          : Effect.succeed(response)
+      )))
+
+const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
+  Effect.gen(function*() {
+    yield* emit(run, () => ({ _tag: "ModelCalled", iteration: input.iteration, messages: input.request.messages.length }))
+    const started = yield* now(run)
+    const response = yield* compose(agent.middleware.model, (i: ModelInput) => callModel(run, i.request, i.iteration))(input)
+    const finished = yield* now(run)
+    yield* emit(run, () => ({
+      _tag: "ModelResponded",
+      iteration: input.iteration,
+      text: response.text,
+      toolCalls: response.toolCalls.length,
+      finishReason: response.finishReason,
+      usage: response.usage,
+      durationMillis: finished - started
+    }))
+    yield* annotate(() => ({ "agentfx.model.finish_reason": response.finishReason, "agentfx.model.tool_calls": response.toolCalls.length }))
+    return response
+  }).pipe(withSpan("agentfx.model", () => ({ "agentfx.iteration": input.iteration })))
+
 /** One iteration; `undefined` means: iterate again. */
 const iterate = (agent: Agent.Any, run: RunState) =>
   Effect.gen(function*() {
@@ -182,19 +221,26 @@ const iterate = (agent: Agent.Any, run: RunState) =>
       return yield* Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
     }
     run.iteration += 1
-    const model = yield* ChatModel
-    const response = yield* model.generate({
-      system: agent.system,
-      messages: run.history.slice(),
-      tools: agent.toolDefinitions,
-      toolChoice: "auto"
-    })
-    run.usage = addUsage(run.usage, response.usage)
-    yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
-    if (response.toolCalls.length === 0) return completed(run, response.text)
-    const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
-    if (pending.length > 0) return yield* pause(agent, run, "approval", batch, pending)
-    return yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
+    const iteration = run.iteration
+    const body = (input: IterationInput) =>
+      Effect.gen(function*() {
+        const response = yield* modelStep(agent, run, {
+          ...input,
+          request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
+        })
+        run.usage = addUsage(run.usage, response.usage)
+        yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
+        if (response.toolCalls.length === 0) return Option.some<AgentExit.AgentExit>(completed(run, response.text))
+        const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
+        if (pending.length > 0) return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pending))
+        return Option.fromNullable(yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"))
+      })
+    const exit = yield* compose(agent.middleware.iteration, body)({
+      runId: run.runId,
+      conversationId: run.conversationId,
+      iteration
+    }).pipe(withSpan("agentfx.iteration", () => ({ "agentfx.iteration": iteration })))
+    return Option.getOrUndefined(exit)
   })
 
 /** Iterates until the run completes, pauses or fails. */

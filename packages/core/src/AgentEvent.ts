@@ -1,0 +1,280 @@
+/**
+ * Lifecycle events of a run, for streams, logs and UIs. Emitting costs nothing when nobody
+ * listens; a failing or slow observer never breaks or stalls a run.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Effect, FiberRef, GlobalValue, HashSet, Layer, Queue } from "effect"
+import type * as AgentExit from "./AgentExit.js"
+import type { FinishReason, Usage } from "./ChatModel.js"
+import type { JsonValue } from "./Json.js"
+import type { ToolFailure } from "./ToolError.js"
+
+/**
+ * What every event carries: the run, the conversation, and the time from `Clock` (epoch
+ * milliseconds; virtual under `TestClock`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Meta {
+  readonly runId: string
+  readonly conversationId: string
+  readonly timestamp: number
+}
+
+/**
+ * A run started (`Agent.run`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunStarted extends Meta {
+  readonly _tag: "RunStarted"
+  readonly agent: string
+  readonly input: string
+}
+
+/**
+ * A paused run was resumed (`Agent.resume`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Resumed extends Meta {
+  readonly _tag: "Resumed"
+  readonly agent: string
+  readonly decision: string
+}
+
+/**
+ * The loop is about to call the model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModelCalled extends Meta {
+  readonly _tag: "ModelCalled"
+  readonly iteration: number
+  readonly messages: number
+}
+
+/**
+ * A piece of the model's text, as it streams.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextDelta extends Meta {
+  readonly _tag: "TextDelta"
+  readonly iteration: number
+  readonly text: string
+}
+
+/**
+ * The model answered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModelResponded extends Meta {
+  readonly _tag: "ModelResponded"
+  readonly iteration: number
+  readonly text: string
+  readonly toolCalls: number
+  readonly finishReason: FinishReason
+  readonly usage: Usage
+  readonly durationMillis: number
+}
+
+/**
+ * A tool call starts (after its gate let it through).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolStarted extends Meta {
+  readonly _tag: "ToolStarted"
+  readonly callId: string
+  readonly toolName: string
+  readonly args: JsonValue
+}
+
+/**
+ * A tool call succeeded; `value` is what the model is shown.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolSucceeded extends Meta {
+  readonly _tag: "ToolSucceeded"
+  readonly callId: string
+  readonly toolName: string
+  readonly value: JsonValue
+  readonly durationMillis: number
+}
+
+/**
+ * A tool call failed (not by timing out).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolFailed extends Meta {
+  readonly _tag: "ToolFailed"
+  readonly callId: string
+  readonly toolName: string
+  readonly error: ToolFailure
+  readonly durationMillis: number
+}
+
+/**
+ * A tool call timed out (after its retries, if any).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolTimedOut extends Meta {
+  readonly _tag: "ToolTimedOut"
+  readonly callId: string
+  readonly toolName: string
+  readonly timeoutMillis: number
+  readonly durationMillis: number
+}
+
+/**
+ * The run paused; `exit` is what `Agent.run` returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Paused extends Meta {
+  readonly _tag: "Paused"
+  readonly exit: AgentExit.Paused
+}
+
+/**
+ * The run completed; `exit` is what `Agent.run` returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Completed extends Meta {
+  readonly _tag: "Completed"
+  readonly exit: AgentExit.Completed
+}
+
+/**
+ * Every lifecycle event.
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const line = (event: AgentEvent.AgentEvent) =>
+ *   event._tag === "ToolStarted" ? `→ ${event.toolName}(${JSON.stringify(event.args)})` : event._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentEvent =
+  | RunStarted
+  | Resumed
+  | ModelCalled
+  | TextDelta
+  | ModelResponded
+  | ToolStarted
+  | ToolSucceeded
+  | ToolFailed
+  | ToolTimedOut
+  | Paused
+  | Completed
+
+/**
+ * An event without its `Meta`, as the loop builds it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Payload = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, keyof Meta> : never : never
+
+/**
+ * A receiver of events: synchronous and non-blocking.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Sink = (event: AgentEvent) => void
+
+/**
+ * Where the events of the runs in this fiber go. Empty by default, so the loop builds no
+ * event at all. `AgentEvent.layer` and `Agent.stream` add receivers (like `Logger.add`, the
+ * additions of concurrently built Layers are merged).
+ *
+ * @since 0.1.0
+ * @category fiber refs
+ */
+export const currentSinks: FiberRef.FiberRef<HashSet.HashSet<Sink>> = GlobalValue.globalValue(
+  Symbol.for("@agentfx/core/AgentEvent/currentSinks"),
+  () => FiberRef.unsafeMakeHashSet(HashSet.empty<Sink>())
+)
+
+/**
+ * Options of an observer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ObserverOptions {
+  /** Events buffered for a slow observer before newer ones are dropped (default 4096). */
+  readonly capacity?: number
+}
+
+/**
+ * Observes the events of every run that uses this Layer. Each observer has its own buffer
+ * and fiber: an observer that fails or dies is logged and keeps receiving; one that is
+ * slow, or never returns, loses the events beyond its buffer (logged once) and never
+ * stalls the run.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const LogEvents = AgentEvent.layer((event) => Effect.logInfo(event._tag))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  observer: (event: AgentEvent) => Effect.Effect<void, unknown>,
+  options?: ObserverOptions
+): Layer.Layer<never> =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const queue = yield* Queue.dropping<AgentEvent>(options?.capacity ?? 4096)
+      let dropped = 0
+      let warned = false
+      const warnOnce = Effect.suspend(() => {
+        if (dropped === 0 || warned) return Effect.void
+        warned = true
+        return Effect.logWarning(`An agent event observer is too slow: ${dropped} event(s) dropped so far`)
+      })
+      yield* Queue.take(queue).pipe(
+        Effect.tap(() => warnOnce),
+        Effect.flatMap((event) => Effect.suspend(() => observer(event))),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("An agent event observer failed", cause)
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      yield* Effect.addFinalizer(() => Queue.shutdown(queue))
+      const sink: Sink = (event) => {
+        if (!queue.unsafeOffer(event)) dropped += 1
+      }
+      yield* Effect.locallyScopedWith(currentSinks, HashSet.add(sink))
+    })
+  )

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
+import { Agent, AgentEvent, ChatMemory, Decision, ScriptedChatModel, Toolkit } from "../src/index.js"
+import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
+
+const script = () =>
+  ScriptedChatModel.layer([
+    ScriptedChatModel.toolCalls(
+      { id: "w1", name: "get_weather", args: { city: "Oslo" } },
+      { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } }
+    ),
+    { chunks: ["Sun", "ny and ", "mailed."] }
+  ])
+
+const buildAgent = Effect.gen(function*() {
+  const executions = new Executions()
+  return yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions), emailTool(executions)) })
+})
+
+const describeEvent = (event: AgentEvent.AgentEvent): string => {
+  switch (event._tag) {
+    case "ToolStarted":
+    case "ToolSucceeded":
+    case "ToolFailed":
+    case "ToolTimedOut":
+      return `${event._tag} ${event.callId}`
+    case "TextDelta":
+      return `TextDelta ${JSON.stringify(event.text)}`
+    case "ModelCalled":
+    case "ModelResponded":
+      return `${event._tag} #${event.iteration}`
+    case "Paused":
+    case "Completed":
+      return `${event._tag} ${event.exit._tag}`
+    default:
+      return event._tag
+  }
+}
+
+const expectedRun = ["RunStarted", "ModelCalled #1", "ModelResponded #1", "Paused Paused"]
+const expectedResume = [
+  "Resumed",
+  "ToolStarted w1",
+  "ToolSucceeded w1",
+  "ToolStarted m1",
+  "ToolSucceeded m1",
+  "ModelCalled #2",
+  `TextDelta "Sun"`,
+  `TextDelta "ny and "`,
+  `TextDelta "mailed."`,
+  "ModelResponded #2",
+  "Completed Completed"
+]
+
+describe("AgentEvent", () => {
+  it.effect("a two-iteration run with a pause and a resume emits exactly this sequence, ending with the exit", () =>
+    Effect.gen(function*() {
+      const agent = yield* buildAgent
+      const first = Chunk.toArray(yield* Stream.runCollect(Agent.stream(agent, { input: "weather, then mail it", conversationId: "c1" })))
+      expect(first.map(describeEvent)).toEqual(expectedRun)
+      const last = first.at(-1)!
+      if (last._tag !== "Paused") throw new Error("expected a pause")
+      expect(new Set(first.map((e) => e.runId)).size).toBe(1)
+      expect(first.every((e) => e.conversationId === "c1" && e.timestamp === 0)).toBe(true)
+
+      const second = Chunk.toArray(yield* Stream.runCollect(Agent.streamResume(agent, last.exit.checkpoint, Decision.approveAll())))
+      expect(second.map(describeEvent)).toEqual(expectedResume)
+      const done = second.at(-1)!
+      expect(done._tag === "Completed" && done.exit.text).toBe("Sunny and mailed.")
+      expect(second.every((e) => e.runId === first[0]!.runId)).toBe(true)
+    }).pipe(Effect.provide(Layer.merge(script(), ChatMemory.layerMemory))))
+
+  it.effect("observers see every event; one that throws and one that never returns change nothing", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const observers = Layer.mergeAll(
+        AgentEvent.layer((event) => Effect.sync(() => seen.push(describeEvent(event)))),
+        AgentEvent.layer(() => Effect.sync(() => { throw new Error("observer bug") })),
+        AgentEvent.layer(() => Effect.never, { capacity: 2 })
+      )
+      const runBoth = Effect.gen(function*() {
+        const agent = yield* buildAgent
+        const paused = yield* Agent.run(agent, { input: "weather, then mail it", conversationId: "c1" })
+        return yield* Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.approveAll())
+      })
+      const baseline = yield* runBoth.pipe(Effect.provide(Layer.merge(script(), ChatMemory.layerMemory)))
+      const observed = yield* Effect.scoped(
+        Effect.gen(function*() {
+          const context = yield* Layer.build(observers)
+          const exit = yield* runBoth.pipe(
+            Effect.provide(Layer.merge(script(), ChatMemory.layerMemory)),
+            Effect.provide(context)
+          )
+          yield* Effect.yieldNow().pipe(Effect.repeat({ until: () => seen.length >= 15, times: 1000 }))
+          return exit
+        })
+      ).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+      const strip = (exit: typeof baseline) => exit._tag === "Completed" ? { ...exit, runId: "", conversationId: "" } : exit
+      expect(strip(observed)).toEqual(strip(baseline))
+      expect(seen).toEqual([...expectedRun, ...expectedResume])
+    }))
+
+  it.effect("ending the stream early interrupts the run", () =>
+    Effect.gen(function*() {
+      const agent = yield* buildAgent
+      const firstTwo = yield* Stream.runCollect(Stream.take(Agent.stream(agent, { input: "x" }), 2))
+      expect(Chunk.toArray(firstTwo).map(describeEvent)).toEqual(["RunStarted", "ModelCalled #1"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer(() => Effect.never))))
+
+  it.effect("without listeners no event is built and the run is unchanged", () =>
+    Effect.gen(function*() {
+      const agent = yield* buildAgent
+      const exit = yield* Agent.run(agent, { input: "x" })
+      expect(exit._tag).toBe("Paused")
+      expect(HashSet.size(yield* FiberRef.get(AgentEvent.currentSinks))).toBe(0)
+    }).pipe(Effect.provide(script())))
+})

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Schema, TestClock } from "effect"
+import { Agent, ChatModel, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
+import { Executions, trackedMemory, weatherTool } from "./agentFixtures.js"
+
+const childSystem = "You are the research sub-agent."
+
+describe("Tool.delegate", () => {
+  it.effect("runs a child agent as a tool: the child's answer is the result", () =>
+    Effect.gen(function*() {
+      const executions = new Executions()
+      const child = yield* Agent.make({ name: "researcher", system: childSystem, toolkit: yield* Toolkit.make(weatherTool(executions)) })
+      const research = Tool.delegate("research", { agent: child, description: "asks the researcher" })
+      const parent = yield* Agent.make({ name: "boss", toolkit: yield* Toolkit.make(research) })
+      const exit = yield* Agent.run(parent, { input: "How is Oslo?" })
+      expect(exit._tag === "Completed" && exit.toolCalls).toEqual([
+        { _tag: "Succeeded", callId: "r1", toolName: "research", value: "child says: Sunny in Oslo" }
+      ])
+      expect(exit._tag === "Completed" && exit.text).toBe("boss says: child says: Sunny in Oslo")
+      expect(executions.counts).toEqual({ get_weather: 1 })
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) => {
+      const last = request.messages.at(-1)!
+      const isChild = request.system === childSystem
+      if (last._tag === "User") {
+        return isChild
+          ? ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "Oslo" } })
+          : ScriptedChatModel.toolCalls({ id: "r1", name: "research", args: { input: "weather in Oslo" } })
+      }
+      const content = last._tag === "ToolResult" ? String(last.content) : "?"
+      return ScriptedChatModel.text(`${isChild ? "child" : "boss"} says: ${content}`)
+    }))))
+
+  it.effect("a 1-second delegate whose child hangs in its model call: the child is torn down when the timeout result arrives", () =>
+    Effect.gen(function*() {
+      const memory = trackedMemory()
+      const childEvents: Array<string> = []
+      const hangingModel = Layer.succeed(ChatModel.ChatModel, ChatModel.fromGenerate((request) =>
+        request.system === childSystem
+          ? Effect.sync(() => childEvents.push("child model called")).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Effect.sync(() => childEvents.push("child model interrupted")))
+          )
+          : Effect.succeed(request.messages.at(-1)!._tag === "User"
+            ? {
+              text: "",
+              toolCalls: [{ id: "r1", name: "research", args: { input: "dig" } }],
+              finishReason: "tool-calls" as const,
+              usage: ChatModel.emptyUsage
+            }
+            : { text: "gave up", toolCalls: [], finishReason: "stop" as const, usage: ChatModel.emptyUsage })
+      ))
+      const child = yield* Agent.make({ name: "researcher", system: childSystem, toolkit: Toolkit.empty })
+      const research = Tool.delegate("research", { agent: child, description: "asks the researcher", timeout: "1 second" })
+      const parent = yield* Agent.make({
+        name: "boss",
+        toolkit: yield* Toolkit.make(research),
+        middleware: [{
+          tool: (input, next) =>
+            Effect.tap(next(input), (result) =>
+              Effect.sync(() => {
+                const childConversations = [...memory.created].filter((id) => id !== [...memory.created][0])
+                childEvents.push(
+                  `parent saw ${result._tag === "Failed" ? result.error._tag : result._tag}; child conversations removed: ${
+                    childConversations.every((id) => memory.removed.has(id))
+                  }`
+                )
+              }))
+        }]
+      })
+      const fiber = yield* Agent.run(parent, { input: "research!" }).pipe(
+        Effect.provide(Layer.merge(hangingModel, memory.layer)),
+        Effect.fork
+      )
+      yield* TestClock.adjust("1 second")
+      const exit = yield* Fiber.join(fiber)
+      expect(childEvents).toEqual([
+        "child model called",
+        "child model interrupted",
+        "parent saw ToolTimeout; child conversations removed: true"
+      ])
+      expect(exit._tag === "Completed" && exit.text).toBe("gave up")
+      expect(memory.created.size).toBe(2)
+      expect([...memory.removed].sort()).toEqual([...memory.created].sort())
+    }))
+
+  it.effect("the child uses its own sequential manager, not the parent's bulkhead", () =>
+    Effect.gen(function*() {
+      const busy = Tool.make("busy", {
+        description: "takes a second",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
+      })
+      const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
+      const parent = yield* Agent.make({
+        toolkit: yield* Toolkit.make(Tool.delegate("work", { agent: child, description: "works" }))
+      })
+      const fiber = yield* Agent.run(parent, { input: "go" }).pipe(
+        Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
+        Effect.fork
+      )
+      yield* TestClock.adjust("2 seconds")
+      const exit = yield* Fiber.join(fiber)
+      expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Succeeded"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) => {
+      const last = request.messages.at(-1)!
+      if (request.system === childSystem) {
+        return last._tag === "User" ? ScriptedChatModel.toolCalls({ name: "busy", args: {} }) : ScriptedChatModel.text("child done")
+      }
+      return last._tag === "User" ? ScriptedChatModel.toolCalls({ name: "work", args: { input: "go" } }) : ScriptedChatModel.text("parent done")
+    }))))
+})

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Option, Tracer } from "effect"
+import { Agent, ScriptedChatModel, Toolkit } from "../src/index.js"
+import { Executions, weatherTool } from "./agentFixtures.js"
+
+/** A tracer that records the spans Effect's own tracer would make. */
+const recordingTracer = () => {
+  const spans: Array<Tracer.Span> = []
+  const native = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const attributes = new Map<string, unknown>()
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: `span-${spans.length + 1}`,
+        traceId: "trace-1",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links,
+        sampled: true,
+        kind,
+        end: () => undefined,
+        attribute: (key, value) => void attributes.set(key, value),
+        event: () => undefined,
+        addLinks: () => undefined
+      }
+      spans.push(span)
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans, tracer: native }
+}
+
+const tree = (spans: ReadonlyArray<Tracer.Span>) => {
+  const children = (parentId: string | undefined): Array<unknown> =>
+    spans
+      .filter((s) => Option.match(s.parent, { onNone: () => undefined, onSome: (p) => p.spanId }) === parentId)
+      .map((s) => ({ [s.name]: children(s.spanId) }))
+  return children(undefined)
+}
+
+describe("Tracing", () => {
+  it.effect("each run, iteration, model call and tool call runs in a span, parented as the loop nests them", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recordingTracer()
+      const agent = yield* Agent.make({ name: "weather", toolkit: yield* Toolkit.make(weatherTool(new Executions())) })
+      yield* Agent.run(agent, { input: "Oslo?", conversationId: "c-trace" }).pipe(Effect.withTracer(tracer))
+      expect(tree(spans)).toEqual([{
+        "agentfx.run": [
+          { "agentfx.iteration": [{ "agentfx.model": [] }, { "agentfx.tool": [] }] },
+          { "agentfx.iteration": [{ "agentfx.model": [] }] }
+        ]
+      }])
+      const attributes = (name: string) => Object.fromEntries(spans.find((s) => s.name === name)!.attributes)
+      expect(attributes("agentfx.run")).toMatchObject({
+        "agentfx.agent": "weather",
+        "agentfx.conversation.id": "c-trace",
+        "agentfx.run.kind": "run",
+        "agentfx.run.outcome": "Completed",
+        "agentfx.run.iterations": 2
+      })
+      expect(attributes("agentfx.tool")).toEqual({
+        "agentfx.tool.name": "get_weather",
+        "agentfx.tool.call_id": "w1",
+        "agentfx.tool.timeout_ms": undefined,
+        "agentfx.tool.outcome": "success"
+      })
+      expect(attributes("agentfx.model")).toEqual({
+        "agentfx.iteration": 1,
+        "agentfx.model.finish_reason": "tool-calls",
+        "agentfx.model.tool_calls": 1
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "w1", name: "get_weather", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("Sunny")
+    ]))))
+
+  it.effect("without a tracer installed no span is made", () =>
+    Effect.gen(function*() {
+      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(new Executions())) })
+      const seen: Array<string> = []
+      yield* Agent.run(agent, { input: "Oslo?" }).pipe(
+        Effect.tap(() => Effect.currentSpan.pipe(Effect.tap((span) => seen.push(span.name)), Effect.ignore))
+      )
+      expect(seen).toEqual([])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Sunny")]))))
+})
