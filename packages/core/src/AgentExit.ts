@@ -41,7 +41,7 @@ export interface Completed<out State = { readonly [slot: string]: unknown }> {
 export interface PendingCall {
   readonly call: ToolCall
   /** The failure, for environment pauses. */
-  readonly error?: ToolFailure
+  readonly error?: ToolFailure | undefined
 }
 
 /**

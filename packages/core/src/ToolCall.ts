@@ -72,6 +72,28 @@ export const Failed = Schema.TaggedStruct("Failed", {
 export interface Failed extends Schema.Schema.Type<typeof Failed> {}
 
 /**
+ * A call that is waiting for a person: a delegate tool whose child agent paused. Its
+ * `pending` calls (the child's) and `checkpoint` (the child's) travel in the parent's
+ * pause; the parent's resume resumes the child.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Suspended = Schema.TaggedStruct("Suspended", {
+  callId: Schema.String,
+  toolName: Schema.String,
+  reason: Schema.Literal("approval", "environment"),
+  pending: Schema.Array(Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure) })),
+  checkpoint: JsonValue
+}).annotations({ identifier: "ToolCall.Suspended" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Suspended extends Schema.Schema.Type<typeof Suspended> {}
+
+/**
  * What came of one call.
  *
  * @example
@@ -85,13 +107,13 @@ export interface Failed extends Schema.Schema.Type<typeof Failed> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Result = Schema.Union(Succeeded, Failed)
+export const Result = Schema.Union(Succeeded, Failed, Suspended)
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type Result = Succeeded | Failed
+export type Result = Succeeded | Failed | Suspended
 
 /**
  * The call was not executed: a gate or a person rejected it. The model is shown
@@ -150,8 +172,9 @@ export const Cancelled = Schema.TaggedStruct("Cancelled", {
 export interface Cancelled extends Schema.Schema.Type<typeof Cancelled> {}
 
 /**
- * Everything that can become of a call in a run: executed (`Succeeded`, `Failed`), decided
- * without running (`Rejected`, `Replied`), or healed (`Cancelled`).
+ * Everything that can become of a call in a run: executed (`Succeeded`, `Failed`, or
+ * `Suspended` until a person decides), decided without running (`Rejected`, `Replied`), or
+ * healed (`Cancelled`).
  *
  * @example
  * ```ts
@@ -163,7 +186,7 @@ export interface Cancelled extends Schema.Schema.Type<typeof Cancelled> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Outcome = Schema.Union(Succeeded, Failed, Rejected, Replied, Cancelled)
+export const Outcome = Schema.Union(Succeeded, Failed, Suspended, Rejected, Replied, Cancelled)
 
 /**
  * @since 0.1.0
@@ -194,6 +217,8 @@ export const modelContent = (outcome: Outcome): { readonly isError: boolean; rea
       return { isError: true, content: `${outcome.error.errorClass} error: ${outcome.error.message}` }
     case "Rejected":
       return { isError: true, content: outcome.reason === undefined ? "rejected" : `rejected: ${outcome.reason}` }
+    case "Suspended":
+      return { isError: true, content: `suspended: waiting for a person (${outcome.reason})` }
     case "Cancelled":
       return { isError: true, content: "cancelled: the call was interrupted before it returned a result" }
   }

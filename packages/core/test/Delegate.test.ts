@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema, TestClock } from "effect"
-import { Agent, ChatModel, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
-import { Executions, trackedMemory, weatherTool } from "./agentFixtures.js"
+import { Agent, ChatMemory, ChatModel, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
+import { emailTool, Executions, trackedMemory, weatherTool } from "./agentFixtures.js"
 
 const childSystem = "You are the research sub-agent."
 
@@ -109,4 +109,67 @@ describe("Tool.delegate", () => {
       }
       return last._tag === "User" ? ScriptedChatModel.toolCalls({ name: "work", args: { input: "go" } }) : ScriptedChatModel.text("parent done")
     }))))
+})
+
+describe("Tool.delegate: a child that pauses", () => {
+  const parentScript = (request: ChatModel.ChatRequest) => {
+    const last = request.messages.at(-1)!
+    if (request.system === childSystem) {
+      return last._tag === "User"
+        ? ScriptedChatModel.toolCalls({ id: "m1", name: "send_email", args: { to: "a@b.c", body: "draft" } })
+        : ScriptedChatModel.text(`child: ${last._tag === "ToolResult" ? String(last.content) : "?"}`)
+    }
+    return last._tag === "User"
+      ? ScriptedChatModel.toolCalls({ id: "d1", name: "assistant", args: { input: "send the mail" } })
+      : ScriptedChatModel.text(`parent: ${last._tag === "ToolResult" ? String(last.content) : "?"}`)
+  }
+
+  const setup = Effect.gen(function*() {
+    const executions = new Executions()
+    const child = yield* Agent.make({
+      name: "mailer",
+      system: childSystem,
+      toolkit: yield* Toolkit.make(emailTool(executions))
+    })
+    const parent = yield* Agent.make({
+      name: "boss",
+      toolkit: yield* Toolkit.make(Tool.delegate("assistant", { agent: child, description: "does errands" }))
+    })
+    return { executions, parent }
+  })
+
+  it.effect("surfaces as a parent pause whose resume reaches the child", () =>
+    Effect.gen(function*() {
+      const { executions, parent } = yield* setup
+      const paused = yield* Agent.run(parent, { input: "mail it", conversationId: "p1" })
+      if (paused._tag !== "Paused") throw new Error("expected the parent to pause")
+      expect(paused.reason).toBe("approval")
+      expect(paused.pending).toEqual([{ call: { id: "d1/m1", name: "send_email", args: { to: "a@b.c", body: "draft" } } }])
+      expect(executions.counts).toEqual({})
+      const stored = JSON.parse(JSON.stringify(paused.checkpoint))
+
+      const refused = yield* Agent.resume(parent, stored, Decision.byCall({ "d1/m1": Decision.approve({ args: { to: 1 } }) })).pipe(Effect.flip)
+      expect(refused._tag === "InvalidEditedArguments" && refused.problems.map((p) => p.callId)).toEqual(["d1/m1"])
+      const unknown = yield* Agent.resume(parent, stored, Decision.byCall({ "d1/m1": Decision.approve(), "d1/x": Decision.approve() })).pipe(Effect.flip)
+      expect(unknown._tag).toBe("UnknownDecision")
+      expect(executions.counts).toEqual({})
+
+      const done = yield* Agent.resume(parent, stored, Decision.byCall({
+        "d1/m1": Decision.approve({ args: { to: "a@b.c", body: "final" } })
+      }))
+      expect(done._tag === "Completed" && done.text).toBe("parent: child: sent to a@b.c")
+      expect(executions.args).toEqual([{ tool: "send_email", args: { to: "a@b.c", body: "final" } }])
+      expect(done._tag === "Completed" && done.toolCalls).toEqual([
+        { _tag: "Succeeded", callId: "d1", toolName: "assistant", value: "child: sent to a@b.c" }
+      ])
+    }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer(parentScript), ChatMemory.layerMemory))))
+
+  it.effect("rejectAll reaches the child too", () =>
+    Effect.gen(function*() {
+      const { executions, parent } = yield* setup
+      const paused = yield* Agent.run(parent, { input: "mail it" })
+      const done = yield* Agent.resume(parent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.rejectAll("no mail today"))
+      expect(done._tag === "Completed" && done.text).toBe("parent: child: rejected: no mail today")
+      expect(executions.counts).toEqual({})
+    }).pipe(Effect.provide(ScriptedChatModel.layer(parentScript))))
 })

@@ -14,7 +14,7 @@ import { effectiveTimeout, executeCalls } from "./executor.js"
 import type { BatchItem, RunState } from "./loop.js"
 import { annotate, withSpan } from "./tracing.js"
 
-const toolEvent = (result: Result, durationMillis: number) => () =>
+const toolEvent = (result: Exclude<Result, { readonly _tag: "Suspended" }>, durationMillis: number) => () =>
   result._tag === "Succeeded"
     ? { _tag: "ToolSucceeded" as const, callId: result.callId, toolName: result.toolName, value: result.value, durationMillis }
     : result.error._tag === "ToolTimeout"
@@ -49,8 +49,10 @@ const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager
     const started = yield* now(run)
     const result = yield* body({ runId: run.runId, conversationId: run.conversationId, call, tool, state: run.state })
     const finished = yield* now(run)
-    yield* emit(run, toolEvent(result, finished - started))
-    yield* annotate(() => ({ "agentfx.tool.outcome": result._tag === "Succeeded" ? "success" : result.error._tag }))
+    if (result._tag !== "Suspended") yield* emit(run, toolEvent(result, finished - started))
+    yield* annotate(() => ({
+      "agentfx.tool.outcome": result._tag === "Failed" ? result.error._tag : result._tag === "Succeeded" ? "success" : "suspended"
+    }))
     return { result, writes }
   }).pipe(withSpan("agentfx.tool", () => ({
     "agentfx.tool.name": call.name,
@@ -113,7 +115,14 @@ export const runBatch = (
     const toRun = batch.filter((item) => item.outcome === undefined)
     const executed = toRun.length === 0
       ? []
-      : yield* executeCalls(agent.toolkit, toRun.map((item) => item.call), manager, run.state, aroundCall(agent, run, manager))
+      : yield* executeCalls(
+        agent.toolkit,
+        toRun.map((item) => item.call),
+        manager,
+        run.state,
+        aroundCall(agent, run, manager),
+        new Map(toRun.flatMap((item) => item.resumption === undefined ? [] : [[item.call.id, item.resumption] as const]))
+      )
     const outcomes = yield* foldWrites(agent, run, executed)
     let next = 0
     return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))

@@ -3,11 +3,14 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import * as Agent from "../Agent.js"
+import type * as AgentExit from "../AgentExit.js"
 import type { ChatModel } from "../ChatModel.js"
 import type * as Tool from "../Tool.js"
 import { make } from "../Tool.js"
 import * as ToolCallingManager from "../ToolCallingManager.js"
 import { environment, semantic, transient } from "../ToolError.js"
+import type { Resumption } from "./suspension.js"
+import { DelegateAgentKey, ResumptionKey, suspend } from "./suspension.js"
 
 /** Options of `Tool.delegate`. */
 export interface DelegateOptions<S extends Agent.Slots, R> extends
@@ -35,7 +38,8 @@ export const delegate = <const Name extends string, S extends Agent.Slots, R>(
   options: DelegateOptions<S, R>
 ): Tool.Tool<Name, { readonly input: string }, string, R | ChatModel> => {
   const manager = options.manager ?? ToolCallingManager.sequential()
-  return make(name, {
+  const fail = (message: string) => `Sub-agent "${options.agent.name}": ${message}`
+  const tool = make(name, {
     description: options.description,
     parameters: DelegateParameters,
     success: Schema.String,
@@ -45,20 +49,27 @@ export const delegate = <const Name extends string, S extends Agent.Slots, R>(
     ...(options.returnDirect === undefined ? {} : { returnDirect: options.returnDirect }),
     ...(options.sensitive === undefined ? {} : { sensitive: options.sensitive }),
     ...(options.tags === undefined ? {} : { tags: options.tags }),
-    handler: ({ input }) =>
-      Agent.run(options.agent, { input }).pipe(
+    handler: ({ input }, context) => {
+      const resumption = (context as { readonly [ResumptionKey]?: Resumption })[ResumptionKey]
+      const childRun: Effect.Effect<AgentExit.AgentExit<any>, Agent.ResumeError, R | ChatModel> = resumption === undefined
+        ? Agent.run(options.agent, { input })
+        : Agent.resume(options.agent, resumption.checkpoint, resumption.decision)
+      return childRun.pipe(
         Effect.provide(Layer.orDie(manager)),
-        Effect.flatMap((exit) =>
-          exit._tag === "Completed"
-            ? Effect.succeed(exit.text)
-            : Effect.fail(environment(`Sub-agent "${options.agent.name}" paused for ${exit.reason}`))
-        ),
-        Effect.catchTags({
-          ModelError: (error) => Effect.fail((error.isTransient ? transient : semantic)(`Sub-agent "${options.agent.name}": ${error.message}`)),
-          MemoryError: (error) => Effect.fail(environment(`Sub-agent "${options.agent.name}": ${error.message}`)),
-          MaxIterationsReached: (error) => Effect.fail(semantic(`Sub-agent "${options.agent.name}": ${error.message}`)),
-          InvalidRunInput: (error) => Effect.fail(semantic(`Sub-agent "${options.agent.name}": ${error.message}`))
+        // A paused child suspends the call: the executor recognises the suspension (it is not a string).
+        Effect.map((exit) => exit._tag === "Completed" ? exit.text : suspend(exit) as unknown as string),
+        Effect.catchAll((error) => {
+          switch (error._tag) {
+            case "ModelError":
+              return Effect.fail((error.isTransient ? transient : semantic)(fail(error.message)))
+            case "MemoryError":
+              return Effect.fail(environment(fail(error.message)))
+            default:
+              return Effect.fail(semantic(fail(error.message)))
+          }
         })
       )
+    }
   })
+  return Object.assign(tool, { [DelegateAgentKey]: options.agent })
 }

@@ -12,6 +12,8 @@ import type { ToolError, ToolFailure } from "../ToolError.js"
 import { isTransient } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { isResult } from "../Tool.js"
+import type { Resumption } from "./suspension.js"
+import { isSuspension, ResumptionKey } from "./suspension.js"
 
 /** What one call produced: its result, and the state writes of a successful handler. */
 export interface Executed {
@@ -84,20 +86,22 @@ export const executeCall = <R>(
   entry: Toolkit.Entry,
   call: ToolCall.ToolCall,
   policy: ExecutionPolicy,
-  state: StateSnapshot
+  state: StateSnapshot,
+  resumption?: Resumption
 ): Effect.Effect<Executed, never, R> => {
   const { decodeArgs, encodeValue } = codecs(entry)
   const timeout = effectiveTimeout(entry, policy)
   const handler = entry.tool.handler as (
     args: unknown,
-    context: { callId: string; toolName: string; attempt: number; state: StateSnapshot }
+    context: { callId: string; toolName: string; attempt: number; state: StateSnapshot; [ResumptionKey]?: Resumption }
   ) => Effect.Effect<unknown, ToolError, R>
 
   const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
     let attempt = 0
     const once = Effect.suspend(() => {
       attempt += 1
-      const body = handler(args, { callId: call.id, toolName: entry.name, attempt, state })
+      const context = { callId: call.id, toolName: entry.name, attempt, state }
+      const body = handler(args, resumption === undefined ? context : { ...context, [ResumptionKey]: resumption })
       const timed = Option.isSome(timeout)
         ? Effect.timeoutFail(body, {
           duration: timeout.value,
@@ -115,6 +119,10 @@ export const executeCall = <R>(
   }
 
   const encode = (output: unknown): Effect.Effect<Executed> => {
+    if (isSuspension(output)) {
+      const { checkpoint, pending, reason } = output.exit
+      return Effect.succeed(noWrites({ _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue }))
+    }
     const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
     return Effect.matchEffect(encodeValue(value), {
       onFailure: (error) =>
@@ -163,12 +171,15 @@ export const executeCalls = <R>(
   calls: ReadonlyArray<ToolCall.ToolCall>,
   policy: ExecutionPolicy & { readonly concurrency: number | "unbounded" },
   state: StateSnapshot,
-  around?: (call: ToolCall.ToolCall, execute: ExecuteOne<R>) => Effect.Effect<Executed, never, R>
+  around?: (call: ToolCall.ToolCall, execute: ExecuteOne<R>) => Effect.Effect<Executed, never, R>,
+  resumptions?: ReadonlyMap<string, Resumption>
 ): Effect.Effect<Array<Executed>, never, R> => {
   const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
   const execute: ExecuteOne<R> = (call) => {
     const entry = toolkit.entries.get(call.name)
-    return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, policy, state)
+    return entry === undefined
+      ? Effect.succeed(unknownToolResult(toolkit, call))
+      : executeCall<R>(entry, call, policy, state, resumptions?.get(call.id))
   }
   return Effect.forEach(calls, around === undefined ? execute : (call) => around(call, execute), {
     concurrency: serial ? 1 : policy.concurrency

@@ -19,6 +19,8 @@ import { runBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import type { Emitter } from "./events.js"
 import { compose, emit, now } from "./events.js"
+import type { Resumption } from "./suspension.js"
+import { nestedId } from "./suspension.js"
 import { annotate, withSpan } from "./tracing.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
@@ -36,6 +38,8 @@ export interface RunState extends Emitter {
 export interface BatchItem {
   readonly call: ToolCall
   readonly outcome?: Outcome | undefined
+  /** For a suspended call being resumed: what its handler continues from. */
+  readonly resumption?: Resumption | undefined
 }
 
 /** Appends messages to the run's history and to memory. */
@@ -79,18 +83,29 @@ export const pause = (
   run: RunState,
   reason: "approval" | "environment",
   batch: ReadonlyArray<BatchItem>,
-  pending: ReadonlyArray<string>
+  pending: ReadonlyArray<AgentExit.PendingCall>
 ): Effect.Effect<AgentExit.Paused> =>
-  Effect.map(checkpointOf(agent, run, reason, batch, pending), (checkpoint): AgentExit.Paused => ({
-    _tag: "Paused",
-    runId: run.runId,
-    conversationId: run.conversationId,
-    reason,
-    pending: batch.filter((item) => pending.includes(item.call.id)).map((item) =>
-      item.outcome?._tag === "Failed" ? { call: item.call, error: item.outcome.error } : { call: item.call }
-    ),
-    checkpoint
-  }))
+  Effect.map(
+    checkpointOf(agent, run, reason, batch, pending.map((p) => p.call.id)),
+    (checkpoint): AgentExit.Paused => ({
+      _tag: "Paused",
+      runId: run.runId,
+      conversationId: run.conversationId,
+      reason,
+      pending,
+      checkpoint
+    })
+  )
+
+/** The calls of a batch that a person must decide: suspended calls' children (with nested ids), or the calls themselves. */
+const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.PendingCall> =>
+  items.flatMap((item): Array<AgentExit.PendingCall> => {
+    const outcome = item.outcome
+    if (outcome?._tag === "Suspended") {
+      return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
+    }
+    return [outcome?._tag === "Failed" ? { call: item.call, error: outcome.error } : { call: item.call }]
+  })
 
 const completed = (run: RunState, text: string): AgentExit.Completed => ({
   _tag: "Completed",
@@ -121,9 +136,16 @@ export const finishBatch = (
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> =>
   Effect.gen(function*() {
+    const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
+    if (suspended.length > 0) {
+      const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
+        ? "approval"
+        : "environment"
+      return yield* pause(agent, run, reason, batch, pendingOf(suspended))
+    }
     if (environmentPause) {
       const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
-      if (failed.length > 0) return yield* pause(agent, run, "environment", batch, failed.map((item) => item.call.id))
+      if (failed.length > 0) return yield* pause(agent, run, "environment", batch, pendingOf(failed))
     }
     const outcomes = batch.map((item) => item.outcome)
     for (const outcome of outcomes) run.outcomes.push(outcome)
@@ -232,7 +254,10 @@ const iterate = (agent: Agent.Any, run: RunState) =>
         yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
         if (response.toolCalls.length === 0) return Option.some<AgentExit.AgentExit>(completed(run, response.text))
         const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
-        if (pending.length > 0) return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pending))
+        if (pending.length > 0) {
+          const paused = batch.filter((item) => pending.includes(item.call.id))
+          return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pendingOf(paused)))
+        }
         return Option.fromNullable(yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"))
       })
     const exit = yield* compose(agent.middleware.iteration, body)({

@@ -6,6 +6,7 @@ import type * as Agent from "../Agent.js"
 import {
   DecisionMismatch,
   IncompleteDecisions,
+  InvalidCheckpoint,
   InvalidEditedArguments,
   UnknownDecision
 } from "../AgentError.js"
@@ -14,8 +15,10 @@ import type { CallDecision, Decision } from "../Decision.js"
 import type { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
+import * as CheckpointCodec from "./checkpoint.js"
 import { invalidArguments } from "./executor.js"
 import type { BatchItem } from "./loop.js"
+import { DelegateAgentKey, nestedId } from "./suspension.js"
 
 /** What the resumed run does first. */
 export interface Plan {
@@ -27,7 +30,7 @@ export interface Plan {
   readonly messages: ReadonlyArray<Message>
 }
 
-export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEditedArguments | DecisionMismatch
+export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEditedArguments | DecisionMismatch | InvalidCheckpoint
 
 const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
@@ -93,6 +96,59 @@ const byCall = (
   })
 }
 
+/** The part of a parent's decision that concerns one suspended call's child. */
+const childDecision = (decision: Decision, parentCallId: string): Decision => {
+  if (decision._tag !== "ByCall") return decision
+  const prefix = nestedId(parentCallId, "")
+  return {
+    _tag: "ByCall",
+    decisions: Object.fromEntries(
+      Object.entries(decision.decisions).filter(([id]) => id.startsWith(prefix)).map(([id, d]) => [id.slice(prefix.length), d])
+    )
+  }
+}
+
+/** A child's refusal, with its call ids as the parent's pause shows them. */
+const nestErrorIds = (parentCallId: string) => (error: DecisionError): DecisionError => {
+  const nest = (id: string) => nestedId(parentCallId, id)
+  switch (error._tag) {
+    case "UnknownDecision":
+      return new UnknownDecision({ callIds: error.callIds.map(nest), pending: error.pending.map(nest) })
+    case "IncompleteDecisions":
+      return new IncompleteDecisions({ callIds: error.callIds.map(nest) })
+    case "InvalidEditedArguments":
+      return new InvalidEditedArguments({ problems: error.problems.map((p) => ({ ...p, callId: nest(p.callId) })) })
+    default:
+      return error
+  }
+}
+
+/**
+ * Validates the decisions meant for suspended calls (delegates whose child paused) against
+ * each child's own checkpoint and agent, and turns those calls into resumptions.
+ */
+const resumeSuspended = (
+  agent: Agent.Any,
+  batch: ReadonlyArray<BatchItem>,
+  decision: Decision
+): Effect.Effect<Array<BatchItem>, DecisionError> =>
+  Effect.forEach(batch, (item) => {
+    if (item.outcome?._tag !== "Suspended") return Effect.succeed(item)
+    const child = (agent.toolkit.entries.get(item.call.name)?.tool as { [DelegateAgentKey]?: Agent.Any } | undefined)?.[
+      DelegateAgentKey
+    ]
+    if (child === undefined) {
+      return Effect.fail(new InvalidCheckpoint({ reason: "tools", detail: `tool "${item.call.name}" cannot resume a suspended call` }))
+    }
+    const forChild = childDecision(decision, item.call.id)
+    const checkpoint = item.outcome.checkpoint
+    return CheckpointCodec.decode(child, checkpoint).pipe(
+      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, forChild)),
+      Effect.mapError(nestErrorIds(item.call.id)),
+      Effect.as<BatchItem>({ call: item.call, resumption: { checkpoint, decision: forChild } })
+    )
+  })
+
 /** Turns a decision into the resumed run's first step, or refuses it; never consumes anything. */
 export const plan = (
   agent: Agent.Any,
@@ -104,26 +160,30 @@ export const plan = (
   }
   const pending = new Set(checkpoint.pending)
   const base = { batch: checkpoint.batch, messages: checkpoint.messages, environmentPause: agent.onEnvironmentError === "pause" }
-  switch (decision._tag) {
-    case "ApproveAll":
-      return Effect.succeed({ ...base, mode: "batch" })
-    case "RejectAll":
-      return Effect.succeed({
-        ...base,
-        mode: "batch",
-        batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.reason) : item)
-      })
-    case "ByCall":
-      return byCall(agent, checkpoint, decision.decisions)
-    case "Retry":
-      return Effect.succeed({
-        ...base,
-        mode: "batch",
-        batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? { call: item.call } : item)
-      })
-    case "Proceed":
-      return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
-    case "Continue":
-      return Effect.succeed({ ...base, mode: "continue" })
-  }
+  const own = ((): Effect.Effect<Plan, DecisionError> => {
+    switch (decision._tag) {
+      case "ApproveAll":
+        return Effect.succeed({ ...base, mode: "batch" })
+      case "RejectAll":
+        return Effect.succeed({
+          ...base,
+          mode: "batch",
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.reason) : item)
+        })
+      case "ByCall":
+        return byCall(agent, checkpoint, decision.decisions)
+      case "Retry":
+        return Effect.succeed({
+          ...base,
+          mode: "batch",
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? { call: item.call } : item)
+        })
+      case "Proceed":
+        return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
+      case "Continue":
+        return Effect.succeed({ ...base, mode: "continue" })
+    }
+  })()
+  return Effect.flatMap(own, (planned) =>
+    Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch })))
 }
