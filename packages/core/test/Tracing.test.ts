@@ -65,7 +65,6 @@ describe("Tracing", () => {
       expect(attributes("agentfx.tool")).toEqual({
         "agentfx.tool.name": "get_weather",
         "agentfx.tool.call_id": "w1",
-        "agentfx.tool.timeout_ms": undefined,
         "agentfx.tool.outcome": "success"
       })
       expect(attributes("agentfx.model")).toEqual({

@@ -54,13 +54,14 @@ const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager
       "agentfx.tool.outcome": result._tag === "Failed" ? result.error._tag : result._tag === "Succeeded" ? "success" : "suspended"
     }))
     return { result, writes }
-  }).pipe(withSpan("agentfx.tool", () => ({
-    "agentfx.tool.name": call.name,
-    "agentfx.tool.call_id": call.id,
-    "agentfx.tool.timeout_ms": tool === undefined
-      ? undefined
-      : effectiveTimeout(tool, manager).pipe((d) => d._tag === "Some" ? Duration.toMillis(d.value) : undefined)
-  })))
+  }).pipe(withSpan("agentfx.tool", () => {
+    const timeout = tool === undefined ? undefined : effectiveTimeout(tool, manager)
+    return {
+      "agentfx.tool.name": call.name,
+      "agentfx.tool.call_id": call.id,
+      ...(timeout?._tag === "Some" ? { "agentfx.tool.timeout_ms": Duration.toMillis(timeout.value) } : {})
+    }
+  }))
 }
 
 /**
