@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
-import { Agent, ChatMemory, Message, ScriptedChatModel, Tool, Toolkit } from "../src/index.js"
+import { Agent, ChatMemory, Message, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 describe("ChatMemory", () => {
@@ -38,6 +38,41 @@ describe("ChatMemory", () => {
     }).pipe(Effect.provide(Layer.merge(
       ScriptedChatModel.layer([
         ScriptedChatModel.toolCalls({ id: "h1", name: "hang", args: {} }),
+        ScriptedChatModel.text("yes")
+      ]),
+      ChatMemory.layerMemory
+    ))))
+
+  it.effect("interrupting a run stops every running tool of an unbounded batch; the next turn heals all of them", () =>
+    Effect.gen(function*() {
+      const released: Array<string> = []
+      let started = 0
+      const allStarted = yield* Deferred.make<void>()
+      const hang = Tool.make("hang", {
+        description: "holds a connection forever",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: (_, { callId }) =>
+          Effect.acquireRelease(
+            Effect.suspend(() => ++started === 3 ? Deferred.succeed(allStarted, undefined) : Effect.void),
+            () => Effect.sync(() => released.push(callId))
+          ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+      })
+      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(hang) })
+      const fiber = yield* Agent.run(agent, { input: "hang", conversationId: "c-many" }).pipe(
+        Effect.provide(ToolCallingManager.unbounded()),
+        Effect.fork
+      )
+      yield* Deferred.await(allStarted)
+      yield* Fiber.interrupt(fiber)
+      expect([...released].sort()).toEqual(["a", "b", "c"])
+      const exit = yield* Agent.run(agent, { input: "back?", conversationId: "c-many" })
+      expect(exit._tag === "Completed" && exit.text).toBe("yes")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(lastToolResults(requests[1]!.messages).map((line) => line.split(":")[0])).toEqual(["a", "b", "c"])
+    }).pipe(Effect.provide(Layer.merge(
+      ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "a", name: "hang", args: {} }, { id: "b", name: "hang", args: {} }, { id: "c", name: "hang", args: {} }),
         ScriptedChatModel.text("yes")
       ]),
       ChatMemory.layerMemory
