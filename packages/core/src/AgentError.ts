@@ -34,6 +34,17 @@ export class InvalidAgent extends Data.TaggedError("InvalidAgent")<{ readonly pr
 /**
  * `Agent.run` was given input it cannot use (e.g. state for slots the agent does not have).
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.run(agent, { input: "hi", state: { unknownSlot: 1 } }).pipe(
+ *   Effect.catchTag("InvalidRunInput", (e) => Effect.logError(e.problems))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -79,6 +90,17 @@ export class MaxIterationsReached extends Data.TaggedError("MaxIterationsReached
  * matching the agent's `checkpointSecret`: tampered or foreign), `state` (slots this agent
  * does not declare, or values its slot schemas reject).
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.resume(agent, { not: "a checkpoint" }, Decision.approveAll()).pipe(
+ *   Effect.catchTag("InvalidCheckpoint", (e) => Effect.logError(`${e.reason}: ${e.detail}`))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -93,6 +115,18 @@ export class InvalidCheckpoint extends Data.TaggedError("InvalidCheckpoint")<{
 
 /**
  * The decision names calls that are not pending in this checkpoint. Nothing was consumed.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const checkpoint: unknown
+ * Agent.resume(agent, checkpoint, Decision.byCall({ "no-such-call": Decision.approve() })).pipe(
+ *   Effect.catchTag("UnknownDecision", (e) => Effect.logError(e.callIds, e.pending))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -109,6 +143,18 @@ export class UnknownDecision extends Data.TaggedError("UnknownDecision")<{
 /**
  * Pending calls were left without a decision. Nothing was consumed.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const checkpoint: unknown
+ * Agent.resume(agent, checkpoint, Decision.byCall({})).pipe(
+ *   Effect.catchTag("IncompleteDecisions", (e) => Effect.logError(`still to decide: ${e.callIds.join(", ")}`))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -124,6 +170,18 @@ export class IncompleteDecisions extends Data.TaggedError("IncompleteDecisions")
  * Edited arguments of approved calls do not decode with their tools' schemas; `problems`
  * names each call and what is wrong. Nothing was consumed.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const checkpoint: unknown
+ * Agent.resume(agent, checkpoint, Decision.byCall({ call_1: Decision.approve({ args: { amount: "lots" } }) })).pipe(
+ *   Effect.catchTag("InvalidEditedArguments", (e) => Effect.logError(e.problems))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -138,6 +196,18 @@ export class InvalidEditedArguments extends Data.TaggedError("InvalidEditedArgum
 /**
  * The decision does not fit the pause: approval pauses take `approveAll`/`rejectAll`/`byCall`,
  * environment pauses `retry`/`proceed`, `MaxIterationsReached` `continue`. Nothing was consumed.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const approvalCheckpoint: unknown
+ * Agent.resume(agent, approvalCheckpoint, Decision.retry()).pipe(
+ *   Effect.catchTag("DecisionMismatch", (e) => Effect.logError(`use ${e.accepted.join(" or ")}`))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -155,6 +225,18 @@ export class DecisionMismatch extends Data.TaggedError("DecisionMismatch")<{
 /**
  * The conversation in memory moved on since the checkpoint was taken (another turn ran,
  * or this checkpoint was already resumed). Resuming would duplicate or lose messages.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * declare const checkpoint: unknown
+ * Agent.resume(agent, checkpoint, Decision.approveAll()).pipe(
+ *   Effect.catchTag("ConversationDiverged", () => Effect.logWarning("already resumed"))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category errors

@@ -212,6 +212,14 @@ export type Sink = (event: AgentEvent) => void
  * event at all. `AgentEvent.layer` and `Agent.stream` add receivers (like `Logger.add`, the
  * additions of concurrently built Layers are merged).
  *
+ * @example
+ * ```ts
+ * import { Effect, FiberRef, HashSet } from "effect"
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const listening = Effect.map(FiberRef.get(AgentEvent.currentSinks), (sinks) => HashSet.size(sinks) > 0)
+ * ```
+ *
  * @since 0.1.0
  * @category fiber refs
  */

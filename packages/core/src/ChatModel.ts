@@ -47,6 +47,14 @@ export interface ChatRequest {
 /**
  * Why the model stopped.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * Schema.is(ChatModel.FinishReason)("tool-calls") // true
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -60,6 +68,13 @@ export type FinishReason = typeof FinishReason.Type
 
 /**
  * Token counts of one call, or of a whole run when summed.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const usage: ChatModel.Usage = { inputTokens: 12, outputTokens: 3, totalTokens: 15 }
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -78,6 +93,13 @@ export interface Usage extends Schema.Schema.Type<typeof Usage> {}
 
 /**
  * No tokens.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * ChatModel.addUsage(ChatModel.emptyUsage, ChatModel.emptyUsage) // all zeros
+ * ```
  *
  * @since 0.1.0
  * @category constructors
@@ -129,6 +151,13 @@ export type StreamPart =
 /**
  * Why a model call failed. `RateLimited`, `Unavailable` (5xx) and `Network` are transient
  * (adapters retry them); the others fail the run.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * new ChatModel.ModelError({ reason: "Unavailable", message: "HTTP 503", status: 503 }).isTransient // true
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -257,7 +286,7 @@ export const fromGenerate = (
  * import { ChatModel } from "@agentfx/core"
  *
  * const model = ChatModel.fromStream(() =>
- *   Stream.make(
+ *   Stream.make<Array<ChatModel.StreamPart>>(
  *     { _tag: "TextDelta", text: "Hel" },
  *     { _tag: "TextDelta", text: "lo" },
  *     { _tag: "Done", response: { text: "Hello", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage } }

@@ -13,6 +13,13 @@ import { Outcome, ToolCall } from "./ToolCall.js"
 /**
  * The checkpoint format's version; a checkpoint of another version is refused.
  *
+ * @example
+ * ```ts
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * const readable = (json: { readonly version: number }) => json.version === Checkpoint.version
+ * ```
+ *
  * @since 0.1.0
  * @category constants
  */
@@ -21,6 +28,14 @@ export const version = 1
 /**
  * One call of the batch the run paused in: its outcome when it already has one (executed,
  * rejected or answered by a gate), none when it is still to run or to be decided.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Schema.decodeUnknownSync(Checkpoint.BatchItem)({ call: { id: "c1", name: "get_weather", args: { city: "Oslo" } } })
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -33,6 +48,14 @@ export const BatchItem = Schema.Struct({
 /**
  * Why the run stopped: a person must approve calls, the environment must be fixed, or the
  * iteration budget ran out (`MaxIterationsReached`).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Schema.is(Checkpoint.Reason)("environment") // true
+ * ```
  *
  * @since 0.1.0
  * @category schemas

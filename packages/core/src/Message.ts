@@ -11,6 +11,13 @@ import { ToolCall } from "./ToolCall.js"
  * Instructions for the model. The agent's `system` prompt is sent with every request; it
  * is not stored in memory.
  *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * const system: Message.SystemMessage = { _tag: "System", text: "Be brief." }
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -25,6 +32,14 @@ export interface SystemMessage extends Schema.Schema.Type<typeof SystemMessage> 
 /**
  * What the person said.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Message } from "@agentfx/core"
+ *
+ * Schema.decodeUnknownSync(Message.UserMessage)({ _tag: "User", text: "hi" })
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -38,6 +53,14 @@ export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 
 /**
  * What the model answered: text, tool calls, or both.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Message } from "@agentfx/core"
+ *
+ * Schema.decodeUnknownSync(Message.AssistantMessage)({ _tag: "Assistant", text: "", toolCalls: [{ id: "c1", name: "t", args: {} }] })
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -56,6 +79,13 @@ export interface AssistantMessage extends Schema.Schema.Type<typeof AssistantMes
 /**
  * The result of one tool call, keyed by the call's id. `content` is what the model is shown:
  * the encoded success value, or the failure's message when `isError`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * const result: Message.ToolResultMessage = { _tag: "ToolResult", callId: "c1", toolName: "t", isError: false, content: { ok: true } }
+ * ```
  *
  * @since 0.1.0
  * @category schemas

@@ -88,6 +88,14 @@ export const result = <A>(value: A, options: { readonly writes: { readonly [slot
 /**
  * True for a value built with {@link result}.
  *
+ * @example
+ * ```ts
+ * import { Tool } from "@agentfx/core"
+ *
+ * Tool.isResult(Tool.result(1, { writes: { total: 1 } })) // true
+ * Tool.isResult(1) // false
+ * ```
+ *
  * @since 0.1.0
  * @category guards
  */

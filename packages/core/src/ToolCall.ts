@@ -37,6 +37,13 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
  * The call ran and its handler succeeded; `value` is the result encoded with the tool's
  * `success` schema (what the model sees).
  *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const ok: ToolCall.Succeeded = { _tag: "Succeeded", callId: "c1", toolName: "get_weather", value: "Sunny" }
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -55,6 +62,13 @@ export interface Succeeded extends Schema.Schema.Type<typeof Succeeded> {}
 /**
  * The call failed: bad arguments, the handler's `ToolError`, a defect (as a `semantic` error),
  * or a `ToolTimeout` after every permitted retry.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall, ToolError } from "@agentfx/core"
+ *
+ * const failed: ToolCall.Failed = { _tag: "Failed", callId: "c1", toolName: "get_weather", error: ToolError.semantic("no such city") }
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -75,6 +89,13 @@ export interface Failed extends Schema.Schema.Type<typeof Failed> {}
  * A call that is waiting for a person: a delegate tool whose child agent paused. Its
  * `pending` calls (the child's) and `checkpoint` (the child's) travel in the parent's
  * pause; the parent's resume resumes the child.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const waiting = (outcome: ToolCall.Outcome) => outcome._tag === "Suspended" ? outcome.pending.map((p) => p.call.id) : []
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -101,7 +122,7 @@ export interface Suspended extends Schema.Schema.Type<typeof Suspended> {}
  * import { ToolCall } from "@agentfx/core"
  *
  * const describe = (result: ToolCall.Result) =>
- *   result._tag === "Succeeded" ? JSON.stringify(result.value) : result.error.message
+ *   result._tag === "Failed" ? result.error.message : result._tag === "Succeeded" ? JSON.stringify(result.value) : "waiting"
  * ```
  *
  * @since 0.1.0
@@ -118,6 +139,13 @@ export type Result = Succeeded | Failed | Suspended
 /**
  * The call was not executed: a gate or a person rejected it. The model is shown
  * `"rejected"` or `"rejected: <reason>"`.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const rejected: ToolCall.Rejected = { _tag: "Rejected", callId: "c1", toolName: "rm", reason: "too risky" }
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -138,6 +166,13 @@ export interface Rejected extends Schema.Schema.Type<typeof Rejected> {}
  * The call was not executed: a gate or a person answered in its place (ask-the-user
  * tools). `value` is what the model is shown as the call's result.
  *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const replied: ToolCall.Replied = { _tag: "Replied", callId: "c1", toolName: "ask_user", value: "Blue." }
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -156,6 +191,13 @@ export interface Replied extends Schema.Schema.Type<typeof Replied> {}
 /**
  * The call was left without a result (an interrupted run, a crash) and was closed with a
  * neutral "cancelled" result before the next turn.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "@agentfx/core"
+ *
+ * const cancelled: ToolCall.Cancelled = { _tag: "Cancelled", callId: "c1", toolName: "hang" }
+ * ```
  *
  * @since 0.1.0
  * @category schemas

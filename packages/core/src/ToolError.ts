@@ -11,6 +11,14 @@ import { Duration, Schema } from "effect"
  * - `semantic`: the call itself is wrong (bad arguments, not found). Given to the model.
  * - `environment`: something outside needs a person (missing credentials, disk full).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * Schema.is(ToolError.ErrorClass)("environment") // true
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -128,6 +136,14 @@ export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("@agentfx/core/
 
 /**
  * Every way a tool call can fail: its own `ToolError`, or the runtime's `ToolTimeout`.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ToolError } from "@agentfx/core"
+ *
+ * const json = Schema.encodeSync(ToolError.ToolFailure)(ToolError.transient("HTTP 429"))
+ * ```
  *
  * @since 0.1.0
  * @category models
