@@ -245,6 +245,8 @@ export declare namespace ChatModel {
      * must abort the underlying request.
      */
     readonly stream: (request: ChatRequest) => Stream.Stream<StreamPart, ModelError>
+    /** Set by `fromGenerate`: `stream` does not deliver text incrementally. */
+    readonly [NotStreaming]?: true
   }
 }
 
@@ -268,6 +270,7 @@ export declare namespace ChatModel {
 export const fromGenerate = (
   generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
 ): ChatModel.Service => ({
+  [NotStreaming]: true,
   generate,
   stream: (request) =>
     Stream.fromIterableEffect(Effect.map(generate(request), (response): Array<StreamPart> =>
@@ -276,6 +279,33 @@ export const fromGenerate = (
         : [{ _tag: "Done", response }]
     ))
 })
+
+/**
+ * Marks a service whose `stream` is derived from `generate` (see {@link fromGenerate}): the
+ * loop then calls `generate` directly — an Effect `Stream` costs ~0.2 ms per model call —
+ * and emits the text as one `TextDelta`.
+ *
+ * @since 0.1.0
+ * @category symbols
+ */
+export const NotStreaming: unique symbol = Symbol.for("@agentfx/core/ChatModel/NotStreaming")
+
+/**
+ * True when the model delivers text incrementally.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * const model = ChatModel.fromGenerate(() => Effect.die("unused"))
+ * ChatModel.streams(model) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const streams = (model: ChatModel.Service): boolean => !(NotStreaming in model)
 
 /**
  * A model that only streams: its `generate` runs the stream and returns the `Done` response.

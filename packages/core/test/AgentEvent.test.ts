@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
-import { Agent, AgentEvent, ChatMemory, Decision, ScriptedChatModel, Toolkit } from "../src/index.js"
+import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel, Toolkit } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
 const script = () =>
@@ -114,4 +114,26 @@ describe("AgentEvent", () => {
       expect(exit._tag).toBe("Paused")
       expect(HashSet.size(yield* FiberRef.get(AgentEvent.currentSinks))).toBe(0)
     }).pipe(Effect.provide(script())))
+})
+
+describe("AgentEvent with a model that does not stream", () => {
+  it.effect("its text arrives as one TextDelta, without going through a Stream", () =>
+    Effect.gen(function*() {
+      let streamed = 0
+      const model = ChatModel.fromGenerate(() =>
+        Effect.succeed({ text: "All at once.", toolCalls: [], finishReason: "stop" as const, usage: ChatModel.emptyUsage })
+      )
+      const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+      const events = yield* Stream.runCollect(Agent.stream(agent, { input: "hi" })).pipe(
+        Effect.provideService(ChatModel.ChatModel, { ...model, stream: (request) => Stream.suspend(() => { streamed++; return model.stream(request) }) })
+      )
+      expect(Chunk.toArray(events).map(describeEvent)).toEqual([
+        "RunStarted",
+        "ModelCalled #1",
+        `TextDelta "All at once."`,
+        "ModelResponded #1",
+        "Completed Completed"
+      ])
+      expect(streamed).toBe(0)
+    }))
 })

@@ -5,7 +5,7 @@ import { Effect, Option, Stream } from "effect"
 import type * as Agent from "../Agent.js"
 import { MaxIterationsReached } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
-import { addUsage, ChatModel, ModelError } from "../ChatModel.js"
+import { addUsage, ChatModel, ModelError, streams } from "../ChatModel.js"
 import type { ChatRequest, ChatResponse, Usage } from "../ChatModel.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import { ChatMemory } from "../ChatMemory.js"
@@ -198,23 +198,30 @@ export const executeBatch = (
     (finished) => finishBatch(agent, run, finished, environmentPause)
   )
 
-/** The model call: streamed when someone listens (text arrives as `TextDelta` events), else one `generate`. */
+/**
+ * The model call: streamed when someone listens and the model really streams (text arrives
+ * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
+ */
 const callModel = (run: RunState, request: ChatRequest, iteration: number) =>
-  Effect.flatMap(ChatModel, (model) =>
-    run.sinks.length === 0
-      ? model.generate(request)
-      : Stream.runFoldEffect(
-        model.stream(request),
-        undefined as ChatResponse | undefined,
-        (done, part) =>
-          part._tag === "Done"
-            ? Effect.succeed(part.response)
-            : Effect.as(emit(run, () => ({ _tag: "TextDelta", iteration, text: part.text })), done)
-      ).pipe(Effect.flatMap((response) =>
-        response === undefined
-          ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
-          : Effect.succeed(response)
-      )))
+  Effect.flatMap(ChatModel, (model) => {
+    if (run.sinks.length === 0) return model.generate(request)
+    if (!streams(model)) {
+      return Effect.tap(model.generate(request), (response) =>
+        response.text.length === 0 ? Effect.void : emit(run, () => ({ _tag: "TextDelta", iteration, text: response.text })))
+    }
+    return Stream.runFoldEffect(
+      model.stream(request),
+      undefined as ChatResponse | undefined,
+      (done, part) =>
+        part._tag === "Done"
+          ? Effect.succeed(part.response)
+          : Effect.as(emit(run, () => ({ _tag: "TextDelta", iteration, text: part.text })), done)
+    ).pipe(Effect.flatMap((response) =>
+      response === undefined
+        ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
+        : Effect.succeed(response)
+    ))
+  })
 
 const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
   Effect.gen(function*() {
