@@ -1,26 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
-import { Agent, ChatMemory, Message, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
-import { lastToolResults } from "./agentFixtures.js"
+import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Agent, ChatMemory, Message, ScriptedChatModel, ToolCallingManager, Toolkit } from "../src/index.js"
+import { holdingTool, lastToolResults } from "./agentFixtures.js"
 
 describe("ChatMemory", () => {
   it.effect("interrupting a run mid-batch runs the tools' finalizers; the next turn heals the dangling calls and completes", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const released: Array<string> = []
-      const hang = Tool.make("hang", {
-        description: "holds a connection forever",
-        parameters: Schema.Struct({}),
-        success: Schema.String,
-        handler: (_, { callId }) =>
-          Effect.acquireRelease(
-            Deferred.succeed(started, undefined),
-            () => Effect.sync(() => released.push(callId))
-          ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-      })
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(hang) })
+      const { allStarted, released, tool } = yield* holdingTool(1)
+      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(tool) })
       const fiber = yield* Effect.fork(Agent.run(agent, { input: "hang", conversationId: "c-heal" }))
-      yield* Deferred.await(started)
+      yield* Deferred.await(allStarted)
       yield* Fiber.interrupt(fiber)
       expect(released).toEqual(["h1"])
 
@@ -45,20 +34,8 @@ describe("ChatMemory", () => {
 
   it.effect("interrupting a run stops every running tool of an unbounded batch; the next turn heals all of them", () =>
     Effect.gen(function*() {
-      const released: Array<string> = []
-      let started = 0
-      const allStarted = yield* Deferred.make<void>()
-      const hang = Tool.make("hang", {
-        description: "holds a connection forever",
-        parameters: Schema.Struct({}),
-        success: Schema.String,
-        handler: (_, { callId }) =>
-          Effect.acquireRelease(
-            Effect.suspend(() => ++started === 3 ? Deferred.succeed(allStarted, undefined) : Effect.void),
-            () => Effect.sync(() => released.push(callId))
-          ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-      })
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(hang) })
+      const { allStarted, released, tool } = yield* holdingTool(3)
+      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(tool) })
       const fiber = yield* Agent.run(agent, { input: "hang", conversationId: "c-many" }).pipe(
         Effect.provide(ToolCallingManager.unbounded()),
         Effect.fork

@@ -1,4 +1,4 @@
-import { Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Layer, Schema } from "effect"
 import { ChatMemory, Tool, ToolError } from "../src/index.js"
 
 /** Counts executions per tool name. */
@@ -68,3 +68,24 @@ export const lastToolResults = (messages: ReadonlyArray<{ readonly _tag: string 
   messages.filter((m): m is { _tag: "ToolResult"; callId: string; isError: boolean; content: unknown } & typeof m =>
     m._tag === "ToolResult"
   ).map((m) => `${m.callId}: ${m.isError ? "error " : ""}${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`)
+
+/**
+ * A tool that holds a resource until interrupted. `allStarted` completes once `expected`
+ * calls hold theirs; `released` lists the call ids whose finalizer ran.
+ */
+export const holdingTool = (expected: number) =>
+  Effect.map(Deferred.make<void>(), (allStarted) => {
+    const released: Array<string> = []
+    let started = 0
+    const tool = Tool.make("hang", {
+      description: "holds a connection until interrupted",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: (_, { callId }) =>
+        Effect.acquireRelease(
+          Effect.suspend(() => ++started === expected ? Deferred.succeed(allStarted, undefined) : Effect.void),
+          () => Effect.sync(() => released.push(callId))
+        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+    })
+    return { tool, allStarted, released }
+  })
