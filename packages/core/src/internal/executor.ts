@@ -4,6 +4,8 @@
 import type { Duration } from "effect"
 import { Cause, Effect, Option, ParseResult, Schema } from "effect"
 import type { JsonValue } from "../Json.js"
+import { describeParseError } from "./describe.js"
+import { reserveWorker } from "./workerTool.js"
 import type * as ToolCall from "../ToolCall.js"
 import { semantic, ToolTimeout } from "../ToolError.js"
 import type { ToolError, ToolFailure } from "../ToolError.js"
@@ -37,11 +39,6 @@ const codecs = (entry: Toolkit.Entry): Codecs => {
   return found
 }
 
-const describeParseError = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
-    .join("; ")
-
 /** A defect becomes a `semantic` error for the model and is logged with its cause; interruption passes through. */
 const defectToSemantic = (toolName: string) => <A, R>(self: Effect.Effect<A, ToolFailure, R>) =>
   Effect.catchAllCause(self, (cause): Effect.Effect<A, ToolFailure> => {
@@ -68,7 +65,8 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result =>
 
 /**
  * Runs one call of a known tool: decode the model's arguments → handler under the timeout
- * (per attempt, inside the permit) → retry transient failures → encode the success value.
+ * (per attempt, inside the permit and, for a worker tool, inside the reservation of a ready
+ * worker) → retry transient failures → encode the success value.
  * Never fails: every failure becomes a `Failed` result. Interruption is not caught.
  */
 export const executeCall = <R>(
@@ -83,6 +81,8 @@ export const executeCall = <R>(
     context: { callId: string; toolName: string; attempt: number }
   ) => Effect.Effect<unknown, ToolError, R>
 
+  const reserve = reserveWorker(entry.isolation, entry.name)
+
   const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
     let attempt = 0
     const once = Effect.suspend(() => {
@@ -94,7 +94,8 @@ export const executeCall = <R>(
           onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
         })
         : body
-      return policy.withPermit(timed)
+      // permit → worker reservation (wait, spawn, import) → deadline → handler
+      return policy.withPermit(reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
     }).pipe(defectToSemantic(entry.name))
     if (entry.retryTimes === 0) return once
     return Effect.retry(once, {
