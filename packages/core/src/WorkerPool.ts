@@ -24,7 +24,7 @@ import type { ToolError } from "./ToolError.js"
  *
  * const program = Effect.gen(function*() {
  *   const pool = yield* WorkerPool.WorkerPool
- *   return yield* pool.stats // { size: 2, live: 0, busy: 0, spawned: 0, terminated: 0 }
+ *   return yield* pool.stats // { size: 2, live: 0, busy: 0, spawned: 0, exited: 0 }
  * }).pipe(Effect.provide(WorkerPool.layer({ size: 2 })))
  * ```
  *
@@ -89,8 +89,9 @@ export interface Call extends Target {
 
 /**
  * A pool's counters: `live` workers (threads not yet exited), `busy` slots, and how many
- * workers were `spawned` and `terminated` (by a timeout, an interruption, a crash, a failed
- * import or the pool's shutdown) since it was built.
+ * workers were `spawned` and have `exited` since it was built — terminated by the pool (a
+ * timeout, an interruption, a crash, a failed import, the shutdown) or ended on their own
+ * (`process.exit`, an uncaught exception). `live` is `spawned - exited`.
  *
  * @since 0.1.0
  * @category models

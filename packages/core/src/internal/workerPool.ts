@@ -58,8 +58,8 @@ export interface Stats {
   readonly busy: number
   /** Workers started since the pool was built. */
   readonly spawned: number
-  /** Workers terminated by the pool (timeout, interruption, crash, failed load, shutdown). */
-  readonly terminated: number
+  /** Workers whose thread has exited since the pool was built: terminated by the pool (timeout, interruption, crash, failed import, shutdown) or ended on their own. */
+  readonly exited: number
 }
 
 interface Lease {
@@ -83,9 +83,8 @@ export class Pool {
   private readonly slots: ReadonlyArray<Slot>
   private closed = false
   private nextId = 0
-  private live = 0
   private spawned = 0
-  private terminated = 0
+  private exited = 0
 
   constructor(readonly size: number, readonly startupTimeout: Duration.Duration) {
     this.bulkhead = new Bulkhead(size)
@@ -95,10 +94,10 @@ export class Pool {
 
   readonly stats: Effect.Effect<Stats> = Effect.sync(() => ({
     size: this.size,
-    live: this.live,
+    live: this.spawned - this.exited,
     busy: this.size - this.free.length,
     spawned: this.spawned,
-    terminated: this.terminated
+    exited: this.exited
   }))
 
   /** Holds a free slot for the duration of `use`; waits (FIFO, interruptibly) while all are in use. */
@@ -112,19 +111,20 @@ export class Pool {
     )
   }
 
+  private shutDown(target: Target): ToolError {
+    return environment(`Tool "${target.toolName}" cannot run: its worker pool has been shut down`)
+  }
+
   private spawn(slot: Slot, target: Target): Effect.Effect<Worker, ToolError> {
     return Effect.suspend(() => {
       if (slot.worker !== undefined) return Effect.succeed(slot.worker)
-      if (this.closed) {
-        return Effect.fail(environment(`Tool "${target.toolName}" cannot run: its worker pool has been shut down`))
-      }
+      if (this.closed) return Effect.fail(this.shutDown(target))
       const worker = new Worker(entry)
       this.spawned += 1
-      this.live += 1
       // Without an 'error' listener a worker's uncaught exception would be re-thrown in the main thread.
       worker.on("error", () => undefined)
       worker.once("exit", () => {
-        this.live -= 1
+        this.exited += 1
         if (slot.worker === worker) {
           slot.worker = undefined
           slot.loaded.clear()
@@ -143,7 +143,6 @@ export class Pool {
       slot.worker = undefined
       slot.loaded.clear()
       if (worker === undefined) return Effect.void
-      this.terminated += 1
       return Effect.promise(() => worker.terminate())
     })
   }
@@ -248,7 +247,11 @@ export class Pool {
           }
           return Effect.zipRight(
             this.kill(slot),
-            Effect.fail(semantic(`Tool "${target.toolName}" failed: its worker ${describeOutcome(outcome)}`))
+            Effect.fail(
+              this.closed
+                ? this.shutDown(target)
+                : semantic(`Tool "${target.toolName}" failed: its worker ${describeOutcome(outcome)}`)
+            )
           )
         }
       ))
