@@ -53,6 +53,19 @@ export interface RetryPolicy {
 /**
  * The options every tool accepts, whatever runs its work.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import type { Tool } from "@agentfx/core"
+ *
+ * const common: Tool.CommonOptions<{ readonly n: number }, { readonly n: number }, number, number> = {
+ *   description: "Sums 0..n-1",
+ *   parameters: Schema.Struct({ n: Schema.Number }),
+ *   success: Schema.Number,
+ *   timeout: "1 second"
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -106,6 +119,25 @@ export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
  * It receives the **encoded** arguments and returns the **encoded** result, which is decoded
  * with `success`. A timeout or an interruption terminates the worker (see `docs/workers.md`).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const Params = Schema.Struct({ n: Schema.Number })
+ * // crunch.worker.ts: export const sum = ({ n }: typeof Params.Encoded) => n * (n - 1) / 2
+ * const options: Tool.WorkerOptions<{ readonly n: number }, { readonly n: number }, number, number> = {
+ *   description: "Sums 0..n-1",
+ *   parameters: Params,
+ *   success: Schema.Number,
+ *   timeout: "1 second",
+ *   isolation: "worker",
+ *   module: Tool.workerModule(import.meta.url, "./crunch.worker"),
+ *   export: "sum"
+ * }
+ * const crunch = Tool.make("crunch", options)
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -129,6 +161,13 @@ export interface WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded>
  * Where a tool's work runs, as normalised by {@link make}: in process, in a worker (with the
  * module as a `file:` URL string, or as given when it is not one), or an invalid combination
  * of options that `Toolkit.make` refuses with `problem`.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@agentfx/core"
+ *
+ * const where = (tool: Tool.Any) => tool.isolation._tag === "Worker" ? `worker (${tool.isolation.module})` : "in process"
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -324,6 +363,7 @@ export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
  * them a tool's deadline — can fire. Put it between slices of CPU-bound work in an
  * in-process tool to make it interruptible. `Effect.yieldNow()` is not enough: it yields
  * through a microtask and timers stay starved (see `docs/timeouts.md`). Costs about 8 µs.
+ * For code you cannot slice, use `isolation: "worker"`: the deadline terminates the worker.
  *
  * @example
  * ```ts

@@ -70,6 +70,17 @@ export declare namespace WorkerPool {
  * Which function a worker runs: the export `export` of the module at the `file:` URL
  * `module`, on behalf of the tool `toolName` (named in errors).
  *
+ * @example
+ * ```ts
+ * import { WorkerPool } from "@agentfx/core"
+ *
+ * const target: WorkerPool.Target = {
+ *   module: new URL("./crunch.worker.js", import.meta.url).href,
+ *   export: "default",
+ *   toolName: "crunch"
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -78,6 +89,23 @@ export interface Target extends internal.Target {}
 /**
  * One call of a worker function: the target, the **encoded** arguments (they are
  * structured-cloned into the worker) and the call's context (passed as the second argument).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { WorkerPool } from "@agentfx/core"
+ *
+ * const sum = Effect.gen(function*() {
+ *   const pool = yield* WorkerPool.WorkerPool
+ *   return yield* pool.run({
+ *     module: new URL("./crunch.worker.js", import.meta.url).href,
+ *     export: "default",
+ *     toolName: "crunch",
+ *     args: { n: 1000 },
+ *     context: { callId: "call_1", toolName: "crunch", attempt: 1 }
+ *   })
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -93,6 +121,16 @@ export interface Call extends Target {
  * timeout, an interruption, a crash, a failed import, the shutdown) or ended on their own
  * (`process.exit`, an uncaught exception). `live` is `spawned - exited`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { WorkerPool } from "@agentfx/core"
+ *
+ * const report = Effect.flatMap(WorkerPool.WorkerPool, (pool) => pool.stats).pipe(
+ *   Effect.tap((stats: WorkerPool.Stats) => Effect.log(`${stats.live} live, ${stats.exited} exited`))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -100,6 +138,14 @@ export interface Stats extends internal.Stats {}
 
 /**
  * Options of {@link layer}.
+ *
+ * @example
+ * ```ts
+ * import { WorkerPool } from "@agentfx/core"
+ *
+ * const options: WorkerPool.Options = { size: 4, startupTimeout: "10 seconds" }
+ * const PoolLive = WorkerPool.layer(options)
+ * ```
  *
  * @since 0.1.0
  * @category models

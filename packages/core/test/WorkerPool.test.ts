@@ -3,7 +3,7 @@
  * Worker functions live in `test/workers/` (plain `.mjs`, one `.ts`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Layer, Logger, Schedule, Schema } from "effect"
+import { Cause, type Duration, Effect, Exit, Fiber, Layer, Logger, Schedule, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -286,6 +286,17 @@ describe("WorkerPool", () => {
         expect(after.map((r) => r._tag)).toEqual(["Succeeded"])
       }).pipe(Effect.provide(Layer.merge(WorkerPool.layer({ size: 2 }), ToolCallingManager.unbounded()))))
   })
+
+  it.live("a worker tool's handler used on its own (no executor) is killed too when interrupted", () =>
+    Effect.gen(function*() {
+      const tool = spin()
+      const exit = yield* tool.handler({}, { callId: "c", toolName: "spin", attempt: 1 }).pipe(
+        Effect.timeout("100 millis"),
+        Effect.exit
+      )
+      expect(Exit.isFailure(exit) && Cause.isTimeoutException(Cause.squash(exit.cause))).toBe(true)
+      expect(yield* stats).toMatchObject({ live: 0, busy: 0, spawned: 1, exited: 1 })
+    }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
 
   it.live("closing the Layer terminates a stuck worker at once (no graceful wait); its call fails typed", () =>
     Effect.gen(function*() {

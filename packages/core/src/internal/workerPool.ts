@@ -119,7 +119,12 @@ export class Pool {
     return Effect.suspend(() => {
       if (slot.worker !== undefined) return Effect.succeed(slot.worker)
       if (this.closed) return Effect.fail(this.shutDown(target))
-      const worker = new Worker(entry)
+      let worker: Worker
+      try {
+        worker = new Worker(entry)
+      } catch (error) {
+        return Effect.fail(environment(`Tool "${target.toolName}" cannot start a worker: ${String(error)}`))
+      }
       this.spawned += 1
       // Without an 'error' listener a worker's uncaught exception would be re-thrown in the main thread.
       worker.on("error", () => undefined)
