@@ -149,6 +149,16 @@ describe("WorkerPool", () => {
       expect(logs[0]![1]).toMatch(/^RangeError: boom\n\s+at throws \(file:.*tools\.mjs:\d+/)
     }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
 
+  it.live("a worker that dies while idle is never handed a call: the next call gets a new worker", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* Toolkit.make(echo, workerTool("time_bomb", "timeBomb", Schema.String))
+      const first = yield* echoThread(toolkit)
+      expect(summary([yield* runOne(toolkit, "time_bomb")])).toEqual(["ok"])
+      yield* stats.pipe(Effect.repeat({ until: (s) => s.live === 0, schedule: Schedule.spaced("5 millis") }))
+      expect(yield* echoThread(toolkit)).not.toBe(first)
+      expect(yield* stats).toMatchObject({ live: 1, spawned: 2, exited: 1 })
+    }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
+
   it.live("a module that cannot be imported or lacks the export is an environment error; the pool goes on", () =>
     Effect.gen(function*() {
       const toolkit = yield* Toolkit.make(
@@ -164,7 +174,7 @@ describe("WorkerPool", () => {
       ])
       expect(summary(results)).toEqual([
         `ToolError(environment): Tool "not_a_function" cannot load its worker module ${toolsModule.href}: TypeError: its export "notAFunction" is a number, not a function`,
-        `ToolError(environment): Tool "missing" cannot load its worker module ${toolsModule.href}: TypeError: it has no export "nope" (exports: busy, crashesLater, default, echo, exits, flaky, notAFunction, rejects, spin, throws, unsendable, wrongShape)`,
+        `ToolError(environment): Tool "missing" cannot load its worker module ${toolsModule.href}: TypeError: it has no export "nope" (exports: busy, crashesLater, default, echo, exits, flaky, notAFunction, rejects, spin, throws, timeBomb, unsendable, wrongShape)`,
         `ToolError(environment): Tool "broken" cannot load its worker module ${
           new URL("./workers/broken.mjs", import.meta.url).href
         }: Error: broken at import`

@@ -44,6 +44,14 @@ export const crashesLater = () =>
     }, 1)
   })
 
+/** Answers, then throws in a timer while the worker is idle. */
+export const timeBomb = () => {
+  setTimeout(() => {
+    throw new Error("after the call")
+  }, 20)
+  return "ok"
+}
+
 export const unsendable = () => () => "a function cannot be cloned"
 
 export const wrongShape = () => ({ unexpected: true })
