@@ -271,7 +271,10 @@ describe("WorkerPool", () => {
         const queued = yield* twoBusyCalls("250 millis").pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
         expect(queued.map((r) => r._tag)).toEqual(["Succeeded", "Succeeded"])
         expect(overlaps(queued)).toBe(false)
-        const parallel = yield* twoBusyCalls("1 second").pipe(Effect.provide(WorkerPool.layer({ size: 2 })))
+        const parallel = yield* Effect.zipRight(
+          twoBusyCalls("1 second"), // spawns both workers
+          twoBusyCalls("1 second") // both warm: they start together
+        ).pipe(Effect.provide(WorkerPool.layer({ size: 2 })))
         expect(overlaps(parallel)).toBe(true)
       }).pipe(Effect.provide(ToolCallingManager.unbounded())))
 
@@ -310,10 +313,11 @@ describe("WorkerPool", () => {
 
   it.live("closing the Layer terminates a stuck worker at once (no graceful wait); its call fails typed", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(spin())
+      const toolkit = yield* Toolkit.make(echo, spin())
       let closing = 0
       const { pool, running } = yield* Effect.gen(function*() {
         const pool = yield* WorkerPool.WorkerPool
+        yield* echoThread(toolkit) // warm: the spin starts at once
         const running = yield* runOne(toolkit, "spin").pipe(
           Effect.provideService(WorkerPool.WorkerPool, pool),
           Effect.forkDaemon
@@ -324,7 +328,7 @@ describe("WorkerPool", () => {
         return { pool, running }
       }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
       expect(elapsedSince(closing)).toBeLessThan(500)
-      expect(yield* pool.stats).toMatchObject({ live: 0, spawned: 1, exited: 1 })
+      expect(yield* pool.stats).toMatchObject({ live: 0, busy: 0, spawned: 1, exited: 1 })
       expect(summary([yield* Fiber.join(running)])).toEqual([
         `ToolError(environment): Tool "spin" cannot run: its worker pool has been shut down`
       ])

@@ -198,7 +198,11 @@ export class Pool {
     const failed = (reason: string) =>
       Effect.zipRight(
         this.kill(slot),
-        Effect.fail(environment(`Tool "${target.toolName}" cannot load its worker module ${target.module}: ${reason}`))
+        Effect.fail(
+          this.closed
+            ? this.shutDown(target)
+            : environment(`Tool "${target.toolName}" cannot load its worker module ${target.module}: ${reason}`)
+        )
       )
     return Effect.flatMap(this.spawn(slot, target), (worker) =>
       this.request(slot, worker, { kind: "load", module: target.module, export: target.export }).pipe(
