@@ -5,7 +5,7 @@
 // written in TypeScript is loaded after registering tsx's ESM hooks (`tsx` is an optional
 // peer dependency); a `.js`/`.mjs` module needs nothing.
 //
-// Protocol (one request at a time, each answered with the same `id`):
+// Protocol (typed in workerProtocol.ts; one request at a time, answered with its `id`):
 //   main → worker  { id, kind: "load", module, export }
 //                  { id, kind: "call", module, export, args, context }
 //   worker → main  { id, kind: "loaded" } | { id, kind: "load-failed", error }

@@ -11,6 +11,7 @@ import { Duration, Effect, FiberRef, GlobalValue } from "effect"
 import { Worker } from "node:worker_threads"
 import { environment, semantic, type ToolError } from "../ToolError.js"
 import { Bulkhead } from "./bulkhead.js"
+import { describeOutcome, describeThrown, request } from "./workerProtocol.js"
 
 const entry = new URL("./worker-entry.mjs", import.meta.url)
 
@@ -21,25 +22,6 @@ export interface Target {
   readonly export: string
   readonly toolName: string
 }
-
-interface WorkerErrorInfo {
-  readonly name: string
-  readonly message: string
-  readonly stack: string
-}
-
-type Reply =
-  | { readonly id: number; readonly kind: "loaded" }
-  | { readonly id: number; readonly kind: "load-failed"; readonly error: WorkerErrorInfo }
-  | { readonly id: number; readonly kind: "returned"; readonly value: unknown }
-  | { readonly id: number; readonly kind: "threw"; readonly error: WorkerErrorInfo }
-
-/** How a request ended, seen from the main thread. */
-type Outcome =
-  | { readonly _tag: "Reply"; readonly reply: Reply }
-  | { readonly _tag: "Crashed"; readonly reason: string }
-  | { readonly _tag: "Exited"; readonly code: number }
-  | { readonly _tag: "Unsendable"; readonly reason: string }
 
 interface Slot {
   worker: Worker | undefined
@@ -75,14 +57,11 @@ const currentLease = GlobalValue.globalValue(
 
 const key = (target: Target) => `${target.module}#${target.export}`
 
-const describeThrown = (error: WorkerErrorInfo) => error.message === "" ? error.name : `${error.name}: ${error.message}`
-
 export class Pool {
   private readonly bulkhead: Bulkhead
   private readonly free: Array<Slot>
   private readonly slots: ReadonlyArray<Slot>
   private closed = false
-  private nextId = 0
   private spawned = 0
   private exited = 0
 
@@ -152,46 +131,6 @@ export class Pool {
     })
   }
 
-  /**
-   * Sends one request and waits for its reply, the worker's death, or interruption. On
-   * interruption the worker is terminated (the wait includes the termination: a true kill).
-   */
-  private request(slot: Slot, worker: Worker, message: Record<string, unknown>): Effect.Effect<Outcome> {
-    return Effect.async<Outcome>((resume) => {
-      const id = this.nextId++
-      const cleanup = () => {
-        worker.off("message", onMessage)
-        worker.off("messageerror", onMessageError)
-        worker.off("error", onError)
-        worker.off("exit", onExit)
-      }
-      const done = (outcome: Outcome) => {
-        cleanup()
-        resume(Effect.succeed(outcome))
-      }
-      const onMessage = (reply: Reply) => {
-        if (reply.id === id) done({ _tag: "Reply", reply })
-      }
-      const onMessageError = (error: unknown) => done({ _tag: "Crashed", reason: `unreadable reply: ${String(error)}` })
-      const onError = (error: unknown) =>
-        done({ _tag: "Crashed", reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
-      const onExit = (code: number) => done({ _tag: "Exited", code })
-      worker.on("message", onMessage)
-      worker.on("messageerror", onMessageError)
-      worker.on("error", onError)
-      worker.on("exit", onExit)
-      try {
-        worker.postMessage({ ...message, id })
-      } catch (error) {
-        done({ _tag: "Unsendable", reason: String(error) })
-      }
-      return Effect.suspend(() => {
-        cleanup()
-        return this.kill(slot)
-      })
-    })
-  }
-
   /** Spawns the slot's worker if it has none and imports the target, bounded by `startupTimeout`. */
   private prepare(slot: Slot, target: Target): Effect.Effect<void, ToolError> {
     if (slot.worker !== undefined && slot.loaded.has(key(target))) return Effect.void
@@ -205,7 +144,7 @@ export class Pool {
         )
       )
     return Effect.flatMap(this.spawn(slot, target), (worker) =>
-      this.request(slot, worker, { kind: "load", module: target.module, export: target.export }).pipe(
+      request(worker, { kind: "load", module: target.module, export: target.export }, this.kill(slot)).pipe(
         Effect.timeoutFail({
           duration: this.startupTimeout,
           onTimeout: () => `the worker was not ready within ${Duration.format(this.startupTimeout)}`
@@ -230,7 +169,11 @@ export class Pool {
   private invoke(slot: Slot, target: Target, args: unknown, context: unknown): Effect.Effect<unknown, ToolError> {
     return Effect.flatMap(this.prepare(slot, target), () =>
       Effect.flatMap(
-        this.request(slot, slot.worker!, { kind: "call", module: target.module, export: target.export, args, context }),
+        request(
+          slot.worker!,
+          { kind: "call", module: target.module, export: target.export, args, context },
+          this.kill(slot)
+        ),
         (outcome): Effect.Effect<unknown, ToolError> => {
           if (outcome._tag === "Reply") {
             switch (outcome.reply.kind) {
@@ -310,17 +253,4 @@ export class Pool {
     this.closed = true
     return Effect.forEach(this.slots, (slot) => this.kill(slot), { concurrency: "unbounded", discard: true })
   })
-}
-
-const describeOutcome = (outcome: Outcome): string => {
-  switch (outcome._tag) {
-    case "Crashed":
-      return `crashed (${outcome.reason})`
-    case "Exited":
-      return `exited with code ${outcome.code} (process.exit in a worker ends the worker)`
-    case "Unsendable":
-      return `could not be sent the request (${outcome.reason})`
-    case "Reply":
-      return `replied "${outcome.reply.kind}" out of turn`
-  }
 }
