@@ -100,6 +100,20 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded> {
 /**
  * Everything `Tool.make` accepts for a tool whose handler runs in process.
  *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const options: Tool.Options<{ readonly text: string }, { readonly text: string }, string, string, never> = {
+ *   description: "Echo a text",
+ *   parameters: Schema.Struct({ text: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ text }) => Effect.succeed(text)
+ * }
+ * const echo = Tool.make("echo", options)
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
