@@ -41,9 +41,9 @@ const runWith = (label: string, layer: Layer.Layer<ToolCallingManager.ToolCallin
     const results = yield* ToolCallingManager.executeBatch(toolkit, calls)
     console.log(`\n${label} — ${(performance.now() - start).toFixed(0)} ms`)
     for (const result of results) {
-      const shown = result._tag === "Succeeded"
-        ? JSON.stringify(result.value)
-        : `${result.error._tag} (${result.error.errorClass}): ${result.error.message}`
+      const shown = result._tag === "Failed"
+        ? `${result.error._tag} (${result.error.errorClass}): ${result.error.message}`
+        : result._tag === "Succeeded" ? JSON.stringify(result.value) : result._tag
       console.log(`  ${result.callId} ${result.toolName.padEnd(6)} ${shown}`)
     }
   }).pipe(Effect.provide(layer))

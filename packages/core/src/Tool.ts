@@ -6,7 +6,9 @@
 import type { Duration, Schedule } from "effect"
 import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
 import * as Delegate from "./internal/delegate.js"
+import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
+import type { WorkerPool } from "./WorkerPool.js"
 
 /**
  * @since 0.1.0
@@ -117,12 +119,25 @@ export interface RetryPolicy {
 }
 
 /**
- * Everything `Tool.make` accepts.
+ * The options every tool accepts, whatever runs its work.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import type { Tool } from "@agentfx/core"
+ *
+ * const common: Tool.CommonOptions<{ readonly n: number }, { readonly n: number }, number, number> = {
+ *   description: "Sums 0..n-1",
+ *   parameters: Schema.Struct({ n: Schema.Number }),
+ *   success: Schema.Number,
+ *   timeout: "1 second"
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R> {
+export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded> {
   /** What the tool does, for the model. */
   readonly description: string
   /** The arguments the model must send; decoded before the handler runs. Must describe a JSON object. */
@@ -130,11 +145,12 @@ export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R> {
   /** The handler's result; encoded into what the model sees. */
   readonly success: Schema.Schema<Success, SuccessEncoded>
   /**
-   * Deadline for one attempt of the handler (not the wait for a permit, not gates, not
-   * middleware). Beats the manager's `defaultTimeout`. Must be positive and finite.
-   * Interrupts the handler's fiber: async work (timers, `fetch` given the `AbortSignal` of
-   * `Effect.tryPromise`, child fibers) is stopped and finalizers run; synchronous code that
-   * never yields is not stopped.
+   * Deadline for one attempt of the handler (not the wait for a permit or a worker, not
+   * gates, not middleware). Beats the manager's `defaultTimeout`. Must be positive and finite.
+   * In process, it interrupts the handler's fiber: async work (timers, `fetch` given the
+   * `AbortSignal` of `Effect.tryPromise`, child fibers) is stopped and finalizers run;
+   * synchronous code that never yields is not stopped — use `isolation: "worker"`, where the
+   * timeout terminates the worker.
    */
   readonly timeout?: Duration.DurationInput
   /** Retries of `transient` failures (timeouts included). */
@@ -147,12 +163,104 @@ export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R> {
   readonly sensitive?: boolean
   /** Free-form labels for gates, middleware and filtering. */
   readonly tags?: ReadonlyArray<string>
+}
+
+/**
+ * Everything `Tool.make` accepts for a tool whose handler runs in process.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const options: Tool.Options<{ readonly text: string }, { readonly text: string }, string, string, never> = {
+ *   description: "Echo a text",
+ *   parameters: Schema.Struct({ text: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ text }) => Effect.succeed(text)
+ * }
+ * const echo = Tool.make("echo", options)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
+  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+{
+  /** Where the handler runs; `"in-process"` (the default) is the only choice for a handler. */
+  readonly isolation?: "in-process"
   /**
    * The tool's work: the success value, or `Tool.result(value, { writes })` to write run
    * state. Its requirements `R` become requirements of whatever runs the tool.
    */
   readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
 }
+
+/**
+ * Everything `Tool.make` accepts for a tool that runs in a worker thread of the
+ * `WorkerPool`. Its work is a plain function exported by `module`:
+ * `(args: ParamsEncoded, context: CallContext) => SuccessEncoded | Promise<SuccessEncoded>`.
+ * It receives the **encoded** arguments and returns the **encoded** result, which is decoded
+ * with `success`. A timeout or an interruption terminates the worker (see `docs/workers.md`).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const Params = Schema.Struct({ n: Schema.Number })
+ * // crunch.worker.ts: export const sum = ({ n }: typeof Params.Encoded) => n * (n - 1) / 2
+ * const options: Tool.WorkerOptions<{ readonly n: number }, { readonly n: number }, number, number> = {
+ *   description: "Sums 0..n-1",
+ *   parameters: Params,
+ *   success: Schema.Number,
+ *   timeout: "1 second",
+ *   isolation: "worker",
+ *   module: Tool.workerModule(import.meta.url, "./crunch.worker"),
+ *   export: "sum"
+ * }
+ * const crunch = Tool.make("crunch", options)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+{
+  readonly isolation: "worker"
+  /**
+   * The module that exports the function: a `file:` URL (`new URL("./x.worker.ts",
+   * import.meta.url)`, or {@link workerModule}) or an absolute path. A `.ts` module needs `tsx`
+   * installed; built `.js` needs nothing. Checked to exist by `Toolkit.make`.
+   */
+  readonly module: URL | string
+  /** The export to call; `"default"` unless given. */
+  readonly export?: string
+  /** A worker tool has no handler: its module's export is the handler. */
+  readonly handler?: never
+}
+
+/**
+ * Where a tool's work runs, as normalised by {@link make}: in process, in a worker (with the
+ * module as a `file:` URL string, or as given when it is not one), or an invalid combination
+ * of options that `Toolkit.make` refuses with `problem`.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@agentfx/core"
+ *
+ * const where = (tool: Tool.Any) => tool.isolation._tag === "Worker" ? `worker (${tool.isolation.module})` : "in process"
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Isolation =
+  | { readonly _tag: "InProcess" }
+  | { readonly _tag: "Worker"; readonly module: string; readonly export: string }
+  | { readonly _tag: "Invalid"; readonly problem: string }
 
 /**
  * A tool. Build one with {@link make}; assemble tools with `Toolkit.make`, which validates
@@ -175,6 +283,8 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly returnDirect: boolean
   readonly sensitive: boolean
   readonly tags: ReadonlyArray<string>
+  readonly isolation: Isolation
+  /** For a worker tool: encodes the arguments, runs the module's export in the `WorkerPool`, decodes its result. */
   readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
 }
 
@@ -204,6 +314,10 @@ const Proto = {
 /**
  * Defines a tool. Options are checked when the tool is assembled into a `Toolkit`.
  *
+ * With a `handler`, the tool runs in process. With `isolation: "worker"` and a `module`,
+ * its work is the module's exported function, run in a worker of the `WorkerPool` (which
+ * the tool then requires): a timeout or an interruption terminates the worker.
+ *
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
@@ -217,16 +331,36 @@ const Proto = {
  *   retry: { times: 2 },
  *   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
  * })
+ *
+ * // crunch.worker.ts: export default ({ n }: { n: number }) => { let s = 0; for (let i = 0; i < n; i++) s += i; return s }
+ * const crunch = Tool.make("crunch", {
+ *   description: "Sums 0..n-1",
+ *   parameters: Schema.Struct({ n: Schema.Number }),
+ *   success: Schema.Number,
+ *   timeout: "1 second",
+ *   isolation: "worker",
+ *   module: new URL("./crunch.worker.ts", import.meta.url)
+ * }) // Tool<"crunch", { n: number }, number, WorkerPool>
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never>(
-  name: Name,
-  options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
-): Tool<Name, Params, Success, R> =>
-  Object.assign(Object.create(Proto), {
+export const make: {
+  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded>(
+    name: Name,
+    options: WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+  ): Tool<Name, Params, Success, WorkerPool>
+  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never>(
+    name: Name,
+    options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
+  ): Tool<Name, Params, Success, R>
+} = (
+  name: string,
+  options: Options<any, any, any, any, any> | WorkerOptions<any, any, any, any>
+): Any => {
+  const isolation = isolationOf(options)
+  return Object.assign(Object.create(Proto), {
     name,
     description: options.description,
     parameters: options.parameters,
@@ -237,8 +371,42 @@ export const make = <const Name extends string, Params, ParamsEncoded, Success, 
     returnDirect: options.returnDirect ?? false,
     sensitive: options.sensitive ?? false,
     tags: options.tags ?? [],
-    handler: options.handler
+    isolation,
+    handler: options.isolation === "worker"
+      ? workerHandler(options.parameters, options.success, isolation)
+      : options.handler
   })
+}
+
+/**
+ * The `file:` URL of a worker module next to the calling module, with the caller's own file
+ * extension: `workerModule(import.meta.url, "./crunch.worker")` is `crunch.worker.ts` when the
+ * caller runs as `.ts` (tsx, vitest) and `crunch.worker.js` once both are compiled, so one
+ * source line serves both. (`new URL("./crunch.worker.ts", import.meta.url)` keeps `.ts`
+ * after compilation.)
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Tool } from "@agentfx/core"
+ *
+ * const crunch = Tool.make("crunch", {
+ *   description: "Sums 0..n-1",
+ *   parameters: Schema.Struct({ n: Schema.Number }),
+ *   success: Schema.Number,
+ *   isolation: "worker",
+ *   module: Tool.workerModule(import.meta.url, "./crunch.worker")
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const workerModule = (base: string | URL, specifier: string): URL => {
+  const url = new URL(base)
+  const extension = /\.[^./]+$/.exec(url.pathname)?.[0] ?? ""
+  return new URL(`${specifier}${extension}`, url)
+}
 
 const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
   SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
@@ -280,6 +448,7 @@ export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
  * them a tool's deadline — can fire. Put it between slices of CPU-bound work in an
  * in-process tool to make it interruptible. `Effect.yieldNow()` is not enough: it yields
  * through a microtask and timers stay starved (see `docs/timeouts.md`). Costs about 8 µs.
+ * For code you cannot slice, use `isolation: "worker"`: the deadline terminates the worker.
  *
  * @example
  * ```ts

@@ -102,7 +102,8 @@ export const environment = (message: string): ToolError => new ToolError({ error
 /**
  * A call whose handler ran past its timeout. Always `transient`: it is retried when the tool
  * declares `retry`. The handler's fiber was interrupted and its finalizers ran before this
- * value was produced; synchronous code that never yields is not stopped (see `docs/timeouts.md`).
+ * value was produced; in process, synchronous code that never yields is not stopped (see
+ * `docs/timeouts.md`); for a tool with `isolation: "worker"` the worker has been terminated.
  *
  * @example
  * ```ts

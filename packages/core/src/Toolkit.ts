@@ -6,6 +6,7 @@
 import type { Duration, JSONSchema, Schedule } from "effect"
 import { Data, Effect, Either, Option, Pipeable } from "effect"
 import { validateRetryTimes, validateTimeout } from "./internal/options.js"
+import { checkIsolation } from "./internal/workerTool.js"
 import * as Tool from "./Tool.js"
 import type { ToolFailure } from "./ToolError.js"
 
@@ -44,6 +45,8 @@ export interface Entry {
   readonly returnDirect: boolean
   readonly sensitive: boolean
   readonly tags: ReadonlyArray<string>
+  /** In process, or in a worker of the `WorkerPool` (module checked to exist). */
+  readonly isolation: Exclude<Tool.Isolation, { readonly _tag: "Invalid" }>
 }
 
 /**
@@ -121,6 +124,7 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
   if (tool.retry !== undefined) {
     Either.match(validateRetryTimes(tool.retry.times), { onLeft: problem, onRight: () => undefined })
   }
+  checkIsolation(tool.isolation).forEach(problem)
   let parametersJsonSchema: JSONSchema.JsonSchema7Root | undefined
   try {
     parametersJsonSchema = Tool.parametersJsonSchema(tool)
@@ -130,7 +134,9 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
   } catch (error) {
     problem(`parameters have no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
   }
-  if (problems.length > 0 || parametersJsonSchema === undefined) return Either.left(problems)
+  if (problems.length > 0 || parametersJsonSchema === undefined || tool.isolation._tag === "Invalid") {
+    return Either.left(problems)
+  }
   return Either.right({
     tool,
     name: tool.name,
@@ -142,7 +148,8 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
     serial: tool.serial,
     returnDirect: tool.returnDirect,
     sensitive: tool.sensitive,
-    tags: tool.tags
+    tags: tool.tags,
+    isolation: tool.isolation
   })
 }
 
@@ -150,7 +157,8 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
  * Assembles tools into a toolkit. Refuses, with one `InvalidToolkit` naming every offender:
  * duplicate names, names a provider would reject, timeouts that are not positive and finite
  * (0, negative, `Infinity`, unparsable strings), retry counts that are negative or not
- * integers, parameters that are not a JSON object.
+ * integers, parameters that are not a JSON object, a worker tool without a module, with a
+ * module that is not an existing file, or with a handler.
  *
  * @example
  * ```ts

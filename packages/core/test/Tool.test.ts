@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
-import { Tool, type ToolCall, ToolCallingManager, Toolkit } from "../src/index.js"
+import { Tool, type ToolCall, ToolCallingManager, Toolkit, type WorkerPool } from "../src/index.js"
 
 class WeatherApi extends Context.Tag("test/WeatherApi")<WeatherApi, { readonly current: (city: string) => string }>() {}
 
@@ -50,5 +50,24 @@ describe("Tool", () => {
   it("make fills defaults that decide nothing: no timeout, no retry, not serial/sensitive/returnDirect", () => {
     expect([getWeather.timeout, getWeather.retry, getWeather.serial, getWeather.sensitive, getWeather.returnDirect, getWeather.tags])
       .toEqual([undefined, undefined, false, false, false, []])
+  })
+
+  it("a worker tool requires the WorkerPool; its module and export are normalised", () => {
+    const crunch = Tool.make("crunch", {
+      description: "sums 0..n-1",
+      parameters: Schema.Struct({ n: Schema.Number }),
+      success: Schema.Number,
+      isolation: "worker",
+      module: "/srv/app/crunch.worker.js"
+    })
+    expectTypeOf(crunch).toEqualTypeOf<Tool.Tool<"crunch", { readonly n: number }, number, WorkerPool.WorkerPool>>()
+    expect(crunch.isolation).toEqual({ _tag: "Worker", module: "file:///srv/app/crunch.worker.js", export: "default" })
+    expect(getWeather.isolation).toEqual({ _tag: "InProcess" })
+  })
+
+  it("workerModule gives the worker module the caller's extension: .ts from source, .js once compiled", () => {
+    expect(Tool.workerModule("file:///app/src/tools.ts", "./crunch.worker").href).toBe("file:///app/src/crunch.worker.ts")
+    expect(Tool.workerModule("file:///app/dist/tools.js", "./crunch.worker").href).toBe("file:///app/dist/crunch.worker.js")
+    expect(Tool.workerModule(new URL("file:///app/x.mts"), "../w/crunch").href).toBe("file:///w/crunch.mts")
   })
 })

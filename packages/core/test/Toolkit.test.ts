@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option, Schedule, Schema } from "effect"
+import { fileURLToPath } from "node:url"
 import { Tool, Toolkit } from "../src/index.js"
 
 const tool = (name: string, extra: Partial<Tool.Options<{ q: string }, { q: string }, string, string, never>> = {}) =>
@@ -88,5 +89,61 @@ describe("Toolkit", () => {
         properties: { q: { type: "string" } },
         additionalProperties: false
       })
+    }))
+
+  it.effect("refuses worker tools without a module, with a module that is not an existing file, or with a handler; in-process tools without one", () =>
+    Effect.gen(function*() {
+      const tools = new URL("./workers/tools.mjs", import.meta.url)
+      const worker = (name: string, extra: Record<string, unknown>) =>
+        Tool.make(name, {
+          description: `the ${name} tool`,
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          isolation: "worker",
+          module: tools,
+          ...extra
+        } as Tool.WorkerOptions<{}, {}, string, string>)
+      const error = yield* Toolkit.make(
+        worker("no_module", { module: undefined }),
+        worker("missing", { module: new URL("./workers/missing.mjs", import.meta.url) }),
+        worker("relative", { module: "./workers/tools.mjs" }),
+        worker("remote", { module: new URL("https://example.com/tools.mjs") }),
+        worker("directory", { module: new URL("./workers/", import.meta.url) }),
+        worker("with_handler", { handler: () => Effect.succeed("in process?") }),
+        worker("empty_export", { export: "" }),
+        worker("thread", { isolation: "thread" }),
+        tool("in_process_module", { module: tools } as Record<string, unknown>),
+        tool("no_handler", { handler: undefined } as Record<string, unknown>),
+        worker("fine", { module: fileURLToPath(tools), export: "echo" })
+      ).pipe(Effect.flip)
+      expect(error.problems).toEqual([
+        `tool "no_module": isolation: "worker" needs a module (a file: URL of the module that exports the function)`,
+        `tool "missing": module ${fileURLToPath(new URL("./workers/missing.mjs", import.meta.url))} does not exist`,
+        `tool "relative": module "./workers/tools.mjs" is not a file: URL or an absolute path (use new URL("./x.worker.ts", import.meta.url))`,
+        `tool "remote": module "https://example.com/tools.mjs" is not a file: URL or an absolute path (use new URL("./x.worker.ts", import.meta.url))`,
+        `tool "directory": module ${fileURLToPath(new URL("./workers/", import.meta.url))} is not a file`,
+        `tool "with_handler": a tool with isolation: "worker" takes a module, not a handler`,
+        `tool "empty_export": export "" is not a non-empty string`,
+        `tool "thread": isolation "thread" is not "in-process" or "worker"`,
+        `tool "in_process_module": "module" and "export" are only read with isolation: "worker"`,
+        `tool "no_handler": an in-process tool needs a handler function`
+      ])
+    }))
+
+  it.effect("a worker tool's row says where it runs", () =>
+    Effect.gen(function*() {
+      const module = new URL("./workers/tools.mjs", import.meta.url)
+      const toolkit = yield* Toolkit.make(
+        tool("here"),
+        Tool.make("there", {
+          description: "runs in a worker",
+          parameters: Schema.Struct({ text: Schema.String }),
+          success: Schema.String,
+          isolation: "worker",
+          module
+        })
+      )
+      expect(toolkit.entries.get("here")!.isolation).toEqual({ _tag: "InProcess" })
+      expect(toolkit.entries.get("there")!.isolation).toEqual({ _tag: "Worker", module: module.href, export: "default" })
     }))
 })

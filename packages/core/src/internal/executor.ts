@@ -1,11 +1,11 @@
 /**
  * The one place a tool call is decoded, timed, retried and encoded.
  */
-import type { Duration } from "effect"
-import type { ParseResult } from "effect"
+import type { Duration, ParseResult } from "effect"
 import { Cause, Effect, Option, Schema } from "effect"
-import { describeParseError } from "./parseError.js"
 import type { JsonValue } from "../Json.js"
+import { describeParseError } from "./parseError.js"
+import { reserveWorker } from "./workerTool.js"
 import type * as ToolCall from "../ToolCall.js"
 import { semantic, ToolTimeout } from "../ToolError.js"
 import type { ToolError, ToolFailure } from "../ToolError.js"
@@ -79,7 +79,8 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result =>
 
 /**
  * Runs one call of a known tool: decode the model's arguments → handler under the timeout
- * (per attempt, inside the permit) → retry transient failures → encode the success value.
+ * (per attempt, inside the permit and, for a worker tool, inside the reservation of a ready
+ * worker) → retry transient failures → encode the success value.
  * Never fails: every failure becomes a `Failed` result. Interruption is not caught.
  */
 export const executeCall = <R>(
@@ -96,6 +97,8 @@ export const executeCall = <R>(
     context: { callId: string; toolName: string; attempt: number; state: StateSnapshot; [ResumptionKey]?: Resumption }
   ) => Effect.Effect<unknown, ToolError, R>
 
+  const reserve = reserveWorker(entry.isolation, entry.name)
+
   const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
     let attempt = 0
     const once = Effect.suspend(() => {
@@ -108,7 +111,8 @@ export const executeCall = <R>(
           onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
         })
         : body
-      return policy.withPermit(timed)
+      // permit → worker reservation (wait, spawn, import) → deadline → handler
+      return policy.withPermit(reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
     }).pipe(defectToSemantic(entry.name))
     if (entry.retryTimes === 0) return once
     return Effect.retry(once, {

@@ -1,0 +1,2 @@
+// A worker module that fails while being imported.
+throw new Error("broken at import")
