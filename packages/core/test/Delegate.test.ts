@@ -111,6 +111,69 @@ describe("Tool.delegate", () => {
     }))))
 })
 
+describe("Tool.delegate options", () => {
+  it.effect("manager: the child's batches run under the given manager", () =>
+    Effect.gen(function*() {
+      const busy = Tool.make("busy", {
+        description: "takes a second",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
+      })
+      const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
+      const withManager = (manager?: ReturnType<typeof ToolCallingManager.unbounded>) =>
+        Effect.gen(function*() {
+          const parent = yield* Agent.make({
+            toolkit: yield* Toolkit.make(
+              Tool.delegate("work", { agent: child, description: "works", ...(manager === undefined ? {} : { manager }) })
+            )
+          })
+          const fiber = yield* Effect.fork(Agent.run(parent, { input: "go" }))
+          yield* TestClock.adjust("1 second")
+          const early = fiber.unsafePoll()
+          yield* TestClock.adjust("2 seconds")
+          yield* Fiber.join(fiber)
+          return early === null ? "still running after 1s" : "done after 1s"
+        })
+      expect(yield* withManager(ToolCallingManager.unbounded())).toBe("done after 1s")
+      expect(yield* withManager()).toBe("still running after 1s")
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) => {
+      const last = request.messages.at(-1)!
+      if (request.system === childSystem) {
+        return last._tag === "User"
+          ? ScriptedChatModel.toolCalls({ name: "busy", args: {} }, { name: "busy", args: {} }, { name: "busy", args: {} })
+          : ScriptedChatModel.text("child done")
+      }
+      return last._tag === "User" ? ScriptedChatModel.toolCalls({ name: "work", args: { input: "go" } }) : ScriptedChatModel.text("parent done")
+    }))))
+
+  it.effect("the tool options pass through to the tool", () =>
+    Effect.gen(function*() {
+      const child = yield* Agent.make({ toolkit: Toolkit.empty })
+      const tool = Tool.delegate("ask", {
+        agent: child,
+        description: "asks",
+        timeout: "1 minute",
+        retry: { times: 2 },
+        serial: true,
+        returnDirect: true,
+        sensitive: true,
+        tags: ["sub"]
+      })
+      expect([tool.description, tool.timeout, tool.retry, tool.serial, tool.returnDirect, tool.sensitive, tool.tags]).toEqual([
+        "asks",
+        "1 minute",
+        { times: 2 },
+        true,
+        true,
+        true,
+        ["sub"]
+      ])
+      const toolkit = yield* Toolkit.make(tool)
+      expect(toolkit.entries.get("ask")!.parametersJsonSchema).toMatchObject({ required: ["input"] })
+    }))
+})
+
 describe("Tool.delegate: a child that pauses", () => {
   const parentScript = (request: ChatModel.ChatRequest) => {
     const last = request.messages.at(-1)!
