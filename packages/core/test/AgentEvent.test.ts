@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
+import { Chunk, Deferred, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
 import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel, Toolkit } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
@@ -99,6 +99,30 @@ describe("AgentEvent", () => {
       expect(strip(observed)).toEqual(strip(baseline))
       expect(seen).toEqual([...expectedRun, ...expectedResume])
     }))
+
+  it.effect("an observer's buffer holds `capacity` events; beyond it events are dropped and a warning logged once", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const seen: Array<string> = []
+      const warnings: Array<string> = []
+      const blocked = AgentEvent.layer(
+        (event) => Effect.sync(() => seen.push(event._tag)).pipe(Effect.zipRight(Deferred.await(release))),
+        { capacity: 1 }
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(blocked)
+        const agent = yield* buildAgent
+        yield* Agent.run(agent, { input: "x" }).pipe(Effect.provide(context))
+        yield* Deferred.succeed(release, undefined)
+        yield* Effect.yieldNow().pipe(Effect.repeat({ until: () => seen.length >= 2 && warnings.length >= 1, times: 1000 }))
+      })).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void warnings.push(String(message)))))
+      )
+      // 4 events: the observer holds one, its buffer one more; which one is buffered depends on scheduling
+      expect(seen).toHaveLength(2)
+      expect(seen[0]).toBe("RunStarted")
+      expect(warnings).toEqual(["An agent event observer is too slow: 2 event(s) dropped so far"])
+    }).pipe(Effect.provide(script())))
 
   it.effect("ending the stream early interrupts the run", () =>
     Effect.gen(function*() {
