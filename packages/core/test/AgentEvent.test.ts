@@ -121,7 +121,7 @@ describe("AgentEvent", () => {
       // 4 events: the observer holds one, its buffer one more; which one is buffered depends on scheduling
       expect(seen).toHaveLength(2)
       expect(seen[0]).toBe("RunStarted")
-      expect(warnings).toEqual(["An agent event observer is too slow: 2 event(s) dropped so far"])
+      expect(warnings).toEqual([expect.stringMatching(/^An agent event observer is too slow: [12] event\(s\) dropped so far$/)])
     }).pipe(Effect.provide(script())))
 
   it.effect("ending the stream early interrupts the run", () =>
