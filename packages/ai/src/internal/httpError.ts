@@ -23,7 +23,8 @@ export const retryAfterMillis = (
   const value = header("retry-after")
   if (value === undefined || value.length === 0) return undefined
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000)
-  const date = Date.parse(value)
+  // an HTTP date names its day and month ("Wed, 21 Oct 2015 07:28:00 GMT"); Date.parse alone also takes "-3"
+  const date = /[a-z]{3}/i.test(value) ? Date.parse(value) : Number.NaN
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMillis)
 }
 

@@ -1,0 +1,202 @@
+import { Agent, ChatModel } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
+import { type ModelRetry, OpenAiChatModel } from "../src/index.js"
+import { weatherAgent, weatherSchema } from "./fixtures.js"
+import { eventually, hang, json, loopback, sse } from "./loopback.js"
+
+const fast: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
+
+const model = (url: string, options?: { readonly strict?: boolean }) =>
+  OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${url}/v1`, retry: fast, ...options })
+
+const usage = (input: number, output: number) => ({
+  input_tokens: input,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: output,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: input + output
+})
+
+/** A Responses API response object with the keys its decoder requires. */
+const response = (output: ReadonlyArray<object>, tokens?: ReturnType<typeof usage>, status = "completed") => ({
+  id: "resp_1",
+  object: "response",
+  created_at: 1_700_000_000,
+  status,
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  model: "gpt-4.1-mini",
+  output,
+  parallel_tool_calls: true,
+  tools: [],
+  tool_choice: "auto",
+  metadata: null,
+  temperature: null,
+  top_p: null,
+  ...(tokens === undefined ? {} : { usage: tokens })
+})
+
+const functionCall = (callId: string, city: string) => ({
+  type: "function_call",
+  id: `fc_${callId}`,
+  call_id: callId,
+  name: "get_weather",
+  arguments: JSON.stringify({ city }),
+  status: "completed"
+})
+const message = (text: string) => ({
+  type: "message",
+  id: "msg_1",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text, annotations: [] }]
+})
+
+const callWeather = response([functionCall("call_oslo", "Oslo")], usage(20, 5))
+const answer = response([message("It is sunny in Oslo.")], usage(30, 7))
+
+/** The SSE events of a streamed function call, arguments in two deltas. */
+const streamedCall = [
+  { type: "response.created", sequence_number: 0, response: response([], undefined, "in_progress") },
+  {
+    type: "response.output_item.added",
+    sequence_number: 1,
+    output_index: 0,
+    item: { ...functionCall("call_oslo", "Oslo"), arguments: "", status: "in_progress" }
+  },
+  { type: "response.function_call_arguments.delta", sequence_number: 2, item_id: "fc_call_oslo", output_index: 0, delta: "{\"city\":" },
+  { type: "response.function_call_arguments.delta", sequence_number: 3, item_id: "fc_call_oslo", output_index: 0, delta: "\"Oslo\"}" },
+  { type: "response.output_item.done", sequence_number: 4, output_index: 0, item: functionCall("call_oslo", "Oslo") },
+  { type: "response.completed", sequence_number: 5, response: response([functionCall("call_oslo", "Oslo")], usage(20, 5)) }
+]
+const streamedText = [
+  { type: "response.created", sequence_number: 0, response: response([], undefined, "in_progress") },
+  {
+    type: "response.output_item.added",
+    sequence_number: 1,
+    output_index: 0,
+    item: { type: "message", id: "msg_1", role: "assistant", status: "in_progress", content: [] }
+  },
+  { type: "response.output_text.delta", sequence_number: 2, output_index: 0, content_index: 0, item_id: "msg_1", delta: "It is sunny " },
+  { type: "response.output_text.delta", sequence_number: 3, output_index: 0, content_index: 0, item_id: "msg_1", delta: "in Oslo." },
+  { type: "response.output_item.done", sequence_number: 4, output_index: 0, item: message("It is sunny in Oslo.") },
+  { type: "response.completed", sequence_number: 5, response: response([message("It is sunny in Oslo.")], usage(30, 7)) }
+]
+
+const streamingModel = (url: string) =>
+  Layer.effect(ChatModel.ChatModel, Effect.map(ChatModel.ChatModel, (inner) => ChatModel.fromStream(inner.stream))).pipe(
+    Layer.provide(model(url))
+  )
+
+const expectedSecondInput = [
+  { role: "system", content: "You are a weather bot." },
+  { role: "user", content: [{ type: "input_text", text: "Weather in Oslo?" }] },
+  { type: "function_call", call_id: "call_oslo", name: "get_weather", arguments: "{\"city\":\"Oslo\"}" },
+  { type: "function_call_output", call_id: "call_oslo", output: "\"Sunny in Oslo\"" }
+]
+
+describe("OpenAiChatModel (Responses API)", () => {
+  it.live("drives a full run: tool schemas sent verbatim, the tool result sent back with the provider's call id", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res, index) => json(res, index === 0 ? callWeather : answer))
+      const agent = yield* weatherAgent
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
+      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
+      expect(exit._tag === "Completed" && exit.usage).toEqual({ inputTokens: 50, outputTokens: 12, totalTokens: 62 })
+      expect(exit._tag === "Completed" && exit.toolCalls).toEqual([
+        { _tag: "Succeeded", callId: "call_oslo", toolName: "get_weather", value: "Sunny in Oslo" }
+      ])
+
+      expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/responses", "POST /v1/responses"])
+      expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-test")
+      const first = server.requests[0]!.body
+      expect(first.model).toBe("gpt-4.1-mini")
+      expect(first.input).toEqual(expectedSecondInput.slice(0, 2))
+      expect(first.tools).toEqual([
+        { type: "function", name: "get_weather", description: "Current weather for a city", parameters: weatherSchema, strict: false }
+      ])
+      expect(first.tool_choice).toBe("auto")
+      expect(server.requests[1]!.body.input).toEqual(expectedSecondInput)
+    }).pipe(Effect.scoped))
+
+  it.live("strict: true is sent on every tool", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const agent = yield* weatherAgent
+      yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(model(server.url, { strict: true })))
+      expect(server.requests[0]!.body.tools[0].strict).toBe(true)
+    }).pipe(Effect.scoped))
+
+  it.live("streams (SSE): text deltas, then exactly one Done", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => sse(res, streamedText))
+      const parts = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
+        Stream.runCollect(m.stream({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" }))
+      ).pipe(Effect.provide(model(server.url)))
+      expect(Chunk.toArray(parts)).toEqual([
+        { _tag: "TextDelta", text: "It is sunny " },
+        { _tag: "TextDelta", text: "in Oslo." },
+        {
+          _tag: "Done",
+          response: {
+            text: "It is sunny in Oslo.",
+            toolCalls: [],
+            finishReason: "stop",
+            usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
+          }
+        }
+      ])
+      expect(server.requests[0]!.body.stream).toBe(true)
+    }).pipe(Effect.scoped))
+
+  it.live("drives a full run over SSE: the streamed call's id and arguments reach the tool and come back", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res, index) => sse(res, index === 0 ? streamedCall : streamedText))
+      const agent = yield* weatherAgent
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streamingModel(server.url)))
+      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
+      expect(server.requests[1]!.body.input).toEqual(expectedSecondInput)
+    }).pipe(Effect.scoped))
+
+  it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res, index) =>
+        index === 0
+          ? json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
+          : json(res, index === 1 ? callWeather : answer)
+      )
+      const agent = yield* weatherAgent
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
+      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
+      expect(server.requests).toHaveLength(3)
+      expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(145)
+    }).pipe(Effect.scoped))
+
+  it.live("a 400 fails the run with InvalidRequest and OpenAI's message, without a retry", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) =>
+        json(res, { error: { message: "Invalid schema for function 'get_weather'", type: "invalid_request_error" } }, 400)
+      )
+      const agent = yield* weatherAgent
+      const error = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.flip)
+      expect(error._tag === "ModelError" && [error.reason, error.status, error.message]).toEqual([
+        "InvalidRequest",
+        400,
+        "OpenAI answered HTTP 400: Invalid schema for function 'get_weather'. The request was refused; retrying will not help."
+      ])
+      expect(server.requests).toHaveLength(1)
+    }).pipe(Effect.scoped))
+
+  it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => hang(res))
+      const agent = yield* weatherAgent
+      const fiber = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.fork)
+      yield* eventually(() => server.requests.length === 1)
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      yield* eventually(() => server.aborted.length === 1)
+      expect(server.aborted).toEqual([0])
+    }).pipe(Effect.scoped))
+})
