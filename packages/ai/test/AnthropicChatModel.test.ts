@@ -1,6 +1,6 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
+import { Chunk, ConfigProvider, Effect, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
 import { AnthropicChatModel, type ModelRetry } from "../src/index.js"
 import { weatherAgent, weatherSchema } from "./fixtures.js"
 import { eventually, hang, json, loopback, sse } from "./loopback.js"
@@ -171,5 +171,18 @@ describe("AnthropicChatModel (Messages API)", () => {
       expect((yield* Fiber.join(fiber))._tag).toBe("TimeoutException")
       yield* eventually(() => server.aborted.length === 1)
       expect(server.aborted).toEqual([0])
+    }).pipe(Effect.scoped))
+
+  it.live("layerConfig reads ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL (default claude-sonnet-4-5)", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
+        m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" })
+      )
+      const env = { ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }
+      yield* generate.pipe(
+        Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
+      )
+      expect([server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]]).toEqual(["claude-sonnet-4-5", "sk-ant-env"])
     }).pipe(Effect.scoped))
 })

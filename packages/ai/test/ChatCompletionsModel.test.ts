@@ -1,6 +1,6 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
+import { Chunk, ConfigProvider, Effect, Either, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
 import { ChatCompletionsModel, type ModelRetry } from "../src/index.js"
 import { weatherAgent, weatherSchema } from "./fixtures.js"
 import { eventually, hang, json, loopback, sse } from "./loopback.js"
@@ -296,5 +296,41 @@ describe("ChatCompletionsModel", () => {
       ).pipe(Effect.provide(model(server.url)))
       expect(error._tag).toBe("TimeoutException")
       yield* eventually(() => server.aborted.length === 1)
+    }).pipe(Effect.scoped))
+
+  it.live("sends tool_choice: none, required, and a named function", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const agent = yield* weatherAgent
+      const choices: ReadonlyArray<ChatModel.ToolChoice> = ["none", "required", { tool: "get_weather" }]
+      yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
+        Effect.forEach(choices, (toolChoice) =>
+          m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: agent.toolDefinitions, toolChoice })
+        )
+      ).pipe(Effect.provide(model(server.url)))
+      expect(server.requests.map((r) => r.body.tool_choice)).toEqual([
+        "none",
+        "required",
+        { type: "function", function: { name: "get_weather" } }
+      ])
+    }).pipe(Effect.scoped))
+
+  it.live("layerConfig reads AGENTFX_BASE_URL, AGENTFX_MODEL and the optional AGENTFX_API_KEY", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
+        m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" })
+      )
+      const withEnv = (env: Record<string, string>) =>
+        Effect.provide(ChatCompletionsModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
+      yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b" }))
+      yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b", AGENTFX_API_KEY: "k" }))
+      expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([["qwen2.5:7b", undefined], [
+        "qwen2.5:7b",
+        "Bearer k"
+      ]])
+      const missing = yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: server.url }), Effect.flip)
+      expect(missing._tag).toBe("ConfigError")
+      expect(String(missing)).toContain("AGENTFX_MODEL")
     }).pipe(Effect.scoped))
 })

@@ -1,6 +1,6 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
+import { Chunk, ConfigProvider, Effect, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
 import { type ModelRetry, OpenAiChatModel } from "../src/index.js"
 import { weatherAgent, weatherSchema } from "./fixtures.js"
 import { eventually, hang, json, loopback, sse } from "./loopback.js"
@@ -198,5 +198,36 @@ describe("OpenAiChatModel (Responses API)", () => {
       expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
       yield* eventually(() => server.aborted.length === 1)
       expect(server.aborted).toEqual([0])
+    }).pipe(Effect.scoped))
+
+  it.live("sends tool_choice: none, required, and a named function", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const agent = yield* weatherAgent
+      const choices: ReadonlyArray<ChatModel.ToolChoice> = ["none", "required", { tool: "get_weather" }]
+      yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
+        Effect.forEach(choices, (toolChoice) =>
+          m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: agent.toolDefinitions, toolChoice })
+        )
+      ).pipe(Effect.provide(model(server.url)))
+      expect(server.requests.map((r) => r.body.tool_choice)).toEqual(["none", "required", { type: "function", name: "get_weather" }])
+    }).pipe(Effect.scoped))
+
+  it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini)", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, answer))
+      const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
+        m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" })
+      )
+      const withEnv = (env: Record<string, string>) =>
+        Effect.provide(OpenAiChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
+      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1` }))
+      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
+      expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([
+        ["gpt-4.1-mini", "Bearer sk-env"],
+        ["gpt-4.1", "Bearer sk-env"]
+      ])
+      const missing = yield* generate.pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
+      expect(String(missing)).toContain("OPENAI_API_KEY")
     }).pipe(Effect.scoped))
 })
