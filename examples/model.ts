@@ -14,14 +14,12 @@
 import type { ChatModel } from "@agentfx/core"
 import { ScriptedChatModel } from "@agentfx/core"
 import type { ConfigError } from "effect"
-import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
+import { Console, Effect, Layer } from "effect"
 
 const env = (name: string): string | undefined => {
   const value = process.env[name]?.trim()
   return value === undefined || value.length === 0 ? undefined : value
 }
-
-const optional = (name: string) => Option.fromNullable(env(name))
 
 const lazy = <M, E>(load: () => Promise<M>, make: (module: M) => Layer.Layer<ChatModel.ChatModel, E>) =>
   Layer.unwrapEffect(Effect.map(Effect.promise(load), make))
@@ -38,24 +36,19 @@ export const modelFromEnv = (script: ScriptedChatModel.Script): Layer.Layer<Chat
   if (baseUrl !== undefined) {
     return announce(
       `Chat Completions at ${baseUrl} (${env("AGENTFX_MODEL") ?? "AGENTFX_MODEL is not set"})`,
-      lazy(() => import("@agentfx/ai/ChatCompletionsModel"), (m) =>
-        m.layerConfig({ apiKey: Config.succeed(Option.map(optional("AGENTFX_API_KEY"), Redacted.make)) }))
+      lazy(() => import("@agentfx/ai/ChatCompletionsModel"), (m) => m.layerConfig())
     )
   }
   if (env("OPENAI_API_KEY") !== undefined) {
-    const model = env("OPENAI_MODEL") ?? "gpt-4.1-mini"
     return announce(
-      `OpenAI Responses API (${model})`,
-      lazy(() => import("@agentfx/ai/OpenAiChatModel"), (m) =>
-        m.layerConfig({ model: Config.succeed(model), apiUrl: Config.succeed(optional("OPENAI_BASE_URL")) }))
+      `OpenAI Responses API (${env("OPENAI_MODEL") ?? "gpt-4.1-mini"})`,
+      lazy(() => import("@agentfx/ai/OpenAiChatModel"), (m) => m.layerConfig())
     )
   }
   if (env("ANTHROPIC_API_KEY") !== undefined) {
-    const model = env("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5"
     return announce(
-      `Anthropic Messages API (${model})`,
-      lazy(() => import("@agentfx/ai/AnthropicChatModel"), (m) =>
-        m.layerConfig({ model: Config.succeed(model), apiUrl: Config.succeed(optional("ANTHROPIC_BASE_URL")) }))
+      `Anthropic Messages API (${env("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5"})`,
+      lazy(() => import("@agentfx/ai/AnthropicChatModel"), (m) => m.layerConfig())
     )
   }
   return announce(

@@ -10,6 +10,7 @@ import type { ConfigError } from "effect"
 import { Config, Effect, Layer, Option } from "effect"
 import type { Redacted } from "effect"
 import * as AiChatModel from "./AiChatModel.js"
+import { optionalString, stringWithDefault } from "./internal/config.js"
 import type * as ModelRetry from "./ModelRetry.js"
 
 /**
@@ -71,7 +72,7 @@ export const layerConfig = (options?: {
 }): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const apiKey = yield* (options?.apiKey ?? Config.redacted("ANTHROPIC_API_KEY"))
-    const model = yield* (options?.model ?? Config.string("ANTHROPIC_MODEL").pipe(Config.withDefault("claude-sonnet-4-5")))
-    const apiUrl = yield* (options?.apiUrl ?? Config.option(Config.string("ANTHROPIC_BASE_URL")))
+    const model = yield* (options?.model ?? stringWithDefault("ANTHROPIC_MODEL", "claude-sonnet-4-5"))
+    const apiUrl = yield* (options?.apiUrl ?? optionalString("ANTHROPIC_BASE_URL"))
     return layer({ apiKey, model, apiUrl: Option.getOrUndefined(apiUrl), retry: options?.retry })
   }))

@@ -12,6 +12,7 @@ import * as Sse from "@effect/experimental/Sse"
 import type { ConfigError } from "effect"
 import { Clock, Config, Effect, Layer, Option, Redacted, Stream } from "effect"
 import * as Wire from "./internal/chatCompletions.js"
+import { optionalString } from "./internal/config.js"
 import { errorFromStatus } from "./internal/httpError.js"
 import * as ModelRetry from "./ModelRetry.js"
 
@@ -181,7 +182,8 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
 
 /**
  * The model as a Layer, configured from `Config` — by default the environment:
- * `AGENTFX_BASE_URL`, `AGENTFX_MODEL` (both required) and `AGENTFX_API_KEY` (optional).
+ * `AGENTFX_BASE_URL`, `AGENTFX_MODEL` (both required) and `AGENTFX_API_KEY` (optional; blank
+ * counts as unset).
  *
  * @example
  * ```ts
@@ -204,6 +206,6 @@ export const layerConfig = (options?: {
   Layer.unwrapEffect(Effect.gen(function*() {
     const baseUrl = yield* (options?.baseUrl ?? Config.string("AGENTFX_BASE_URL"))
     const model = yield* (options?.model ?? Config.string("AGENTFX_MODEL"))
-    const apiKey = yield* (options?.apiKey ?? Config.option(Config.redacted("AGENTFX_API_KEY")))
+    const apiKey = yield* (options?.apiKey ?? Config.map(optionalString("AGENTFX_API_KEY"), Option.map(Redacted.make)))
     return layer({ baseUrl, model, apiKey: Option.getOrUndefined(apiKey), retry: options?.retry })
   }))

@@ -12,6 +12,7 @@ import type { ConfigError } from "effect"
 import { Config, Effect, Layer, Option } from "effect"
 import type { Redacted } from "effect"
 import * as AiChatModel from "./AiChatModel.js"
+import { optionalString, stringWithDefault } from "./internal/config.js"
 import type * as ModelRetry from "./ModelRetry.js"
 
 /**
@@ -57,7 +58,7 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
 /**
  * OpenAI as the `ChatModel`, configured from `Config` — by default the environment:
  * `OPENAI_API_KEY` (required), `OPENAI_MODEL` (default `gpt-4.1-mini`), `OPENAI_BASE_URL`
- * (optional).
+ * (optional); blank values count as unset.
  *
  * @example
  * ```ts
@@ -79,7 +80,7 @@ export const layerConfig = (options?: {
 }): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const apiKey = yield* (options?.apiKey ?? Config.redacted("OPENAI_API_KEY"))
-    const model = yield* (options?.model ?? Config.string("OPENAI_MODEL").pipe(Config.withDefault("gpt-4.1-mini")))
-    const apiUrl = yield* (options?.apiUrl ?? Config.option(Config.string("OPENAI_BASE_URL")))
+    const model = yield* (options?.model ?? stringWithDefault("OPENAI_MODEL", "gpt-4.1-mini"))
+    const apiUrl = yield* (options?.apiUrl ?? optionalString("OPENAI_BASE_URL"))
     return layer({ apiKey, model, apiUrl: Option.getOrUndefined(apiUrl), strict: options?.strict, retry: options?.retry })
   }))

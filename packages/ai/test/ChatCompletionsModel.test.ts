@@ -315,7 +315,7 @@ describe("ChatCompletionsModel", () => {
       ])
     }).pipe(Effect.scoped))
 
-  it.live("layerConfig reads AGENTFX_BASE_URL, AGENTFX_MODEL and the optional AGENTFX_API_KEY", () =>
+  it.live("layerConfig reads AGENTFX_BASE_URL, AGENTFX_MODEL and the optional AGENTFX_API_KEY (blank: none)", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => json(res, answer))
       const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
@@ -323,7 +323,7 @@ describe("ChatCompletionsModel", () => {
       )
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(ChatCompletionsModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
-      yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b" }))
+      yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b", AGENTFX_API_KEY: "" }))
       yield* generate.pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b", AGENTFX_API_KEY: "k" }))
       expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([["qwen2.5:7b", undefined], [
         "qwen2.5:7b",

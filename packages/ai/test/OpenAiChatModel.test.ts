@@ -213,7 +213,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       expect(server.requests.map((r) => r.body.tool_choice)).toEqual(["none", "required", { type: "function", name: "get_weather" }])
     }).pipe(Effect.scoped))
 
-  it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini)", () =>
+  it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini, also when blank)", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => json(res, answer))
       const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
@@ -221,7 +221,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       )
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(OpenAiChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
-      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1` }))
+      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: " " }))
       yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
       expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([
         ["gpt-4.1-mini", "Bearer sk-env"],
