@@ -7,10 +7,10 @@ import type { ChatModel } from "@agentfx/core"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { FetchHttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Config, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as AiChatModel from "./AiChatModel.js"
-import { optionalString, stringWithDefault } from "./internal/config.js"
+import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import type * as ModelRetry from "./ModelRetry.js"
 
 /**
@@ -64,15 +64,11 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (options?: {
-  readonly apiKey?: Config.Config<Redacted.Redacted>
-  readonly model?: Config.Config<string>
-  readonly apiUrl?: Config.Config<Option.Option<string>>
-  readonly retry?: ModelRetry.Options
-}): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const apiKey = yield* (options?.apiKey ?? Config.redacted("ANTHROPIC_API_KEY"))
-    const model = yield* (options?.model ?? stringWithDefault("ANTHROPIC_MODEL", "claude-sonnet-4-5"))
-    const apiUrl = yield* (options?.apiUrl ?? optionalString("ANTHROPIC_BASE_URL"))
-    return layer({ apiKey, model, apiUrl: Option.getOrUndefined(apiUrl), retry: options?.retry })
-  }))
+export const layerConfig = (
+  options?: ProviderConfig & {
+    readonly retry?: ModelRetry.Options
+  }
+): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(readProviderConfig("ANTHROPIC", "claude-sonnet-4-5", options), (config) => layer({ ...config, retry: options?.retry }))
+  )

@@ -9,10 +9,10 @@ import type { ChatModel } from "@agentfx/core"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { FetchHttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Config, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as AiChatModel from "./AiChatModel.js"
-import { optionalString, stringWithDefault } from "./internal/config.js"
+import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import type * as ModelRetry from "./ModelRetry.js"
 
 /**
@@ -71,16 +71,12 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (options?: {
-  readonly apiKey?: Config.Config<Redacted.Redacted>
-  readonly model?: Config.Config<string>
-  readonly apiUrl?: Config.Config<Option.Option<string>>
-  readonly strict?: boolean
-  readonly retry?: ModelRetry.Options
-}): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const apiKey = yield* (options?.apiKey ?? Config.redacted("OPENAI_API_KEY"))
-    const model = yield* (options?.model ?? stringWithDefault("OPENAI_MODEL", "gpt-4.1-mini"))
-    const apiUrl = yield* (options?.apiUrl ?? optionalString("OPENAI_BASE_URL"))
-    return layer({ apiKey, model, apiUrl: Option.getOrUndefined(apiUrl), strict: options?.strict, retry: options?.retry })
-  }))
+export const layerConfig = (
+  options?: ProviderConfig & {
+    readonly strict?: boolean
+    readonly retry?: ModelRetry.Options
+  }
+): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(readProviderConfig("OPENAI", "gpt-4.1-mini", options), (config) => layer({ ...config, strict: options?.strict, retry: options?.retry }))
+  )

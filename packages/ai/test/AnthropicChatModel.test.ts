@@ -1,14 +1,13 @@
-import { Agent, ChatModel } from "@agentfx/core"
+import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
-import { AnthropicChatModel, type ModelRetry } from "../src/index.js"
-import { weatherAgent, weatherSchema } from "./fixtures.js"
+import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
+import { AnthropicChatModel } from "../src/index.js"
+import { fastRetry, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
 import { eventually, hang, json, loopback, sse } from "./loopback.js"
-
-const fast: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
+import * as Scenarios from "./scenarios.js"
 
 const model = (url: string) =>
-  AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: url, retry: fast })
+  AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: url, retry: fastRetry })
 
 /** A Messages API response. */
 const message = (content: ReadonlyArray<object>, stop_reason: string, input: number, output: number) => ({
@@ -46,35 +45,32 @@ const streamedText = [
   { type: "message_stop" }
 ]
 
-const streamingModel = (url: string) =>
-  Layer.effect(ChatModel.ChatModel, Effect.map(ChatModel.ChatModel, (inner) => ChatModel.fromStream(inner.stream))).pipe(
-    Layer.provide(model(url))
-  )
-
 const toolResultTurn = {
   role: "user",
   content: [{ type: "tool_result", tool_use_id: "toolu_01Oslo", content: "\"Sunny in Oslo\"", is_error: false }]
 }
 
+const format: Scenarios.WireFormat = {
+  model,
+  callWeather: (res) => json(res, callWeather),
+  answer: (res) => json(res, answer)
+}
+
 describe("AnthropicChatModel (Messages API)", () => {
   it.live("drives a full run: tool schemas sent verbatim, the tool result sent back with the tool_use id", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) => json(res, index === 0 ? callWeather : answer))
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
-      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
-      expect(exit._tag === "Completed" && exit.usage).toEqual({ inputTokens: 50, outputTokens: 12, totalTokens: 62 })
+      const requests = yield* Scenarios.weatherRunCompletes(format)
 
-      expect(server.requests.map((r) => r.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"])
-      expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-ant-test")
-      expect(server.requests[0]!.headers["anthropic-version"]).toBe("2023-06-01")
-      const first = server.requests[0]!.body
+      expect(requests.map((r) => r.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"])
+      expect(requests[0]!.headers["x-api-key"]).toBe("sk-ant-test")
+      expect(requests[0]!.headers["anthropic-version"]).toBe("2023-06-01")
+      const first = requests[0]!.body
       expect(first.model).toBe("claude-sonnet-4-5")
       expect(first.system).toEqual([{ type: "text", text: "You are a weather bot." }])
       expect(first.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] }])
       expect(first.tools).toEqual([{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }])
       expect(first.tool_choice).toEqual({ type: "auto" })
-      expect(server.requests[1]!.body.messages.slice(1)).toEqual([
+      expect(requests[1]!.body.messages.slice(1)).toEqual([
         { role: "assistant", content: [{ type: "text", text: "Let me check." }, { ...toolUse }] },
         toolResultTurn
       ])
@@ -94,31 +90,14 @@ describe("AnthropicChatModel (Messages API)", () => {
 
   it.live("streams (SSE): text deltas, then exactly one Done", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => sse(res, streamedText, { named: true }))
-      const parts = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        Stream.runCollect(m.stream({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" }))
-      ).pipe(Effect.provide(model(server.url)))
-      expect(Chunk.toArray(parts)).toEqual([
-        { _tag: "TextDelta", text: "It is sunny " },
-        { _tag: "TextDelta", text: "in Oslo." },
-        {
-          _tag: "Done",
-          response: {
-            text: "It is sunny in Oslo.",
-            toolCalls: [],
-            finishReason: "stop",
-            usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
-          }
-        }
-      ])
-      expect(server.requests[0]!.body.stream).toBe(true)
-    }).pipe(Effect.scoped))
-
+      const [request] = yield* Scenarios.streamsTextThenDone(format, (res) => sse(res, streamedText, { named: true }))
+      expect(request!.body.stream).toBe(true)
+    }))
   it.live("drives a full run over SSE: the streamed tool_use reaches the tool and its result comes back", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) => sse(res, index === 0 ? streamedCall : streamedText, { named: true }))
       const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streamingModel(server.url)))
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
       expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
       expect(server.requests[1]!.body.messages.slice(1)).toEqual([
         { role: "assistant", content: [toolUse] },
@@ -127,36 +106,26 @@ describe("AnthropicChatModel (Messages API)", () => {
     }).pipe(Effect.scoped))
 
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) =>
-        index === 0
-          ? json(res, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, 429, {
-            "retry-after": "0.15"
-          })
-          : json(res, index === 1 ? callWeather : answer)
-      )
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
-      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
-      expect(server.requests).toHaveLength(3)
-      expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(145)
-    }).pipe(Effect.scoped))
-
+    Scenarios.rateLimitedThenCompletes(
+      format,
+      (res) =>
+        json(
+          res,
+          { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } },
+          429,
+          { "retry-after": "0.15" }
+        )
+    ))
   it.live("a 400 fails the run with InvalidRequest and Anthropic's message, without a retry", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) =>
-        json(res, { type: "error", error: { type: "invalid_request_error", message: "tools.0.input_schema: JSON schema is invalid" } }, 400)
-      )
-      const agent = yield* weatherAgent
-      const error = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.flip)
-      expect(error._tag === "ModelError" && [error.reason, error.status, error.message]).toEqual([
-        "InvalidRequest",
-        400,
-        "Anthropic answered HTTP 400: tools.0.input_schema: JSON schema is invalid. The request was refused; retrying will not help."
-      ])
-      expect(server.requests).toHaveLength(1)
-    }).pipe(Effect.scoped))
+    Scenarios.refused(
+      format,
+      (res) =>
+        json(res, { type: "error", error: { type: "invalid_request_error", message: "tools.0.input_schema: JSON schema is invalid" } }, 400),
+      () => "Anthropic answered HTTP 400: tools.0.input_schema: JSON schema is invalid. The request was refused; retrying will not help."
+    ))
 
+  it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
+    Scenarios.abortedWhenInterrupted(format))
   it.live("a timeout around a run aborts the model request: the server sees the connection close", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => hang(res))
@@ -176,11 +145,8 @@ describe("AnthropicChatModel (Messages API)", () => {
   it.live("layerConfig reads ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL (default claude-sonnet-4-5)", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => json(res, answer))
-      const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
-        m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" })
-      )
       const env = { ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }
-      yield* generate.pipe(
+      yield* generate().pipe(
         Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
       )
       expect([server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]]).toEqual(["claude-sonnet-4-5", "sk-ant-env"])

@@ -1,14 +1,13 @@
-import { Agent, ChatModel } from "@agentfx/core"
+import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
-import { type ModelRetry, OpenAiChatModel } from "../src/index.js"
-import { weatherAgent, weatherSchema } from "./fixtures.js"
-import { eventually, hang, json, loopback, sse } from "./loopback.js"
-
-const fast: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { OpenAiChatModel } from "../src/index.js"
+import { fastRetry, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { json, loopback, sse } from "./loopback.js"
+import * as Scenarios from "./scenarios.js"
 
 const model = (url: string, options?: { readonly strict?: boolean }) =>
-  OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${url}/v1`, retry: fast, ...options })
+  OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${url}/v1`, retry: fastRetry, ...options })
 
 const usage = (input: number, output: number) => ({
   input_tokens: input,
@@ -85,11 +84,6 @@ const streamedText = [
   { type: "response.completed", sequence_number: 5, response: response([message("It is sunny in Oslo.")], usage(30, 7)) }
 ]
 
-const streamingModel = (url: string) =>
-  Layer.effect(ChatModel.ChatModel, Effect.map(ChatModel.ChatModel, (inner) => ChatModel.fromStream(inner.stream))).pipe(
-    Layer.provide(model(url))
-  )
-
 const expectedSecondInput = [
   { role: "system", content: "You are a weather bot." },
   { role: "user", content: [{ type: "input_text", text: "Weather in Oslo?" }] },
@@ -97,28 +91,27 @@ const expectedSecondInput = [
   { type: "function_call_output", call_id: "call_oslo", output: "\"Sunny in Oslo\"" }
 ]
 
+const format: Scenarios.WireFormat = {
+  model,
+  callWeather: (res) => json(res, callWeather),
+  answer: (res) => json(res, answer)
+}
+
 describe("OpenAiChatModel (Responses API)", () => {
   it.live("drives a full run: tool schemas sent verbatim, the tool result sent back with the provider's call id", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) => json(res, index === 0 ? callWeather : answer))
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
-      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
-      expect(exit._tag === "Completed" && exit.usage).toEqual({ inputTokens: 50, outputTokens: 12, totalTokens: 62 })
-      expect(exit._tag === "Completed" && exit.toolCalls).toEqual([
-        { _tag: "Succeeded", callId: "call_oslo", toolName: "get_weather", value: "Sunny in Oslo" }
-      ])
+      const requests = yield* Scenarios.weatherRunCompletes(format)
 
-      expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/responses", "POST /v1/responses"])
-      expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-test")
-      const first = server.requests[0]!.body
+      expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/responses", "POST /v1/responses"])
+      expect(requests[0]!.headers.authorization).toBe("Bearer sk-test")
+      const first = requests[0]!.body
       expect(first.model).toBe("gpt-4.1-mini")
       expect(first.input).toEqual(expectedSecondInput.slice(0, 2))
       expect(first.tools).toEqual([
         { type: "function", name: "get_weather", description: "Current weather for a city", parameters: weatherSchema, strict: false }
       ])
       expect(first.tool_choice).toBe("auto")
-      expect(server.requests[1]!.body.input).toEqual(expectedSecondInput)
+      expect(requests[1]!.body.input).toEqual(expectedSecondInput)
     }).pipe(Effect.scoped))
 
   it.live("strict: true is sent on every tool", () =>
@@ -131,103 +124,49 @@ describe("OpenAiChatModel (Responses API)", () => {
 
   it.live("streams (SSE): text deltas, then exactly one Done", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => sse(res, streamedText))
-      const parts = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        Stream.runCollect(m.stream({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" }))
-      ).pipe(Effect.provide(model(server.url)))
-      expect(Chunk.toArray(parts)).toEqual([
-        { _tag: "TextDelta", text: "It is sunny " },
-        { _tag: "TextDelta", text: "in Oslo." },
-        {
-          _tag: "Done",
-          response: {
-            text: "It is sunny in Oslo.",
-            toolCalls: [],
-            finishReason: "stop",
-            usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
-          }
-        }
-      ])
-      expect(server.requests[0]!.body.stream).toBe(true)
-    }).pipe(Effect.scoped))
-
+      const [request] = yield* Scenarios.streamsTextThenDone(format, (res) => sse(res, streamedText))
+      expect(request!.body.stream).toBe(true)
+    }))
   it.live("drives a full run over SSE: the streamed call's id and arguments reach the tool and come back", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) => sse(res, index === 0 ? streamedCall : streamedText))
       const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streamingModel(server.url)))
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
       expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
       expect(server.requests[1]!.body.input).toEqual(expectedSecondInput)
     }).pipe(Effect.scoped))
 
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) =>
-        index === 0
-          ? json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
-          : json(res, index === 1 ? callWeather : answer)
-      )
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(model(server.url)))
-      expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
-      expect(server.requests).toHaveLength(3)
-      expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(145)
-    }).pipe(Effect.scoped))
-
+    Scenarios.rateLimitedThenCompletes(
+      format,
+      (res) =>
+        json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
+    ))
   it.live("a 400 fails the run with InvalidRequest and OpenAI's message, without a retry", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) =>
-        json(res, { error: { message: "Invalid schema for function 'get_weather'", type: "invalid_request_error" } }, 400)
-      )
-      const agent = yield* weatherAgent
-      const error = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.flip)
-      expect(error._tag === "ModelError" && [error.reason, error.status, error.message]).toEqual([
-        "InvalidRequest",
-        400,
-        "OpenAI answered HTTP 400: Invalid schema for function 'get_weather'. The request was refused; retrying will not help."
-      ])
-      expect(server.requests).toHaveLength(1)
-    }).pipe(Effect.scoped))
-
+    Scenarios.refused(
+      format,
+      (res) => json(res, { error: { message: "Invalid schema for function 'get_weather'", type: "invalid_request_error" } }, 400),
+      () => "OpenAI answered HTTP 400: Invalid schema for function 'get_weather'. The request was refused; retrying will not help."
+    ))
   it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => hang(res))
-      const agent = yield* weatherAgent
-      const fiber = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.fork)
-      yield* eventually(() => server.requests.length === 1)
-      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
-      yield* eventually(() => server.aborted.length === 1)
-      expect(server.aborted).toEqual([0])
-    }).pipe(Effect.scoped))
-
+    Scenarios.abortedWhenInterrupted(format))
   it.live("sends tool_choice: none, required, and a named function", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => json(res, answer))
-      const agent = yield* weatherAgent
-      const choices: ReadonlyArray<ChatModel.ToolChoice> = ["none", "required", { tool: "get_weather" }]
-      yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        Effect.forEach(choices, (toolChoice) =>
-          m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: agent.toolDefinitions, toolChoice })
-        )
-      ).pipe(Effect.provide(model(server.url)))
-      expect(server.requests.map((r) => r.body.tool_choice)).toEqual(["none", "required", { type: "function", name: "get_weather" }])
-    }).pipe(Effect.scoped))
+    Effect.map(Scenarios.toolChoicesSent(format), (sent) =>
+      expect(sent).toEqual(["none", "required", { type: "function", name: "get_weather" }]))
+  )
 
   it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini, also when blank)", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => json(res, answer))
-      const generate = Effect.flatMap(ChatModel.ChatModel, (m) =>
-        m.generate({ system: undefined, messages: [{ _tag: "User", text: "hi" }], tools: [], toolChoice: "auto" })
-      )
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(OpenAiChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
-      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: " " }))
-      yield* generate.pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
+      yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: " " }))
+      yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
       expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([
         ["gpt-4.1-mini", "Bearer sk-env"],
         ["gpt-4.1", "Bearer sk-env"]
       ])
-      const missing = yield* generate.pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
+      const missing = yield* generate().pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
       expect(String(missing)).toContain("OPENAI_API_KEY")
     }).pipe(Effect.scoped))
 })
