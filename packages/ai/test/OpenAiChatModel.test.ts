@@ -169,4 +169,21 @@ describe("OpenAiChatModel (Responses API)", () => {
       const missing = yield* generate().pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
       expect(String(missing)).toContain("OPENAI_API_KEY")
     }).pipe(Effect.scoped))
+
+  it.live("through @effect/ai, arguments that are not JSON, or an unknown tool, fail the call with InvalidResponse", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res, index) =>
+        json(res, response([{ ...functionCall("call_x", "Oslo"), ...(index === 0 ? { arguments: "{city: Oslo" } : { name: "get_wether" }) }]))
+      )
+      const agent = yield* weatherAgent
+      const run = Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.flip)
+      const malformed = yield* run
+      const unknown = yield* run
+      expect(malformed._tag === "ModelError" && [malformed.reason, malformed.message]).toEqual([
+        "InvalidResponse",
+        expect.stringContaining("Failed to securely parse tool call parameters for tool 'get_weather'")
+      ])
+      expect(unknown._tag === "ModelError" && unknown.reason).toBe("InvalidResponse")
+      expect(server.requests).toHaveLength(2)
+    }).pipe(Effect.scoped))
 })
