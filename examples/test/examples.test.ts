@@ -1,3 +1,5 @@
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import { expectInOrder, offlineBanner, run } from "./run.js"
 
@@ -91,6 +93,40 @@ describe("examples", () => {
         `call_3 hang ToolTimeout (transient): Tool "hang" timed out after 300ms`,
         `call_4 lookup "fiber: a thing"`
       ])
+    }
+  }, 60_000)
+})
+
+describe("examples on a real wire format", () => {
+  it("demo.ts talks to the Chat Completions server named by AGENTFX_BASE_URL + AGENTFX_MODEL", async () => {
+    const bodies: Array<any> = []
+    const server = Http.createServer((req, res) => {
+      let data = ""
+      req.on("data", (chunk) => (data += chunk))
+      req.on("end", () => {
+        bodies.push(JSON.parse(data))
+        const message = bodies.length === 1
+          ? { role: "assistant", content: null, tool_calls: [{ id: "call_9", type: "function", function: { name: "get_weather", arguments: `{"city":"Lima"}` } }] }
+          : { role: "assistant", content: "Lima is foggy, 16°C." }
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "llama3.2", choices: [{ index: 0, message, finish_reason: "stop" }] }))
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    try {
+      const { lines } = await run("demo.ts", "", { AGENTFX_BASE_URL: baseUrl, AGENTFX_MODEL: "llama3.2" })
+      expectInOrder(lines, [
+        `model: Chat Completions at ${baseUrl} (llama3.2)`,
+        `  model asks: get_weather({"city":"Lima"}) [call_9]`,
+        `  result call_9 get_weather: {"city":"Lima","sky":"foggy","celsius":16}`,
+        "answer: Lima is foggy, 16°C."
+      ])
+      expect(bodies.map((b) => b.model)).toEqual(["llama3.2", "llama3.2"])
+      expect(bodies[0].tools.map((t: any) => t.function.name)).toEqual(["get_weather", "get_forecast", "send_email"])
+    } finally {
+      server.closeAllConnections()
+      server.close()
     }
   }, 60_000)
 })

@@ -19,14 +19,14 @@ export interface Run {
   readonly stderr: string
 }
 
-/** Runs `pnpm -s tsx examples/<script>` offline, with `input` on stdin (then end of input). */
-export const run = (script: string, input = ""): Promise<Run> =>
+/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input). */
+export const run = (script: string, input = "", env: Record<string, string> = {}): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = execFile("pnpm", ["-s", "tsx", `examples/${script}`], {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
       encoding: "utf8",
       timeout: 60_000,
-      env: { ...process.env, ...offline }
+      env: { ...process.env, ...offline, ...env }
     }, (error, stdout, stderr) => {
       if (error !== null) return reject(new Error(`${script} failed: ${error.message}\n${stdout}\n${stderr}`))
       resolve({
