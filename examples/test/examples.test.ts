@@ -1,7 +1,5 @@
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
-import { expectInOrder, offlineBanner, run } from "./run.js"
+import { expectInOrder, jsonServer, offlineBanner, run } from "./run.js"
 
 describe("examples", () => {
   it("approval.ts: approve with edited arguments, reject with a reason, reply instead; the run resumes", async () => {
@@ -99,21 +97,20 @@ describe("examples", () => {
 
 describe("examples on a real wire format", () => {
   it("demo.ts talks to the Chat Completions server named by AGENTFX_BASE_URL + AGENTFX_MODEL", async () => {
-    const bodies: Array<any> = []
-    const server = Http.createServer((req, res) => {
-      let data = ""
-      req.on("data", (chunk) => (data += chunk))
-      req.on("end", () => {
-        bodies.push(JSON.parse(data))
-        const message = bodies.length === 1
+    const server = await jsonServer((_body, index) => ({
+      id: "c",
+      object: "chat.completion",
+      created: 1,
+      model: "llama3.2",
+      choices: [{
+        index: 0,
+        finish_reason: "stop",
+        message: index === 0
           ? { role: "assistant", content: null, tool_calls: [{ id: "call_9", type: "function", function: { name: "get_weather", arguments: `{"city":"Lima"}` } }] }
           : { role: "assistant", content: "Lima is foggy, 16°C." }
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "llama3.2", choices: [{ index: 0, message, finish_reason: "stop" }] }))
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+      }]
+    }))
+    const baseUrl = `${server.url}/v1`
     try {
       const { lines } = await run("demo.ts", "", { AGENTFX_BASE_URL: baseUrl, AGENTFX_MODEL: "llama3.2" })
       expectInOrder(lines, [
@@ -122,10 +119,9 @@ describe("examples on a real wire format", () => {
         `  result call_9 get_weather: {"city":"Lima","sky":"foggy","celsius":16}`,
         "answer: Lima is foggy, 16°C."
       ])
-      expect(bodies.map((b) => b.model)).toEqual(["llama3.2", "llama3.2"])
-      expect(bodies[0].tools.map((t: any) => t.function.name)).toEqual(["get_weather", "get_forecast", "send_email"])
+      expect(server.bodies.map((b) => b.model)).toEqual(["llama3.2", "llama3.2"])
+      expect(server.bodies[0].tools.map((t: any) => t.function.name)).toEqual(["get_weather", "get_forecast", "send_email"])
     } finally {
-      server.closeAllConnections()
       server.close()
     }
   }, 60_000)

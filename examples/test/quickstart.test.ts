@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -32,36 +30,19 @@ describe("README quick start (examples/quickstart.ts)", () => {
   })
 
   it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
-    const bodies: Array<any> = []
-    const server = Http.createServer((req, res) => {
-      let data = ""
-      req.on("data", (chunk) => (data += chunk))
-      req.on("end", () => {
-        bodies.push(JSON.parse(data))
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify(response(
-          bodies.length === 1
-            ? [{ type: "function_call", call_id: "call_1", name: "get_weather", arguments: `{"city":"Oslo"}` }]
-            : [{ type: "message", id: "m1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is sunny in Oslo.", annotations: [] }] }]
-        )))
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const { port } = server.address() as AddressInfo
-    try {
-      const stdout = await new Promise<string>((resolve, reject) =>
-        execFile("pnpm", ["-s", "tsx", "examples/quickstart.ts"], {
-          cwd: root,
-          encoding: "utf8",
-          timeout: 60_000,
-          env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_MODEL: "", ANTHROPIC_API_KEY: "", AGENTFX_BASE_URL: "" }
-        }, (error, out, err) => (error === null ? resolve(out) : reject(new Error(`${error.message}\n${out}\n${err}`))))
+    const server = await jsonServer((_body, index) =>
+      response(
+        index === 0
+          ? [{ type: "function_call", call_id: "call_1", name: "get_weather", arguments: `{"city":"Oslo"}` }]
+          : [{ type: "message", id: "m1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is sunny in Oslo.", annotations: [] }] }]
       )
+    )
+    try {
+      const { raw: stdout } = await run("quickstart.ts", "", { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${server.url}/v1` })
       expect(stdout.trim()).toBe("It is sunny in Oslo.")
-      expect(bodies).toHaveLength(2)
-      expect(bodies[1].input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_1", output: "\"Sunny in Oslo\"" })
+      expect(server.bodies).toHaveLength(2)
+      expect(server.bodies[1].input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_1", output: "\"Sunny in Oslo\"" })
     } finally {
-      server.closeAllConnections()
       server.close()
     }
   }, 60_000)

@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
 
@@ -54,3 +56,26 @@ export const expectInOrder = (lines: ReadonlyArray<string>, expected: ReadonlyAr
 
 export const offlineBanner =
   "model: scripted, offline (set OPENAI_API_KEY, ANTHROPIC_API_KEY, or AGENTFX_BASE_URL + AGENTFX_MODEL for a real model)"
+
+/** A JSON server on 127.0.0.1 speaking a model's wire format: `answer` gets each request body and its index. */
+export const jsonServer = async (answer: (body: any, index: number) => unknown) => {
+  const bodies: Array<any> = []
+  const server = Http.createServer((req, res) => {
+    let data = ""
+    req.on("data", (chunk) => (data += chunk))
+    req.on("end", () => {
+      bodies.push(JSON.parse(data))
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify(answer(bodies.at(-1), bodies.length - 1)))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    bodies,
+    close: () => {
+      server.closeAllConnections()
+      server.close()
+    }
+  }
+}
