@@ -1,0 +1,49 @@
+import * as Fs from "node:fs"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { jsonServer, run } from "./run.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The smallest Responses API answer @effect/ai-openai decodes. */
+const response = (output: ReadonlyArray<object>) => ({
+  id: "resp_1",
+  object: "response",
+  created_at: 1,
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  model: "gpt-4.1-mini",
+  output,
+  parallel_tool_calls: true,
+  tools: [],
+  tool_choice: "auto",
+  metadata: null,
+  temperature: null,
+  top_p: null
+})
+
+describe("README quick start (examples/quickstart.ts)", () => {
+  it("is in the README verbatim", () => {
+    const readme = Fs.readFileSync(`${root}/README.md`, "utf8")
+    expect(readme).toContain(Fs.readFileSync(`${root}/examples/quickstart.ts`, "utf8").trim())
+  })
+
+  it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
+    const server = await jsonServer((_body, index) =>
+      response(
+        index === 0
+          ? [{ type: "function_call", call_id: "call_1", name: "get_weather", arguments: `{"city":"Oslo"}` }]
+          : [{ type: "message", id: "m1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is sunny in Oslo.", annotations: [] }] }]
+      )
+    )
+    try {
+      const { raw: stdout } = await run("quickstart.ts", "", { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${server.url}/v1` })
+      expect(stdout.trim()).toBe("It is sunny in Oslo.")
+      expect(server.bodies).toHaveLength(2)
+      expect(server.bodies[1].input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_1", output: "\"Sunny in Oslo\"" })
+    } finally {
+      server.close()
+    }
+  }, 60_000)
+})

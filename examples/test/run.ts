@@ -1,0 +1,81 @@
+import { execFile } from "node:child_process"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
+
+/** The provider variables examples/model.ts reads: emptied, so every example runs on its scripted model. */
+const offline = {
+  OPENAI_API_KEY: "",
+  ANTHROPIC_API_KEY: "",
+  AGENTFX_BASE_URL: "",
+  AGENTFX_MODEL: "",
+  AGENTFX_API_KEY: ""
+}
+
+export interface Run {
+  /** stdout as printed. */
+  readonly raw: string
+  /** stdout lines, trimmed on the right, with the `[  12 ms] ` stamps removed and durations written `N ms`. */
+  readonly lines: ReadonlyArray<string>
+  readonly stderr: string
+}
+
+/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input). */
+export const run = (script: string, input = "", env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((resolve, reject) => {
+    const child = execFile("pnpm", ["-s", "tsx", `examples/${script}`], {
+      cwd: fileURLToPath(new URL("../..", import.meta.url)),
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, ...offline, ...env }
+    }, (error, stdout, stderr) => {
+      if (error !== null) return reject(new Error(`${script} failed: ${error.message}\n${stdout}\n${stderr}`))
+      resolve({
+        raw: stdout,
+        stderr,
+        lines: stdout.split("\n").map((line) =>
+          line.replace(/^\[\s*\d+ ms\] /, "").replace(/\d+ ms\b/g, "N ms").replace(/\d+ bytes of JSON/, "N bytes of JSON").trimEnd()
+        )
+      })
+    })
+    child.stdin?.end(input)
+  })
+
+/** Every expected line occurs in `lines`, in this order (other lines may come between). */
+export const expectInOrder = (lines: ReadonlyArray<string>, expected: ReadonlyArray<string>) => {
+  let from = 0
+  for (const line of expected) {
+    const at = lines.indexOf(line, from)
+    if (at === -1) {
+      expect.fail(`missing, or out of order: ${JSON.stringify(line)}\n--- output ---\n${lines.join("\n")}`)
+    }
+    from = at + 1
+  }
+}
+
+export const offlineBanner =
+  "model: scripted, offline (set OPENAI_API_KEY, ANTHROPIC_API_KEY, or AGENTFX_BASE_URL + AGENTFX_MODEL for a real model)"
+
+/** A JSON server on 127.0.0.1 speaking a model's wire format: `answer` gets each request body and its index. */
+export const jsonServer = async (answer: (body: any, index: number) => unknown) => {
+  const bodies: Array<any> = []
+  const server = Http.createServer((req, res) => {
+    let data = ""
+    req.on("data", (chunk) => (data += chunk))
+    req.on("end", () => {
+      bodies.push(JSON.parse(data))
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify(answer(bodies.at(-1), bodies.length - 1)))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    bodies,
+    close: () => {
+      server.closeAllConnections()
+      server.close()
+    }
+  }
+}

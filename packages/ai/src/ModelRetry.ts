@@ -1,0 +1,133 @@
+/**
+ * How the adapters of this package retry a failed model call: transient `ModelError`s
+ * (`RateLimited`, `Unavailable`, `Network`) are retried by a `Schedule`, waiting at least
+ * as long as the server's `Retry-After`; every other error fails at once.
+ *
+ * @since 0.1.0
+ */
+import { ChatModel } from "@agentfx/core"
+import { Duration, Effect, Schedule, Stream } from "effect"
+
+/**
+ * Retry settings shared by every adapter (`OpenAiChatModel`, `AnthropicChatModel`,
+ * `ChatCompletionsModel`, `AiChatModel`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * The delays between attempts, fed with each transient `ModelError`; its end ends the
+   * retries. Default `defaultSchedule` (3 retries, exponential from 500 ms, jittered).
+   * `Schedule.stop` disables retrying.
+   */
+  readonly schedule?: Schedule.Schedule<unknown, ChatModel.ModelError>
+  /**
+   * The longest `Retry-After` worth waiting for. A server asking for longer (a spent daily
+   * quota, say) fails the call at once with its `RateLimited` error, `retryAfterMillis`
+   * set. Default 60 seconds.
+   */
+  readonly maxRetryAfter?: Duration.DurationInput
+}
+
+/**
+ * The default schedule: up to 3 retries, 500 ms, 1 s, 2 s apart, each jittered (×0.8–1.2).
+ *
+ * @example
+ * ```ts
+ * import { Schedule } from "effect"
+ * import { ModelRetry } from "@agentfx/ai"
+ *
+ * // twice as many retries, same back-off
+ * const patient = ModelRetry.defaultSchedule.pipe(Schedule.intersect(Schedule.recurs(6)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("500 millis").pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(3))
+)
+
+/**
+ * The schedule the adapters retry with: `options.schedule` (or the default), continued
+ * only for transient errors whose `Retry-After` does not exceed `maxRetryAfter`, each delay
+ * raised to at least the error's `retryAfterMillis`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schedule } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ * import { ModelRetry } from "@agentfx/ai"
+ *
+ * declare const call: Effect.Effect<string, ChatModel.ModelError>
+ * const retried = Effect.retry(call, ModelRetry.schedule({ schedule: Schedule.spaced("1 second") }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const schedule = (options?: Options): Schedule.Schedule<unknown, ChatModel.ModelError> => {
+  const maxRetryAfterMillis = Duration.toMillis(options?.maxRetryAfter ?? "60 seconds")
+  return Schedule.identity<ChatModel.ModelError>().pipe(
+    Schedule.intersect(options?.schedule ?? defaultSchedule),
+    Schedule.whileInput((error: ChatModel.ModelError) =>
+      error.isTransient && (error.retryAfterMillis ?? 0) <= maxRetryAfterMillis
+    ),
+    Schedule.modifyDelay(([error], delay) =>
+      Duration.max(delay, Duration.millis(Math.max(0, error.retryAfterMillis ?? 0)))
+    )
+  )
+}
+
+/**
+ * Retries a model call by `schedule(options)`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ * import { ModelRetry } from "@agentfx/ai"
+ *
+ * declare const call: Effect.Effect<ChatModel.ChatResponse, ChatModel.ModelError>
+ * const retried = ModelRetry.retry(call, { maxRetryAfter: "10 seconds" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const retry = <A, R>(
+  effect: Effect.Effect<A, ChatModel.ModelError, R>,
+  options?: Options
+): Effect.Effect<A, ChatModel.ModelError, R> => Effect.retry(effect, schedule(options))
+
+/**
+ * Retries a streamed model call by `schedule(options)`, but only until its first part was
+ * emitted: after that, a failure ends the stream (the parts already emitted cannot be
+ * taken back).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ * import { ModelRetry } from "@agentfx/ai"
+ *
+ * declare const call: Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError>
+ * const retried = ModelRetry.retryStream(call)
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const retryStream = <A, R>(
+  stream: Stream.Stream<A, ChatModel.ModelError, R>,
+  options?: Options
+): Stream.Stream<A, ChatModel.ModelError, R> =>
+  Stream.suspend(() => {
+    let emitted = false
+    return stream.pipe(
+      Stream.tap(() => Effect.sync(() => void (emitted = true))),
+      Stream.retry(schedule(options).pipe(Schedule.whileInput(() => !emitted)))
+    )
+  })

@@ -1,0 +1,8 @@
+/**
+ * @since 0.1.0
+ */
+export * as AiChatModel from "./AiChatModel.js"
+export * as AnthropicChatModel from "./AnthropicChatModel.js"
+export * as ChatCompletionsModel from "./ChatCompletionsModel.js"
+export * as ModelRetry from "./ModelRetry.js"
+export * as OpenAiChatModel from "./OpenAiChatModel.js"

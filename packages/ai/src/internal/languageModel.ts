@@ -1,0 +1,128 @@
+/**
+ * Neutral requests as `@effect/ai` prompts and toolkits; `@effect/ai` answers and errors
+ * as neutral responses and `ModelError`s.
+ */
+import type { Json } from "@agentfx/core"
+import { ChatModel } from "@agentfx/core"
+import type { AiError, Prompt, Response } from "@effect/ai"
+import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
+import { Effect, ParseResult, Schema } from "effect"
+import { errorFromStatus } from "./httpError.js"
+import { wireParameters } from "./toolSchema.js"
+
+/** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
+export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
+  const messages: Array<Prompt.MessageEncoded> = []
+  if (request.system !== undefined) messages.push({ role: "system", content: request.system })
+  for (const message of request.messages) {
+    switch (message._tag) {
+      case "System":
+        messages.push({ role: "system", content: message.text })
+        break
+      case "User":
+        messages.push({ role: "user", content: [{ type: "text", text: message.text }] })
+        break
+      case "Assistant": {
+        const content: Array<Prompt.AssistantMessagePartEncoded> = []
+        if (message.text.length > 0) content.push({ type: "text", text: message.text })
+        for (const call of message.toolCalls) {
+          content.push({ type: "tool-call", id: call.id, name: call.name, params: call.args, providerExecuted: false })
+        }
+        if (content.length > 0) messages.push({ role: "assistant", content })
+        break
+      }
+      case "ToolResult": {
+        const part: Prompt.ToolResultPartEncoded = {
+          type: "tool-result",
+          id: message.callId,
+          name: message.toolName,
+          isFailure: message.isError,
+          result: message.content,
+          providerExecuted: false
+        }
+        const last = messages.at(-1)
+        if (last?.role === "tool") messages[messages.length - 1] = { role: "tool", content: [...last.content, part] }
+        else messages.push({ role: "tool", content: [part] })
+        break
+      }
+    }
+  }
+  return messages
+}
+
+/** Any JSON object: tool-call params are kept as the model sent them (our executor decodes them). */
+const AnyParameters = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * The request's tools as an `@effect/ai` toolkit whose parameter schemas carry our JSON
+ * Schemas verbatim (a `jsonSchema` annotation overrides what `@effect/ai` would derive).
+ * Its handler is never called: the adapter always disables tool-call resolution.
+ */
+export const toolkitFor = (tools: ReadonlyArray<ChatModel.ToolDefinition>): AiToolkit.WithHandler<Record<string, AiTool.Any>> => {
+  const made = AiToolkit.make(...tools.map((tool) =>
+    AiTool.make(tool.name, { description: tool.description }).setParameters(
+      AnyParameters.annotations({ jsonSchema: wireParameters(tool.parameters) }) as unknown as AiTool.AnyStructSchema
+    )
+  ))
+  return {
+    tools: made.tools as Record<string, AiTool.Any>,
+    handle: () => Effect.dieMessage("agentfx executes tools itself: tool-call resolution must stay disabled")
+  } as unknown as AiToolkit.WithHandler<Record<string, AiTool.Any>>
+}
+
+const finishReasons: { readonly [K in Response.FinishReason]: ChatModel.FinishReason } = {
+  "stop": "stop",
+  "length": "length",
+  "content-filter": "content-filter",
+  "tool-calls": "tool-calls",
+  "error": "error",
+  "pause": "other",
+  "other": "other",
+  "unknown": "unknown"
+}
+
+/** `@effect/ai`'s finish reason (`pause` becomes `other`). */
+export const finishReason = (reason: Response.FinishReason): ChatModel.FinishReason => finishReasons[reason]
+
+/** `@effect/ai`'s usage; counts a provider did not report are 0. */
+export const usage = (usage: Response.Usage): ChatModel.Usage => {
+  const inputTokens = usage.inputTokens ?? 0
+  const outputTokens = usage.outputTokens ?? 0
+  return { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens }
+}
+
+/** A tool call with the provider's call id; its params must be JSON (they were parsed from JSON). */
+export const toolCall = (part: { readonly id: string; readonly name: string; readonly params: unknown }) => ({
+  id: part.id,
+  name: part.name,
+  args: part.params as Json.JsonValue
+})
+
+const invalid = (message: string) => new ChatModel.ModelError({ reason: "InvalidResponse", message })
+
+/**
+ * An `AiError` as a `ModelError`: an HTTP status is classified like every other adapter's
+ * (429, 5xx transient; 401/403; other 4xx), a transport failure is `Network`, unreadable
+ * output `InvalidResponse`, a prompt the provider cannot express `InvalidRequest`.
+ */
+export const fromAiError = (provider: string, nowMillis: number) => (error: AiError.AiError | ParseResult.ParseError): ChatModel.ModelError => {
+  switch (error._tag) {
+    case "HttpResponseError":
+      return error.reason === "StatusCode"
+        ? errorFromStatus({ provider, status: error.response.status, headers: error.response.headers, body: error.body, nowMillis })
+        : invalid(`${provider} sent an unreadable response (${error.reason}): ${error.message}`)
+    case "HttpRequestError":
+      return new ChatModel.ModelError({
+        reason: error.reason === "Transport" ? "Network" : "InvalidRequest",
+        message: error.reason === "Transport" ? `could not reach ${provider}: ${error.message}` : `could not send the request to ${provider}: ${error.message}`
+      })
+    case "MalformedInput":
+      return new ChatModel.ModelError({ reason: "InvalidRequest", message: `${provider} cannot express the request: ${error.message}` })
+    case "MalformedOutput":
+      return invalid(`${provider} sent a response that could not be decoded: ${error.message}`)
+    case "ParseError":
+      return invalid(`${provider} sent a response that could not be decoded: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+    case "UnknownError":
+      return new ChatModel.ModelError({ reason: "Other", message: `${provider} failed: ${error.message}` })
+  }
+}

@@ -1,0 +1,153 @@
+import { ChatModel } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Clock, Effect, Either, Fiber, Schedule, Stream, TestClock } from "effect"
+import { errorFromStatus, retryAfterMillis } from "../src/internal/httpError.js"
+import { ModelRetry } from "../src/index.js"
+
+const rateLimited = (retryAfter?: number) =>
+  new ChatModel.ModelError({
+    reason: "RateLimited",
+    message: "HTTP 429",
+    status: 429,
+    ...(retryAfter === undefined ? {} : { retryAfterMillis: retryAfter })
+  })
+
+/** A call that fails with the given errors in turn, then succeeds; records when each attempt started. */
+const flaky = (errors: ReadonlyArray<ChatModel.ModelError>) => {
+  const attempts: Array<number> = []
+  const call = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    attempts.push(now)
+    const error = errors[attempts.length - 1]
+    return error === undefined ? Effect.succeed("ok") : Effect.fail(error)
+  })
+  return { attempts, call }
+}
+
+const spaced = { schedule: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(5))) }
+
+describe("ModelRetry", () => {
+  describe("retryAfterMillis", () => {
+    it("reads delay-seconds, fractions, HTTP dates (from now, never negative) and OpenAI's retry-after-ms", () => {
+      expect(retryAfterMillis({ "retry-after": "2" }, 0)).toBe(2000)
+      expect(retryAfterMillis({ "Retry-After": " 1.5 " }, 0)).toBe(1500)
+      expect(retryAfterMillis({ "retry-after": "Thu, 01 Jan 1970 00:00:05 GMT" }, 1000)).toBe(4000)
+      expect(retryAfterMillis({ "retry-after": "Thu, 01 Jan 1970 00:00:05 GMT" }, 9000)).toBe(0)
+      expect(retryAfterMillis({ "retry-after-ms": "250", "retry-after": "1" }, 0)).toBe(250)
+      expect(retryAfterMillis({ "retry-after": "soon" }, 0)).toBeUndefined()
+      expect(retryAfterMillis({ "retry-after": "-3" }, 0)).toBeUndefined()
+      expect(retryAfterMillis({}, 0)).toBeUndefined()
+    })
+  })
+
+  describe("errorFromStatus", () => {
+    it("classifies statuses: 429 and 5xx transient, 401/403 Unauthorized, other 4xx InvalidRequest", () => {
+      const of = (status: number, headers = {}) =>
+        errorFromStatus({ provider: "P", status, headers, body: undefined, nowMillis: 0 })
+      expect([429, 500, 503, 401, 403, 400, 404, 422, 302].map((status) => [of(status).reason, of(status).isTransient])).toEqual([
+        ["RateLimited", true],
+        ["Unavailable", true],
+        ["Unavailable", true],
+        ["Unauthorized", false],
+        ["Unauthorized", false],
+        ["InvalidRequest", false],
+        ["InvalidRequest", false],
+        ["InvalidRequest", false],
+        ["InvalidResponse", false]
+      ])
+      expect(of(503, { "retry-after": "3" }).retryAfterMillis).toBe(3000)
+      expect(of(400, { "retry-after": "3" }).retryAfterMillis).toBeUndefined()
+    })
+
+    it("quotes the server's own message (OpenAI/Anthropic, Ollama, plain text)", () => {
+      const message = (body: string) => errorFromStatus({ provider: "P", status: 400, headers: {}, body, nowMillis: 0 }).message
+      const suffix = " The request was refused; retrying will not help."
+      expect(message(`{"error":{"message":"bad tool"}}`)).toBe(`P answered HTTP 400: bad tool.${suffix}`)
+      expect(message(`{"error":"model not found"}`)).toBe(`P answered HTTP 400: model not found.${suffix}`)
+      expect(message("Bad Gateway")).toBe(`P answered HTTP 400: Bad Gateway.${suffix}`)
+      expect(message("")).toBe(`P answered HTTP 400.${suffix}`)
+    })
+  })
+
+  describe("retry", () => {
+    it.effect("waits at least the Retry-After before the next attempt, even when the schedule is faster", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited(5000)])
+        const fiber = yield* Effect.fork(ModelRetry.retry(call, spaced))
+        yield* TestClock.adjust("4999 millis")
+        expect(attempts).toEqual([0])
+        yield* TestClock.adjust("1 millis")
+        expect(yield* Fiber.join(fiber)).toBe("ok")
+        expect(attempts).toEqual([0, 5000])
+      }))
+
+    it.effect("keeps the schedule's delay when it is longer than the Retry-After", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited(5), rateLimited()])
+        const fiber = yield* Effect.fork(ModelRetry.retry(call, spaced))
+        yield* TestClock.adjust("1 second")
+        expect(yield* Fiber.join(fiber)).toBe("ok")
+        expect(attempts).toEqual([0, 10, 20])
+      }))
+
+    it.effect("the default schedule makes 3 retries, 500 ms, 1 s, 2 s apart (±20%), then fails with the last error", () =>
+      Effect.gen(function*() {
+        const unavailable = new ChatModel.ModelError({ reason: "Unavailable", message: "HTTP 503", status: 503 })
+        const { attempts, call } = flaky(Array.from({ length: 10 }, () => unavailable))
+        const fiber = yield* Effect.fork(Effect.either(ModelRetry.retry(call)))
+        yield* TestClock.adjust("1 minute")
+        expect(yield* Fiber.join(fiber)).toEqual(Either.left(unavailable))
+        expect(attempts).toHaveLength(4)
+        const gaps = attempts.slice(1).map((at, i) => at - attempts[i]!)
+        gaps.forEach((gap, i) => {
+          expect(gap).toBeGreaterThanOrEqual(500 * 2 ** i * 0.8)
+          expect(gap).toBeLessThanOrEqual(500 * 2 ** i * 1.2)
+        })
+      }))
+
+    it.effect("does not retry a non-transient error", () =>
+      Effect.gen(function*() {
+        const refused = new ChatModel.ModelError({ reason: "InvalidRequest", message: "HTTP 400", status: 400 })
+        const { attempts, call } = flaky([refused])
+        expect(yield* Effect.flip(ModelRetry.retry(call, spaced))).toBe(refused)
+        expect(attempts).toEqual([0])
+      }))
+
+    it.effect("does not wait for a Retry-After longer than maxRetryAfter: fails at once with it", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited(3_600_000)])
+        const error = yield* Effect.flip(ModelRetry.retry(call, { ...spaced, maxRetryAfter: "1 minute" }))
+        expect(error.retryAfterMillis).toBe(3_600_000)
+        expect(attempts).toEqual([0])
+      }))
+
+    it.effect("Schedule.stop disables retrying", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited()])
+        yield* Effect.flip(ModelRetry.retry(call, { schedule: Schedule.stop }))
+        expect(attempts).toEqual([0])
+      }))
+  })
+
+  describe("retryStream", () => {
+    it.effect("retries a stream that failed before its first element, honouring Retry-After", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited(2000)])
+        const fiber = yield* Effect.fork(Stream.runCollect(ModelRetry.retryStream(Stream.fromEffect(call), spaced)))
+        yield* TestClock.adjust("2 seconds")
+        expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["ok"])
+        expect(attempts).toEqual([0, 2000])
+      }))
+
+    it.effect("does not retry once an element was emitted", () =>
+      Effect.gen(function*() {
+        let runs = 0
+        const stream = Stream.suspend(() => {
+          runs += 1
+          return Stream.concat(Stream.make("a"), Stream.fail(rateLimited()))
+        })
+        const error = yield* Effect.flip(Stream.runCollect(ModelRetry.retryStream(stream, spaced)))
+        expect(error.reason).toBe("RateLimited")
+        expect(runs).toBe(1)
+      }))
+  })
+})

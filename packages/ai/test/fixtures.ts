@@ -1,0 +1,49 @@
+import { Agent, type AgentError, ChatModel, Message, Tool, Toolkit } from "@agentfx/core"
+import { Chunk, Effect, Layer, Schedule, Schema, Stream } from "effect"
+import type { ModelRetry } from "../src/index.js"
+
+/** A weather tool with an optional parameter, so the schema sent shows `required` faithfully. */
+export const weatherTool = Tool.make("get_weather", {
+  description: "Current weather for a city",
+  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literal("C", "F")) }),
+  success: Schema.String,
+  handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
+})
+
+/** The JSON Schema every provider must receive for `get_weather` (no `$schema` key). */
+export const weatherSchema = {
+  type: "object",
+  required: ["city"],
+  properties: { city: { type: "string" }, unit: { type: "string", enum: ["C", "F"] } },
+  additionalProperties: false
+}
+
+export const weatherAgent: Effect.Effect<Agent.Agent<{}>, AgentError.InvalidAgent | Toolkit.InvalidToolkit> = Effect.gen(function*() {
+  const toolkit = yield* Toolkit.make(weatherTool)
+  return yield* Agent.make({ toolkit, system: "You are a weather bot." })
+})
+
+/** A one-message request; fields can be overridden. */
+export const request = (overrides?: Partial<ChatModel.ChatRequest>): ChatModel.ChatRequest => ({
+  system: undefined,
+  messages: [Message.user("hi")],
+  tools: [],
+  toolChoice: "auto",
+  ...overrides
+})
+
+/** One `generate` call on the ChatModel in context. */
+export const generate = (req: ChatModel.ChatRequest = request()) => Effect.flatMap(ChatModel.ChatModel, (m) => m.generate(req))
+
+/** One `stream` call on the ChatModel in context, collected. */
+export const collect = (req: ChatModel.ChatRequest = request()) =>
+  Effect.flatMap(ChatModel.ChatModel, (m) => Effect.map(Stream.runCollect(m.stream(req)), Chunk.toArray))
+
+/** The adapter with its `generate` running its `stream`: drives the loop over the streaming wire format. */
+export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
+  Layer.effect(ChatModel.ChatModel, Effect.map(ChatModel.ChatModel, (inner) => ChatModel.fromStream(inner.stream))).pipe(
+    Layer.provide(layer)
+  )
+
+/** Retries without waiting (Retry-After still applies). */
+export const fastRetry: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }

@@ -1,0 +1,99 @@
+/**
+ * A node:http server on 127.0.0.1 that records every request and answers with a handler:
+ * the provider's real wire format, written by hand in each test.
+ */
+import { Effect } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface Recorded {
+  readonly method: string
+  readonly path: string
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: any
+  /** performance.now() when the request arrived. */
+  readonly at: number
+}
+
+export type Handler = (request: Recorded, response: Http.ServerResponse, index: number) => void
+
+export interface Loopback {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  readonly requests: Array<Recorded>
+  /** Indexes of requests whose connection closed before the response was finished. */
+  readonly aborted: Array<number>
+}
+
+/** Starts the server for the scope; closing the scope closes every connection. */
+export const loopback = (handler: Handler) =>
+  Effect.acquireRelease(
+    Effect.async<Loopback & { readonly server: Http.Server }>((resume) => {
+      const requests: Array<Recorded> = []
+      const aborted: Array<number> = []
+      const server = Http.createServer((req, res) => {
+        let data = ""
+        req.setEncoding("utf8")
+        req.on("data", (chunk) => (data += chunk))
+        req.on("end", () => {
+          const index = requests.length
+          const recorded: Recorded = {
+            method: req.method ?? "",
+            path: req.url ?? "",
+            headers: req.headers,
+            body: data.length > 0 ? JSON.parse(data) : undefined,
+            at: performance.now()
+          }
+          requests.push(recorded)
+          res.on("close", () => {
+            if (!res.writableFinished) aborted.push(index)
+          })
+          handler(recorded, res, index)
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, requests, aborted, server }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+/** Polls (real time) until `condition` holds, for at most `millis`. */
+export const eventually = (condition: () => boolean, millis = 3000) =>
+  Effect.gen(function*() {
+    const end = performance.now() + millis
+    while (!condition()) {
+      if (performance.now() > end) return yield* Effect.dieMessage("condition not met in time")
+      yield* Effect.sleep("5 millis")
+    }
+  })
+
+export const json = (
+  res: Http.ServerResponse,
+  body: unknown,
+  status = 200,
+  headers: Http.OutgoingHttpHeaders = {}
+) => {
+  res.writeHead(status, { "content-type": "application/json", ...headers })
+  res.end(JSON.stringify(body))
+}
+
+/** Server-sent events: `data:` lines (and `event:` lines when the event has a `type` and `named`). */
+export const sse = (res: Http.ServerResponse, events: ReadonlyArray<unknown>, options?: { readonly named?: boolean }) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  for (const event of events) {
+    const name = options?.named === true && typeof event === "object" && event !== null && "type" in event
+      ? `event: ${String(event.type)}\n`
+      : ""
+    res.write(`${name}data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`)
+  }
+  res.end()
+}
+
+/** Never answers. */
+export const hang = (_res: Http.ServerResponse) => {}
