@@ -1,27 +1,10 @@
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { response } from "../../packages/ai/test/fixtures.js"
 import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-
-/** The smallest Responses API answer @effect/ai-openai decodes. */
-const response = (output: ReadonlyArray<object>) => ({
-  id: "resp_1",
-  object: "response",
-  created_at: 1,
-  error: null,
-  incomplete_details: null,
-  instructions: null,
-  model: "gpt-4.1-mini",
-  output,
-  parallel_tool_calls: true,
-  tools: [],
-  tool_choice: "auto",
-  metadata: null,
-  temperature: null,
-  top_p: null
-})
 
 describe("README quick start (examples/quickstart.ts)", () => {
   it("is in the README verbatim", () => {

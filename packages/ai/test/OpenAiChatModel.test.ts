@@ -2,40 +2,12 @@ import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { OpenAiChatModel } from "../src/index.js"
-import { fastRetry, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { fastRetry, generate, response, streaming, usage, weatherAgent, weatherSchema } from "./fixtures.js"
 import { json, loopback, sse } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
 
 const model = (url: string, options?: { readonly strict?: boolean }) =>
   OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${url}/v1`, retry: fastRetry, ...options })
-
-const usage = (input: number, output: number) => ({
-  input_tokens: input,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: output,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: input + output
-})
-
-/** A Responses API response object with the keys its decoder requires. */
-const response = (output: ReadonlyArray<object>, tokens?: ReturnType<typeof usage>, status = "completed") => ({
-  id: "resp_1",
-  object: "response",
-  created_at: 1_700_000_000,
-  status,
-  error: null,
-  incomplete_details: null,
-  instructions: null,
-  model: "gpt-4.1-mini",
-  output,
-  parallel_tool_calls: true,
-  tools: [],
-  tool_choice: "auto",
-  metadata: null,
-  temperature: null,
-  top_p: null,
-  ...(tokens === undefined ? {} : { usage: tokens })
-})
 
 const functionCall = (callId: string, city: string) => ({
   type: "function_call",

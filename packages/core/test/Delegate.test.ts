@@ -5,6 +5,13 @@ import { emailTool, Executions, trackedMemory, weatherTool } from "./agentFixtur
 
 const childSystem = "You are the research sub-agent."
 
+const busy = Tool.make("busy", {
+  description: "takes a second",
+  parameters: Schema.Struct({}),
+  success: Schema.String,
+  handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
+})
+
 describe("Tool.delegate", () => {
   it.effect("runs a child agent as a tool: the child's answer is the result", () =>
     Effect.gen(function*() {
@@ -85,12 +92,6 @@ describe("Tool.delegate", () => {
 
   it.effect("the child uses its own sequential manager, not the parent's bulkhead", () =>
     Effect.gen(function*() {
-      const busy = Tool.make("busy", {
-        description: "takes a second",
-        parameters: Schema.Struct({}),
-        success: Schema.String,
-        handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
-      })
       const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
       const parent = yield* Agent.make({
         toolkit: yield* Toolkit.make(Tool.delegate("work", { agent: child, description: "works" }))
@@ -114,12 +115,6 @@ describe("Tool.delegate", () => {
 describe("Tool.delegate options", () => {
   it.effect("manager: the child's batches run under the given manager", () =>
     Effect.gen(function*() {
-      const busy = Tool.make("busy", {
-        description: "takes a second",
-        parameters: Schema.Struct({}),
-        success: Schema.String,
-        handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
-      })
       const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
       const withManager = (manager?: ReturnType<typeof ToolCallingManager.unbounded>) =>
         Effect.gen(function*() {
