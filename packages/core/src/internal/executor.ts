@@ -4,6 +4,7 @@
 import type { Duration } from "effect"
 import type { ParseResult } from "effect"
 import { Cause, Effect, Option, Schema } from "effect"
+import { concurrently } from "./concurrently.js"
 import { describeParseError } from "./parseError.js"
 import type { JsonValue } from "../Json.js"
 import type * as ToolCall from "../ToolCall.js"
@@ -161,8 +162,10 @@ export const executeCalls = <R>(
   state: StateSnapshot
 ): Effect.Effect<Array<Executed>, never, R> => {
   const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
-  return Effect.forEach(calls, (call) => {
+  const execute = (call: ToolCall.ToolCall): Effect.Effect<Executed, never, R> => {
     const entry = toolkit.entries.get(call.name)
     return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, policy, state)
-  }, { concurrency: serial ? 1 : policy.concurrency })
+  }
+  if (!serial && policy.concurrency === "unbounded" && calls.length > 1) return concurrently(calls.map(execute))
+  return Effect.forEach(calls, execute, { concurrency: serial ? 1 : policy.concurrency })
 }
