@@ -16,8 +16,8 @@ import type { BatchItem, RunState } from "./loop.js"
  * undeclared slot turns its call into a `semantic` failure (and writes nothing); two writes
  * to one `last` slot are logged as a warning (the later call wins).
  */
-const foldWrites = (agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) =>
-  Effect.gen(function*() {
+const foldWrites = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) {
     if (executed.every((e) => e.writes === undefined)) return executed.map((e) => e.result)
     const state = { ...run.state }
     const lastWriters = new Map<string, Array<string>>()
@@ -53,13 +53,13 @@ const foldWrites = (agent: Agent.Any, run: RunState, executed: ReadonlyArray<Exe
   })
 
 /** Runs every call of `batch` that has no outcome yet, and returns the batch with all outcomes. */
-export const runBatch = (
+export const runBatch: (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
   manager: ToolCallingManager.Service
-): Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> =
+  Effect.fnUntraced(function*(agent, run, batch, manager) {
     const toRun = batch.filter((item) => item.outcome === undefined)
     const executed = toRun.length === 0
       ? []

@@ -112,13 +112,13 @@ const directText = (outcomes: ReadonlyArray<Outcome>) =>
  * else records the results (in call order), and completes when every call was a
  * return-direct tool that succeeded (or was answered). `undefined` means: next iteration.
  */
-export const finishBatch = (
+export const finishBatch: (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem & { readonly outcome: Outcome }>,
   environmentPause: boolean
-): Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> =
+  Effect.fnUntraced(function*(agent, run, batch, environmentPause) {
     if (environmentPause) {
       const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
       if (failed.length > 0) return yield* pause(agent, run, "environment", batch, failed.map((item) => item.call.id))
@@ -137,8 +137,8 @@ export const finishBatch = (
   })
 
 /** Gates every call serially, in call order, before any of them runs. */
-const gateBatch = (agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) =>
-  Effect.gen(function*() {
+const gateBatch = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) {
     const batch: Array<BatchItem> = []
     const pending: Array<string> = []
     for (const call of calls) {
@@ -175,8 +175,8 @@ export const executeBatch = (
   )
 
 /** One iteration; `undefined` means: iterate again. */
-const iterate = (agent: Agent.Any, run: RunState) =>
-  Effect.gen(function*() {
+const iterate = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState) {
     if (run.iteration >= agent.maxIterations) {
       const checkpoint = yield* checkpointOf(agent, run, "max-iterations", [], [])
       return yield* Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
@@ -198,8 +198,8 @@ const iterate = (agent: Agent.Any, run: RunState) =>
   })
 
 /** Iterates until the run completes, pauses or fails. */
-export const loop = (agent: Agent.Any, run: RunState) =>
-  Effect.gen(function*() {
+export const loop = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState) {
     while (true) {
       const exit = yield* iterate(agent, run)
       if (exit !== undefined) return exit
