@@ -153,19 +153,17 @@ export const agentfx: Impl = {
     waiting.timerMs = wait === "latch" ? 0 : wait.timerMs
     waiting.modelCalls = new Array<number>(runs).fill(0)
     waiting.toolCalls = new Array<number>(runs).fill(0)
-    const done = Effect.runPromise(
-      Effect.forEach(
-        Array.from({ length: runs }, (_, id) => id),
-        (id) => Agent.run(concurrentAgent, { input: String(id) }),
-        { concurrency: "unbounded" }
-      ).pipe(Effect.provide(ScriptedChatModel.layer(concurrentScript)))
-    ).then((exits) =>
-      exits.map((exit, id): RunCounts => ({
-        text: exit._tag === "Completed" ? exit.text : exit._tag,
-        modelCalls: waiting.modelCalls[id]!,
-        toolCalls: recorded(exit) === waiting.toolCalls[id] ? waiting.toolCalls[id]! : -1
-      }))
-    )
+    // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
+    // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
+    const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript))
+    const done = Promise.all(
+      Array.from({ length: runs }, (_, id) =>
+        runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit): RunCounts => ({
+          text: exit._tag === "Completed" ? exit.text : exit._tag,
+          modelCalls: waiting.modelCalls[id]!,
+          toolCalls: recorded(exit) === waiting.toolCalls[id] ? waiting.toolCalls[id]! : -1
+        })))
+    ).finally(() => runtime.dispose())
     return { suspended: () => waiting.suspended, release: () => Deferred.unsafeDone(latch, Effect.void), done }
   },
 

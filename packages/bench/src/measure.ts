@@ -111,17 +111,23 @@ export interface SuspendedRuns {
 /**
  * Retained heap per run while `runs` runs are all suspended in their tool: heap after a full
  * GC with every run suspended, minus the heap after a full GC before they started, divided by
- * `runs`. Also reports what is left per run after they all ended (a leak shows here).
+ * `runs`. `check` sees the runs' counts; then what is left per run once they all ended and
+ * nothing refers to them is reported too (a leak shows there).
  */
-export const suspendedHeap = async (runs: number, start: () => SuspendedRuns) => {
+export const suspendedHeap = async (
+  runs: number,
+  start: () => SuspendedRuns,
+  check: (counts: ReadonlyArray<RunCounts>) => void
+) => {
   const before = heapAfterGc()
-  const batch = start()
-  const allSuspended = await waitUntil(() => batch.suspended() === runs, 30_000)
+  let batch: SuspendedRuns | undefined = start()
+  const allSuspended = await waitUntil(() => batch!.suspended() === runs, 30_000)
   const during = heapAfterGc()
   batch.release()
-  const counts = await batch.done
+  check(await batch.done)
+  batch = undefined // what is left after this belongs to nobody
   const after = heapAfterGc()
-  return { allSuspended, perRun: (during - before) / runs, leftPerRun: (after - before) / runs, counts }
+  return { allSuspended, perRun: (during - before) / runs, leftPerRun: (after - before) / runs }
 }
 
 /** A run whose tools wait on a latch, used to see how many calls a bulkhead lets start at once. */

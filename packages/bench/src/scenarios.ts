@@ -61,11 +61,15 @@ const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> =
     else samples.wallMs!.push(wall)
   }
   // warm the latch path on a small batch, so its first compilation is not counted as retained heap
-  await suspendedHeap(Math.min(200, config.runs), () => impl.concurrent(Math.min(200, config.runs), "latch"))
+  const warm = Math.min(200, config.runs)
+  await suspendedHeap(warm, () => impl.concurrent(warm, "latch"), (counts) => expectRuns(checks, "C (latch, warm-up)", counts, concurrentExpected))
   for (let rep = 0; rep < config.cHeapReps; rep++) {
-    const heap = await suspendedHeap(config.runs, () => impl.concurrent(config.runs, "latch"))
+    const heap = await suspendedHeap(
+      config.runs,
+      () => impl.concurrent(config.runs, "latch"),
+      (counts) => expectRuns(checks, "C (latch)", counts, concurrentExpected)
+    )
     checks.that(`C: all ${config.runs} runs suspended in their tool at once`, heap.allSuspended, heap.allSuspended ? "yes" : "no")
-    expectRuns(checks, "C (latch)", heap.counts, concurrentExpected)
     samples.heapPerRunBytes!.push(heap.perRun)
     samples.leftPerRunBytes!.push(heap.leftPerRun)
   }
