@@ -6,7 +6,6 @@
  * @since 0.1.0
  */
 import { Effect, Redacted } from "effect"
-import { randomUUID } from "node:crypto"
 import type {
   DecisionMismatch,
   IncompleteDecisions,
@@ -24,6 +23,7 @@ import { ChatMemory } from "./ChatMemory.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as CheckpointCodec from "./internal/checkpoint.js"
+import { newId } from "./internal/ids.js"
 import type { RunState } from "./internal/loop.js"
 import { appendMessages, executeBatch, loop, resultMessage } from "./internal/loop.js"
 import * as Resume from "./internal/resume.js"
@@ -306,9 +306,9 @@ const startRun = Effect.fnUntraced(
     const state = yield* initialState(agent, options.state)
     const memory = yield* ChatMemory
     const ephemeral = options.conversationId === undefined
-    const conversationId = options.conversationId ?? `ephemeral-${randomUUID()}`
+    const conversationId = options.conversationId ?? newId("ephemeral-")
     const run: RunState = {
-      runId: randomUUID(),
+      runId: newId(),
       conversationId,
       ephemeral,
       history: [],
