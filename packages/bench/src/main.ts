@@ -1,8 +1,9 @@
 /**
- * `pnpm bench [--quick] [--only=A,C] [--out=path]`: runs every scenario in fresh
+ * `pnpm bench [--quick] [--only=A,C] [--out=path] [--inject=permit|fiber]`: runs every scenario in fresh
  * `node --expose-gc` processes, alternating the floor and agentfx, and writes RESULTS.md
  * (the full run only, unless `--out` is given). Exits non-zero when a process fails or any
- * check (exact call counts, leaks) fails — never because of a time.
+ * check (exact call counts, leaks) fails — never because of a time. `--inject` plants a leak
+ * in agentfx's scenario D, to see the leak checks fail.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -20,6 +21,7 @@ const quick = args.includes("--quick")
 const only = args.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") as Array<ScenarioId> | undefined
 const out = args.find((a) => a.startsWith("--out="))?.slice("--out=".length) ??
   (quick ? undefined : fileURLToPath(new URL("../RESULTS.md", import.meta.url)))
+const inject = args.find((a) => a.startsWith("--inject="))
 const config = configOf(quick)
 /** Processes per scenario and implementation; their samples are pooled. */
 const rounds = quick ? 1 : 3
@@ -32,7 +34,7 @@ const loadAtStart = os.loadavg()
 const runChild = (scenario: ScenarioId, impl: ImplId): ScenarioResult => {
   const result = spawnSync(
     process.execPath,
-    ["--expose-gc", "--import", tsx, child, scenario, impl, ...(quick ? ["--quick"] : [])],
+    ["--expose-gc", "--import", tsx, child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : [])],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 180_000, maxBuffer: 64 * 1024 * 1024 }
   )
   const line = result.stdout?.trim().split("\n").at(-1)
@@ -74,7 +76,7 @@ if (out !== undefined) {
   const git = (...gitArgs: Array<string>) => execFileSync("git", gitArgs, { encoding: "utf8" }).trim()
   const env: Environment = {
     date: new Date().toISOString(),
-    command: `pnpm bench${quick ? " --quick" : ""}${only ? ` --only=${only.join(",")}` : ""}`,
+    command: `pnpm bench${args.length > 0 ? ` ${args.join(" ")}` : ""}`,
     cpu: os.cpus()[0]?.model ?? "unknown CPU",
     cores: os.cpus().length,
     memoryGb: os.totalmem() / 2 ** 30,

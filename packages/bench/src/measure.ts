@@ -145,7 +145,7 @@ export interface PermitProbe {
  */
 export const probePermits = async (checks: Checks, permits: number, probe: PermitProbe) => {
   const run = probe.start(permits + 1)
-  const reached = await waitUntil(() => probe.started() >= permits, 5_000)
+  const reached = await waitUntil(() => probe.started() >= permits, 2_000)
   await sleep(50)
   const startedAtOnce = probe.started()
   probe.release()

@@ -47,6 +47,7 @@ const rows = (config: Config): ReadonlyArray<Row> => [
       pass: (_, ratio) => ratio <= 15 / issueFloor.perStep
     }
   },
+  { scenario: "A", label: "CPU µs per step (process CPU time of the run / steps; GC threads included)", metric: "cpuPerStepUs", unit: "µs" },
   { scenario: "A", label: "µs per step, first 10 steps", metric: "first10Us", unit: "µs" },
   { scenario: "A", label: "µs per step, last 10 steps", metric: "last10Us", unit: "µs" },
   {
@@ -67,6 +68,7 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     }
   },
   { scenario: "B", label: "µs per whole run (2 model calls, 50 tool calls)", metric: "runUs", unit: "µs" },
+  { scenario: "B", label: "CPU µs per whole run (GC threads included)", metric: "cpuRunUs", unit: "µs" },
   {
     scenario: "C",
     label: `wall time, ${config.runs} runs started at once (tool awaits ${config.timerMs} ms)`,

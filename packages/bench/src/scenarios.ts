@@ -10,19 +10,27 @@ import { concurrentExpected, longLoopExpected, timeoutExpected, wideBatchExpecte
 
 type Samples = { [metric: string]: Array<number> }
 
+/** CPU time of this process (every thread: GC helpers included) since `start`, in µs. */
+const cpuUs = (start: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(start)
+  return user + system
+}
+
 const samplesOf = (...metrics: ReadonlyArray<string>): Samples => Object.fromEntries(metrics.map((m) => [m, []]))
 
 /** A: µs per step over the whole run, over its first 10 and its last 10 steps. */
 const longLoop = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
-  const samples = samplesOf("perStepUs", "first10Us", "last10Us", "growth")
+  const samples = samplesOf("perStepUs", "first10Us", "last10Us", "growth", "cpuPerStepUs")
   const runs: Array<RunCounts> = []
   for (let rep = 0; rep < config.aWarmup + config.aReps; rep++) {
     const stamps: Array<number> = []
+    const cpu = process.cpuUsage()
     runs.push(await impl.longLoop(config.steps, stamps))
     if (rep < config.aWarmup) continue
     const { first10, last10, perStep } = stepMetrics(stamps)
     samples.perStepUs!.push(perStep)
+    samples.cpuPerStepUs!.push(cpuUs(cpu) / config.steps)
     samples.first10Us!.push(first10)
     samples.last10Us!.push(last10)
     samples.growth!.push(last10 / first10)
@@ -34,16 +42,18 @@ const longLoop = async (impl: Impl, config: Config): Promise<ScenarioResult> => 
 /** B: µs per tool call of the batch (from the first model call to the second, over the width), and µs per whole run. */
 const wideBatch = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
-  const samples = samplesOf("perCallUs", "runUs")
+  const samples = samplesOf("perCallUs", "runUs", "cpuRunUs")
   const runs: Array<RunCounts> = []
   for (let rep = 0; rep < config.bWarmup + config.bReps; rep++) {
     const stamps: Array<number> = []
     const start = nowUs()
+    const cpu = process.cpuUsage()
     runs.push(await impl.wideBatch(config.width, stamps))
     const end = nowUs()
     if (rep < config.bWarmup) continue
     samples.perCallUs!.push((stamps[1]! - stamps[0]!) / config.width)
     samples.runUs!.push(end - start)
+    samples.cpuRunUs!.push(cpuUs(cpu))
   }
   expectRuns(checks, "B", runs, () => wideBatchExpected(config.width))
   return { samples, checks: checks.list }
