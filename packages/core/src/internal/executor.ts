@@ -166,6 +166,7 @@ export const executeCalls = <R>(
     const entry = toolkit.entries.get(call.name)
     return entry === undefined ? Effect.succeed(unknownToolResult(toolkit, call)) : executeCall<R>(entry, call, policy, state)
   }
-  if (!serial && policy.concurrency === "unbounded" && calls.length > 1) return concurrently(calls.map(execute))
+  if (calls.length === 1) return Effect.map(execute(calls[0]!), (executed) => [executed])
+  if (!serial && policy.concurrency === "unbounded") return concurrently(calls.map(execute))
   return Effect.forEach(calls, execute, { concurrency: serial ? 1 : policy.concurrency })
 }
