@@ -64,7 +64,9 @@ export const runBatch: (
     const executed = toRun.length === 0
       ? []
       : yield* executeCalls(agent.toolkit, toRun.map((item) => item.call), manager, run.state)
-    const outcomes = yield* foldWrites(agent, run, executed)
+    const outcomes = executed.every((e) => e.writes === undefined)
+      ? executed.map((e) => e.result)
+      : yield* foldWrites(agent, run, executed)
     let next = 0
     return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
   })
