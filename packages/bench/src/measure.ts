@@ -111,8 +111,8 @@ export interface SuspendedRuns {
 /**
  * Retained heap per run while `runs` runs are all suspended in their tool: heap after a full
  * GC with every run suspended, minus the heap after a full GC before they started, divided by
- * `runs`. `check` sees the runs' counts; then what is left per run once they all ended and
- * nothing refers to them is reported too (a leak shows there).
+ * `runs`. `check` sees the runs' counts; the heap before and after (once they all ended and
+ * nothing refers to them) is returned too.
  */
 export const suspendedHeap = async (
   runs: number,
@@ -127,7 +127,7 @@ export const suspendedHeap = async (
   check(await batch.done)
   batch = undefined // what is left after this belongs to nobody
   const after = heapAfterGc()
-  return { allSuspended, perRun: (during - before) / runs, leftPerRun: (after - before) / runs }
+  return { allSuspended, perRun: (during - before) / runs, before, after }
 }
 
 /** A run whose tools wait on a latch, used to see how many calls a bulkhead lets start at once. */

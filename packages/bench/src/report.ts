@@ -83,7 +83,12 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     unit: "B",
     target: { text: "≤ 6 KB", pass: (agentfx) => agentfx <= 6 * 1024 }
   },
-  { scenario: "C", label: "heap left per run once all ended (leak indicator)", metric: "leftPerRunBytes", unit: "B" },
+  {
+    scenario: "C",
+    label: "heap left per run once all ended, over every measured batch (leak indicator)",
+    metric: "leftPerRunBytes",
+    unit: "B"
+  },
   {
     scenario: "D",
     label: `µs per timeout (wall / ${config.timeouts}; ${config.permits} permits, ${config.timeoutMs} ms timeout: ideal ${

@@ -47,7 +47,7 @@ export const config = (quick: boolean): Config => ({
   runs: quick ? 500 : 2000,
   timerMs: 20,
   cWallReps: quick ? 2 : 7,
-  cHeapReps: quick ? 1 : 3,
+  cHeapReps: quick ? 2 : 3,
   timeouts: quick ? 200 : 1000,
   dRuns: 10,
   permits: 4,
