@@ -157,12 +157,41 @@ const peers = `| | per loop step | per tool call (50-wide batch) | retained heap
 | LangGraph.js | 1,646 µs | 107 µs | 48 KB |
 | @effect/ai | 1,826 µs | 154 µs | 73 KB |`
 
+/** How each scenario's figures are taken (under its table). */
+const notes: Record<ScenarioId, string> = {
+  A: "A step is the time from one model call to the next (each model answer is time-stamped); the whole-run figure is first to last model call over the steps; the median is over runs.",
+  B: "Per tool call: from the first model call to the second (the gate, the 50 calls, their results) over 50.",
+  C: "Each run is its own fiber (`ManagedRuntime.runPromise`), as each floor run is its own promise. Heap: all runs suspended in their tool (on a latch), full GC, minus the heap before they started, over the runs.",
+  D: "Leak checks after the timeouts: agentfx — no live fibers (`Supervisor.track` over the runs), no live timers, and exactly `permits` of `permits + 1` latched probe calls start at once under the same Layer (fewer: a permit leaked; more: one was released twice); floor — semaphore count, live timers, same probe. `pnpm bench --only=D --inject=permit` (or `fiber`) plants a leak and fails."
+}
+
 const titles: Record<ScenarioId, string> = {
   A: "A — long loop",
   B: "B — wide batch (`unbounded` manager)",
   C: "C — concurrency",
   D: "D — timeouts under `bounded({ permits: 4 })`"
 }
+
+const shortNames: Record<string, string> = {
+  perStepUs: "µs per step",
+  growth: "flatness",
+  perCallUs: "µs per tool call",
+  wallMs: "wall time",
+  heapPerRunBytes: "heap per suspended run"
+}
+
+/** One phrase per scenario: which targets it met and which it missed (D's target is its leak checks). */
+const verdicts = (all: ReadonlyArray<Figure>, checks: ReadonlyArray<Check>): string =>
+  (["A", "B", "C", "D"] as const).flatMap((scenario) => {
+    const judged = all.filter((f) => f.row.scenario === scenario && f.pass !== undefined)
+    if (scenario === "D") {
+      const leaks = checks.filter((c) => c.name.startsWith("D"))
+      return leaks.length === 0 ? [] : [`D ${leaks.every((c) => c.ok) ? "met" : "**missed**"} (no leaks)`]
+    }
+    if (judged.length === 0) return []
+    const missed = judged.filter((f) => !f.pass).map((f) => shortNames[f.row.metric] ?? f.row.metric)
+    return [`${scenario} ${missed.length === 0 ? "met" : `**missed** (${missed.join(", ")})`}`]
+  }).join("; ")
 
 /** The Markdown of RESULTS.md. */
 export const markdown = (config: Config, collected: Collected, env: Environment): string => {
@@ -178,6 +207,9 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     `- Node ${env.node}, effect ${env.effect}, agentfx at ${env.commit}.`,
     "- Each scenario ran in fresh `node --expose-gc` processes, alternating floor and agentfx, after a warm-up. agentfx runs through its public API (`Agent.make`, `Agent.run`, `ScriptedChatModel.layer(fn)`, the manager Layers); the floor is a hand-written async/await loop doing the same work (messages array, a fake model answering from the last tool result, tool calls awaited, results appended). Each model answer is computed from the last tool result it is given, and every run's model-call and tool-call counts are asserted exactly.",
     "- Targets are the issue's. Ratios are what count: the absolute targets of A and B were set against the issue's plain-loop figures (0.9 µs per step, 0.18 µs per call), so they are judged here as the same multiple of the floor measured on this machine.",
+    "- TypeScript runs through tsx, whose `keepNames` adds a call per named closure created; a bundle without it ran A ~8% faster. Causes of the misses and what would fix them: [docs/performance.md](../../docs/performance.md).",
+    "",
+    `**Verdict:** ${verdicts(all, checks)}.`,
     ""
   ]
   for (const scenario of ["A", "B", "C", "D"] as const) {
@@ -204,12 +236,7 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
       }.`,
       ""
     )
-    if (scenario === "D") {
-      lines.push(
-        "Leak checks after the timeouts: agentfx — no live fibers (`Supervisor.track` over the runs), no live timers, and exactly `permits` of `permits + 1` latched probe calls start at once under the same Layer (fewer: a permit leaked; more: one was released twice); floor — semaphore count, live timers, same probe.",
-        ""
-      )
-    }
+    lines.push(notes[scenario], "")
   }
   lines.push(
     "## Not measured yet",
