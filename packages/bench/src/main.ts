@@ -66,9 +66,12 @@ for (const scenario of only ?? (["A", "B", "C", "D"] as const)) {
   collected[scenario] = both
 }
 
-const failed = allChecks(collected).filter((check) => !check.ok)
+const checks = allChecks(collected)
+const failed = checks.filter((check) => !check.ok)
 process.stdout.write(`${summary(config, collected)}\n`)
+if (quick) process.stdout.write("(--quick: few repetitions, so times are rough; only the checks decide the exit code)\n")
 for (const check of failed) process.stdout.write(`FAILED ${check.impl}: ${check.name} — ${check.detail}\n`)
+process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed (exact call counts, leaks)\n`)
 
 if (out !== undefined) {
   const require = createRequire(import.meta.url)
