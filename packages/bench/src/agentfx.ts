@@ -54,11 +54,11 @@ const calls = { model: 0, tool: 0 }
 /** The calls the run itself recorded (`Completed.toolCalls`); -1 when it did not complete. */
 const recorded = (exit: AgentExit.AgentExit): number => exit._tag === "Completed" ? exit.toolCalls.length : -1
 
-const countsOf = (exit: AgentExit.AgentExit): RunCounts => ({
+/** A run's counts; the handlers' count of its tool calls must agree with the run's own record. */
+const countsOf = (exit: AgentExit.AgentExit, modelCalls: number, handlerCalls = recorded(exit)): RunCounts => ({
   text: exit._tag === "Completed" ? exit.text : `paused (${exit.reason})`,
-  modelCalls: calls.model,
-  // the handler's count must agree with the run's own record of its calls
-  toolCalls: recorded(exit) === calls.tool ? calls.tool : -1
+  modelCalls,
+  toolCalls: recorded(exit) === handlerCalls ? handlerCalls : -1
 })
 
 const NumberArgs = <K extends string>(key: K) => Schema.Struct({ [key]: Schema.Number } as { [P in K]: typeof Schema.Number })
@@ -76,7 +76,10 @@ const oneRun = (
   calls.model = 0
   calls.tool = 0
   return runtime.runPromise(
-    Effect.map(Agent.run(agent, { input: "go" }).pipe(Effect.provide(ScriptedChatModel.layer(script))), countsOf)
+    Effect.map(
+      Agent.run(agent, { input: "go" }).pipe(Effect.provide(ScriptedChatModel.layer(script))),
+      (exit) => countsOf(exit, calls.model, calls.tool)
+    )
   )
 }
 
@@ -158,11 +161,9 @@ export const agentfx: Impl = {
     const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript))
     const done = Promise.all(
       Array.from({ length: runs }, (_, id) =>
-        runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit): RunCounts => ({
-          text: exit._tag === "Completed" ? exit.text : exit._tag,
-          modelCalls: waiting.modelCalls[id]!,
-          toolCalls: recorded(exit) === waiting.toolCalls[id] ? waiting.toolCalls[id]! : -1
-        })))
+        runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit) =>
+          countsOf(exit, waiting.modelCalls[id]!, waiting.toolCalls[id]!)
+        ))
     ).finally(() => runtime.dispose())
     return { suspended: () => waiting.suspended, release: () => Deferred.unsafeDone(latch, Effect.void), done }
   },
@@ -171,7 +172,9 @@ export const agentfx: Impl = {
 }
 
 const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> => {
-  const counters = { model: 0, started: 0, interrupted: 0, probeStarted: 0 }
+  const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
+  /** Model calls per input: each run has its own input. */
+  const modelCalls = new Map<string, number>()
   const probeLatch = Deferred.unsafeMake<void>(FiberId.none)
   const perRun = cfg.timeouts / cfg.dRuns
   const hang = Tool.make("hang", {
@@ -200,15 +203,15 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
   })
   const agent = agentOf(hang, probe, hold)
   const script: ScriptedChatModel.StepFunction = (request) => {
-    counters.model++
     const input = inputOf(request)
+    modelCalls.set(input, (modelCalls.get(input) ?? 0) + 1)
     const results = lastResults(request)
-    if (input === "hang") {
+    if (input.startsWith("hang")) {
       const timedOut = results?.filter((r) => r.isError && String(r.content).includes("timed out")).length
       return answer("hang", timeoutDecision(perRun, timedOut))
     }
     if (results !== undefined) return { text: "probed" }
-    const width = input === "hold" ? 1 : cfg.permits + 1
+    const width = input === "hold" ? 1 : counters.probeWidth
     return answer(input, { _tag: "Call", args: Array.from({ length: width }, (_, i) => ({ i })) })
   }
   const runtime = ManagedRuntime.make(
@@ -216,26 +219,21 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
   )
   const tracker = await runtime.runPromise(Supervisor.track)
   const timersBefore = liveTimers()
-  const runCounts = (exit: AgentExit.AgentExit, modelCalls: number): RunCounts => ({
-    text: exit._tag === "Completed" ? exit.text : `paused (${exit.reason})`,
-    modelCalls,
-    toolCalls: recorded(exit)
-  })
+  let round = 0
   return {
     run: async () => {
-      const before = counters.model
+      const inputs = Array.from({ length: cfg.dRuns }, (_, k) => `hang ${round}.${k}`)
+      round++
       const workload = Effect.gen(function*() {
         if (inject === "permit") yield* Effect.forkDaemon(Agent.run(agent, { input: "hold" }))
-        return yield* Effect.forEach(
-          Array.from({ length: cfg.dRuns }, (_, i) => i),
-          () => Agent.run(agent, { input: "hang" }),
-          { concurrency: "unbounded" }
-        )
+        return yield* Effect.forEach(inputs, (input) => Agent.run(agent, { input }), { concurrency: "unbounded" })
       })
       const exits = await runtime.runPromise(Effect.supervised(workload, tracker))
-      // Model calls are counted over all runs: spread them evenly, so one wrong run shows as a wrong total.
-      const modelCalls = (counters.model - before - (inject === "permit" ? 1 : 0)) / cfg.dRuns
-      return { counts: exits.map((exit) => runCounts(exit, modelCalls)), started: counters.started, interrupted: counters.interrupted }
+      return {
+        counts: exits.map((exit, k) => countsOf(exit, modelCalls.get(inputs[k]!) ?? 0)),
+        started: counters.started,
+        interrupted: counters.interrupted
+      }
     },
     leftovers: async () => {
       const live = (await runtime.runPromise(tracker.value)).filter((fiber) => fiber.unsafePoll() === null)
@@ -246,9 +244,9 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
     },
     probe: {
       start: async (width) => {
-        const before = counters.model
+        counters.probeWidth = width
         const exit = await runtime.runPromise(Agent.run(agent, { input: "probe" }))
-        return { ...runCounts(exit, counters.model - before), toolCalls: width === cfg.permits + 1 ? recorded(exit) : -1 }
+        return countsOf(exit, modelCalls.get("probe") ?? 0, counters.probeStarted)
       },
       started: () => counters.probeStarted,
       release: () => Deferred.unsafeDone(probeLatch, Effect.void)

@@ -156,4 +156,5 @@ export const probePermits = async (checks: Checks, permits: number, probe: Permi
     `${startedAtOnce} of ${permits + 1} latched calls started at once (expected exactly ${permits})`
   )
   checks.expect("D: probe run finished with all its tool calls", counts?.toolCalls, permits + 1)
+  checks.expect("D: probe run's model calls", counts?.modelCalls, 2)
 }
