@@ -164,7 +164,7 @@ export const floor: Impl = {
 
   timeouts: async (cfg: Config): Promise<TimeoutRuns> => {
     const semaphore = new Semaphore(cfg.permits)
-    const counters = { started: 0, interrupted: 0, probeStarted: 0 }
+    const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
     let releaseProbe!: () => void
     const probeLatch = new Promise<void>((resolve) => (releaseProbe = resolve))
     const perRun = cfg.timeouts / cfg.dRuns
@@ -173,7 +173,7 @@ export const floor: Impl = {
       if (user.content === "probe") {
         return last(messages).role === "tool" ? reply("probe", { _tag: "Text", text: "probed" }) : reply("probe", {
           _tag: "Call",
-          args: Array.from({ length: cfg.permits + 1 }, (_, i) => ({ i }))
+          args: Array.from({ length: counters.probeWidth }, (_, i) => ({ i }))
         })
       }
       const timedOut = last(messages).role === "tool"
@@ -209,7 +209,10 @@ export const floor: Impl = {
         { name: "no live timers", ok: liveTimers() === timersBefore, detail: `${liveTimers() - timersBefore} left` }
       ],
       probe: {
-        start: () => runLoop("probe", model, bounded(tools, semaphore, undefined)),
+        start: (width) => {
+          counters.probeWidth = width
+          return runLoop("probe", model, bounded(tools, semaphore, undefined))
+        },
         started: () => counters.probeStarted,
         release: releaseProbe
       },
