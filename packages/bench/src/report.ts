@@ -30,7 +30,12 @@ interface Row {
   readonly metric: string
   readonly unit: string
   /** A limit on agentfx's figure, or on its ratio to the floor; no limit: informative row. */
-  readonly target?: { readonly text: string; readonly pass: (agentfx: number, ratio: number) => boolean }
+  readonly target?: {
+    readonly text: string
+    readonly pass: (agentfx: number, ratio: number) => boolean
+    /** For a scaled target: the issue's absolute limit, shown beside the verdict when it disagrees. */
+    readonly absolute?: number
+  }
 }
 
 /** The issue's plain-loop figures, against which its absolute targets were set. */
@@ -39,7 +44,8 @@ const issueFloor = { perStep: 0.9, perCall: 0.18 }
 /** An absolute target of the issue, judged as the same multiple of the floor as it was of the issue's floor. */
 const scaledTarget = (limitUs: number, issueFloorUs: number): NonNullable<Row["target"]> => ({
   text: `≤ ${limitUs} µs, i.e. ≤ ${(limitUs / issueFloorUs).toFixed(1)}× the floor`,
-  pass: (_, ratio) => ratio <= limitUs / issueFloorUs
+  pass: (_, ratio) => ratio <= limitUs / issueFloorUs,
+  absolute: limitUs
 })
 
 const rows = (config: Config): ReadonlyArray<Row> => [
@@ -122,6 +128,8 @@ export interface Figure {
   readonly ratio: number
   /** `undefined` when the row has no target. */
   readonly pass: boolean | undefined
+  /** The verdict in words: "pass", "**miss**", or both verdicts when the absolute limit and the ratio disagree. */
+  readonly verdict: string
 }
 
 /** Medians, ratios and verdicts of every row that has samples. */
@@ -132,7 +140,15 @@ export const figures = (config: Config, collected: Collected): Array<Figure> =>
     const agentfx = median(both.agentfx.samples[row.metric] ?? [])
     const floor = median(both.floor.samples[row.metric] ?? [])
     const ratio = agentfx / floor
-    return [{ row, agentfx, floor, ratio, pass: row.target?.pass(agentfx, ratio) }]
+    const pass = row.target?.pass(agentfx, ratio)
+    const absolute = row.target?.absolute
+    const word = (ok: boolean) => (ok ? "pass" : "**miss**")
+    const verdict = pass === undefined
+      ? ""
+      : absolute !== undefined && agentfx <= absolute !== pass
+      ? `${word(pass)} by ratio, ${word(agentfx <= absolute)} by the absolute ${absolute} µs`
+      : word(pass)
+    return [{ row, agentfx, floor, ratio, pass, verdict }]
   })
 
 /** Every check of every process, labelled with its implementation. */
@@ -146,7 +162,7 @@ export const summary = (config: Config, collected: Partial<Collected>): string =
   figures(config, collected as Collected).map((f) =>
     `${f.row.scenario} ${f.row.label}: agentfx ${format(f.agentfx, f.row.unit)}, floor ${format(f.floor, f.row.unit)}, ${
       f.ratio.toFixed(1)
-    }×${f.pass === undefined ? "" : f.pass ? " PASS" : " MISS"}`
+    }×${f.verdict === "" ? "" : ` ${f.verdict.replaceAll("**", "").toUpperCase()}`}`
   ).join("\n")
 
 const peers = `| | per loop step | per tool call (50-wide batch) | retained heap per suspended run |
@@ -189,7 +205,9 @@ const verdicts = (all: ReadonlyArray<Figure>, checks: ReadonlyArray<Check>): str
       return leaks.length === 0 ? [] : [`D ${leaks.every((c) => c.ok) ? "met" : "**missed**"} (no leaks)`]
     }
     if (judged.length === 0) return []
-    const missed = judged.filter((f) => !f.pass).map((f) => shortNames[f.row.metric] ?? f.row.metric)
+    const missed = judged.filter((f) => !f.pass).map((f) =>
+      `${shortNames[f.row.metric] ?? f.row.metric}${f.verdict.includes("pass by the absolute") ? ` by ratio; met by the absolute ${f.row.target?.absolute} µs` : ""}`
+    )
     return [`${scenario} ${missed.length === 0 ? "met" : `**missed** (${missed.join(", ")})`}`]
   }).join("; ")
 
@@ -224,7 +242,7 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
           format(f.floor, f.row.unit)
         } <sub>${spread(floorSamples, f.row.unit)}</sub> | ${Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "–"} | ${
           f.row.target?.text ?? ""
-        } | ${f.pass === undefined ? "" : f.pass ? "pass" : "**miss**"} |`
+        } | ${f.verdict} |`
       )
     }
     const scenarioChecks = checks.filter((c) => c.name.startsWith(scenario))

@@ -3,6 +3,8 @@ import { agentfx } from "../src/agentfx.js"
 import { floor } from "../src/floor.js"
 import type { Inject } from "../src/impl.js"
 import { Checks, expectRuns, median, stepMetrics } from "../src/measure.js"
+import type { Collected } from "../src/report.js"
+import { figures } from "../src/report.js"
 import { scenarios } from "../src/scenarios.js"
 import { config, longLoopExpected } from "../src/workload.js"
 
@@ -31,6 +33,27 @@ describe("measure", () => {
       ["A: modelCalls of 2 run(s)", true, "exact"],
       ["A: toolCalls of 2 run(s)", false, "1 wrong, e.g. run 1: got 2, expected 3"]
     ])
+  })
+})
+
+describe("report", () => {
+  const onlyA = (agentfx: number, floor: number) =>
+    ({
+      A: {
+        agentfx: { samples: { perStepUs: [agentfx] }, checks: [] },
+        floor: { samples: { perStepUs: [floor] }, checks: [] }
+      }
+    }) as unknown as Collected
+  const verdictOfA = (agentfx: number, floor: number) =>
+    figures(config(false), onlyA(agentfx, floor)).find((f) => f.row.metric === "perStepUs")?.verdict
+
+  it("A is judged by its ratio to the floor, as the issue's 15 µs was to its 0.9 µs floor", () => {
+    expect(verdictOfA(9, 0.9)).toBe("pass")
+    expect(verdictOfA(30, 0.9)).toBe("**miss**")
+  })
+
+  it("when the ratio and the absolute limit disagree, both verdicts are shown", () => {
+    expect(verdictOfA(11, 0.6)).toBe("**miss** by ratio, pass by the absolute 15 µs")
   })
 })
 
