@@ -162,7 +162,7 @@ export const summary = (config: Config, collected: Partial<Collected>): string =
   figures(config, collected as Collected).map((f) =>
     `${f.row.scenario} ${f.row.label}: agentfx ${format(f.agentfx, f.row.unit)}, floor ${format(f.floor, f.row.unit)}, ${
       f.ratio.toFixed(1)
-    }×${f.verdict === "" ? "" : ` ${f.verdict.replaceAll("**", "").toUpperCase()}`}`
+    }×${f.verdict === "" ? "" : ` — ${f.verdict.replaceAll("**", "")}`}`
   ).join("\n")
 
 const peers = `| | per loop step | per tool call (50-wide batch) | retained heap per suspended run |
