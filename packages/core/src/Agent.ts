@@ -6,7 +6,6 @@
  * @since 0.1.0
  */
 import { Effect, Exit, FiberRef, HashSet, Redacted, Stream } from "effect"
-import { randomUUID } from "node:crypto"
 import type {
   DecisionMismatch,
   IncompleteDecisions,
@@ -26,6 +25,7 @@ import { ChatMemory } from "./ChatMemory.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as CheckpointCodec from "./internal/checkpoint.js"
+import { newId } from "./internal/ids.js"
 import { compose, emit } from "./internal/events.js"
 import type { RunState } from "./internal/loop.js"
 import { appendMessages, executeBatch, loop, resultMessage } from "./internal/loop.js"
@@ -294,9 +294,23 @@ const turn = (
   started: () => AgentEvent.Payload,
   body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
 ): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
-  Effect.gen(function*() {
+  withSpan("agentfx.run", () => ({
+    "agentfx.agent": agent.name,
+    "agentfx.run.id": run.runId,
+    "agentfx.conversation.id": run.conversationId,
+    "agentfx.run.kind": kind
+  }))(scopedToRun(run, observedTurn(agent, run, kind, started, body)))
+
+const observedTurn = Effect.fnUntraced(
+  function*(
+    agent: Any,
+    run: RunState,
+    kind: "run" | "resume",
+    started: () => AgentEvent.Payload,
+    body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
+  ) {
     yield* emit(run, started)
-    const exit = yield* compose(agent.middleware.turn, () => body)({
+    const exit = agent.middleware.turn.length === 0 ? yield* body : yield* compose(agent.middleware.turn, () => body)({
       agent: agent.name,
       runId: run.runId,
       conversationId: run.conversationId,
@@ -305,15 +319,8 @@ const turn = (
     yield* emit(run, () => exit._tag === "Completed" ? { _tag: "Completed", exit } : { _tag: "Paused", exit })
     yield* annotate(() => ({ "agentfx.run.outcome": exit._tag, "agentfx.run.iterations": run.iteration }))
     return exit
-  }).pipe(
-    (effect) => scopedToRun(run, effect),
-    withSpan("agentfx.run", () => ({
-      "agentfx.agent": agent.name,
-      "agentfx.run.id": run.runId,
-      "agentfx.conversation.id": run.conversationId,
-      "agentfx.run.kind": kind
-    }))
-  )
+  }
+)
 
 /**
  * Closes tool calls left without a result (a crash, an interrupted run) with a neutral
@@ -357,9 +364,9 @@ export const run = <S extends Slots, R>(
     const state = yield* initialState(agent, options.state)
     const memory = yield* ChatMemory
     const ephemeral = options.conversationId === undefined
-    const conversationId = options.conversationId ?? `ephemeral-${randomUUID()}`
+    const conversationId = options.conversationId ?? newId("ephemeral-")
     const run: RunState = {
-      runId: randomUUID(),
+      runId: newId(),
       conversationId,
       sinks: Array.from(yield* FiberRef.get(currentSinks)),
       ephemeral,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, Schedule, Schema, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
 import { Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -385,6 +385,23 @@ describe("ToolCallingManager", () => {
         const toolkit = yield* Toolkit.make(sleeper("a", { millis: 1 }), sleeper("b", { millis: 1 }))
         const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "c", args: {} }])
         expect(summary(results)).toEqual([`ToolError(semantic): Unknown tool "c". Available tools: a, b`])
+      }))
+
+    it.effect("parameters whose schema decodes asynchronously are decoded before the handler runs", () =>
+      Effect.gen(function*() {
+        const upper = Schema.transformOrFail(Schema.String, Schema.String, {
+          decode: (s) => Effect.promise(() => Promise.resolve(s.toUpperCase())),
+          encode: ParseResult.succeed
+        })
+        const shout = Tool.make("shout", {
+          description: "echoes its text, decoded upper-case",
+          parameters: Schema.Struct({ text: upper }),
+          success: Schema.String,
+          handler: ({ text }) => Effect.succeed(text)
+        })
+        const toolkit = yield* Toolkit.make(shout)
+        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "shout", args: { text: "hi" } }])
+        expect(summary(results)).toEqual(["HI"])
       }))
 
     it.effect("interruption of a handler is never turned into a result", () =>

@@ -6,6 +6,7 @@ import { Duration, Effect } from "effect"
 import type * as Agent from "../Agent.js"
 import type { ToolInput } from "../Middleware.js"
 import type { Outcome, Result, ToolCall } from "../ToolCall.js"
+import type * as Toolkit from "../Toolkit.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
 import { compose, emit, now } from "./events.js"
@@ -27,41 +28,55 @@ const toolEvent = (result: Exclude<Result, { readonly _tag: "Suspended" }>, dura
     }
     : { _tag: "ToolFailed" as const, callId: result.callId, toolName: result.toolName, error: result.error, durationMillis }
 
-/**
- * Wraps one call in its span, its events and the agent's tool middleware (outermost first),
- * all outside the call's permit and timeout. State writes pass through the middleware
- * untouched; they apply when the returned result is a success.
- */
-const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) =>
-(call: ToolCall, execute: ExecuteOne<any>): Effect.Effect<Executed, never, any> => {
-  const tool = agent.toolkit.entries.get(call.name)
-  let writes: Executed["writes"]
-  const body = compose<ToolInput, Result, never>(
-    agent.middleware.tool,
-    (input) =>
-      Effect.map(execute(input.call), (executed) => {
-        writes = executed.writes
-        return executed.result
-      })
-  )
-  return Effect.gen(function*() {
+const toolSpanAttributes = (call: ToolCall, tool: Toolkit.Entry | undefined, manager: ToolCallingManager.Service) => () => {
+  const timeout = tool === undefined ? undefined : effectiveTimeout(tool, manager)
+  return {
+    "agentfx.tool.name": call.name,
+    "agentfx.tool.call_id": call.id,
+    ...(timeout?._tag === "Some" ? { "agentfx.tool.timeout_ms": Duration.toMillis(timeout.value) } : {})
+  }
+}
+
+const annotateOutcome = (result: Result) =>
+  annotate(() => ({
+    "agentfx.tool.outcome": result._tag === "Failed" ? result.error._tag : result._tag === "Succeeded" ? "success" : "suspended"
+  }))
+
+/** A call with listeners or middleware: events around the middleware onion around the call. */
+const observedCall = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, call: ToolCall, tool: Toolkit.Entry | undefined, execute: ExecuteOne<any>) {
+    let writes: Executed["writes"]
+    const body = compose<ToolInput, Result, never>(
+      agent.middleware.tool,
+      (input) =>
+        Effect.map(execute(input.call), (executed) => {
+          writes = executed.writes
+          return executed.result
+        })
+    )
     yield* emit(run, () => ({ _tag: "ToolStarted", callId: call.id, toolName: call.name, args: call.args }))
     const started = yield* now(run)
     const result = yield* body({ runId: run.runId, conversationId: run.conversationId, call, tool, state: run.state })
     const finished = yield* now(run)
     if (result._tag !== "Suspended") yield* emit(run, toolEvent(result, finished - started))
-    yield* annotate(() => ({
-      "agentfx.tool.outcome": result._tag === "Failed" ? result.error._tag : result._tag === "Succeeded" ? "success" : "suspended"
-    }))
+    yield* annotateOutcome(result)
     return { result, writes }
-  }).pipe(withSpan("agentfx.tool", () => {
-    const timeout = tool === undefined ? undefined : effectiveTimeout(tool, manager)
-    return {
-      "agentfx.tool.name": call.name,
-      "agentfx.tool.call_id": call.id,
-      ...(timeout?._tag === "Some" ? { "agentfx.tool.timeout_ms": Duration.toMillis(timeout.value) } : {})
-    }
-  }))
+  }
+)
+
+/**
+ * Wraps one call in its span, its events and the agent's tool middleware (outermost first),
+ * all outside the call's permit and timeout. State writes pass through the middleware
+ * untouched; they apply when the returned result is a success. Without listeners and tool
+ * middleware, the call runs as is (in its span, when a tracer is installed).
+ */
+const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) =>
+(call: ToolCall, execute: ExecuteOne<any>): Effect.Effect<Executed, never, any> => {
+  const tool = agent.toolkit.entries.get(call.name)
+  const traced = withSpan("agentfx.tool", toolSpanAttributes(call, tool, manager))
+  return agent.middleware.tool.length === 0 && run.sinks.length === 0
+    ? traced(Effect.tap(execute(call), ({ result }) => annotateOutcome(result)))
+    : traced(observedCall(agent, run, call, tool, execute))
 }
 
 /**
@@ -69,9 +84,8 @@ const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager
  * undeclared slot turns its call into a `semantic` failure (and writes nothing); two writes
  * to one `last` slot are logged as a warning (the later call wins).
  */
-const foldWrites = (agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) =>
-  Effect.gen(function*() {
-    if (executed.every((e) => e.writes === undefined)) return executed.map((e) => e.result)
+const foldWrites = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) {
     const state = { ...run.state }
     const lastWriters = new Map<string, Array<string>>()
     const results: Array<Outcome> = []
@@ -105,14 +119,19 @@ const foldWrites = (agent: Agent.Any, run: RunState, executed: ReadonlyArray<Exe
     return results
   })
 
+const resumptionsOf = (items: ReadonlyArray<BatchItem>) =>
+  items.some((item) => item.resumption !== undefined)
+    ? new Map(items.flatMap((item) => item.resumption === undefined ? [] : [[item.call.id, item.resumption] as const]))
+    : undefined
+
 /** Runs every call of `batch` that has no outcome yet, and returns the batch with all outcomes. */
-export const runBatch = (
+export const runBatch: (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
   manager: ToolCallingManager.Service
-): Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> = Effect.fnUntraced(
+  function*(agent, run, batch, manager) {
     const toRun = batch.filter((item) => item.outcome === undefined)
     const executed = toRun.length === 0
       ? []
@@ -122,9 +141,11 @@ export const runBatch = (
         manager,
         run.state,
         aroundCall(agent, run, manager),
-        new Map(toRun.flatMap((item) => item.resumption === undefined ? [] : [[item.call.id, item.resumption] as const]))
+        resumptionsOf(toRun)
       )
-    const outcomes = yield* foldWrites(agent, run, executed)
+    const outcomes: ReadonlyArray<Outcome> = executed.every((e) => e.writes === undefined)
+      ? executed.map((e) => e.result)
+      : yield* foldWrites(agent, run, executed)
     let next = 0
     return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
   })

@@ -129,13 +129,13 @@ const directText = (outcomes: ReadonlyArray<Outcome>) =>
  * else records the results (in call order), and completes when every call was a
  * return-direct tool that succeeded (or was answered). `undefined` means: next iteration.
  */
-export const finishBatch = (
+export const finishBatch: (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem & { readonly outcome: Outcome }>,
   environmentPause: boolean
-): Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> = Effect.fnUntraced(
+  function*(agent, run, batch, environmentPause) {
     const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
     if (suspended.length > 0) {
       const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
@@ -161,8 +161,8 @@ export const finishBatch = (
   })
 
 /** Gates every call serially, in call order, before any of them runs. */
-const gateBatch = (agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) =>
-  Effect.gen(function*() {
+const gateBatch = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) {
     const batch: Array<BatchItem> = []
     const pending: Array<string> = []
     for (const call of calls) {
@@ -223,11 +223,16 @@ const callModel = (run: RunState, request: ChatRequest, iteration: number) =>
     ))
   })
 
-const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
-  Effect.gen(function*() {
+const callModelWithMiddleware = (agent: Agent.Any, run: RunState, input: ModelInput) =>
+  agent.middleware.model.length === 0
+    ? callModel(run, input.request, input.iteration)
+    : compose(agent.middleware.model, (i: ModelInput) => callModel(run, i.request, i.iteration))(input)
+
+const modelCall = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, input: ModelInput) {
     yield* emit(run, () => ({ _tag: "ModelCalled", iteration: input.iteration, messages: input.request.messages.length }))
     const started = yield* now(run)
-    const response = yield* compose(agent.middleware.model, (i: ModelInput) => callModel(run, i.request, i.iteration))(input)
+    const response = yield* callModelWithMiddleware(agent, run, input)
     const finished = yield* now(run)
     yield* emit(run, () => ({
       _tag: "ModelResponded",
@@ -240,46 +245,53 @@ const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
     }))
     yield* annotate(() => ({ "agentfx.model.finish_reason": response.finishReason, "agentfx.model.tool_calls": response.toolCalls.length }))
     return response
-  }).pipe(withSpan("agentfx.model", () => ({ "agentfx.iteration": input.iteration })))
+  })
 
-/** One iteration; `undefined` means: iterate again. */
-const iterate = (agent: Agent.Any, run: RunState) =>
-  Effect.gen(function*() {
+const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
+  withSpan("agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
+
+/** The work of one iteration: model call, gates, batch. `None` means: iterate again. */
+const iterationBody = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState, input: IterationInput) {
+    const response = yield* modelStep(agent, run, {
+      ...input,
+      request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
+    })
+    run.usage = addUsage(run.usage, response.usage)
+    yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
+    if (response.toolCalls.length === 0) return Option.some<AgentExit.AgentExit>(completed(run, response.text))
+    const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
+    if (pending.length > 0) {
+      const paused = batch.filter((item) => pending.includes(item.call.id))
+      return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pendingOf(paused)))
+    }
+    return Option.fromNullable(yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"))
+  }
+)
+
+/** One iteration, in its span and the iteration middleware; `undefined` means: iterate again. */
+const iterate = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState) {
     if (run.iteration >= agent.maxIterations) {
       const checkpoint = yield* checkpointOf(agent, run, "max-iterations", [], [])
       return yield* Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
     }
     run.iteration += 1
-    const iteration = run.iteration
-    const body = (input: IterationInput) =>
-      Effect.gen(function*() {
-        const response = yield* modelStep(agent, run, {
-          ...input,
-          request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
-        })
-        run.usage = addUsage(run.usage, response.usage)
-        yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
-        if (response.toolCalls.length === 0) return Option.some<AgentExit.AgentExit>(completed(run, response.text))
-        const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
-        if (pending.length > 0) {
-          const paused = batch.filter((item) => pending.includes(item.call.id))
-          return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pendingOf(paused)))
-        }
-        return Option.fromNullable(yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"))
-      })
-    const exit = yield* compose(agent.middleware.iteration, body)({
-      runId: run.runId,
-      conversationId: run.conversationId,
-      iteration
-    }).pipe(withSpan("agentfx.iteration", () => ({ "agentfx.iteration": iteration })))
+    const input: IterationInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration }
+    const body = agent.middleware.iteration.length === 0
+      ? iterationBody(agent, run, input)
+      : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i))(input)
+    const exit = yield* withSpan("agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body)
     return Option.getOrUndefined(exit)
-  })
+  }
+)
 
 /** Iterates until the run completes, pauses or fails. */
-export const loop = (agent: Agent.Any, run: RunState) =>
-  Effect.gen(function*() {
+export const loop = Effect.fnUntraced(
+  function*(agent: Agent.Any, run: RunState) {
     while (true) {
       const exit = yield* iterate(agent, run)
       if (exit !== undefined) return exit
     }
-  })
+  }
+)

@@ -1,0 +1,256 @@
+/**
+ * agentfx through its public API only: `Toolkit.make`, `Agent.make`, `Agent.run`,
+ * `ScriptedChatModel.layer(fn)` answering from the last tool result, and the manager Layers.
+ */
+import type { AgentExit, ChatModel, Json } from "@agentfx/core"
+import { Agent, ScriptedChatModel, Tool, Toolkit, ToolCallingManager } from "@agentfx/core"
+import { Deferred, Duration, Effect, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
+import type { Impl, Inject, TimeoutRuns } from "./impl.js"
+import type { RunCounts, SuspendedRuns } from "./measure.js"
+import { liveTimers, nowUs } from "./measure.js"
+import type { Config, Decision } from "./workload.js"
+import {
+  concurrentDecision,
+  doubleTool,
+  longLoopDecision,
+  stepTool,
+  timeoutDecision,
+  wideBatchDecision
+} from "./workload.js"
+
+type Request = ChatModel.ChatRequest
+
+/** The scripted answer for a decision, calling `tool`. */
+const answer = <A extends Json.JsonValue>(tool: string, decision: Decision<A>): ScriptedChatModel.Step =>
+  decision._tag === "Text" ? { text: decision.text } : { toolCalls: decision.args.map((args) => ({ name: tool, args })) }
+
+const lastMessage = (request: Request) => request.messages[request.messages.length - 1]!
+
+const lastNumber = (request: Request): number | undefined => {
+  const message = lastMessage(request)
+  return message._tag === "ToolResult" ? (message.content as number) : undefined
+}
+
+/** The tool results after the last assistant message, or `undefined` when the model has not called tools yet. */
+const lastResults = (request: Request) => {
+  if (lastMessage(request)._tag !== "ToolResult") return undefined
+  const results: Array<{ readonly content: Json.JsonValue; readonly isError: boolean }> = []
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i]!
+    if (message._tag !== "ToolResult") break
+    results.unshift(message)
+  }
+  return results
+}
+
+const inputOf = (request: Request): string => {
+  const first = request.messages[0]!
+  return first._tag === "User" ? first.text : ""
+}
+
+/** Counts model calls (in the script) and handler calls (in the tools) of the current run(s). */
+const calls = { model: 0, tool: 0 }
+
+/** The calls the run itself recorded (`Completed.toolCalls`); -1 when it did not complete. */
+const recorded = (exit: AgentExit.AgentExit): number => exit._tag === "Completed" ? exit.toolCalls.length : -1
+
+/** A run's counts; the handlers' count of its tool calls must agree with the run's own record. */
+const countsOf = (exit: AgentExit.AgentExit, modelCalls: number, handlerCalls = recorded(exit)): RunCounts => ({
+  text: exit._tag === "Completed" ? exit.text : `paused (${exit.reason})`,
+  modelCalls,
+  toolCalls: recorded(exit) === handlerCalls ? handlerCalls : -1
+})
+
+const NumberArgs = <K extends string>(key: K) => Schema.Struct({ [key]: Schema.Number } as { [P in K]: typeof Schema.Number })
+
+/** An agent over tools that need nothing, allowed enough iterations for scenario A. */
+const agentOf = (...tools: ReadonlyArray<Tool.Tool<string, any, any, never>>): Agent.Agent<{}, never> =>
+  Effect.runSync(Effect.flatMap(Toolkit.make(...tools), (toolkit) => Agent.make({ toolkit, maxIterations: 1_000 })))
+
+/** A and B: one run at a time, each with a fresh scripted model (its request log dies with the run). */
+const oneRun = (
+  runtime: ManagedRuntime.ManagedRuntime<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>,
+  agent: Agent.Agent<{}, never>,
+  script: ScriptedChatModel.StepFunction
+): Promise<RunCounts> => {
+  calls.model = 0
+  calls.tool = 0
+  return runtime.runPromise(
+    Effect.map(
+      Agent.run(agent, { input: "go" }).pipe(Effect.provide(ScriptedChatModel.layer(script))),
+      (exit) => countsOf(exit, calls.model, calls.tool)
+    )
+  )
+}
+
+const sequentialRuntime = ManagedRuntime.make(ToolCallingManager.sequential())
+const unboundedRuntime = ManagedRuntime.make(ToolCallingManager.unbounded())
+
+let stamps: Array<number> = []
+
+const longLoopAgent = agentOf(Tool.make("step", {
+  description: "Adds one",
+  parameters: NumberArgs("n"),
+  success: Schema.Number,
+  handler: ({ n }) => Effect.sync(() => (calls.tool++, stepTool(n)))
+}))
+
+const wideBatchAgent = agentOf(Tool.make("double", {
+  description: "Doubles",
+  parameters: NumberArgs("i"),
+  success: Schema.Number,
+  handler: ({ i }) => Effect.sync(() => (calls.tool++, doubleTool(i)))
+}))
+
+/** C: what the `wait` tool waits for in the current batch of runs, and each run's counts (by id). */
+const waiting = {
+  suspended: 0,
+  latch: undefined as Deferred.Deferred<void> | undefined,
+  timerMs: 0,
+  modelCalls: [] as Array<number>,
+  toolCalls: [] as Array<number>
+}
+
+const concurrentAgent = agentOf(Tool.make("wait", {
+  description: "Waits, then returns its id",
+  parameters: NumberArgs("id"),
+  success: Schema.Number,
+  handler: ({ id }) =>
+    Effect.suspend(() => {
+      waiting.toolCalls[id]!++
+      waiting.suspended++
+      return waiting.latch !== undefined ? Deferred.await(waiting.latch) : Effect.sleep(waiting.timerMs)
+    }).pipe(Effect.map(() => (waiting.suspended--, id)))
+}))
+
+const concurrentScript: ScriptedChatModel.StepFunction = (request) => {
+  const id = Number(inputOf(request))
+  waiting.modelCalls[id]!++
+  return answer("wait", concurrentDecision(id, lastNumber(request)))
+}
+
+/** The agentfx implementation of every scenario. */
+export const agentfx: Impl = {
+  longLoop: (steps, into) => {
+    stamps = into
+    return oneRun(sequentialRuntime, longLoopAgent, (request) => {
+      stamps.push(nowUs())
+      calls.model++
+      return answer("step", longLoopDecision(steps, lastNumber(request)))
+    })
+  },
+
+  wideBatch: (width, into) => {
+    stamps = into
+    return oneRun(unboundedRuntime, wideBatchAgent, (request) => {
+      stamps.push(nowUs())
+      calls.model++
+      return answer("double", wideBatchDecision(width, lastResults(request)?.map((r) => r.content as number)))
+    })
+  },
+
+  concurrent: (runs, wait): SuspendedRuns => {
+    const latch = Deferred.unsafeMake<void>(FiberId.none)
+    waiting.suspended = 0
+    waiting.latch = wait === "latch" ? latch : undefined
+    waiting.timerMs = wait === "latch" ? 0 : wait.timerMs
+    waiting.modelCalls = new Array<number>(runs).fill(0)
+    waiting.toolCalls = new Array<number>(runs).fill(0)
+    // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
+    // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
+    const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript))
+    const done = Promise.all(
+      Array.from({ length: runs }, (_, id) =>
+        runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit) =>
+          countsOf(exit, waiting.modelCalls[id]!, waiting.toolCalls[id]!)
+        ))
+    ).finally(() => runtime.dispose())
+    return { suspended: () => waiting.suspended, release: () => Deferred.unsafeDone(latch, Effect.void), done }
+  },
+
+  timeouts: (cfg: Config, inject: Inject): Promise<TimeoutRuns> => timeoutRuns(cfg, inject)
+}
+
+const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> => {
+  const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
+  /** Model calls per input: each run has its own input. */
+  const modelCalls = new Map<string, number>()
+  const probeLatch = Deferred.unsafeMake<void>(FiberId.none)
+  const perRun = cfg.timeouts / cfg.dRuns
+  const hang = Tool.make("hang", {
+    description: "Never returns",
+    parameters: NumberArgs("i"),
+    success: Schema.Number,
+    timeout: Duration.millis(cfg.timeoutMs),
+    handler: ({ i }) =>
+      Effect.sync(() => counters.started++).pipe(
+        Effect.zipRight(inject === "fiber" && i === 0 ? Effect.forkDaemon(Effect.never) : Effect.void),
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Effect.sync(() => counters.interrupted++))
+      )
+  })
+  const probe = Tool.make("probe", {
+    description: "Waits for the probe latch",
+    parameters: NumberArgs("i"),
+    success: Schema.Number,
+    handler: ({ i }) => Effect.sync(() => counters.probeStarted++).pipe(Effect.zipRight(Deferred.await(probeLatch)), Effect.as(i))
+  })
+  const hold = Tool.make("hold", {
+    description: "Holds its permit forever (the injected permit leak)",
+    parameters: NumberArgs("i"),
+    success: Schema.Number,
+    handler: () => Effect.never
+  })
+  const agent = agentOf(hang, probe, hold)
+  const script: ScriptedChatModel.StepFunction = (request) => {
+    const input = inputOf(request)
+    modelCalls.set(input, (modelCalls.get(input) ?? 0) + 1)
+    const results = lastResults(request)
+    if (input.startsWith("hang")) {
+      const timedOut = results?.filter((r) => r.isError && String(r.content).includes("timed out")).length
+      return answer("hang", timeoutDecision(perRun, timedOut))
+    }
+    if (results !== undefined) return { text: "probed" }
+    const width = input === "hold" ? 1 : counters.probeWidth
+    return answer(input, { _tag: "Call", args: Array.from({ length: width }, (_, i) => ({ i })) })
+  }
+  const runtime = ManagedRuntime.make(
+    Layer.merge(ToolCallingManager.bounded({ permits: cfg.permits }), ScriptedChatModel.layer(script))
+  )
+  const tracker = await runtime.runPromise(Supervisor.track)
+  const timersBefore = liveTimers()
+  let round = 0
+  return {
+    run: async () => {
+      const inputs = Array.from({ length: cfg.dRuns }, (_, k) => `hang ${round}.${k}`)
+      round++
+      const workload = Effect.gen(function*() {
+        if (inject === "permit") yield* Effect.forkDaemon(Agent.run(agent, { input: "hold" }))
+        return yield* Effect.forEach(inputs, (input) => Agent.run(agent, { input }), { concurrency: "unbounded" })
+      })
+      const exits = await runtime.runPromise(Effect.supervised(workload, tracker))
+      return {
+        counts: exits.map((exit, k) => countsOf(exit, modelCalls.get(inputs[k]!) ?? 0)),
+        started: counters.started,
+        interrupted: counters.interrupted
+      }
+    },
+    leftovers: async () => {
+      const live = (await runtime.runPromise(tracker.value)).filter((fiber) => fiber.unsafePoll() === null)
+      return [
+        { name: "no live fibers (Supervisor.track)", ok: live.length === 0, detail: `${live.length} live` },
+        { name: "no live timers", ok: liveTimers() === timersBefore, detail: `${liveTimers() - timersBefore} left` }
+      ]
+    },
+    probe: {
+      start: async (width) => {
+        counters.probeWidth = width
+        const exit = await runtime.runPromise(Agent.run(agent, { input: "probe" }))
+        return countsOf(exit, modelCalls.get("probe") ?? 0, counters.probeStarted)
+      },
+      started: () => counters.probeStarted,
+      release: () => Deferred.unsafeDone(probeLatch, Effect.void)
+    },
+    close: () => runtime.dispose()
+  }
+}

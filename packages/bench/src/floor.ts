@@ -1,0 +1,222 @@
+/**
+ * The floor: a hand-written async/await agent loop doing the same logical work as agentfx
+ * (a messages array, a fake model answering from the last tool result, tool calls awaited,
+ * results appended), with nothing else. Whatever agentfx costs above this is runtime overhead.
+ */
+import type { Impl, TimeoutRuns } from "./impl.js"
+import type { RunCounts, SuspendedRuns } from "./measure.js"
+import { liveTimers, nowUs } from "./measure.js"
+import type { Config, Decision } from "./workload.js"
+import {
+  concurrentDecision,
+  doubleTool,
+  longLoopDecision,
+  stepTool,
+  timeoutDecision,
+  wideBatchDecision
+} from "./workload.js"
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  readonly args: any
+}
+
+type Message =
+  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "assistant"; readonly content: string; readonly toolCalls: ReadonlyArray<Call> }
+  | { readonly role: "tool"; readonly callId: string; readonly content: unknown; readonly isError: boolean }
+
+type ToolMessage = Extract<Message, { readonly role: "tool" }>
+
+interface Reply {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<Call>
+}
+
+type Model = (messages: ReadonlyArray<Message>) => Promise<Reply>
+type Tool = (args: any, signal: AbortSignal | undefined) => Promise<unknown>
+type Execute = (calls: ReadonlyArray<Call>) => Promise<ReadonlyArray<ToolMessage>>
+
+/** The loop: model → tools → results appended → model, until the model answers with text. */
+const runLoop = async (input: string, model: Model, execute: Execute): Promise<RunCounts> => {
+  const messages: Array<Message> = [{ role: "user", content: input }]
+  let modelCalls = 0
+  let toolCalls = 0
+  for (;;) {
+    const reply = await model(messages)
+    modelCalls++
+    messages.push({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
+    if (reply.toolCalls.length === 0) return { text: reply.text, modelCalls, toolCalls }
+    toolCalls += reply.toolCalls.length
+    for (const result of await execute(reply.toolCalls)) messages.push(result)
+  }
+}
+
+/** Runs one call; a thrown error becomes an error result for the model. */
+const invoke = async (tools: Record<string, Tool>, call: Call, signal?: AbortSignal): Promise<ToolMessage> => {
+  try {
+    return { role: "tool", callId: call.id, content: await tools[call.name]!(call.args, signal), isError: false }
+  } catch (error) {
+    return { role: "tool", callId: call.id, content: String(error), isError: true }
+  }
+}
+
+/** Every call of a batch at once. */
+const all = (tools: Record<string, Tool>): Execute => (calls) => Promise.all(calls.map((call) => invoke(tools, call)))
+
+/** A FIFO counting semaphore. */
+class Semaphore {
+  private readonly waiting: Array<() => void> = []
+  constructor(public free: number) {}
+  acquire(): Promise<void> {
+    if (this.free > 0 && this.waiting.length === 0) {
+      this.free--
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+  release(): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next()
+    else this.free++
+  }
+}
+
+/** Each call holds a permit, and is aborted after `timeoutMs` (timeout inside the permit). */
+const bounded = (tools: Record<string, Tool>, semaphore: Semaphore, timeoutMs: number | undefined): Execute => (calls) =>
+  Promise.all(calls.map(async (call) => {
+    await semaphore.acquire()
+    try {
+      if (timeoutMs === undefined) return await invoke(tools, call)
+      const controller = new AbortController()
+      const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs)
+      try {
+        return await invoke(tools, call, controller.signal)
+      } finally {
+        clearTimeout(timer)
+      }
+    } finally {
+      semaphore.release()
+    }
+  }))
+
+let nextId = 0
+/** The model's reply for a decision, calling `tool`. */
+const reply = <A>(tool: string, decision: Decision<A>): Reply =>
+  decision._tag === "Text"
+    ? { text: decision.text, toolCalls: [] }
+    : { text: "", toolCalls: decision.args.map((args) => ({ id: `call_${nextId++}`, name: tool, args })) }
+
+const last = (messages: ReadonlyArray<Message>) => messages[messages.length - 1]!
+
+/** The tool results after the last assistant message. */
+const lastResults = (messages: ReadonlyArray<Message>): Array<ToolMessage> => {
+  const results: Array<ToolMessage> = []
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === "tool"; i--) results.unshift(messages[i] as ToolMessage)
+  return results
+}
+
+const lastNumber = (messages: ReadonlyArray<Message>): number | undefined => {
+  const message = last(messages)
+  return message.role === "tool" ? (message.content as number) : undefined
+}
+
+/** The floor implementation of every scenario. */
+export const floor: Impl = {
+  longLoop: (steps, stamps) => {
+    const model: Model = async (messages) => {
+      stamps.push(nowUs())
+      return reply("step", longLoopDecision(steps, lastNumber(messages)))
+    }
+    return runLoop("go", model, all({ step: async ({ n }) => stepTool(n) }))
+  },
+
+  wideBatch: (width, stamps) => {
+    const model: Model = async (messages) => {
+      stamps.push(nowUs())
+      const results = last(messages).role === "tool" ? lastResults(messages).map((m) => m.content as number) : undefined
+      return reply("double", wideBatchDecision(width, results))
+    }
+    return runLoop("go", model, all({ double: async ({ i }) => doubleTool(i) }))
+  },
+
+  concurrent: (runs, wait): SuspendedRuns => {
+    let suspended = 0
+    let release!: () => void
+    const latch = new Promise<void>((resolve) => (release = resolve))
+    const model: Model = async (messages) => {
+      const user = messages[0] as { readonly content: string }
+      return reply("wait", concurrentDecision(Number(user.content), lastNumber(messages)))
+    }
+    const tools: Record<string, Tool> = {
+      wait: async ({ id }) => {
+        suspended++
+        if (wait === "latch") await latch
+        else await new Promise((resolve) => setTimeout(resolve, wait.timerMs))
+        suspended--
+        return id
+      }
+    }
+    const done = Promise.all(Array.from({ length: runs }, (_, id) => runLoop(String(id), model, all(tools))))
+    return { suspended: () => suspended, release, done }
+  },
+
+  timeouts: async (cfg: Config): Promise<TimeoutRuns> => {
+    const semaphore = new Semaphore(cfg.permits)
+    const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
+    let releaseProbe!: () => void
+    const probeLatch = new Promise<void>((resolve) => (releaseProbe = resolve))
+    const perRun = cfg.timeouts / cfg.dRuns
+    const model: Model = async (messages) => {
+      const user = messages[0] as { readonly content: string }
+      if (user.content === "probe") {
+        return last(messages).role === "tool" ? reply("probe", { _tag: "Text", text: "probed" }) : reply("probe", {
+          _tag: "Call",
+          args: Array.from({ length: counters.probeWidth }, (_, i) => ({ i }))
+        })
+      }
+      const timedOut = last(messages).role === "tool"
+        ? lastResults(messages).filter((m) => m.isError && String(m.content).includes("timed out")).length
+        : undefined
+      return reply("hang", timeoutDecision(perRun, timedOut))
+    }
+    const tools: Record<string, Tool> = {
+      hang: (_args, signal) =>
+        new Promise((_, reject) => {
+          counters.started++
+          signal!.addEventListener("abort", () => {
+            counters.interrupted++
+            reject(signal!.reason)
+          }, { once: true })
+        }),
+      probe: async ({ i }) => {
+        counters.probeStarted++
+        await probeLatch
+        return i
+      }
+    }
+    const timersBefore = liveTimers()
+    return {
+      run: async () => {
+        const counts = await Promise.all(
+          Array.from({ length: cfg.dRuns }, () => runLoop("hang", model, bounded(tools, semaphore, cfg.timeoutMs)))
+        )
+        return { counts, started: counters.started, interrupted: counters.interrupted }
+      },
+      leftovers: async () => [
+        { name: "no held permits (semaphore count)", ok: semaphore.free === cfg.permits, detail: `${semaphore.free} free of ${cfg.permits}` },
+        { name: "no live timers", ok: liveTimers() === timersBefore, detail: `${liveTimers() - timersBefore} left` }
+      ],
+      probe: {
+        start: (width) => {
+          counters.probeWidth = width
+          return runLoop("probe", model, bounded(tools, semaphore, undefined))
+        },
+        started: () => counters.probeStarted,
+        release: releaseProbe
+      },
+      close: async () => {}
+    }
+  }
+}

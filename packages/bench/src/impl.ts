@@ -1,0 +1,38 @@
+/**
+ * What an implementation (agentfx or the floor) provides to the scenario drivers. Drivers
+ * own repetitions, timing, GC and checks; implementations only run agent turns.
+ */
+import type { Check, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
+import type { Config } from "./workload.js"
+
+/** Scenario D set up once: the runs that time out, then what is left of them. */
+export interface TimeoutRuns {
+  /** Starts `dRuns` runs at once, each asking for `timeouts / dRuns` calls that hang and time out, under one bulkhead. */
+  readonly run: () => Promise<{
+    readonly counts: ReadonlyArray<RunCounts>
+    /** Handlers entered. */
+    readonly started: number
+    /** Handlers stopped by their timeout (interruption or abort seen by the handler). */
+    readonly interrupted: number
+  }>
+  /** Implementation-specific leak checks once the runs ended (live fibers, held permits, live timers). */
+  readonly leftovers: () => Promise<ReadonlyArray<Check>>
+  /** Latched calls under the same bulkhead, to see how many permits are free. */
+  readonly probe: PermitProbe
+  readonly close: () => Promise<void>
+}
+
+/** A deliberate leak, to prove the leak checks fail (`--inject=<leak>`). */
+export type Inject = "none" | "permit" | "fiber"
+
+/** One implementation of every scenario. */
+export interface Impl {
+  /** A: one run of `steps` single-call steps, then text; pushes the time (µs) of each model call. */
+  readonly longLoop: (steps: number, stamps: Array<number>) => Promise<RunCounts>
+  /** B: one run whose first answer asks for `width` concurrent calls; pushes the time (µs) of each model call. */
+  readonly wideBatch: (width: number, stamps: Array<number>) => Promise<RunCounts>
+  /** C: `runs` runs started at once; each one's tool waits for a timer of `timerMs`, or until released. */
+  readonly concurrent: (runs: number, wait: { readonly timerMs: number } | "latch") => SuspendedRuns
+  /** D: set up the timing-out runs, the probe and the leak checks. */
+  readonly timeouts: (config: Config, inject: Inject) => Promise<TimeoutRuns>
+}

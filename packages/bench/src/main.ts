@@ -1,0 +1,96 @@
+/**
+ * `pnpm bench [--quick] [--only=A,C] [--out=path] [--inject=permit|fiber]`: runs every scenario in fresh
+ * `node --expose-gc` processes, alternating the floor and agentfx, and writes RESULTS.md
+ * (the full run only, unless `--out` is given). Exits non-zero when a process fails or any
+ * check (exact call counts, leaks) fails — never because of a time. `--inject` plants a leak
+ * in agentfx's scenario D, to see the leak checks fail.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import { fileURLToPath } from "node:url"
+import type { ScenarioResult } from "./measure.js"
+import type { Collected, Environment } from "./report.js"
+import { allChecks, markdown, summary } from "./report.js"
+import type { ImplId, ScenarioId } from "./workload.js"
+import { config as configOf } from "./workload.js"
+
+const args = process.argv.slice(2)
+const quick = args.includes("--quick")
+const only = args.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") as Array<ScenarioId> | undefined
+const out = args.find((a) => a.startsWith("--out="))?.slice("--out=".length) ??
+  (quick ? undefined : fileURLToPath(new URL("../RESULTS.md", import.meta.url)))
+const inject = args.find((a) => a.startsWith("--inject="))
+const config = configOf(quick)
+/** Processes per scenario and implementation; their samples are pooled. */
+const rounds = quick ? 1 : 3
+
+const child = fileURLToPath(new URL("./child.ts", import.meta.url))
+const tsx = import.meta.resolve("tsx")
+const started = performance.now()
+const loadAtStart = os.loadavg()
+
+const runChild = (scenario: ScenarioId, impl: ImplId): ScenarioResult => {
+  const result = spawnSync(
+    process.execPath,
+    ["--expose-gc", "--import", tsx, child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : [])],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 180_000, maxBuffer: 64 * 1024 * 1024 }
+  )
+  const line = result.stdout?.trim().split("\n").at(-1)
+  if (result.status !== 0 || line === undefined || line === "") {
+    const why = result.error?.message ?? (result.signal !== null ? `killed by ${result.signal}` : `exit code ${result.status}`)
+    return { samples: {}, checks: [{ name: `${scenario}: ${impl} process completed`, ok: false, detail: why }] }
+  }
+  return JSON.parse(line) as ScenarioResult
+}
+
+const collected: Partial<Collected> = {}
+let processes = 0
+for (const scenario of only ?? (["A", "B", "C", "D"] as const)) {
+  const both = {
+    floor: { samples: {} as Record<string, Array<number>>, checks: [] as Array<ScenarioResult["checks"][number]> },
+    agentfx: { samples: {} as Record<string, Array<number>>, checks: [] as Array<ScenarioResult["checks"][number]> }
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const impl of ["floor", "agentfx"] as const) {
+      process.stderr.write(`scenario ${scenario}, ${impl}, round ${round + 1}/${rounds}\n`)
+      const result = runChild(scenario, impl)
+      processes++
+      for (const [metric, values] of Object.entries(result.samples)) {
+        ;(both[impl].samples[metric] ??= []).push(...values)
+      }
+      both[impl].checks.push(...result.checks)
+    }
+  }
+  collected[scenario] = both
+}
+
+const checks = allChecks(collected)
+const failed = checks.filter((check) => !check.ok)
+process.stdout.write(`${summary(config, collected)}\n`)
+if (quick) process.stdout.write("(--quick: few repetitions, so times are rough; only the checks decide the exit code)\n")
+for (const check of failed) process.stdout.write(`FAILED ${check.impl}: ${check.name} — ${check.detail}\n`)
+process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed (exact call counts, leaks)\n`)
+
+if (out !== undefined) {
+  const require = createRequire(import.meta.url)
+  const effectVersion = (JSON.parse(readFileSync(require.resolve("effect/package.json"), "utf8")) as { version: string }).version
+  const git = (...gitArgs: Array<string>) => execFileSync("git", gitArgs, { encoding: "utf8" }).trim()
+  const env: Environment = {
+    date: new Date().toISOString(),
+    command: `pnpm bench${args.length > 0 ? ` ${args.join(" ")}` : ""}`,
+    cpu: os.cpus()[0]?.model ?? "unknown CPU",
+    cores: os.cpus().length,
+    memoryGb: os.totalmem() / 2 ** 30,
+    loadAverage: loadAtStart.map((l) => l.toFixed(2)).join(" / "),
+    node: process.versions.node,
+    effect: effectVersion,
+    commit: `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--", "packages/core").length > 0 ? " (core modified)" : ""}`,
+    durationS: (performance.now() - started) / 1000,
+    processes
+  }
+  writeFileSync(out, markdown(config, collected as Collected, env))
+  process.stdout.write(`wrote ${out}\n`)
+}
+process.exitCode = failed.length > 0 ? 1 : 0

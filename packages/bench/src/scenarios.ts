@@ -1,0 +1,127 @@
+/**
+ * The scenario drivers, shared by both implementations: warm-up, repetitions, timing, heap
+ * and the exact checks. A driver never judges speed; it only fails on wrong counts and leaks.
+ */
+import type { Impl, Inject } from "./impl.js"
+import type { RunCounts, ScenarioResult } from "./measure.js"
+import { Checks, expectRuns, nowUs, probePermits, stepMetrics, suspendedHeap } from "./measure.js"
+import type { Config, ScenarioId } from "./workload.js"
+import { concurrentExpected, longLoopExpected, timeoutExpected, wideBatchExpected } from "./workload.js"
+
+type Samples = { [metric: string]: Array<number> }
+
+/** CPU time of this process (every thread: GC helpers included) since `start`, in µs. */
+const cpuUs = (start: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(start)
+  return user + system
+}
+
+const samplesOf = (...metrics: ReadonlyArray<string>): Samples => Object.fromEntries(metrics.map((m) => [m, []]))
+
+/** A: µs per step over the whole run, over its first 10 and its last 10 steps. */
+const longLoop = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples = samplesOf("perStepUs", "first10Us", "last10Us", "growth", "cpuPerStepUs")
+  const runs: Array<RunCounts> = []
+  for (let rep = 0; rep < config.aWarmup + config.aReps; rep++) {
+    const stamps: Array<number> = []
+    const cpu = process.cpuUsage()
+    runs.push(await impl.longLoop(config.steps, stamps))
+    if (rep < config.aWarmup) continue
+    const { first10, last10, perStep } = stepMetrics(stamps)
+    samples.perStepUs!.push(perStep)
+    samples.cpuPerStepUs!.push(cpuUs(cpu) / config.steps)
+    samples.first10Us!.push(first10)
+    samples.last10Us!.push(last10)
+    samples.growth!.push(last10 / first10)
+  }
+  expectRuns(checks, "A", runs, () => longLoopExpected(config.steps))
+  return { samples, checks: checks.list }
+}
+
+/** B: µs per tool call of the batch (from the first model call to the second, over the width), and µs per whole run. */
+const wideBatch = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples = samplesOf("perCallUs", "runUs", "cpuRunUs")
+  const runs: Array<RunCounts> = []
+  for (let rep = 0; rep < config.bWarmup + config.bReps; rep++) {
+    const stamps: Array<number> = []
+    const start = nowUs()
+    const cpu = process.cpuUsage()
+    runs.push(await impl.wideBatch(config.width, stamps))
+    const end = nowUs()
+    if (rep < config.bWarmup) continue
+    samples.perCallUs!.push((stamps[1]! - stamps[0]!) / config.width)
+    samples.runUs!.push(end - start)
+    samples.cpuRunUs!.push(cpuUs(cpu))
+  }
+  expectRuns(checks, "B", runs, () => wideBatchExpected(config.width))
+  return { samples, checks: checks.list }
+}
+
+/** C: wall time of `runs` runs started at once (tools on a timer); retained heap per run while all are suspended (tools on a latch). */
+const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples = samplesOf("wallMs", "heapPerRunBytes", "leftPerRunBytes")
+  for (let rep = 0; rep < 1 + config.cWallReps; rep++) {
+    const start = nowUs()
+    const counts = await impl.concurrent(config.runs, { timerMs: config.timerMs }).done
+    const wall = (nowUs() - start) / 1000
+    if (rep === 0) expectRuns(checks, "C (timer)", counts, concurrentExpected)
+    else samples.wallMs!.push(wall)
+  }
+  // warm the latch path on a small batch, so its first compilation is not counted as retained heap
+  const warm = Math.min(200, config.runs)
+  await suspendedHeap(warm, () => impl.concurrent(warm, "latch"), (counts) => expectRuns(checks, "C (latch, warm-up)", counts, concurrentExpected))
+  let first: number | undefined
+  let last = 0
+  for (let rep = 0; rep < config.cHeapReps; rep++) {
+    const heap = await suspendedHeap(
+      config.runs,
+      () => impl.concurrent(config.runs, "latch"),
+      (counts) => expectRuns(checks, "C (latch)", counts, concurrentExpected)
+    )
+    checks.that(`C: all ${config.runs} runs suspended in their tool at once`, heap.allSuspended, heap.allSuspended ? "yes" : "no")
+    samples.heapPerRunBytes!.push(heap.perRun)
+    first ??= heap.before
+    last = heap.after
+  }
+  // Over every measured batch, not one: a batch can leave ~1.5 MB of V8 tables that the next
+  // one reuses (over 10 consecutive batches the heap plateaus), while a leak accumulates.
+  samples.leftPerRunBytes!.push((last - first!) / (config.runs * config.cHeapReps))
+  return { samples, checks: checks.list }
+}
+
+/** D: `timeouts` calls that time out under a bounded manager: time per timeout, then leak checks. */
+const timeouts = async (impl: Impl, config: Config, inject: Inject): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples = samplesOf("perTimeoutUs")
+  const setup = await impl.timeouts(config, inject)
+  const reps = 1 + config.dReps
+  const perRun = config.timeouts / config.dRuns
+  const runs: Array<RunCounts> = []
+  let last = { started: 0, interrupted: 0 }
+  for (let rep = 0; rep < reps; rep++) {
+    const start = nowUs()
+    const result = await setup.run()
+    const elapsed = nowUs() - start
+    if (rep > 0) samples.perTimeoutUs!.push(elapsed / config.timeouts)
+    runs.push(...result.counts)
+    last = result
+  }
+  expectRuns(checks, "D", runs, () => timeoutExpected(perRun))
+  checks.expect("D: handlers started", last.started, reps * config.timeouts)
+  checks.expect("D: handlers stopped by their timeout", last.interrupted, reps * config.timeouts)
+  for (const check of await setup.leftovers()) checks.list.push({ ...check, name: `D: ${check.name}` })
+  await probePermits(checks, config.permits, setup.probe)
+  await setup.close()
+  return { samples, checks: checks.list }
+}
+
+/** Every scenario driver by id. */
+export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: Inject) => Promise<ScenarioResult>> = {
+  A: longLoop,
+  B: wideBatch,
+  C: concurrent,
+  D: timeouts
+}

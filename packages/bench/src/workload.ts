@@ -1,0 +1,116 @@
+/**
+ * What every scenario does, independent of who runs it: sizes, the scripted model's
+ * decisions (always computed from the last tool result it is given, so results really travel
+ * through the loop) and the exact counts each run must end with. The agentfx side and the
+ * floor both answer through these functions, so they do the same logical work.
+ */
+
+/** The four scenarios that run (E and worker isolation are reported as skipped). */
+export type ScenarioId = "A" | "B" | "C" | "D"
+
+/** Who runs a scenario: agentfx through its public API, or the plain async/await loop. */
+export type ImplId = "floor" | "agentfx"
+
+/** Sizes and repetitions of one bench run; `--quick` shrinks repetitions and sizes, never the checks. */
+export interface Config {
+  readonly quick: boolean
+  /** A: tool steps per run (then one text answer). */
+  readonly steps: number
+  readonly aWarmup: number
+  readonly aReps: number
+  /** B: tool calls in the one batch. */
+  readonly width: number
+  readonly bWarmup: number
+  readonly bReps: number
+  /** C: runs started at once, and the timer each run's tool awaits. */
+  readonly runs: number
+  readonly timerMs: number
+  readonly cWallReps: number
+  readonly cHeapReps: number
+  /** D: calls that time out, spread over `dRuns` concurrent runs, under `permits`. */
+  readonly timeouts: number
+  readonly dRuns: number
+  readonly permits: number
+  readonly timeoutMs: number
+  readonly dReps: number
+}
+
+/** The configuration of `pnpm bench` (full) or `pnpm bench --quick` (CI). */
+export const config = (quick: boolean): Config => ({
+  quick,
+  steps: 200,
+  aWarmup: quick ? 3 : 15,
+  aReps: quick ? 5 : 40,
+  width: 50,
+  bWarmup: quick ? 20 : 300,
+  bReps: quick ? 30 : 400,
+  runs: quick ? 500 : 2000,
+  timerMs: 20,
+  cWallReps: quick ? 2 : 7,
+  cHeapReps: quick ? 2 : 3,
+  timeouts: quick ? 200 : 1000,
+  dRuns: 10,
+  permits: 4,
+  timeoutMs: 1,
+  dReps: quick ? 1 : 3
+})
+
+/** The scripted model's decision: call one tool with these arguments, or answer with text. */
+export type Decision<Args> = { readonly _tag: "Call"; readonly args: ReadonlyArray<Args> } | {
+  readonly _tag: "Text"
+  readonly text: string
+}
+
+/** A: the step counter travels through the tool: call `step({ n })` with the last result until it reaches `steps`. */
+export const longLoopDecision = (steps: number, lastResult: number | undefined): Decision<{ readonly n: number }> => {
+  const n = lastResult ?? 0
+  return n < steps ? { _tag: "Call", args: [{ n }] } : { _tag: "Text", text: `done ${n}` }
+}
+
+/** A: the tool adds one. */
+export const stepTool = (n: number): number => n + 1
+
+/** A: what a run answers, and its exact counts. */
+export const longLoopExpected = (steps: number) => ({
+  text: `done ${steps}`,
+  modelCalls: steps + 1,
+  toolCalls: steps
+})
+
+/** B: first answer asks for `width` calls; the second sums the results it is given. */
+export const wideBatchDecision = (
+  width: number,
+  results: ReadonlyArray<number> | undefined
+): Decision<{ readonly i: number }> =>
+  results === undefined
+    ? { _tag: "Call", args: Array.from({ length: width }, (_, i) => ({ i })) }
+    : { _tag: "Text", text: `sum ${results.reduce((a, b) => a + b, 0)}` }
+
+/** B: the tool doubles its argument. */
+export const doubleTool = (i: number): number => 2 * i
+
+/** B: what a run answers (the sum of 2i over the batch), and its exact counts. */
+export const wideBatchExpected = (width: number) => ({
+  text: `sum ${width * (width - 1)}`,
+  modelCalls: 2,
+  toolCalls: width
+})
+
+/** C: the first answer calls `wait({ id })`; the second repeats the id the tool returned. */
+export const concurrentDecision = (id: number, lastResult: number | undefined): Decision<{ readonly id: number }> =>
+  lastResult === undefined ? { _tag: "Call", args: [{ id }] } : { _tag: "Text", text: `ok ${lastResult}` }
+
+/** C: what run `id` answers, and its exact counts. */
+export const concurrentExpected = (id: number) => ({ text: `ok ${id}`, modelCalls: 2, toolCalls: 1 })
+
+/**
+ * D: the first answer asks for `calls` hanging calls; the second reports how many of the
+ * results it is given were timeouts. A probe run (input "probe") asks for `calls` probe calls.
+ */
+export const timeoutDecision = (calls: number, timedOut: number | undefined): Decision<{ readonly i: number }> =>
+  timedOut === undefined
+    ? { _tag: "Call", args: Array.from({ length: calls }, (_, i) => ({ i })) }
+    : { _tag: "Text", text: `timeouts ${timedOut}` }
+
+/** D: what one run answers, and its exact counts. */
+export const timeoutExpected = (calls: number) => ({ text: `timeouts ${calls}`, modelCalls: 2, toolCalls: calls })

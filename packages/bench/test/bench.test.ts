@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest"
+import { agentfx } from "../src/agentfx.js"
+import { floor } from "../src/floor.js"
+import type { Inject } from "../src/impl.js"
+import { Checks, expectRuns, median, stepMetrics } from "../src/measure.js"
+import type { Collected } from "../src/report.js"
+import { figures } from "../src/report.js"
+import { scenarios } from "../src/scenarios.js"
+import { config, longLoopExpected } from "../src/workload.js"
+
+/** A small configuration: the checks are the same, the sizes are not. */
+const small = { ...config(true), aWarmup: 0, aReps: 1, bWarmup: 0, bReps: 2, timeouts: 40, dRuns: 4, dReps: 0 }
+
+const failedChecks = async (inject: Inject) =>
+  (await scenarios.D(agentfx, small, inject)).checks.filter((check) => !check.ok).map((check) => check.name)
+
+describe("measure", () => {
+  it("median of odd and even samples", () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+  })
+
+  it("stepMetrics: per step over the run, its first 10 and its last 10 steps", () => {
+    const stamps = Array.from({ length: 21 }, (_, i) => (i <= 10 ? 2 * i : 20 + 4 * (i - 10)))
+    expect(stepMetrics(stamps)).toEqual({ perStep: 60 / 20, first10: 2, last10: 4 })
+  })
+
+  it("expectRuns names the first wrong run of each field", () => {
+    const checks = new Checks()
+    expectRuns(checks, "A", [longLoopExpected(3), { ...longLoopExpected(3), toolCalls: 2 }], () => longLoopExpected(3))
+    expect(checks.list.map((check) => [check.name, check.ok, check.detail])).toEqual([
+      ["A: text of 2 run(s)", true, "exact"],
+      ["A: modelCalls of 2 run(s)", true, "exact"],
+      ["A: toolCalls of 2 run(s)", false, "1 wrong, e.g. run 1: got 2, expected 3"]
+    ])
+  })
+})
+
+describe("report", () => {
+  const onlyA = (agentfx: number, floor: number) =>
+    ({
+      A: {
+        agentfx: { samples: { perStepUs: [agentfx] }, checks: [] },
+        floor: { samples: { perStepUs: [floor] }, checks: [] }
+      }
+    }) as unknown as Collected
+  const verdictOfA = (agentfx: number, floor: number) =>
+    figures(config(false), onlyA(agentfx, floor)).find((f) => f.row.metric === "perStepUs")?.verdict
+
+  it("A is judged by its ratio to the floor, as the issue's 15 µs was to its 0.9 µs floor", () => {
+    expect(verdictOfA(9, 0.9)).toBe("pass")
+    expect(verdictOfA(30, 0.9)).toBe("**miss**")
+  })
+
+  it("when the ratio and the absolute limit disagree, both verdicts are shown", () => {
+    expect(verdictOfA(11, 0.6)).toBe("**miss** by ratio, pass by the absolute 15 µs")
+  })
+})
+
+describe("scenarios", () => {
+  for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {
+    it(`${name}: A and B runs end with their exact call counts`, async () => {
+      for (const scenario of ["A", "B"] as const) {
+        const result = await scenarios[scenario](impl, small, "none")
+        expect(result.checks.filter((check) => !check.ok)).toEqual([])
+        expect(result.checks.length).toBe(3)
+      }
+    })
+  }
+
+  it("D: no leak is reported when there is none", async () => {
+    expect(await failedChecks("none")).toEqual([])
+  })
+
+  it("D: a call holding its permit forever fails the permit check", async () => {
+    expect(await failedChecks("permit")).toContain("D: no leaked permits (exactly `permits` latched calls start at once)")
+  }, 15_000) // the probe waits 2 s for the permits that never come
+
+  it("D: a fiber left running fails the fiber check", async () => {
+    expect(await failedChecks("fiber")).toContain("D: no live fibers (Supervisor.track)")
+  })
+})

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { concurrently } from "../src/internal/concurrently.js"
+
+/** An effect that counts itself started, holds a resource, waits for `gate`, then returns `value`. */
+const held = (log: { started: number; released: Array<number> }, value: number, gate: Effect.Effect<void>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => void log.started++),
+    () => Effect.sync(() => void log.released.push(value))
+  ).pipe(Effect.zipRight(gate), Effect.as(value), Effect.scoped)
+
+describe("concurrently", () => {
+  it.effect("runs every effect at once and returns the values in order", () =>
+    Effect.gen(function*() {
+      const log = { started: 0, released: [] as Array<number> }
+      const gate = yield* Deferred.make<void>()
+      const fiber = yield* concurrently([3, 1, 2].map((v) => held(log, v, Deferred.await(gate)))).pipe(Effect.fork)
+      while (log.started < 3) yield* Effect.yieldNow()
+      expect(log.released).toEqual([])
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(fiber)).toEqual([3, 1, 2])
+    }))
+
+  it.effect("interrupting the caller interrupts every child and waits for their finalizers", () =>
+    Effect.gen(function*() {
+      const log = { started: 0, released: [] as Array<number> }
+      let releasedWhenCallerSawInterruption = -1
+      const fiber = yield* concurrently([1, 2, 3, 4].map((v) => held(log, v, Effect.never))).pipe(
+        Effect.onInterrupt(() => Effect.sync(() => (releasedWhenCallerSawInterruption = log.released.length))),
+        Effect.zipRight(Effect.never), // the caller's fiber goes on: children must not wait for it to end
+        Effect.fork
+      )
+      while (log.started < 4) yield* Effect.yieldNow()
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      expect(releasedWhenCallerSawInterruption).toBe(4)
+    }))
+
+  it.effect("a child that dies interrupts its siblings, and the caller dies with its defect", () =>
+    Effect.gen(function*() {
+      const log = { started: 0, released: [] as Array<number> }
+      // dies once the three others hold their resource
+      const boom: Effect.Effect<number> = Effect.suspend(() =>
+        log.started < 3 ? Effect.zipRight(Effect.yieldNow(), boom) : Effect.die("boom")
+      )
+      const exit = yield* concurrently([
+        held(log, 1, Effect.never),
+        boom,
+        held(log, 3, Effect.never),
+        held(log, 4, Effect.never)
+      ]).pipe(Effect.exit)
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) expect(Option.getOrUndefined(Cause.dieOption(exit.cause))).toBe("boom")
+      expect([...log.released].sort()).toEqual([1, 3, 4])
+    }))
+})
