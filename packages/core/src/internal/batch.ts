@@ -37,8 +37,8 @@ const toolSpanAttributes = (call: ToolCall, tool: Toolkit.Entry | undefined, man
   }
 }
 
-const annotateOutcome = (result: Result) =>
-  annotate(() => ({
+const annotateOutcome = (run: RunState, result: Result) =>
+  annotate(run.traced, () => ({
     "agentfx.tool.outcome": result._tag === "Failed" ? result.error._tag : result._tag === "Succeeded" ? "success" : "suspended"
   }))
 
@@ -59,7 +59,7 @@ const observedCall = Effect.fnUntraced(
     const result = yield* body({ runId: run.runId, conversationId: run.conversationId, call, tool, state: run.state })
     const finished = yield* now(run)
     if (result._tag !== "Suspended") yield* emit(run, toolEvent(result, finished - started))
-    yield* annotateOutcome(result)
+    yield* annotateOutcome(run, result)
     return { result, writes }
   }
 )
@@ -67,17 +67,18 @@ const observedCall = Effect.fnUntraced(
 /**
  * Wraps one call in its span, its events and the agent's tool middleware (outermost first),
  * all outside the call's permit and timeout. State writes pass through the middleware
- * untouched; they apply when the returned result is a success. Without listeners and tool
- * middleware, the call runs as is (in its span, when a tracer is installed).
+ * untouched; they apply when the returned result is a success. `undefined` when there is
+ * nothing to wrap (no listener, no tool middleware, no tracer): calls then run as they are.
  */
 const aroundCall = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) =>
-(call: ToolCall, execute: ExecuteOne<any>): Effect.Effect<Executed, never, any> => {
-  const tool = agent.toolkit.entries.get(call.name)
-  const traced = withSpan("agentfx.tool", toolSpanAttributes(call, tool, manager))
-  return agent.middleware.tool.length === 0 && run.sinks.length === 0
-    ? traced(Effect.tap(execute(call), ({ result }) => annotateOutcome(result)))
-    : traced(observedCall(agent, run, call, tool, execute))
-}
+  agent.middleware.tool.length === 0 && run.sinks.length === 0 && !run.traced
+    ? undefined
+    : (call: ToolCall, execute: ExecuteOne<any>): Effect.Effect<Executed, never, any> => {
+      const tool = agent.toolkit.entries.get(call.name)
+      return withSpan(run.traced, "agentfx.tool", toolSpanAttributes(call, tool, manager))(
+        observedCall(agent, run, call, tool, execute)
+      )
+    }
 
 /**
  * Folds the writes of the executed calls into a new state, in call order. A write to an

@@ -25,6 +25,8 @@ import { annotate, withSpan } from "./tracing.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Emitter {
+  /** Whether a tracer is installed (checked once, when the run starts): spans are made only then. */
+  readonly traced: boolean
   readonly ephemeral: boolean
   readonly history: Array<Message>
   state: { [slot: string]: unknown }
@@ -243,12 +245,15 @@ const modelCall = Effect.fnUntraced(
       usage: response.usage,
       durationMillis: finished - started
     }))
-    yield* annotate(() => ({ "agentfx.model.finish_reason": response.finishReason, "agentfx.model.tool_calls": response.toolCalls.length }))
+    yield* annotate(run.traced, () => ({ "agentfx.model.finish_reason": response.finishReason, "agentfx.model.tool_calls": response.toolCalls.length }))
     return response
   })
 
+/** The model call in its span, between its events; just the call when nobody observes. */
 const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
-  withSpan("agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
+  run.sinks.length === 0 && !run.traced
+    ? callModelWithMiddleware(agent, run, input)
+    : withSpan(run.traced, "agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
 
 /** The work of one iteration: model call, gates, batch. `None` means: iterate again. */
 const iterationBody = Effect.fnUntraced(
@@ -269,29 +274,31 @@ const iterationBody = Effect.fnUntraced(
   }
 )
 
-/** One iteration, in its span and the iteration middleware; `undefined` means: iterate again. */
-const iterate = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState) {
-    if (run.iteration >= agent.maxIterations) {
-      const checkpoint = yield* checkpointOf(agent, run, "max-iterations", [], [])
-      return yield* Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
-    }
-    run.iteration += 1
-    const input: IterationInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration }
-    const body = agent.middleware.iteration.length === 0
-      ? iterationBody(agent, run, input)
-      : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i))(input)
-    const exit = yield* withSpan("agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body)
-    return Option.getOrUndefined(exit)
+/**
+ * One iteration, in its span and the iteration middleware; `None` means: iterate again. A
+ * plain function, not a generator: a suspended run keeps one frame less alive.
+ */
+const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<Option.Option<AgentExit.AgentExit>, Agent.RunError, any> => {
+  if (run.iteration >= agent.maxIterations) {
+    return Effect.flatMap(
+      checkpointOf(agent, run, "max-iterations", [], []),
+      (checkpoint) => Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
+    )
   }
-)
+  run.iteration += 1
+  const input: IterationInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration }
+  const body = agent.middleware.iteration.length === 0
+    ? iterationBody(agent, run, input)
+    : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i))(input)
+  return withSpan(run.traced, "agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body)
+}
 
 /** Iterates until the run completes, pauses or fails. */
 export const loop = Effect.fnUntraced(
   function*(agent: Agent.Any, run: RunState) {
     while (true) {
       const exit = yield* iterate(agent, run)
-      if (exit !== undefined) return exit
+      if (Option.isSome(exit)) return exit.value
     }
   }
 )
