@@ -125,28 +125,35 @@ const resumptionsOf = (items: ReadonlyArray<BatchItem>) =>
     ? new Map(items.flatMap((item) => item.resumption === undefined ? [] : [[item.call.id, item.resumption] as const]))
     : undefined
 
-/** Runs every call of `batch` that has no outcome yet, and returns the batch with all outcomes. */
-export const runBatch: (
+const withOutcomes = (batch: ReadonlyArray<BatchItem>, outcomes: ReadonlyArray<Outcome>) => {
+  let next = 0
+  return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
+}
+
+/**
+ * Runs every call of `batch` that has no outcome yet, and returns the batch with all
+ * outcomes. A plain chain, not a generator: a run suspended in a tool keeps less alive.
+ */
+export const runBatch = (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
   manager: ToolCallingManager.Service
-) => Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> = Effect.fnUntraced(
-  function*(agent, run, batch, manager) {
-    const toRun = batch.filter((item) => item.outcome === undefined)
-    const executed = toRun.length === 0
-      ? []
-      : yield* executeCalls(
-        agent.toolkit,
-        toRun.map((item) => item.call),
-        manager,
-        run.state,
-        aroundCall(agent, run, manager),
-        resumptionsOf(toRun)
-      )
-    const outcomes: ReadonlyArray<Outcome> = executed.every((e) => e.writes === undefined)
-      ? executed.map((e) => e.result)
-      : yield* foldWrites(agent, run, executed)
-    let next = 0
-    return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
-  })
+): Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> => {
+  const toRun = batch.filter((item) => item.outcome === undefined)
+  if (toRun.length === 0) return Effect.succeed(withOutcomes(batch, []))
+  return Effect.flatMap(
+    executeCalls(
+      agent.toolkit,
+      toRun.map((item) => item.call),
+      manager,
+      run.state,
+      aroundCall(agent, run, manager),
+      resumptionsOf(toRun)
+    ),
+    (executed) =>
+      executed.every((e) => e.writes === undefined)
+        ? Effect.succeed(withOutcomes(batch, executed.map((e) => e.result)))
+        : Effect.map(foldWrites(agent, run, executed), (outcomes) => withOutcomes(batch, outcomes))
+  )
+}

@@ -255,24 +255,40 @@ const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
     ? callModelWithMiddleware(agent, run, input)
     : withSpan(run.traced, "agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
 
-/** The work of one iteration: model call, gates, batch. `None` means: iterate again. */
-const iterationBody = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState, input: IterationInput) {
-    const response = yield* modelStep(agent, run, {
+/** After the model answered: complete, pause for approval, or run the batch. `None` means: iterate again. */
+const afterResponse = (
+  agent: Agent.Any,
+  run: RunState,
+  response: ChatResponse
+): Effect.Effect<Option.Option<AgentExit.AgentExit>, Agent.RunError, any> => {
+  if (response.toolCalls.length === 0) return Effect.succeed(Option.some(completed(run, response.text)))
+  return Effect.flatMap(gateBatch(agent, run, response.toolCalls), ({ batch, pending }) => {
+    if (pending.length === 0) {
+      return Effect.map(executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"), Option.fromNullable)
+    }
+    const paused = batch.filter((item) => pending.includes(item.call.id))
+    return Effect.map(pause(agent, run, "approval", batch, pendingOf(paused)), Option.some)
+  })
+}
+
+/**
+ * The work of one iteration: model call, gates, batch. `None` means: iterate again. Plain
+ * chains, not generators: a run suspended in a tool keeps less alive (docs/performance.md).
+ */
+const iterationBody = (agent: Agent.Any, run: RunState, input: IterationInput) =>
+  Effect.flatMap(
+    modelStep(agent, run, {
       ...input,
       request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
-    })
-    run.usage = addUsage(run.usage, response.usage)
-    yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
-    if (response.toolCalls.length === 0) return Option.some<AgentExit.AgentExit>(completed(run, response.text))
-    const { batch, pending } = yield* gateBatch(agent, run, response.toolCalls)
-    if (pending.length > 0) {
-      const paused = batch.filter((item) => pending.includes(item.call.id))
-      return Option.some<AgentExit.AgentExit>(yield* pause(agent, run, "approval", batch, pendingOf(paused)))
+    }),
+    (response) => {
+      run.usage = addUsage(run.usage, response.usage)
+      return Effect.zipRight(
+        appendMessages(run, [assistant(response.text, response.toolCalls)]),
+        afterResponse(agent, run, response)
+      )
     }
-    return Option.fromNullable(yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"))
-  }
-)
+  )
 
 /**
  * One iteration, in its span and the iteration middleware; `None` means: iterate again. A
