@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, FiberRef, GlobalValue, HashSet, Layer, Queue } from "effect"
+import { Cause, Data, Effect, FiberRef, GlobalValue, HashSet, Layer, Queue } from "effect"
 import type * as AgentExit from "./AgentExit.js"
 import type { FinishReason, Usage } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
@@ -240,6 +240,29 @@ export interface ObserverOptions {
 }
 
 /**
+ * `AgentEvent.layer` was given options it cannot honour.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const program = Layer.build(AgentEvent.layer(() => Effect.void, { capacity: 0 })).pipe(
+ *   Effect.catchTag("InvalidObserverOptions", (e) => Effect.logError(e.message)),
+ *   Effect.scoped
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidObserverOptions extends Data.TaggedError("InvalidObserverOptions")<{ readonly problem: string }> {
+  override get message(): string {
+    return `Invalid observer options: ${this.problem}`
+  }
+}
+
+/**
  * Observes the events of every run that uses this Layer. Each observer has its own buffer
  * and fiber: an observer that fails or dies is logged and keeps receiving; one that is
  * slow, or never returns, loses the events beyond its buffer (logged once) and never
@@ -259,10 +282,14 @@ export interface ObserverOptions {
 export const layer = (
   observer: (event: AgentEvent) => Effect.Effect<void, unknown>,
   options?: ObserverOptions
-): Layer.Layer<never> =>
+): Layer.Layer<never, InvalidObserverOptions> =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
-      const queue = yield* Queue.dropping<AgentEvent>(options?.capacity ?? 4096)
+      const capacity = options?.capacity ?? 4096
+      if (!Number.isInteger(capacity) || capacity < 1) {
+        return yield* Effect.fail(new InvalidObserverOptions({ problem: `capacity ${capacity} is not a positive integer` }))
+      }
+      const queue = yield* Queue.dropping<AgentEvent>(capacity)
       let dropped = 0
       let warned = false
       const warnOnce = Effect.suspend(() => {

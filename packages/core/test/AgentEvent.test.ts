@@ -161,3 +161,13 @@ describe("AgentEvent with a model that does not stream", () => {
       expect(streamed).toBe(0)
     }))
 })
+
+describe("AgentEvent.layer options", () => {
+  it.effect("a capacity that is not a positive integer is refused", () =>
+    Effect.gen(function*() {
+      for (const capacity of [0, -1, 1.5]) {
+        const error = yield* Layer.build(AgentEvent.layer(() => Effect.void, { capacity })).pipe(Effect.scoped, Effect.flip)
+        expect(error.message).toBe(`Invalid observer options: capacity ${capacity} is not a positive integer`)
+      }
+    }))
+})
