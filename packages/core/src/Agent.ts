@@ -5,36 +5,28 @@
  *
  * @since 0.1.0
  */
-import { Effect, Exit, FiberRef, HashSet, Redacted, Stream } from "effect"
+import type { Stream } from "effect"
+import { Effect, Redacted } from "effect"
 import type {
+  ConversationDiverged,
   DecisionMismatch,
   IncompleteDecisions,
   InvalidCheckpoint,
   InvalidEditedArguments,
+  InvalidRunInput,
   MaxIterationsReached,
   UnknownDecision
 } from "./AgentError.js"
-import { ConversationDiverged, InvalidAgent, InvalidRunInput } from "./AgentError.js"
+import { InvalidAgent } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
-import { currentSinks } from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type { ChatModel, ModelError, ToolDefinition } from "./ChatModel.js"
-import { emptyUsage } from "./ChatModel.js"
 import type { MemoryError } from "./ChatMemory.js"
-import { ChatMemory } from "./ChatMemory.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
-import * as CheckpointCodec from "./internal/checkpoint.js"
-import { newId } from "./internal/ids.js"
-import { compose, emit } from "./internal/events.js"
-import type { RunState } from "./internal/loop.js"
-import { appendMessages, executeBatch, loop, resultMessage } from "./internal/loop.js"
-import * as Resume from "./internal/resume.js"
-import { annotate, isTraced, withSpan } from "./internal/tracing.js"
-import { danglingToolCalls, user } from "./Message.js"
+import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
 import * as Slot from "./Slot.js"
-import type { Outcome } from "./ToolCall.js"
 import * as Toolkit from "./Toolkit.js"
 
 /**
@@ -256,88 +248,6 @@ export interface RunOptions<S extends Slots> {
   readonly state?: InitialState<S>
 }
 
-const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
-  const unknown = Object.keys(given ?? {}).filter((name) => !(name in agent.slots))
-  if (unknown.length > 0) {
-    return Effect.fail(
-      new InvalidRunInput({
-        problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
-      })
-    )
-  }
-  const state: { [slot: string]: unknown } = {}
-  for (const [name, slot] of Object.entries(agent.slots as Slots)) {
-    state[name] = given !== undefined && name in given ? given[name] : slot.initial
-  }
-  return Effect.succeed(state)
-}
-
-const noSinks: ReadonlyArray<AgentEvent.Sink> = []
-const sinksOf = (sinks: HashSet.HashSet<AgentEvent.Sink>) => HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks)
-
-/** Removes an ephemeral conversation when the run ends, whatever the ending. */
-const scopedToRun = <A, E, R>(run: RunState, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  run.ephemeral
-    ? Effect.ensuring(
-      body,
-      Effect.flatMap(ChatMemory, (memory) => memory.remove(run.conversationId)).pipe(
-        Effect.catchAll((error) => Effect.logWarning("Could not remove an ephemeral conversation", error))
-      )
-    )
-    : body
-
-/**
- * One turn: its span, its first event, the turn middleware around `body`, the final
- * `Completed`/`Paused` event, and the removal of an ephemeral conversation.
- */
-const turn = (
-  agent: Any,
-  run: RunState,
-  kind: "run" | "resume",
-  started: () => AgentEvent.Payload,
-  body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
-): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
-  run.sinks.length === 0 && !run.traced && agent.middleware.turn.length === 0
-    ? scopedToRun(run, body)
-    : withSpan(run.traced, "agentfx.run", () => ({
-      "agentfx.agent": agent.name,
-      "agentfx.run.id": run.runId,
-      "agentfx.conversation.id": run.conversationId,
-      "agentfx.run.kind": kind
-    }))(scopedToRun(run, observedTurn(agent, run, kind, started, body)))
-
-const observedTurn = Effect.fnUntraced(
-  function*(
-    agent: Any,
-    run: RunState,
-    kind: "run" | "resume",
-    started: () => AgentEvent.Payload,
-    body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
-  ) {
-    yield* emit(run, started)
-    const exit = agent.middleware.turn.length === 0 ? yield* body : yield* compose(agent.middleware.turn, () => body)({
-      agent: agent.name,
-      runId: run.runId,
-      conversationId: run.conversationId,
-      kind
-    })
-    yield* emit(run, () => exit._tag === "Completed" ? { _tag: "Completed", exit } : { _tag: "Paused", exit })
-    yield* annotate(run.traced, () => ({ "agentfx.run.outcome": exit._tag, "agentfx.run.iterations": run.iteration }))
-    return exit
-  }
-)
-
-/**
- * Closes tool calls left without a result (a crash, an interrupted run) with a neutral
- * "cancelled" result, so that the model never sees a call without an answer.
- */
-const heal = (run: RunState) => {
-  const dangling = danglingToolCalls(run.history)
-  if (dangling.length === 0) return Effect.void
-  const cancelled = dangling.map((call): Outcome => ({ _tag: "Cancelled", callId: call.id, toolName: call.name }))
-  return appendMessages(run, cancelled.map(resultMessage))
-}
-
 /**
  * Runs one turn: the input is added to the conversation, then the loop calls the model and
  * runs tools until the model answers (`Completed`), a person is needed (`Paused` — a value,
@@ -365,41 +275,7 @@ export const run = <S extends Slots, R>(
   agent: Agent<S, R>,
   options: RunOptions<S>
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, RunError, R | ChatModel> =>
-  startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
-
-// Hoisted generator functions: a generator closure created per call costs ~1 µs on Node 20 (docs/performance.md).
-const startRun = Effect.fnUntraced(
-  function*(agent: Any, options: RunOptions<Slots>) {
-    const state = yield* initialState(agent, options.state)
-    const memory = yield* ChatMemory
-    const run: RunState = {
-      runId: newId(),
-      conversationId: options.conversationId ?? newId("ephemeral-"),
-      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
-      traced: yield* isTraced,
-      ephemeral: options.conversationId === undefined,
-      history: [],
-      state,
-      iteration: 0,
-      usage: emptyUsage,
-      outcomes: []
-    }
-    return yield* turn(
-      agent,
-      run,
-      "run",
-      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
-      Effect.zipRight(prepareTurn(run, memory, options.input), loop(agent, run))
-    )
-  }
-)
-
-/** Loads the conversation, heals it, adds the input. */
-const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
-  Effect.flatMap(memory.get(run.conversationId), (stored) => {
-    for (const message of stored) run.history.push(message)
-    return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
-  })
+  Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
 
 /**
  * Continues a paused run (or one stopped by `MaxIterationsReached`) from its checkpoint —
@@ -430,57 +306,7 @@ export const resume = <S extends Slots, R>(
   checkpoint: unknown,
   decision: Decision.Decision
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  Effect.gen(function*() {
-    const decoded = yield* CheckpointCodec.decode(agent, checkpoint)
-    const cp = decoded.checkpoint
-    const plan = yield* Resume.plan(agent, cp, decision)
-    const memory = yield* ChatMemory
-    if (!cp.ephemeral) {
-      const stored = yield* memory.get(cp.conversationId)
-      if (stored.length !== 0 && stored.length !== cp.messages.length) {
-        return yield* Effect.fail(
-          new ConversationDiverged({
-            conversationId: cp.conversationId,
-            expectedMessages: cp.messages.length,
-            foundMessages: stored.length
-          })
-        )
-      }
-    }
-    yield* memory.replace(cp.conversationId, plan.messages)
-    const run: RunState = {
-      runId: cp.runId,
-      conversationId: cp.conversationId,
-      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
-      traced: yield* isTraced,
-      ephemeral: cp.ephemeral,
-      history: [...plan.messages],
-      state: decoded.state,
-      iteration: plan.mode === "continue" ? 0 : cp.iteration,
-      usage: cp.usage,
-      outcomes: [...cp.outcomes]
-    }
-    return yield* turn(
-      agent,
-      run,
-      "resume",
-      () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
-      Effect.gen(function*() {
-        if (plan.mode === "batch") {
-          const exit = yield* executeBatch(agent, run, plan.batch, plan.environmentPause)
-          if (exit !== undefined) return exit
-        }
-        return yield* loop(agent, run)
-      })
-    )
-  }) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
-
-const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
-  Stream.asyncPush<AgentEvent.AgentEvent, E, R>((emitter) =>
-    Effect.locallyWith(program, currentSinks, HashSet.add<AgentEvent.Sink>((event) => void emitter.single(event))).pipe(
-      Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
-      Effect.forkScoped
-    ), { bufferSize: "unbounded" })
+  Run.resumeRun(agent, checkpoint, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
 
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `Completed` or `Paused`
@@ -505,7 +331,7 @@ const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>):
 export const stream = <S extends Slots, R>(
   agent: Agent<S, R>,
   options: RunOptions<S>
-): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => streamOf(run(agent, options))
+): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => Run.streamOf(run(agent, options))
 
 /**
  * `Agent.resume` as a `Stream` of its lifecycle events (starting with `Resumed`), like {@link stream}.
@@ -527,4 +353,4 @@ export const streamResume = <S extends Slots, R>(
   agent: Agent<S, R>,
   checkpoint: unknown,
   decision: Decision.Decision
-): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => streamOf(resume(agent, checkpoint, decision))
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, checkpoint, decision))

@@ -1,0 +1,194 @@
+/**
+ * Running and resuming a turn: the run state, the ephemeral conversation, healing, the turn's
+ * span, events and middleware, and the event stream.
+ */
+import { Effect, Exit, FiberRef, HashSet, Stream } from "effect"
+import type { Any, ResumeError, RunOptions, Slots } from "../Agent.js"
+import { ConversationDiverged, InvalidRunInput } from "../AgentError.js"
+import type * as AgentEvent from "../AgentEvent.js"
+import { currentSinks } from "../AgentEvent.js"
+import type * as AgentExit from "../AgentExit.js"
+import { emptyUsage } from "../ChatModel.js"
+import { ChatMemory } from "../ChatMemory.js"
+import type * as Decision from "../Decision.js"
+import { danglingToolCalls, user } from "../Message.js"
+import type { Outcome } from "../ToolCall.js"
+import * as CheckpointCodec from "./checkpoint.js"
+import { compose, emit } from "./events.js"
+import { newId } from "./ids.js"
+import type { RunState } from "./loop.js"
+import { appendMessages, executeBatch, loop, resultMessage } from "./loop.js"
+import * as Resume from "./resume.js"
+import { annotate, isTraced, withSpan } from "./tracing.js"
+
+const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
+  const unknown = Object.keys(given ?? {}).filter((name) => !(name in agent.slots))
+  if (unknown.length > 0) {
+    return Effect.fail(
+      new InvalidRunInput({
+        problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
+      })
+    )
+  }
+  const state: { [slot: string]: unknown } = {}
+  for (const [name, slot] of Object.entries(agent.slots as Slots)) {
+    state[name] = given !== undefined && name in given ? given[name] : slot.initial
+  }
+  return Effect.succeed(state)
+}
+
+const noSinks: ReadonlyArray<AgentEvent.Sink> = []
+const sinksOf = (sinks: HashSet.HashSet<AgentEvent.Sink>) => HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks)
+
+/** Removes an ephemeral conversation when the run ends, whatever the ending. */
+const scopedToRun = <A, E, R>(run: RunState, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  run.ephemeral
+    ? Effect.ensuring(
+      body,
+      Effect.flatMap(ChatMemory, (memory) => memory.remove(run.conversationId)).pipe(
+        Effect.catchAll((error) => Effect.logWarning("Could not remove an ephemeral conversation", error))
+      )
+    )
+    : body
+
+/**
+ * One turn: its span, its first event, the turn middleware around `body`, the final
+ * `Completed`/`Paused` event, and the removal of an ephemeral conversation.
+ */
+const turn = (
+  agent: Any,
+  run: RunState,
+  kind: "run" | "resume",
+  started: () => AgentEvent.Payload,
+  body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
+): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
+  run.sinks.length === 0 && !run.traced && agent.middleware.turn.length === 0
+    ? scopedToRun(run, body)
+    : withSpan(run.traced, "agentfx.run", () => ({
+      "agentfx.agent": agent.name,
+      "agentfx.run.id": run.runId,
+      "agentfx.conversation.id": run.conversationId,
+      "agentfx.run.kind": kind
+    }))(scopedToRun(run, observedTurn(agent, run, kind, started, body)))
+
+const observedTurn = Effect.fnUntraced(
+  function*(
+    agent: Any,
+    run: RunState,
+    kind: "run" | "resume",
+    started: () => AgentEvent.Payload,
+    body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
+  ) {
+    yield* emit(run, started)
+    const exit = agent.middleware.turn.length === 0 ? yield* body : yield* compose(agent.middleware.turn, () => body)({
+      agent: agent.name,
+      runId: run.runId,
+      conversationId: run.conversationId,
+      kind
+    })
+    yield* emit(run, () => exit._tag === "Completed" ? { _tag: "Completed", exit } : { _tag: "Paused", exit })
+    yield* annotate(run.traced, () => ({ "agentfx.run.outcome": exit._tag, "agentfx.run.iterations": run.iteration }))
+    return exit
+  }
+)
+
+/**
+ * Closes tool calls left without a result (a crash, an interrupted run) with a neutral
+ * "cancelled" result, so that the model never sees a call without an answer.
+ */
+const heal = (run: RunState) => {
+  const dangling = danglingToolCalls(run.history)
+  if (dangling.length === 0) return Effect.void
+  const cancelled = dangling.map((call): Outcome => ({ _tag: "Cancelled", callId: call.id, toolName: call.name }))
+  return appendMessages(run, cancelled.map(resultMessage))
+}
+
+// Hoisted generator functions: a generator closure created per call costs ~1 µs on Node 20 (docs/performance.md).
+export const startRun = Effect.fnUntraced(
+  function*(agent: Any, options: RunOptions<Slots>) {
+    const state = yield* initialState(agent, options.state)
+    const memory = yield* ChatMemory
+    const run: RunState = {
+      runId: newId(),
+      conversationId: options.conversationId ?? newId("ephemeral-"),
+      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
+      traced: yield* isTraced,
+      ephemeral: options.conversationId === undefined,
+      history: [],
+      state,
+      iteration: 0,
+      usage: emptyUsage,
+      outcomes: []
+    }
+    return yield* turn(
+      agent,
+      run,
+      "run",
+      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
+      Effect.zipRight(prepareTurn(run, memory, options.input), loop(agent, run))
+    )
+  }
+)
+
+/** Loads the conversation, heals it, adds the input. */
+const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
+  Effect.flatMap(memory.get(run.conversationId), (stored) => {
+    for (const message of stored) run.history.push(message)
+    return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
+  })
+
+/** Continues a paused run: validates everything before anything is consumed, then finishes the paused batch (or iterates again). */
+export const resumeRun = Effect.fnUntraced(
+  function*(agent: Any, checkpoint: unknown, decision: Decision.Decision) {
+    const decoded = yield* CheckpointCodec.decode(agent, checkpoint)
+    const cp = decoded.checkpoint
+    const plan = yield* Resume.plan(agent, cp, decision)
+    const memory = yield* ChatMemory
+    if (!cp.ephemeral) {
+      const stored = yield* memory.get(cp.conversationId)
+      if (stored.length !== 0 && stored.length !== cp.messages.length) {
+        return yield* Effect.fail(
+          new ConversationDiverged({
+            conversationId: cp.conversationId,
+            expectedMessages: cp.messages.length,
+            foundMessages: stored.length
+          })
+        )
+      }
+    }
+    yield* memory.replace(cp.conversationId, plan.messages)
+    const run: RunState = {
+      runId: cp.runId,
+      conversationId: cp.conversationId,
+      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
+      traced: yield* isTraced,
+      ephemeral: cp.ephemeral,
+      history: [...plan.messages],
+      state: decoded.state,
+      iteration: plan.mode === "continue" ? 0 : cp.iteration,
+      usage: cp.usage,
+      outcomes: [...cp.outcomes]
+    }
+    return yield* turn(
+      agent,
+      run,
+      "resume",
+      () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
+      plan.mode === "batch"
+        ? Effect.flatMap(
+          executeBatch(agent, run, plan.batch, plan.environmentPause),
+          (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit)
+        )
+        : loop(agent, run)
+    )
+  }
+)
+
+/** A run (or resume) as the stream of its events, ending with the exit's event. */
+export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
+  Stream.asyncPush<AgentEvent.AgentEvent, E, R>((emitter) =>
+    Effect.locallyWith(program, currentSinks, HashSet.add<AgentEvent.Sink>((event) => void emitter.single(event))).pipe(
+      Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
+      Effect.forkScoped
+    ), { bufferSize: "unbounded" })
+
