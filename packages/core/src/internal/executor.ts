@@ -36,12 +36,17 @@ export interface ExecutionPolicy {
   readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
-interface Codecs {
+/** What a tool's calls need, built once per metadata row. */
+interface Prepared {
   readonly decodeArgs: (u: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
   readonly encodeValue: (a: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+  /** For a worker tool: the reservation of a ready worker around each attempt; else identity. */
+  readonly reserve: ReturnType<typeof reserveWorker>
+  /** `Effect.retry` options for transient failures, when the tool declares retries. */
+  readonly retry: Effect.Retry.Options<ToolFailure> | undefined
 }
 
-const codecCache = new WeakMap<Toolkit.Entry, Codecs>()
+const preparedCache = new WeakMap<Toolkit.Entry, Prepared>()
 
 /**
  * `errors: "all"`, plus the `isEffectAllowed: true` that `Schema.decodeUnknown` adds to its
@@ -51,28 +56,22 @@ const codecCache = new WeakMap<Toolkit.Entry, Codecs>()
  */
 const decodeOptions = { errors: "all", isEffectAllowed: true } as ParseOptions
 
-const codecs = (entry: Toolkit.Entry): Codecs => {
-  let found = codecCache.get(entry)
-  if (found === undefined) {
-    found = {
-      decodeArgs: Schema.decodeUnknown(entry.tool.parameters, decodeOptions),
-      encodeValue: Schema.encode(entry.tool.success)
+const prepare = (entry: Toolkit.Entry): Prepared => {
+  const cached = preparedCache.get(entry)
+  if (cached !== undefined) return cached
+  const prepared: Prepared = {
+    decodeArgs: Schema.decodeUnknown(entry.tool.parameters, decodeOptions),
+    encodeValue: Schema.encode(entry.tool.success),
+    reserve: reserveWorker(entry.isolation, entry.name),
+    retry: entry.retryTimes === 0 ? undefined : {
+      times: entry.retryTimes,
+      while: isTransient,
+      ...Option.match(entry.retrySchedule, { onNone: () => ({}), onSome: (schedule) => ({ schedule }) })
     }
-    codecCache.set(entry, found)
   }
-  return found
+  preparedCache.set(entry, prepared)
+  return prepared
 }
-
-/** A defect becomes a `semantic` error for the model and is logged with its cause; interruption passes through. */
-const defectToSemantic = (toolName: string) => <A, R>(self: Effect.Effect<A, ToolFailure, R>) =>
-  Effect.catchAllCause(self, (cause): Effect.Effect<A, ToolFailure> => {
-    if (Cause.isInterrupted(cause)) return Effect.failCause(cause)
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) return Effect.fail(failure.value)
-    return Effect.logError(`Tool "${toolName}" died`, cause).pipe(
-      Effect.zipRight(Effect.fail(semantic(`Tool "${toolName}" failed unexpectedly: ${Cause.pretty(cause)}`)))
-    )
-  })
 
 /** Resolves the deadline: the tool's own timeout, else the manager's default, else none. */
 export const effectiveTimeout = (
@@ -100,16 +99,14 @@ export const executeCall = <R>(
   state: StateSnapshot,
   resumption?: Resumption
 ): Effect.Effect<Executed, never, R> => {
-  const { decodeArgs, encodeValue } = codecs(entry)
+  const prepared = prepare(entry)
   const timeout = effectiveTimeout(entry, policy)
   const handler = entry.tool.handler as (
     args: unknown,
     context: { callId: string; toolName: string; attempt: number; state: StateSnapshot; [ResumptionKey]?: Resumption }
   ) => Effect.Effect<unknown, ToolError, R>
 
-  const reserve = reserveWorker(entry.isolation, entry.name)
-
-  const run = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
+  const attempts = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
     let attempt = 0
     const once = Effect.suspend(() => {
       attempt += 1
@@ -122,41 +119,47 @@ export const executeCall = <R>(
         })
         : body
       // permit → worker reservation (wait, spawn, import) → deadline → handler
-      return policy.withPermit(reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
-    }).pipe(defectToSemantic(entry.name))
-    if (entry.retryTimes === 0) return once
-    return Effect.retry(once, {
-      times: entry.retryTimes,
-      while: isTransient,
-      ...Option.match(entry.retrySchedule, { onNone: () => ({}), onSome: (schedule) => ({ schedule }) })
+      return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
     })
+    // a defect is not a failure: `Effect.retry` never retries it
+    return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
   }
 
-  const encode = (output: unknown): Effect.Effect<Executed> => {
-    if (isSuspension(output)) {
-      const { checkpoint, pending, reason } = output.exit
-      return Effect.succeed(noWrites({ _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue }))
+  // one handler for every ending: interruption passes through, a failure (bad arguments, the
+  // tool's error, a timeout) becomes a `Failed` result, a defect a logged `semantic` one
+  return Effect.matchCauseEffect(
+    Effect.flatMap(Effect.mapError(prepared.decodeArgs(call.args), (error) => invalidArguments(entry.name, error)), attempts),
+    {
+      onFailure: (cause): Effect.Effect<Executed> => {
+        if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) return Effect.succeed(noWrites(failed(call, failure.value)))
+        return Effect.as(
+          Effect.logError(`Tool "${entry.name}" died`, cause),
+          noWrites(failed(call, semantic(`Tool "${entry.name}" failed unexpectedly: ${Cause.pretty(cause)}`)))
+        )
+      },
+      onSuccess: (output) => encode(prepared, entry, call, output)
     }
-    const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
-    return Effect.matchEffect(encodeValue(value), {
-      onFailure: (error) =>
-        Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error).pipe(
-          Effect.as(noWrites(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`))))
-        ),
-      onSuccess: (encoded) =>
-        Effect.succeed<Executed>({
-          result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
-          writes
-        })
-    })
-  }
+  )
+}
 
-  return Effect.matchEffect(decodeArgs(call.args), {
-    onFailure: (error) => Effect.succeed(noWrites(failed(call, invalidArguments(entry.name, error)))),
-    onSuccess: (args) =>
-      Effect.matchEffect(run(args), {
-        onFailure: (error) => Effect.succeed(noWrites(failed(call, error))),
-        onSuccess: encode
+/** The handler's output as the call's result: encoded with `success`, or a suspension, with its state writes. */
+const encode = (prepared: Prepared, entry: Toolkit.Entry, call: ToolCall.ToolCall, output: unknown): Effect.Effect<Executed> => {
+  if (isSuspension(output)) {
+    const { checkpoint, pending, reason } = output.exit
+    return Effect.succeed(noWrites({ _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue }))
+  }
+  const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
+  return Effect.matchEffect(prepared.encodeValue(value), {
+    onFailure: (error) =>
+      Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error).pipe(
+        Effect.as(noWrites(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`))))
+      ),
+    onSuccess: (encoded) =>
+      Effect.succeed<Executed>({
+        result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
+        writes
       })
   })
 }
