@@ -309,12 +309,8 @@ const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<Option.Option<A
   return withSpan(run.traced, "agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body)
 }
 
-/** Iterates until the run completes, pauses or fails. */
-export const loop = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState) {
-    while (true) {
-      const exit = yield* iterate(agent, run)
-      if (Option.isSome(exit)) return exit.value
-    }
-  }
-)
+/** Iterates until the run completes, pauses or fails (each next iteration in tail position: no frame accumulates). */
+export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, Agent.RunError, any> =>
+  Effect.suspend(() =>
+    Effect.flatMap(iterate(agent, run), (exit) => Option.isSome(exit) ? Effect.succeed(exit.value) : loop(agent, run))
+  )

@@ -104,31 +104,40 @@ const heal = (run: RunState) => {
 }
 
 // Hoisted generator functions: a generator closure created per call costs ~1 µs on Node 20 (docs/performance.md).
-export const startRun = Effect.fnUntraced(
-  function*(agent: Any, options: RunOptions<Slots>) {
-    const state = yield* initialState(agent, options.state)
-    const memory = yield* ChatMemory
-    const run: RunState = {
-      runId: newId(),
-      conversationId: options.conversationId ?? newId("ephemeral-"),
-      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
-      traced: yield* isTraced,
-      ephemeral: options.conversationId === undefined,
-      history: [],
-      state,
-      iteration: 0,
-      usage: emptyUsage,
-      outcomes: []
-    }
-    return yield* turn(
-      agent,
-      run,
-      "run",
-      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
-      Effect.zipRight(prepareTurn(run, memory, options.input), loop(agent, run))
-    )
-  }
-)
+/** What a run reads of its fiber when it starts: memory, event sinks, tracer. */
+const environment = Effect.all({
+  memory: ChatMemory,
+  sinks: Effect.map(FiberRef.get(currentSinks), sinksOf),
+  traced: isTraced
+})
+
+/**
+ * Starts a run. A chain whose last step is the turn (in tail position): a run suspended in a
+ * tool keeps no frame of its start alive.
+ */
+export const startRun = (agent: Any, options: RunOptions<Slots>) =>
+  Effect.flatMap(initialState(agent, options.state), (state) =>
+    Effect.flatMap(environment, ({ memory, sinks, traced }) => {
+      const run: RunState = {
+        runId: newId(),
+        conversationId: options.conversationId ?? newId("ephemeral-"),
+        sinks,
+        traced,
+        ephemeral: options.conversationId === undefined,
+        history: [],
+        state,
+        iteration: 0,
+        usage: emptyUsage,
+        outcomes: []
+      }
+      return turn(
+        agent,
+        run,
+        "run",
+        () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
+        Effect.zipRight(prepareTurn(run, memory, options.input), loop(agent, run))
+      )
+    }))
 
 /** Loads the conversation, heals it, adds the input. */
 const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
