@@ -53,6 +53,15 @@ const scaledTarget = (limitUs: number, issueFloorUs: number): NonNullable<Row["t
   absolute: limitUs
 })
 
+/** W's rows of one metric, one per statistic of its pooled samples. */
+const perStat = (
+  stats: ReadonlyArray<"median" | NonNullable<Row["stat"]>>,
+  metric: string,
+  unit: string,
+  label: (stat: string) => string
+): Array<Row> =>
+  stats.map((stat) => ({ scenario: "W", label: label(stat), metric, unit, ...(stat === "median" ? {} : { stat }) }))
+
 const rows = (config: Config): ReadonlyArray<Row> => [
   {
     scenario: "A",
@@ -108,27 +117,10 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     metric: "perTimeoutUs",
     unit: "µs"
   },
-  ...(["median", "p90", "max"] as const).map((stat): Row => ({
-    scenario: "W",
-    label: `${stat}: ms after the ${config.deadlineMs} ms deadline until the timeout result (\`while (true) {}\` on a warm worker)`,
-    metric: "overshootMs",
-    ...(stat === "median" ? {} : { stat }),
-    unit: "ms"
-  })),
-  ...(["median", "max"] as const).map((stat): Row => ({
-    scenario: "W",
-    label: `${stat}: largest gap of a 10 ms main-thread ticker during a kill`,
-    metric: "tickGapMs",
-    ...(stat === "median" ? {} : { stat }),
-    unit: "ms"
-  })),
-  ...(["median", "max"] as const).map((stat): Row => ({
-    scenario: "W",
-    label: `${stat}: spawn + import + first call (the call after a kill, on a fresh worker)`,
-    metric: "spawnMs",
-    ...(stat === "median" ? {} : { stat }),
-    unit: "ms"
-  })),
+  ...perStat(["median", "p90", "max"], "overshootMs", "ms", (stat) =>
+    `${stat}: ms after the ${config.deadlineMs} ms deadline until the timeout result (\`while (true) {}\` on a warm worker)`),
+  ...perStat(["median", "max"], "tickGapMs", "ms", (stat) => `${stat}: largest gap of a 10 ms main-thread ticker during a kill`),
+  ...perStat(["median", "max"], "spawnMs", "ms", (stat) => `${stat}: spawn + import + first call (the call after a kill, on a fresh worker)`),
   {
     scenario: "W",
     label: "round trip on a warm worker, whole tool path (`executeBatch`, 1 s timeout); floor: post + reply, 1 s timer",
