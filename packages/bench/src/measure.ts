@@ -129,7 +129,10 @@ export class Checks {
 export interface Kill {
   /** The call ended by its deadline (agentfx: a `ToolTimeout` result; the floor: its timer fired and the worker was terminated). */
   readonly timedOut: boolean
-  /** From the deadline to the result, ms. */
+  /**
+   * From the call's start to its result, minus the deadline, ms. agentfx's deadline starts after
+   * the worker is reserved (a few hundred µs into the call); the floor's at `postMessage`.
+   */
   readonly overshootMs: number
   /** The largest gap of a 10 ms main-thread ticker while the call ran, ms. */
   readonly maxGapMs: number
