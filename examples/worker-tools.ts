@@ -1,13 +1,15 @@
 /**
- * Worker-isolated tools, measured: deadline overshoot of a `while (true) {}` tool, spawn cost
- * (cold pool: spawn + import + first call), pooled round trip. Run:
- * `pnpm tsx examples/worker-tools.ts`. The figures in docs/workers.md come from this script.
+ * Worker-isolated tools: a CPU-bound tool in a worker, and what isolation costs, measured on
+ * this example's own worker modules (`.mjs` and `.ts`): deadline overshoot of a
+ * `while (true) {}` tool, spawn cost (the replacement worker after a kill: spawn + import +
+ * first call), pooled round trip. Run: `pnpm tsx examples/worker-tools.ts`.
  *
- * The measuring functions are exported (and run nothing on import) so that a benchmark harness
- * can reuse them.
+ * The measuring functions are the benchmark's (`@agentfx/bench/workers`), which scenario W of
+ * `pnpm bench` runs against raw `worker_threads`: docs/workers.md gives its figures.
  */
+import { measureKills, measureRoundTrips } from "@agentfx/bench/workers"
 import { Tool, ToolCallingManager, Toolkit, WorkerPool } from "@agentfx/core"
-import { type Duration, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { pathToFileURL } from "node:url"
 
 /** The arguments of `crunch`; its worker function receives them encoded (`typeof CrunchParams.Encoded`). */
@@ -25,17 +27,6 @@ export const crunch = Tool.make("crunch", {
   module: Tool.workerModule(import.meta.url, "./workers/crunch.worker")
 })
 
-const worker = (name: string, exportName: string, module: URL, timeout?: Duration.DurationInput) =>
-  Tool.make(name, {
-    description: `${exportName} in a worker`,
-    parameters: Schema.Struct({ text: Schema.String }),
-    success: Schema.Struct({ text: Schema.String }),
-    isolation: "worker",
-    module,
-    export: exportName,
-    ...(timeout === undefined ? {} : { timeout })
-  })
-
 const tsModule = Tool.workerModule(import.meta.url, "./workers/crunch.worker")
 const jsModule = new URL("./workers/echo.worker.mjs", import.meta.url)
 
@@ -52,101 +43,38 @@ export const summarize = (values: ReadonlyArray<number>): Summary => {
   return { runs: sorted.length, min: sorted[0]!, p50: sorted[Math.floor(sorted.length / 2)]!, max: sorted.at(-1)! }
 }
 
-const runOne = <R>(toolkit: Toolkit.Toolkit<R>, name: string, args: { readonly [key: string]: string | number } = { text: "x" }) =>
-  Effect.map(ToolCallingManager.executeBatch(toolkit, [{ id: "c", name, args }]), ([result]) => result!)
+const onePool = WorkerPool.layer({ size: 1 })
 
-const expectTag = (result: { readonly _tag: string; readonly error?: { readonly _tag: string } }, tag: string) => {
-  const got = result._tag === "Failed" ? result.error!._tag : result._tag
-  if (got !== tag) throw new Error(`expected ${tag}, got ${JSON.stringify(result)}`)
-}
+/** `runs` kills of a `while (true) {}` under a 200 ms timeout, each followed by a call on a fresh worker. */
+const kills = (module: URL, runs: number) => measureKills({ module, kills: runs }).pipe(Effect.provide(onePool))
 
-/**
- * Deadline overshoot: a `while (true) {}` tool with a `deadlineMillis` timeout on a warm
- * worker; how long after the deadline the `ToolTimeout` returns (the worker's thread has
- * exited by then), and the largest gap of a 10 ms ticker on the main thread meanwhile.
- */
-export const measureOvershoot = (runs: number, deadlineMillis = 200) =>
-  Effect.gen(function*() {
-    const toolkit = yield* Toolkit.make(
-      worker("spin", "spin", tsModule, `${deadlineMillis} millis`),
-      worker("echo", "echo", tsModule)
-    )
-    const overshoot: Array<number> = []
-    let maxTickGap = 0
-    for (let i = 0; i < runs; i++) {
-      expectTag(yield* runOne(toolkit, "echo"), "Succeeded") // the replacement worker is ready
-      let last = performance.now()
-      const ticker = setInterval(() => {
-        const now = performance.now()
-        maxTickGap = Math.max(maxTickGap, now - last)
-        last = now
-      }, 10)
-      const start = performance.now()
-      const result = yield* runOne(toolkit, "spin")
-      overshoot.push(performance.now() - start - deadlineMillis)
-      clearInterval(ticker)
-      expectTag(result, "ToolTimeout")
-    }
-    return { overshoot: summarize(overshoot), maxTickGap }
-  }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
-
-/** Spawn cost: the first call on a cold pool (spawn the worker, import `module`, call, reply). */
-export const measureSpawn = (module: URL, runs: number) =>
-  Effect.gen(function*() {
-    const toolkit = yield* Toolkit.make(worker("echo", "echo", module))
-    const samples: Array<number> = []
-    for (let i = 0; i < runs; i++) {
-      const start = performance.now()
-      const result = yield* runOne(toolkit, "echo").pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
-      samples.push(performance.now() - start)
-      expectTag(result, "Succeeded")
-    }
-    return summarize(samples)
-  })
-
-/**
- * Round trip on a warm worker, in µs per call: through the whole tool path
- * (`executeBatch`: decode, reserve, deadline, encode → structured clone → worker → back,
- * decode, encode), through `WorkerPool.run` alone, and an in-process tool for comparison.
- */
-export const measureRoundTrip = (calls: number) =>
-  Effect.gen(function*() {
-    const inProcess = Tool.make("echo_here", {
-      description: "echo in process",
-      parameters: Schema.Struct({ text: Schema.String }),
-      success: Schema.Struct({ text: Schema.String }),
-      timeout: "1 second",
-      handler: (args) => Effect.succeed(args)
-    })
-    const toolkit = yield* Toolkit.make(worker("echo", "echo", jsModule, "1 second"), inProcess)
-    const pool = yield* WorkerPool.WorkerPool
-    const perCall = <R>(self: Effect.Effect<unknown, never, R>) =>
-      Effect.gen(function*() {
-        for (let i = 0; i < Math.min(200, calls); i++) yield* self // warm up
-        const start = performance.now()
-        for (let i = 0; i < calls; i++) yield* self
-        return ((performance.now() - start) * 1000) / calls
-      })
-    const context = { callId: "c", toolName: "echo", attempt: 1 }
-    return {
-      tool: yield* perCall(runOne(toolkit, "echo")),
-      pool: yield* perCall(
-        Effect.orDie(pool.run({ module: jsModule.href, export: "echo", toolName: "echo", args: { text: "x" }, context }))
-      ),
-      inProcess: yield* perCall(runOne(toolkit, "echo_here"))
-    }
-  }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
-
-/** Every figure of docs/workers.md. */
+/** Every figure printed below. */
 export const measureAll = (options: { readonly runs: number; readonly calls: number }) =>
   Effect.gen(function*() {
-    const { maxTickGap, overshoot } = yield* measureOvershoot(options.runs)
-    const spawnJs = yield* measureSpawn(jsModule, options.runs)
-    const spawnTs = yield* measureSpawn(tsModule, options.runs)
-    const roundTrip = yield* measureRoundTrip(options.calls)
-    const crunched: string = yield* Effect.flatMap(Toolkit.make(crunch), (toolkit) => runOne(toolkit, "crunch", { n: 1_000_000 }))
-      .pipe(Effect.map((result) => JSON.stringify(result)), Effect.provide(WorkerPool.layer({ size: 1 })))
-    return { overshoot, maxTickGap, spawnJs, spawnTs, roundTrip, crunched }
+    const js = yield* kills(jsModule, options.runs)
+    const ts = yield* kills(tsModule, options.runs)
+    const both = [...js, ...ts]
+    const reps = 5
+    const roundTrip = yield* measureRoundTrips({ module: jsModule, warmup: 200, calls: Math.ceil(options.calls / reps), reps })
+      .pipe(Effect.provide(onePool))
+    const crunched: string = yield* Effect.flatMap(
+      Toolkit.make(crunch),
+      (toolkit) => ToolCallingManager.executeBatch(toolkit, [{ id: "c", name: "crunch", args: { n: 1_000_000 } }])
+    ).pipe(Effect.map(([result]) => JSON.stringify(result)), Effect.provide(onePool))
+    return {
+      /** Every kill ended in a `ToolTimeout`, the pool served the next call, and every round trip succeeded. */
+      killed: both.every((kill) => kill.timedOut && kill.served) && roundTrip.failed === 0,
+      overshoot: summarize(both.map((kill) => kill.overshootMs)),
+      maxTickGap: Math.max(...both.map((kill) => kill.maxGapMs)),
+      spawnJs: summarize(js.map((kill) => kill.spawnMs)),
+      spawnTs: summarize(ts.map((kill) => kill.spawnMs)),
+      roundTrip: {
+        tool: summarize(roundTrip.tool).p50,
+        pool: summarize(roundTrip.pool).p50,
+        inProcess: summarize(roundTrip.inProcess).p50
+      },
+      crunched
+    }
   })
 
 const ms = (s: Summary) => `min ${s.min.toFixed(1)} / p50 ${s.p50.toFixed(1)} / max ${s.max.toFixed(1)} ms (${s.runs} runs)`
@@ -156,8 +84,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   console.log(`node ${process.version}, ${process.execArgv.length > 0 ? "under tsx" : "plain node"}`)
   console.log(`while (true) {} under a 200 ms timeout: ToolTimeout after the deadline ${ms(figures.overshoot)}`)
   console.log(`  main-thread 10 ms ticker, largest gap: ${figures.maxTickGap.toFixed(1)} ms`)
-  console.log(`spawn + import + first call, .mjs module: ${ms(figures.spawnJs)}`)
-  console.log(`spawn + import + first call, .ts module (tsx): ${ms(figures.spawnTs)}`)
+  console.log(`  every kill a ToolTimeout, the next call served: ${figures.killed ? "yes" : "NO"}`)
+  console.log(`spawn + import + first call after a kill, .mjs module: ${ms(figures.spawnJs)}`)
+  console.log(`spawn + import + first call after a kill, .ts module (tsx): ${ms(figures.spawnTs)}`)
   console.log(
     `round trip on a warm worker: tool ${figures.roundTrip.tool.toFixed(0)} µs, WorkerPool.run ${
       figures.roundTrip.pool.toFixed(0)

@@ -1,13 +1,15 @@
 /**
  * agentfx through its public API only: `Toolkit.make`, `Agent.make`, `Agent.run`,
- * `ScriptedChatModel.layer(fn)` answering from the last tool result, and the manager Layers.
+ * `ScriptedChatModel.layer(fn)` answering from the last tool result, the manager Layers, and
+ * for worker tools `ToolCallingManager.executeBatch` under `WorkerPool.layer` (workerMeasures.ts).
  */
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
-import { Agent, ScriptedChatModel, Tool, Toolkit, ToolCallingManager } from "@agentfx/core"
+import { Agent, ScriptedChatModel, Tool, Toolkit, ToolCallingManager, WorkerPool } from "@agentfx/core"
 import { Deferred, Duration, Effect, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
-import type { Impl, Inject, TimeoutRuns } from "./impl.js"
+import type { Impl, Inject, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
 import type { RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, nowUs } from "./measure.js"
+import { measureKills, measureRoundTrips } from "./workerMeasures.js"
 import type { Config, Decision } from "./workload.js"
 import {
   concurrentDecision,
@@ -168,8 +170,36 @@ export const agentfx: Impl = {
     return { suspended: () => waiting.suspended, release: () => Deferred.unsafeDone(latch, Effect.void), done }
   },
 
-  timeouts: (cfg: Config, inject: Inject): Promise<TimeoutRuns> => timeoutRuns(cfg, inject)
+  timeouts: (cfg: Config, inject: Inject): Promise<TimeoutRuns> => timeoutRuns(cfg, inject),
+
+  workers: (work) => workerRuns(work)
 }
+
+const workerModule = new URL("./workers/tools.mjs", import.meta.url)
+
+/** W: one pool of size 1 for the kills and the round trips; the promise settles once its Layer has terminated the last worker. */
+const workerRuns = (work: WorkerWork): Promise<WorkerRuns> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const kills = yield* measureKills({
+        module: workerModule,
+        kills: work.kills,
+        deadlineMillis: work.deadlineMs,
+        afterKill: work.afterKill
+      })
+      const trips = yield* measureRoundTrips({
+        module: workerModule,
+        warmup: work.warmup,
+        calls: work.calls,
+        reps: work.reps
+      })
+      return {
+        kills,
+        roundTrips: { roundTripUs: trips.tool, poolRoundTripUs: trips.pool, inProcessUs: trips.inProcess },
+        failedCalls: trips.failed
+      }
+    }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
+  )
 
 const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> => {
   const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }

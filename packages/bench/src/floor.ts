@@ -2,10 +2,12 @@
  * The floor: a hand-written async/await agent loop doing the same logical work as agentfx
  * (a messages array, a fake model answering from the last tool result, tool calls awaited,
  * results appended), with nothing else. Whatever agentfx costs above this is runtime overhead.
+ * For worker calls (W): raw `node:worker_threads`, a worker terminated at a `setTimeout`.
  */
-import type { Impl, TimeoutRuns } from "./impl.js"
-import type { RunCounts, SuspendedRuns } from "./measure.js"
-import { liveTimers, nowUs } from "./measure.js"
+import { Worker } from "node:worker_threads"
+import type { Impl, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
+import type { Kill, RunCounts, SuspendedRuns } from "./measure.js"
+import { liveTimers, nowUs, ticker } from "./measure.js"
 import type { Config, Decision } from "./workload.js"
 import {
   concurrentDecision,
@@ -218,5 +220,72 @@ export const floor: Impl = {
       },
       close: async () => {}
     }
+  },
+
+  workers: (work) => workers(work)
+}
+
+const workerEntry = new URL("./workers/floor-entry.mjs", import.meta.url)
+const workerModule = new URL("./workers/tools.mjs", import.meta.url).href
+
+/** W: a worker per kill, terminated by a `setTimeout` at the deadline; one persistent worker for the round trips. */
+const workers = async (work: WorkerWork): Promise<WorkerRuns> => {
+  let spawned = 0
+  let exited = 0
+  const spawn = () => {
+    const worker = new Worker(workerEntry)
+    spawned++
+    worker.once("exit", () => exited++)
+    return worker
   }
+  /** Calls `name`; past `deadlineMs` the worker is terminated and the call ends `undefined` once its thread has exited. */
+  const call = (worker: Worker, name: string, deadlineMs: number) =>
+    new Promise<{ readonly text: string } | undefined>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        worker.off("message", onReply)
+        worker.terminate().then(() => resolve(undefined), reject)
+      }, deadlineMs)
+      const onReply = (reply: { readonly text: string }) => {
+        clearTimeout(timer)
+        resolve(reply)
+      }
+      worker.once("message", onReply)
+      worker.postMessage({ module: workerModule, export: name, args: { text: "x" } })
+    })
+  let worker = spawn()
+  await call(worker, "echo", 30_000) // the first worker: spawned, module imported
+  const kills: Array<Kill> = []
+  for (let i = 0; i < work.kills; i++) {
+    const tick = ticker()
+    const start = performance.now()
+    const killed = await call(worker, "spin", work.deadlineMs)
+    const overshootMs = performance.now() - start - work.deadlineMs
+    const maxGapMs = tick.stop()
+    work.afterKill(i)
+    const liveWorkers = spawned - exited
+    const next = performance.now()
+    worker = spawn()
+    const served = await call(worker, "echo", 30_000)
+    kills.push({
+      timedOut: killed === undefined,
+      overshootMs,
+      maxGapMs,
+      liveWorkers,
+      served: served?.text === "x",
+      spawnMs: performance.now() - next
+    })
+  }
+  let failedCalls = 0
+  const roundTrip = async () => {
+    if ((await call(worker, "echo", 1_000))?.text !== "x") failedCalls++
+  }
+  for (let i = 0; i < work.warmup; i++) await roundTrip()
+  const roundTripUs: Array<number> = []
+  for (let rep = 0; rep < work.reps; rep++) {
+    const start = performance.now()
+    for (let i = 0; i < work.calls; i++) await roundTrip()
+    roundTripUs.push(((performance.now() - start) * 1000) / work.calls)
+  }
+  await worker.terminate()
+  return { kills, roundTrips: { roundTripUs }, failedCalls }
 }

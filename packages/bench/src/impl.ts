@@ -2,7 +2,7 @@
  * What an implementation (agentfx or the floor) provides to the scenario drivers. Drivers
  * own repetitions, timing, GC and checks; implementations only run agent turns.
  */
-import type { Check, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
+import type { Check, Kill, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
 import type { Config } from "./workload.js"
 
 /** Scenario D set up once: the runs that time out, then what is left of them. */
@@ -22,8 +22,33 @@ export interface TimeoutRuns {
   readonly close: () => Promise<void>
 }
 
-/** A deliberate leak, to prove the leak checks fail (`--inject=<leak>`). */
-export type Inject = "none" | "permit" | "fiber"
+/** W: what to do with workers. Both sides run the module `src/workers/tools.mjs`. */
+export interface WorkerWork {
+  /** `spin` calls (`while (true) {}`) killed at their deadline, one after the other, each followed by an `echo` on a fresh worker. */
+  readonly kills: number
+  readonly deadlineMs: number
+  /** Called right after each kill's result, before the next worker is spawned. */
+  readonly afterKill: (i: number) => void
+  /** Round trips of `echo` on a warm worker: `warmup` calls, then `reps` rounds of `calls` calls. */
+  readonly warmup: number
+  readonly calls: number
+  readonly reps: number
+}
+
+/** W: what the worker work measured. */
+export interface WorkerRuns {
+  readonly kills: ReadonlyArray<Kill>
+  /** µs per call, one sample per round, by metric (`roundTripUs` on both sides). */
+  readonly roundTrips: { readonly [metric: string]: ReadonlyArray<number> }
+  /** Round-trip calls that did not succeed. */
+  readonly failedCalls: number
+}
+
+/**
+ * A deliberate leak, to prove the leak checks fail (`--inject=<leak>`): `permit` and `fiber`
+ * in agentfx's scenario D; `terminate` in scenario W, on both sides (see `skipNextTerminate`).
+ */
+export type Inject = "none" | "permit" | "fiber" | "terminate"
 
 /** One implementation of every scenario. */
 export interface Impl {
@@ -35,4 +60,6 @@ export interface Impl {
   readonly concurrent: (runs: number, wait: { readonly timerMs: number } | "latch") => SuspendedRuns
   /** D: set up the timing-out runs, the probe and the leak checks. */
   readonly timeouts: (config: Config, inject: Inject) => Promise<TimeoutRuns>
+  /** W: kills, spawns and round trips of worker calls; settles once every worker it started has exited. */
+  readonly workers: (work: WorkerWork) => Promise<WorkerRuns>
 }

@@ -1,9 +1,10 @@
 /**
- * `pnpm bench [--quick] [--only=A,C] [--out=path] [--inject=permit|fiber]`: runs every scenario in fresh
- * `node --expose-gc` processes, alternating the floor and agentfx, and writes RESULTS.md
- * (the full run only, unless `--out` is given). Exits non-zero when a process fails or any
- * check (exact call counts, leaks) fails — never because of a time. `--inject` plants a leak
- * in agentfx's scenario D, to see the leak checks fail.
+ * `pnpm bench [--quick] [--only=A,C] [--out=path] [--inject=permit|fiber|terminate]`: runs every
+ * scenario in fresh `node --expose-gc` processes, alternating the floor and agentfx, and writes
+ * RESULTS.md (the full run only, unless `--out` is given). Exits non-zero when a process fails
+ * or any check (exact call counts, leaks) fails — never because of a time. `--inject` plants a
+ * leak, to see the leak checks fail: `permit` or `fiber` in agentfx's scenario D, `terminate`
+ * (a worker's thread outlives its kill) on both sides of scenario W.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -14,7 +15,7 @@ import type { ScenarioResult } from "./measure.js"
 import type { Collected, Environment } from "./report.js"
 import { allChecks, markdown, summary } from "./report.js"
 import type { ImplId, ScenarioId } from "./workload.js"
-import { config as configOf } from "./workload.js"
+import { config as configOf, scenarioIds } from "./workload.js"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -47,7 +48,7 @@ const runChild = (scenario: ScenarioId, impl: ImplId): ScenarioResult => {
 
 const collected: Partial<Collected> = {}
 let processes = 0
-for (const scenario of only ?? (["A", "B", "C", "D"] as const)) {
+for (const scenario of only ?? scenarioIds) {
   const both = {
     floor: { samples: {} as Record<string, Array<number>>, checks: [] as Array<ScenarioResult["checks"][number]> },
     agentfx: { samples: {} as Record<string, Array<number>>, checks: [] as Array<ScenarioResult["checks"][number]> }

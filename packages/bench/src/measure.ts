@@ -1,8 +1,11 @@
 /**
- * Measuring helpers shared by both implementations: clocks, GC and heap, live timers,
- * exact-count checks, and the behavioural probes (suspended heap, free permits).
+ * Measuring helpers shared by both implementations: clocks, GC and heap, live timers, OS
+ * threads, a main-thread ticker, exact-count checks, and the behavioural probes (suspended
+ * heap, free permits).
  */
+import { existsSync, readdirSync } from "node:fs"
 import { setImmediate as nextMacrotask } from "node:timers/promises"
+import { Worker } from "node:worker_threads"
 
 /** A pass/fail fact a scenario asserts (counts, leaks). Any failed check fails the bench. */
 export interface Check {
@@ -44,6 +47,56 @@ export const heapAfterGc = (): number => {
 /** Live `setTimeout`/`setInterval` handles of this process. */
 export const liveTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
 
+/** Whether this platform lets {@link osThreads} count (Linux). */
+export const canCountThreads = existsSync("/proc/self/task")
+
+/** OS threads of this process (Linux): each live worker is one. */
+export const osThreads = (): number => readdirSync("/proc/self/task").length
+
+/**
+ * A `setInterval` of `everyMs` on the main thread; `stop()` ends it and returns the largest gap
+ * between two ticks (the start and the stop count as ticks), in ms. A blocked event loop shows
+ * as a gap as long as the block.
+ */
+export const ticker = (everyMs = 10): { readonly stop: () => number } => {
+  let last = performance.now()
+  let largest = 0
+  const tick = () => {
+    const now = performance.now()
+    largest = Math.max(largest, now - last)
+    last = now
+  }
+  const timer = setInterval(tick, everyMs)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      tick()
+      return largest
+    }
+  }
+}
+
+/**
+ * The planted leak of `--inject=terminate`: the next `Worker#terminate()` in this process, by
+ * whoever calls it (agentfx's pool or the floor), resolves at once and leaves the thread
+ * running. `restore` puts `terminate` back and really terminates the spared worker.
+ */
+export const skipNextTerminate = (): { readonly restore: () => Promise<void> } => {
+  const original = Worker.prototype.terminate
+  const spared: Array<Worker> = []
+  Worker.prototype.terminate = function(this: Worker) {
+    Worker.prototype.terminate = original
+    spared.push(this)
+    return Promise.resolve(1)
+  }
+  return {
+    restore: async () => {
+      Worker.prototype.terminate = original
+      await Promise.all(spared.map((worker) => original.call(worker)))
+    }
+  }
+}
+
 /** Resolves `true` once `condition()` holds, polling once per macrotask, or `false` after `timeoutMs`. */
 export const waitUntil = async (condition: () => boolean, timeoutMs: number): Promise<boolean> => {
   const deadline = performance.now() + timeoutMs
@@ -67,6 +120,28 @@ export class Checks {
   that(name: string, ok: boolean, detail: string): void {
     this.list.push({ name, ok, detail })
   }
+}
+
+/**
+ * One kill of scenario W: a `while (true) {}` call stopped at its deadline, then the next call,
+ * which needs a fresh worker.
+ */
+export interface Kill {
+  /** The call ended by its deadline (agentfx: a `ToolTimeout` result; the floor: its timer fired and the worker was terminated). */
+  readonly timedOut: boolean
+  /**
+   * From the call's start to its result, minus the deadline, ms. agentfx's deadline starts after
+   * the worker is reserved (a few hundred µs into the call); the floor's at `postMessage`.
+   */
+  readonly overshootMs: number
+  /** The largest gap of a 10 ms main-thread ticker while the call ran, ms. */
+  readonly maxGapMs: number
+  /** Workers not yet exited right after the result (agentfx: the pool's `stats.live`; the floor: spawned minus 'exit' events). */
+  readonly liveWorkers: number
+  /** The next call, on a fresh worker, succeeded. */
+  readonly served: boolean
+  /** That call's time: spawn + import + first call, ms. */
+  readonly spawnMs: number
 }
 
 /** Counts of one run compared with what it must be. */

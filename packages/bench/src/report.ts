@@ -5,6 +5,7 @@
 import type { Check } from "./measure.js"
 import { median } from "./measure.js"
 import type { Config, ImplId, ScenarioId } from "./workload.js"
+import { scenarioIds } from "./workload.js"
 
 /** Samples and checks of one scenario, per implementation, pooled over every process that ran it. */
 export type Collected = Record<ScenarioId, Record<ImplId, { samples: Record<string, Array<number>>; checks: Array<Check> }>>
@@ -28,6 +29,10 @@ interface Row {
   readonly scenario: ScenarioId
   readonly label: string
   readonly metric: string
+  /** The floor's metric when it differs (a figure of agentfx's compared with the same floor). */
+  readonly floorMetric?: string
+  /** What the figure is of the pooled samples: the median unless said. */
+  readonly stat?: "p90" | "max"
   readonly unit: string
   /** A limit on agentfx's figure, or on its ratio to the floor; no limit: informative row. */
   readonly target?: {
@@ -47,6 +52,15 @@ const scaledTarget = (limitUs: number, issueFloorUs: number): NonNullable<Row["t
   pass: (_, ratio) => ratio <= limitUs / issueFloorUs,
   absolute: limitUs
 })
+
+/** W's rows of one metric, one per statistic of its pooled samples. */
+const perStat = (
+  stats: ReadonlyArray<"median" | NonNullable<Row["stat"]>>,
+  metric: string,
+  unit: string,
+  label: (stat: string) => string
+): Array<Row> =>
+  stats.map((stat) => ({ scenario: "W", label: label(stat), metric, unit, ...(stat === "median" ? {} : { stat }) }))
 
 const rows = (config: Config): ReadonlyArray<Row> => [
   {
@@ -102,6 +116,29 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     } µs)`,
     metric: "perTimeoutUs",
     unit: "µs"
+  },
+  ...perStat(["median", "p90", "max"], "overshootMs", "ms", (stat) =>
+    `${stat}: overshoot — from the call's start to its timeout result, minus the ${config.deadlineMs} ms deadline (\`while (true) {}\`, warm worker)`),
+  ...perStat(["median", "max"], "tickGapMs", "ms", (stat) => `${stat}: largest gap of a 10 ms main-thread ticker during a kill`),
+  ...perStat(["median", "max"], "spawnMs", "ms", (stat) => `${stat}: spawn + import + first call (the call after a kill, on a fresh worker)`),
+  {
+    scenario: "W",
+    label: "round trip on a warm worker, whole tool path (`executeBatch`, 1 s timeout); floor: post + reply, 1 s timer",
+    metric: "roundTripUs",
+    unit: "µs"
+  },
+  {
+    scenario: "W",
+    label: "round trip, `WorkerPool.run` alone (no tool path, no timeout); same floor",
+    metric: "poolRoundTripUs",
+    floorMetric: "roundTripUs",
+    unit: "µs"
+  },
+  {
+    scenario: "W",
+    label: "the same echo as an in-process tool (1 s timeout), for comparison",
+    metric: "inProcessUs",
+    unit: "µs"
   }
 ]
 
@@ -117,8 +154,11 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
 }
 
-const spread = (xs: ReadonlyArray<number>, unit: string) =>
-  xs.length < 4 ? `n=${xs.length}` : `IQR ${format(quantile(xs, 0.25), unit)}–${format(quantile(xs, 0.75), unit)}, n=${xs.length}`
+const statOf = (xs: ReadonlyArray<number>, stat: Row["stat"]): number =>
+  stat === undefined ? median(xs) : stat === "p90" ? quantile(xs, 0.9) : xs.length === 0 ? Number.NaN : Math.max(...xs)
+
+const spread = (xs: ReadonlyArray<number>, unit: string, stat: Row["stat"]) =>
+  xs.length < 4 || stat !== undefined ? `n=${xs.length}` : `IQR ${format(quantile(xs, 0.25), unit)}–${format(quantile(xs, 0.75), unit)}, n=${xs.length}`
 
 /** One evaluated figure. */
 export interface Figure {
@@ -137,8 +177,8 @@ export const figures = (config: Config, collected: Collected): Array<Figure> =>
   rows(config).flatMap((row) => {
     const both = collected[row.scenario]
     if (both === undefined) return []
-    const agentfx = median(both.agentfx.samples[row.metric] ?? [])
-    const floor = median(both.floor.samples[row.metric] ?? [])
+    const agentfx = statOf(both.agentfx.samples[row.metric] ?? [], row.stat)
+    const floor = statOf(both.floor.samples[row.floorMetric ?? row.metric] ?? [], row.stat)
     const ratio = agentfx / floor
     const pass = row.target?.pass(agentfx, ratio)
     const absolute = row.target?.absolute
@@ -161,8 +201,8 @@ export const allChecks = (collected: Partial<Collected>): Array<Check & { readon
 export const summary = (config: Config, collected: Partial<Collected>): string =>
   figures(config, collected as Collected).map((f) =>
     `${f.row.scenario} ${f.row.label}: agentfx ${format(f.agentfx, f.row.unit)}, floor ${format(f.floor, f.row.unit)}, ${
-      f.ratio.toFixed(1)
-    }×${f.verdict === "" ? "" : ` — ${f.verdict.replaceAll("**", "")}`}`
+      Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "no ratio"
+    }${f.verdict === "" ? "" : ` — ${f.verdict.replaceAll("**", "")}`}`
   ).join("\n")
 
 const peers = `| | per loop step | per tool call (50-wide batch) | retained heap per suspended run |
@@ -178,14 +218,16 @@ const notes: Record<ScenarioId, string> = {
   A: "A step is the time from one model call to the next (each model answer is time-stamped); the whole-run figure is first to last model call over the steps; the median is over runs.",
   B: "Per tool call: from the first model call to the second (the gate, the 50 calls, their results) over 50.",
   C: "Each run is its own fiber (`ManagedRuntime.runPromise`), as each floor run is its own promise. Heap: all runs suspended in their tool (on a latch), full GC, minus the heap before they started, over the runs.",
-  D: "Leak checks after the timeouts: agentfx — no live fibers (`Supervisor.track` over the runs), no live timers, and exactly `permits` of `permits + 1` latched probe calls start at once under the same Layer (fewer: a permit leaked; more: one was released twice); floor — semaphore count, live timers, same probe. `pnpm bench --only=D --inject=permit` (or `fiber`) plants a leak and fails."
+  D: "Leak checks after the timeouts: agentfx — no live fibers (`Supervisor.track` over the runs), no live timers, and exactly `permits` of `permits + 1` latched probe calls start at once under the same Layer (fewer: a permit leaked; more: one was released twice); floor — semaphore count, live timers, same probe. `pnpm bench --only=D --inject=permit` (or `fiber`) plants a leak and fails.",
+  W: "agentfx: worker tools (`isolation: \"worker\"`, module `src/workers/tools.mjs`) through `ToolCallingManager.executeBatch` under `WorkerPool.layer({ size: 1 })` (`src/workerMeasures.ts`, shared with `examples/worker-tools.ts`): `spin` (`while (true) {}`) with a 200 ms timeout until its `ToolTimeout`, then `echo`, for which the pool spawns a fresh worker. Floor: raw `node:worker_threads` with a hand-written entry, a worker per kill, `terminate()` at a 200 ms `setTimeout`, then a new worker for `echo`; one persistent worker for its round trips. Both import the same module, one warm-up kill first. Overshoot counts from the call's start, so agentfx's includes what precedes its deadline (executor, worker reservation); a bare `setTimeout` of 200 ms fires ~0.5 ms late here, `Effect.sleep` ~1 ms, and `terminate()` of a spinning worker takes ~2 ms. Round trips across threads on this VM swing between ~20 and ~70 µs with thread wake-up (both sides, from process to process), so their ratios are rough; workers inherit the process's `--import tsx`, which makes spawns slower than under plain node. Checks: every kill ended by its deadline, the next call was served after each, no worker live and no extra OS thread (`/proc/self/task`) right after each kill, none once all is closed. `pnpm bench --only=W --inject=terminate` makes one `Worker#terminate()` leave its thread running and fails, on both sides."
 }
 
 const titles: Record<ScenarioId, string> = {
   A: "A — long loop",
   B: "B — wide batch (`unbounded` manager)",
   C: "C — concurrency",
-  D: "D — timeouts under `bounded({ permits: 4 })`"
+  D: "D — timeouts under `bounded({ permits: 4 })`",
+  W: "W — worker-isolated tools: kill at the deadline, spawn, round trip"
 }
 
 const shortNames: Record<string, string> = {
@@ -196,13 +238,13 @@ const shortNames: Record<string, string> = {
   heapPerRunBytes: "heap per suspended run"
 }
 
-/** One phrase per scenario: which targets it met and which it missed (D's target is its leak checks). */
+/** One phrase per scenario: which targets it met and which it missed (D's and W's target is their leak checks). */
 const verdicts = (all: ReadonlyArray<Figure>, checks: ReadonlyArray<Check>): string =>
-  (["A", "B", "C", "D"] as const).flatMap((scenario) => {
+  scenarioIds.flatMap((scenario) => {
     const judged = all.filter((f) => f.row.scenario === scenario && f.pass !== undefined)
-    if (scenario === "D") {
-      const leaks = checks.filter((c) => c.name.startsWith("D"))
-      return leaks.length === 0 ? [] : [`D ${leaks.every((c) => c.ok) ? "met" : "**missed**"} (no leaks)`]
+    if (scenario === "D" || scenario === "W") {
+      const leaks = checks.filter((c) => c.name.startsWith(scenario))
+      return leaks.length === 0 ? [] : [`${scenario} ${leaks.every((c) => c.ok) ? "met" : "**missed**"} (no leaks)`]
     }
     if (judged.length === 0) return []
     const missed = judged.filter((f) => !f.pass).map((f) =>
@@ -223,24 +265,24 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     "",
     `- Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGb.toFixed(0)} GB; load average at start ${env.loadAverage} (other work ran concurrently: figures are medians of repeated runs, and ratios compare with the floor measured in the same bench run).`,
     `- Node ${env.node}, effect ${env.effect}, agentfx at ${env.commit}.`,
-    "- Each scenario ran in fresh `node --expose-gc` processes, alternating floor and agentfx, after a warm-up. agentfx runs through its public API (`Agent.make`, `Agent.run`, `ScriptedChatModel.layer(fn)`, the manager Layers); the floor is a hand-written async/await loop doing the same work (messages array, a fake model answering from the last tool result, tool calls awaited, results appended). Each model answer is computed from the last tool result it is given, and every run's model-call and tool-call counts are asserted exactly.",
+    "- Each scenario ran in fresh `node --expose-gc` processes, alternating floor and agentfx, after a warm-up. agentfx runs through its public API (`Agent.make`, `Agent.run`, `ScriptedChatModel.layer(fn)`, the manager Layers; for W, worker tools through `ToolCallingManager.executeBatch` under `WorkerPool.layer`); the floor is a hand-written async/await loop doing the same work (messages array, a fake model answering from the last tool result, tool calls awaited, results appended; for W, raw `node:worker_threads`). In A–D each model answer is computed from the last tool result it is given, and every run's model-call and tool-call counts are asserted exactly.",
     "- Targets are the issue's. Ratios are what count: the absolute targets of A and B were set against the issue's plain-loop figures (0.9 µs per step, 0.18 µs per call), so they are judged here as the same multiple of the floor measured on this machine.",
     "- TypeScript runs through tsx, whose `keepNames` adds a call per named closure created; a bundle without it ran A ~8% faster. Causes of the misses and what would fix them: [docs/performance.md](../../docs/performance.md).",
     "",
     `**Verdict:** ${verdicts(all, checks)}.`,
     ""
   ]
-  for (const scenario of ["A", "B", "C", "D"] as const) {
+  for (const scenario of scenarioIds) {
     const rowsOf = all.filter((f) => f.row.scenario === scenario)
     if (rowsOf.length === 0) continue
     lines.push(`## ${titles[scenario]}`, "", "| figure | agentfx | floor | agentfx / floor | target | result |", "|---|---|---|---|---|---|")
     for (const f of rowsOf) {
       const samples = collected[scenario].agentfx.samples[f.row.metric] ?? []
-      const floorSamples = collected[scenario].floor.samples[f.row.metric] ?? []
+      const floorSamples = collected[scenario].floor.samples[f.row.floorMetric ?? f.row.metric] ?? []
       lines.push(
-        `| ${f.row.label} | ${format(f.agentfx, f.row.unit)} <sub>${spread(samples, f.row.unit)}</sub> | ${
+        `| ${f.row.label} | ${format(f.agentfx, f.row.unit)} <sub>${spread(samples, f.row.unit, f.row.stat)}</sub> | ${
           format(f.floor, f.row.unit)
-        } <sub>${spread(floorSamples, f.row.unit)}</sub> | ${Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "–"} | ${
+        } <sub>${spread(floorSamples, f.row.unit, f.row.stat)}</sub> | ${Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "–"} | ${
           f.row.target?.text ?? ""
         } | ${f.verdict} |`
       )
@@ -249,7 +291,7 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     const bad = scenarioChecks.filter((c) => !c.ok)
     lines.push(
       "",
-      `Checks (counts${scenario === "D" ? ", leaks" : ""}): ${scenarioChecks.length - bad.length}/${scenarioChecks.length} passed${
+      `Checks (counts${scenario === "D" || scenario === "W" ? ", leaks" : ""}): ${scenarioChecks.length - bad.length}/${scenarioChecks.length} passed${
         bad.length > 0 ? ` — FAILED: ${bad.map((c) => `${c.impl}: ${c.name} (${c.detail})`).join("; ")}` : ""
       }.`,
       ""
@@ -260,7 +302,6 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     "## Not measured yet",
     "",
     "- **E — persistence**: skipped, `@agentfx/sql` does not exist yet.",
-    "- **Worker-isolated tools**: skipped, worker isolation is not on this branch yet.",
     "",
     "## For context: peer figures quoted from the issue (not measured by us)",
     "",

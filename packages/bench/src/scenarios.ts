@@ -4,7 +4,17 @@
  */
 import type { Impl, Inject } from "./impl.js"
 import type { RunCounts, ScenarioResult } from "./measure.js"
-import { Checks, expectRuns, nowUs, probePermits, stepMetrics, suspendedHeap } from "./measure.js"
+import {
+  canCountThreads,
+  Checks,
+  expectRuns,
+  nowUs,
+  osThreads,
+  probePermits,
+  skipNextTerminate,
+  stepMetrics,
+  suspendedHeap
+} from "./measure.js"
 import type { Config, ScenarioId } from "./workload.js"
 import { concurrentExpected, longLoopExpected, timeoutExpected, wideBatchExpected } from "./workload.js"
 
@@ -118,10 +128,70 @@ const timeouts = async (impl: Impl, config: Config, inject: Inject): Promise<Sce
   return { samples, checks: checks.list }
 }
 
+/**
+ * W: one warm-up kill, then `kills` kills of a `while (true) {}` at a `deadlineMs` deadline,
+ * each followed by a call on a fresh worker; then round trips on a warm worker. Checks: every
+ * kill ended by its deadline, the next call was served after each, and no thread survived:
+ * right after each kill this process has exactly as many OS threads as right after the
+ * warm-up kill (no worker is live at those moments), and as many again once every worker is
+ * closed. `--inject=terminate` spares the thread of the first measured kill.
+ */
+const workers = async (impl: Impl, config: Config, inject: Inject): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const kills = 1 + config.kills
+  let baseline = 0
+  const extra: Array<number> = []
+  let planted: ReturnType<typeof skipNextTerminate> | undefined
+  const afterKill = (i: number) => {
+    if (!canCountThreads) return
+    if (i === 0) baseline = osThreads()
+    else extra.push(osThreads() - baseline)
+    if (i === 0 && inject === "terminate") planted = skipNextTerminate()
+  }
+  const result = await impl.workers({
+    kills,
+    deadlineMs: config.deadlineMs,
+    afterKill,
+    warmup: config.wWarmup,
+    calls: config.wCalls,
+    reps: config.wReps
+  })
+  const leftAtEnd = canCountThreads ? osThreads() - baseline : 0
+  await planted?.restore()
+  const measured = result.kills.slice(1)
+  checks.expect("W: kills that ended by their deadline (ToolTimeout)", result.kills.filter((k) => k.timedOut).length, kills)
+  checks.expect("W: kills after which the next call was served (on a fresh worker)", result.kills.filter((k) => k.served).length, kills)
+  const live = result.kills.map((k) => k.liveWorkers)
+  checks.that(
+    "W: no worker live right after each kill (pool stats / exit events)",
+    live.every((n) => n === 0),
+    live.every((n) => n === 0) ? "0 after every kill" : `live after each kill: ${live.join(", ")}`
+  )
+  if (canCountThreads) {
+    checks.that(
+      "W: no extra OS thread right after each kill (/proc/self/task)",
+      extra.every((n) => n === 0),
+      extra.every((n) => n === 0) ? `0 after each of ${extra.length} kills` : `extra after each kill: ${extra.join(", ")}`
+    )
+    checks.expect("W: extra OS threads once every worker is closed", leftAtEnd, 0)
+  }
+  checks.expect("W: round-trip calls that failed", result.failedCalls, 0)
+  return {
+    samples: {
+      overshootMs: measured.map((k) => k.overshootMs),
+      tickGapMs: measured.map((k) => k.maxGapMs),
+      spawnMs: measured.map((k) => k.spawnMs),
+      ...result.roundTrips
+    },
+    checks: checks.list
+  }
+}
+
 /** Every scenario driver by id. */
 export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: Inject) => Promise<ScenarioResult>> = {
   A: longLoop,
   B: wideBatch,
   C: concurrent,
-  D: timeouts
+  D: timeouts,
+  W: workers
 }

@@ -5,8 +5,11 @@
  * floor both answer through these functions, so they do the same logical work.
  */
 
-/** The four scenarios that run (E and worker isolation are reported as skipped). */
-export type ScenarioId = "A" | "B" | "C" | "D"
+/** The scenarios that run (E is reported as skipped). */
+export type ScenarioId = "A" | "B" | "C" | "D" | "W"
+
+/** Every scenario, in the order they run and are reported. */
+export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "W"]
 
 /** Who runs a scenario: agentfx through its public API, or the plain async/await loop. */
 export type ImplId = "floor" | "agentfx"
@@ -33,6 +36,12 @@ export interface Config {
   readonly permits: number
   readonly timeoutMs: number
   readonly dReps: number
+  /** W: kills of a `while (true) {}` at a `deadlineMs` deadline (after one warm-up kill); round trips: `wWarmup` calls, then `wReps` rounds of `wCalls`. */
+  readonly kills: number
+  readonly deadlineMs: number
+  readonly wWarmup: number
+  readonly wCalls: number
+  readonly wReps: number
 }
 
 /** The configuration of `pnpm bench` (full) or `pnpm bench --quick` (CI). */
@@ -52,7 +61,13 @@ export const config = (quick: boolean): Config => ({
   dRuns: 10,
   permits: 4,
   timeoutMs: 1,
-  dReps: quick ? 1 : 3
+  dReps: quick ? 1 : 3,
+  // a kill costs the 200 ms deadline plus a spawn (60–120 ms under tsx)
+  kills: quick ? 3 : 15,
+  deadlineMs: 200,
+  wWarmup: 1000,
+  wCalls: quick ? 200 : 1000,
+  wReps: quick ? 2 : 5
 })
 
 /** The scripted model's decision: call one tool with these arguments, or answer with text. */

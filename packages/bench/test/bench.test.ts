@@ -2,14 +2,28 @@ import { describe, expect, it } from "vitest"
 import { agentfx } from "../src/agentfx.js"
 import { floor } from "../src/floor.js"
 import type { Inject } from "../src/impl.js"
-import { Checks, expectRuns, median, stepMetrics } from "../src/measure.js"
+import { Worker } from "node:worker_threads"
+import { canCountThreads, Checks, expectRuns, median, stepMetrics, ticker } from "../src/measure.js"
 import type { Collected } from "../src/report.js"
 import { figures } from "../src/report.js"
 import { scenarios } from "../src/scenarios.js"
 import { config, longLoopExpected } from "../src/workload.js"
 
 /** A small configuration: the checks are the same, the sizes are not. */
-const small = { ...config(true), aWarmup: 0, aReps: 1, bWarmup: 0, bReps: 2, timeouts: 40, dRuns: 4, dReps: 0 }
+const small = {
+  ...config(true),
+  aWarmup: 0,
+  aReps: 1,
+  bWarmup: 0,
+  bReps: 2,
+  timeouts: 40,
+  dRuns: 4,
+  dReps: 0,
+  kills: 2,
+  wWarmup: 10,
+  wCalls: 10,
+  wReps: 1
+}
 
 const failedChecks = async (inject: Inject) =>
   (await scenarios.D(agentfx, small, inject)).checks.filter((check) => !check.ok).map((check) => check.name)
@@ -23,6 +37,16 @@ describe("measure", () => {
   it("stepMetrics: per step over the run, its first 10 and its last 10 steps", () => {
     const stamps = Array.from({ length: 21 }, (_, i) => (i <= 10 ? 2 * i : 20 + 4 * (i - 10)))
     expect(stepMetrics(stamps)).toEqual({ perStep: 60 / 20, first10: 2, last10: 4 })
+  })
+
+  it("ticker: a blocked main thread shows as a gap as long as the block", async () => {
+    const tick = ticker(10)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    const start = performance.now()
+    while (performance.now() - start < 60) {
+      // block the event loop
+    }
+    expect(tick.stop()).toBeGreaterThanOrEqual(60)
   })
 
   it("expectRuns names the first wrong run of each field", () => {
@@ -79,4 +103,25 @@ describe("scenarios", () => {
   it("D: a fiber left running fails the fiber check", async () => {
     expect(await failedChecks("fiber")).toContain("D: no live fibers (Supervisor.track)")
   })
+
+  for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {
+    it(`${name}: W kills end by their deadline, the next call is served, no thread is left`, async () => {
+      const result = await scenarios.W(impl, small, "none")
+      expect(result.checks.filter((check) => !check.ok)).toEqual([])
+      expect(result.checks.map((check) => check.name)).toContain("W: kills that ended by their deadline (ToolTimeout)")
+      expect(result.samples.overshootMs).toHaveLength(small.kills)
+      expect(result.samples.roundTripUs).toHaveLength(small.wReps)
+    }, 30_000)
+
+    it.runIf(canCountThreads)(`${name}: W a worker whose terminate() is skipped fails the thread checks`, async () => {
+      const terminate = Worker.prototype.terminate
+      const failed = (await scenarios.W(impl, small, "terminate")).checks.filter((check) => !check.ok).map((c) => c.name)
+      expect(failed).toEqual([
+        "W: no worker live right after each kill (pool stats / exit events)",
+        "W: no extra OS thread right after each kill (/proc/self/task)",
+        "W: extra OS threads once every worker is closed"
+      ])
+      expect(Worker.prototype.terminate).toBe(terminate) // put back
+    }, 30_000)
+  }
 })
