@@ -79,6 +79,22 @@ describe("examples", () => {
     expect(lines.filter((l) => l.startsWith("model call #"))).toEqual(["model call #1 (1 message, 1 tool)", "model call #2 (3 messages, 1 tool)"])
   }, 60_000)
 
+  it("timeouts.ts shows what a timeout stops and what it does not (outcomes asserted, not times)", async () => {
+    const { raw } = await run("timeouts.ts")
+    const outcomes = raw.split("\n").filter((line) => line.length > 0).map((line) =>
+      line.replace(/-?\d+(\.\d+)?/g, "N").replace(/\s+/g, " ").trim()
+    )
+    expect(outcomes).toEqual([
+      "fetch with AbortSignal, timeout N ms (N runs), after the deadline:",
+      "ToolTimeout returned min N / pN N / max N ms",
+      "server saw close min N / pN N / max N ms",
+      `synchronous N ms busy loop, timeout N ms: succeeded ("finished") at N ms`,
+      "N ms slices + Effect.yieldNow(), timeout N ms: succeeded at N ms",
+      "N ms slices + Tool.yieldToEventLoop, timeout N ms: timed out at N ms",
+      "timeout N ms, finalizer N ms: ToolTimeout returned at N ms"
+    ])
+  }, 60_000)
+
   it("managers.ts runs a batch under each manager: partial results, in call order", async () => {
     const { raw } = await run("managers.ts")
     const sections = raw.split("\n\n").filter((s) => s.trim().length > 0)
