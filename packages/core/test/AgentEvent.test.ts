@@ -131,13 +131,20 @@ describe("AgentEvent", () => {
       expect(Chunk.toArray(firstTwo).map(describeEvent)).toEqual(["RunStarted", "ModelCalled #1"])
     }).pipe(Effect.provide(ScriptedChatModel.layer(() => Effect.never))))
 
-  it.effect("without listeners no event is built and the run is unchanged", () =>
+  it.effect("a stream's sink belongs to its run: afterwards, runs have no listener again", () =>
     Effect.gen(function*() {
       const agent = yield* buildAgent
-      const exit = yield* Agent.run(agent, { input: "x" })
-      expect(exit._tag).toBe("Paused")
+      const seen: Array<string> = []
+      const observed = yield* Agent.stream(agent, { input: "x", conversationId: "c1" }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event._tag)))
+      )
+      expect(observed).toBeUndefined()
+      expect(seen).toEqual(["RunStarted", "ModelCalled", "ModelResponded", "Paused"])
       expect(HashSet.size(yield* FiberRef.get(AgentEvent.currentSinks))).toBe(0)
-    }).pipe(Effect.provide(script())))
+      const exit = yield* Agent.run(agent, { input: "x" })
+      expect(exit._tag === "Completed" && exit.text).toBe("Sunny and mailed.")
+      expect(seen).toHaveLength(4)
+    }).pipe(Effect.provide(Layer.merge(script(), ChatMemory.layerMemory))))
 })
 
 describe("AgentEvent with a model that does not stream", () => {

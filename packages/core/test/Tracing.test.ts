@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Tracer } from "effect"
-import { Agent, ScriptedChatModel, Toolkit } from "../src/index.js"
+import { Effect, Option, Schema, Tracer } from "effect"
+import { Agent, ScriptedChatModel, Tool, Toolkit } from "../src/index.js"
 import { Executions, weatherTool } from "./agentFixtures.js"
 
 /** A tracer that records the spans Effect's own tracer would make. */
@@ -77,13 +77,27 @@ describe("Tracing", () => {
       ScriptedChatModel.text("Sunny")
     ]))))
 
-  it.effect("without a tracer installed no span is made", () =>
+  it.effect("without a tracer installed no span is made: a tool sees no agentfx span (with one, it does)", () =>
     Effect.gen(function*() {
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(new Executions())) })
       const seen: Array<string> = []
-      yield* Agent.run(agent, { input: "Oslo?" }).pipe(
-        Effect.tap(() => Effect.currentSpan.pipe(Effect.tap((span) => seen.push(span.name)), Effect.ignore))
-      )
-      expect(seen).toEqual([])
-    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Sunny")]))))
+      const probe = Tool.make("probe", {
+        description: "reports the span it runs in",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () =>
+          Effect.currentSpan.pipe(
+            Effect.map((span) => span.name),
+            Effect.orElseSucceed(() => "no span"),
+            Effect.tap((name) => seen.push(name))
+          )
+      })
+      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(probe) })
+      yield* Agent.run(agent, { input: "untraced" })
+      yield* Agent.run(agent, { input: "traced" }).pipe(Effect.withTracer(recordingTracer().tracer))
+      expect(seen).toEqual(["no span", "agentfx.tool"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) =>
+      request.messages.at(-1)!._tag === "User"
+        ? ScriptedChatModel.toolCalls({ name: "probe", args: {} })
+        : ScriptedChatModel.text("done")
+    ))))
 })
