@@ -161,6 +161,9 @@ export const agentfx: Impl = {
     // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
     // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
     const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript))
+    // built before the runs start, as a server's runtime is: runs started on an unbuilt
+    // ManagedRuntime would each wait for the build inside frames of their own
+    runtime.runSync(Effect.void)
     const done = Promise.all(
       Array.from({ length: runs }, (_, id) =>
         runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit) =>

@@ -242,7 +242,7 @@ export const make = <const S extends Slots = {}, RT = never, RG = never, RM = ne
 export interface RunOptions<S extends Slots> {
   /** What the person says. */
   readonly input: string
-  /** Continue this conversation (kept in `ChatMemory`). Without it the run uses an ephemeral conversation, removed when the run ends, pauses, fails or is interrupted. */
+  /** Continue this conversation (kept in `ChatMemory`). Without it the conversation is ephemeral: it lives in the run and its checkpoints only, and never touches `ChatMemory`. */
   readonly conversationId?: string
   /** Initial values of some slots. */
   readonly state?: InitialState<S>

@@ -484,8 +484,8 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
  * A tool that runs a child agent: the model sends `{ input }`, the child's answer is the
  * result. The child has its own manager (sequential unless `manager` says otherwise) and an
  * ephemeral conversation. Interrupting the call — its timeout, or the parent's interruption —
- * interrupts the child: its model call and tools stop (finalizers run) and its conversation
- * is removed. A child model failure is a `ToolError` (transient when the model error is).
+ * interrupts the child: its model call and tools stop (finalizers run); its conversation,
+ * ephemeral, was never stored. A child model failure is a `ToolError` (transient when the model error is).
  *
  * @example
  * ```ts

@@ -1,8 +1,9 @@
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema, TestClock } from "effect"
 import {
   Agent,
   ChatMemory,
+  Decision,
   type ChatModel,
   Gate,
   Message,
@@ -249,7 +250,7 @@ describe("Agent", () => {
   })
 
   describe("memory", () => {
-    it.effect("a run without conversationId uses an ephemeral conversation, removed when it completes, fails or pauses", () =>
+    it.effect("a run without conversationId keeps its conversation out of ChatMemory, whether it completes, fails or pauses", () =>
       Effect.gen(function*() {
         const memory = trackedMemory()
         const executions = new Executions()
@@ -263,11 +264,20 @@ describe("Agent", () => {
         ]
         const exits = yield* Effect.forEach(runs, (run) => Effect.exit(run.pipe(Effect.provide(memory.layer))))
         expect(exits.map((e) => Exit.isSuccess(e) ? e.value._tag : "failed")).toEqual(["Completed", "failed", "Paused"])
-        expect(memory.created.size).toBe(3)
-        expect([...memory.removed]).toEqual([...memory.created])
+        expect([memory.read.size, memory.created.size, memory.removed.size]).toEqual([0, 0, 0])
+        // the paused ephemeral run resumes from its checkpoint alone, still without memory
+        const paused = exits[2]!
+        assert(Exit.isSuccess(paused) && paused.value._tag === "Paused")
+        const resumed = yield* Agent.resume(agent, paused.value.checkpoint, Decision.approveAll()).pipe(
+          Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("sent")])),
+          Effect.provide(memory.layer)
+        )
+        expect(resumed._tag === "Completed" && resumed.messages.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "Assistant"])
+        expect(executions.counts).toEqual({ send_email: 1 })
+        expect([memory.read.size, memory.created.size, memory.removed.size]).toEqual([0, 0, 0])
       }))
 
-    it.effect("an interrupted ephemeral run removes its conversation", () =>
+    it.effect("an interrupted ephemeral run leaves nothing in ChatMemory", () =>
       Effect.gen(function*() {
         const memory = trackedMemory()
         const agent = yield* Agent.make({ toolkit: Toolkit.empty })
@@ -281,8 +291,7 @@ describe("Agent", () => {
         )
         yield* Deferred.await(modelCalled)
         yield* Fiber.interrupt(fiber)
-        expect(memory.created.size).toBe(1)
-        expect([...memory.removed]).toEqual([...memory.created])
+        expect([memory.read.size, memory.created.size, memory.removed.size]).toEqual([0, 0, 0])
       }))
 
     it.effect("a named conversation keeps its history across turns", () =>

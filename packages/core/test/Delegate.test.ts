@@ -64,14 +64,7 @@ describe("Tool.delegate", () => {
         middleware: [{
           tool: (input, next) =>
             Effect.tap(next(input), (result) =>
-              Effect.sync(() => {
-                const childConversations = [...memory.created].filter((id) => id !== [...memory.created][0])
-                childEvents.push(
-                  `parent saw ${result._tag === "Failed" ? result.error._tag : result._tag}; child conversations removed: ${
-                    childConversations.every((id) => memory.removed.has(id))
-                  }`
-                )
-              }))
+              Effect.sync(() => childEvents.push(`parent saw ${result._tag === "Failed" ? result.error._tag : result._tag}`)))
         }]
       })
       const fiber = yield* Agent.run(parent, { input: "research!" }).pipe(
@@ -83,11 +76,11 @@ describe("Tool.delegate", () => {
       expect(childEvents).toEqual([
         "child model called",
         "child model interrupted",
-        "parent saw ToolTimeout; child conversations removed: true"
+        "parent saw ToolTimeout"
       ])
       expect(exit._tag === "Completed" && exit.text).toBe("gave up")
-      expect(memory.created.size).toBe(2)
-      expect([...memory.removed].sort()).toEqual([...memory.created].sort())
+      // both runs are ephemeral: neither touches ChatMemory
+      expect([memory.read.size, memory.created.size, memory.removed.size]).toEqual([0, 0, 0])
     }))
 
   it.effect("the child uses its own sequential manager, not the parent's bulkhead", () =>

@@ -54,13 +54,15 @@ export const trackedMemory = () => {
   const inner = ChatMemory.makeInMemory()
   const created = new Set<string>()
   const removed = new Set<string>()
+  const read = new Set<string>()
   const service: ChatMemory.ChatMemory.Service = {
     ...inner,
+    get: (id) => Effect.sync(() => read.add(id)).pipe(Effect.zipRight(inner.get(id))),
     append: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.zipRight(inner.append(id, messages))),
     replace: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.zipRight(inner.replace(id, messages))),
     remove: (id) => Effect.sync(() => removed.add(id)).pipe(Effect.zipRight(inner.remove(id)))
   }
-  return { service, created, removed, layer: Layer.succeed(ChatMemory.ChatMemory, service) }
+  return { service, created, removed, read, layer: Layer.succeed(ChatMemory.ChatMemory, service) }
 }
 
 /** The messages a model request ended with, summarised for assertions. */

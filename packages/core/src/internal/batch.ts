@@ -130,30 +130,41 @@ const withOutcomes = (batch: ReadonlyArray<BatchItem>, outcomes: ReadonlyArray<O
   return batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
 }
 
-/**
- * Runs every call of `batch` that has no outcome yet, and returns the batch with all
- * outcomes. A plain chain, not a generator: a run suspended in a tool keeps less alive.
- */
-export const runBatch = (
+/** A batch whose every call has its outcome. */
+export type FinishedBatch = Array<BatchItem & { readonly outcome: Outcome }>
+
+const afterCalls = <B, E, R>(
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
-  manager: ToolCallingManager.Service
-): Effect.Effect<Array<BatchItem & { readonly outcome: Outcome }>, never, any> => {
+  then: (finished: FinishedBatch) => Effect.Effect<B, E, R>
+) =>
+(executed: Array<Executed>): Effect.Effect<B, E, R> =>
+  executed.every((e) => e.writes === undefined)
+    ? then(withOutcomes(batch, executed.map((e) => e.result)))
+    : Effect.flatMap(foldWrites(agent, run, executed), (outcomes) => then(withOutcomes(batch, outcomes)))
+
+/**
+ * Runs every call of `batch` that has no outcome yet, then `then` with the batch and all its
+ * outcomes. `then` takes the place of the batch's last frame: a run suspended in a tool keeps
+ * no frame of the batch or the loop alive (docs/performance.md).
+ */
+export const runBatch = <B, E, R>(
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  manager: ToolCallingManager.Service,
+  then: (finished: FinishedBatch) => Effect.Effect<B, E, R>
+): Effect.Effect<B, E, any> => {
   const toRun = batch.filter((item) => item.outcome === undefined)
-  if (toRun.length === 0) return Effect.succeed(withOutcomes(batch, []))
-  return Effect.flatMap(
-    executeCalls(
-      agent.toolkit,
-      toRun.map((item) => item.call),
-      manager,
-      run.state,
-      aroundCall(agent, run, manager),
-      resumptionsOf(toRun)
-    ),
-    (executed) =>
-      executed.every((e) => e.writes === undefined)
-        ? Effect.succeed(withOutcomes(batch, executed.map((e) => e.result)))
-        : Effect.map(foldWrites(agent, run, executed), (outcomes) => withOutcomes(batch, outcomes))
+  if (toRun.length === 0) return then(withOutcomes(batch, []))
+  return executeCalls(
+    agent.toolkit,
+    toRun.map((item) => item.call),
+    manager,
+    run.state,
+    aroundCall(agent, run, manager),
+    resumptionsOf(toRun),
+    afterCalls(agent, run, batch, then)
   )
 }

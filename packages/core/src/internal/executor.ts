@@ -2,7 +2,7 @@
  * The one place a tool call is decoded, timed, retried and encoded.
  */
 import type { Duration, ParseResult } from "effect"
-import { Cause, Effect, Option, Schema } from "effect"
+import { Cause, Effect, Either, Option, Schema } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { concurrently } from "./concurrently.js"
 import type { JsonValue } from "../Json.js"
@@ -86,83 +86,152 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result =>
   error
 })
 
+/** A synchronous schema decodes (and encodes) to an `Either`, which is an effect: nothing to run for it. */
+const settled = <A>(effect: Effect.Effect<A, ParseResult.ParseError>): Either.Either<A, ParseResult.ParseError> | undefined =>
+  Either.isEither(effect) ? effect as Either.Either<A, ParseResult.ParseError> : undefined
+
+/** What follows an executed call: the rest of its batch (and run), or `Effect.succeed`. */
+export type Then<B, E, R> = (executed: Executed) => Effect.Effect<B, E, R>
+
 /**
  * Runs one call of a known tool: decode the model's arguments → handler under the timeout
  * (per attempt, inside the permit and, for a worker tool, inside the reservation of a ready
- * worker) → retry transient failures → encode the success value.
+ * worker) → retry transient failures → encode the success value, then `then` with what the
+ * call produced (outside every one of those regions).
  * Never fails: every failure becomes a `Failed` result. Interruption is not caught.
+ *
+ * A run suspended in a tool keeps one continuation frame of this function alive: decoding
+ * and encoding by synchronous schemas run inline, and `then` runs in the frame's place
+ * (docs/performance.md). The closures built per call are anonymous (see `endingsOf`).
  */
-export const executeCall = <R>(
+export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   entry: Toolkit.Entry,
   call: ToolCall.ToolCall,
   policy: ExecutionPolicy,
   state: StateSnapshot,
-  resumption?: Resumption
-): Effect.Effect<Executed, never, R> => {
+  resumption: Resumption | undefined,
+  then: Then<B, E2, R2> = Effect.succeed as unknown as Then<B, E2, R2>
+): Effect.Effect<B, E2, R | R2> => {
   const prepared = prepare(entry)
-  const timeout = effectiveTimeout(entry, policy)
-  const handler = entry.tool.handler as (
-    args: unknown,
-    context: { callId: string; toolName: string; attempt: number; state: StateSnapshot; [ResumptionKey]?: Resumption }
-  ) => Effect.Effect<unknown, ToolError, R>
-
-  const attempts = (args: unknown): Effect.Effect<unknown, ToolFailure, R> => {
-    let attempt = 0
-    const once = Effect.suspend(() => {
-      attempt += 1
-      const context = { callId: call.id, toolName: entry.name, attempt, state }
-      const body = handler(args, resumption === undefined ? context : { ...context, [ResumptionKey]: resumption })
-      const timed = Option.isSome(timeout)
-        ? Effect.timeoutFail(body, {
-          duration: timeout.value,
-          onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
-        })
-        : body
-      // permit → worker reservation (wait, spawn, import) → deadline → handler
-      return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
-    })
-    // a defect is not a failure: `Effect.retry` never retries it
-    return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
+  const decoded = prepared.decodeArgs(call.args)
+  const now = settled(decoded)
+  if (now !== undefined) {
+    return now._tag === "Left"
+      ? then(noWrites(failed(call, invalidArguments(entry.name, now.left))))
+      : Effect.matchCauseEffect(attempts<R>(prepared, entry, call, policy, state, resumption, now.right), endingsOf(prepared, entry, call, then))
   }
-
-  // one handler for every ending: interruption passes through, a failure (bad arguments, the
-  // tool's error, a timeout) becomes a `Failed` result, a defect a logged `semantic` one
   return Effect.matchCauseEffect(
-    Effect.flatMap(Effect.mapError(prepared.decodeArgs(call.args), (error) => invalidArguments(entry.name, error)), attempts),
-    {
-      onFailure: (cause): Effect.Effect<Executed> => {
-        if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-        const failure = Cause.failureOption(cause)
-        if (Option.isSome(failure)) return Effect.succeed(noWrites(failed(call, failure.value)))
-        return Effect.as(
-          Effect.logError(`Tool "${entry.name}" died`, cause),
-          noWrites(failed(call, semantic(`Tool "${entry.name}" failed unexpectedly: ${Cause.pretty(cause)}`)))
-        )
-      },
-      onSuccess: (output) => encode(prepared, entry, call, output)
-    }
+    Effect.flatMap(
+      Effect.mapError(decoded, (error) => invalidArguments(entry.name, error)),
+      attemptsOf<R>(prepared, entry, call, policy, state, resumption)
+    ),
+    endingsOf(prepared, entry, call, then)
   )
 }
 
-/** The handler's output as the call's result: encoded with `success`, or a suspension, with its state writes. */
-const encode = (prepared: Prepared, entry: Toolkit.Entry, call: ToolCall.ToolCall, output: unknown): Effect.Effect<Executed> => {
+type Handler<R> = (
+  args: unknown,
+  context: { callId: string; toolName: string; attempt: number; state: StateSnapshot; [ResumptionKey]?: Resumption }
+) => Effect.Effect<unknown, ToolError, R>
+
+const attemptsOf = <R>(
+  prepared: Prepared,
+  entry: Toolkit.Entry,
+  call: ToolCall.ToolCall,
+  policy: ExecutionPolicy,
+  state: StateSnapshot,
+  resumption: Resumption | undefined
+) =>
+(args: unknown) => attempts<R>(prepared, entry, call, policy, state, resumption, args)
+
+/** The handler's attempts: each one inside `Effect.suspend` (the handler is called when the attempt runs), retried when the tool says so. */
+const attempts = <R>(
+  prepared: Prepared,
+  entry: Toolkit.Entry,
+  call: ToolCall.ToolCall,
+  policy: ExecutionPolicy,
+  state: StateSnapshot,
+  resumption: Resumption | undefined,
+  args: unknown
+): Effect.Effect<unknown, ToolFailure, R> => {
+  const timeout = effectiveTimeout(entry, policy)
+  let attempt = 0
+  const once = Effect.suspend(() => {
+    attempt += 1
+    const context = { callId: call.id, toolName: entry.name, attempt, state }
+    const body = (entry.tool.handler as Handler<R>)(
+      args,
+      resumption === undefined ? context : { ...context, [ResumptionKey]: resumption }
+    )
+    const timed = Option.isSome(timeout)
+      ? Effect.timeoutFail(body, {
+        duration: timeout.value,
+        onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
+      })
+      : body
+    // permit → worker reservation (wait, spawn, import) → deadline → handler
+    return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
+  })
+  // a defect is not a failure: `Effect.retry` never retries it
+  return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
+}
+
+/**
+ * One handler for every ending: interruption passes through, a failure (bad arguments, the
+ * tool's error, a timeout) becomes a `Failed` result, a defect a logged `semantic` one; a
+ * success is encoded. Built by a function so that its closures stay anonymous: tsx
+ * (esbuild `keepNames`) gives every named closure a property array of its own (256 B).
+ */
+const endingsOf = <B, E2, R2>(prepared: Prepared, entry: Toolkit.Entry, call: ToolCall.ToolCall, then: Then<B, E2, R2>) => ({
+  onFailure: failureOf(entry, call, then),
+  onSuccess: successOf(prepared, entry, call, then)
+})
+
+const failureOf = <B, E2, R2>(entry: Toolkit.Entry, call: ToolCall.ToolCall, then: Then<B, E2, R2>) =>
+(cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> => {
+  if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return then(noWrites(failed(call, failure.value)))
+  return Effect.zipRight(
+    Effect.logError(`Tool "${entry.name}" died`, cause),
+    Effect.suspend(() => then(noWrites(failed(call, semantic(`Tool "${entry.name}" failed unexpectedly: ${Cause.pretty(cause)}`)))))
+  )
+}
+
+const successOf = <B, E2, R2>(prepared: Prepared, entry: Toolkit.Entry, call: ToolCall.ToolCall, then: Then<B, E2, R2>) =>
+(output: unknown): Effect.Effect<B, E2, R2> => {
   if (isSuspension(output)) {
     const { checkpoint, pending, reason } = output.exit
-    return Effect.succeed(noWrites({ _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue }))
+    return then(noWrites({ _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue }))
   }
   const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
-  return Effect.matchEffect(prepared.encodeValue(value), {
-    onFailure: (error) =>
-      Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error).pipe(
-        Effect.as(noWrites(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`))))
-      ),
-    onSuccess: (encoded) =>
-      Effect.succeed<Executed>({
-        result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
-        writes
-      })
+  const encoded = prepared.encodeValue(value)
+  const now = settled(encoded)
+  if (now !== undefined) {
+    return now._tag === "Right" ? then(succeeded(call, now.right, writes)) : invalidResult(entry, call, now.left, then)
+  }
+  return Effect.matchEffect(encoded, {
+    onFailure: (error) => invalidResult(entry, call, error, then),
+    onSuccess: (value) => then(succeeded(call, value, writes))
   })
 }
+
+const succeeded = (call: ToolCall.ToolCall, value: unknown, writes: Executed["writes"]): Executed => ({
+  result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: value as JsonValue },
+  writes
+})
+
+/** A value the tool's `success` schema rejects: logged, and a `semantic` failure for the model. */
+const invalidResult = <B, E2, R2>(
+  entry: Toolkit.Entry,
+  call: ToolCall.ToolCall,
+  error: ParseResult.ParseError,
+  then: Then<B, E2, R2>
+): Effect.Effect<B, E2, R2> =>
+  Effect.zipRight(
+    Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error),
+    Effect.suspend(() => then(noWrites(failed(call, semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`)))))
+  )
 
 /** The semantic error for arguments the tool's `parameters` schema rejects. */
 export const invalidArguments = (toolName: string, error: ParseResult.ParseError): ToolError =>
@@ -178,29 +247,59 @@ export const unknownToolResult = (toolkit: Toolkit.Any, call: ToolCall.ToolCall)
 /** Runs one call: the tool's `executeCall`, or the unknown-tool failure. */
 export type ExecuteOne<R> = (call: ToolCall.ToolCall) => Effect.Effect<Executed, never, R>
 
+/** Runs one call with `executeCall`, or gives it the unknown-tool failure. */
+const executeOneOf = <R>(
+  toolkit: Toolkit.Toolkit<R>,
+  policy: ExecutionPolicy,
+  state: StateSnapshot,
+  resumptions: ReadonlyMap<string, Resumption> | undefined
+): ExecuteOne<R> =>
+(call) => {
+  const entry = toolkit.entries.get(call.name)
+  return entry === undefined
+    ? Effect.succeed(unknownToolResult(toolkit, call))
+    : executeCall<R>(entry, call, policy, state, resumptions?.get(call.id))
+}
+
+const wrappedBy = <R>(
+  around: (call: ToolCall.ToolCall, execute: ExecuteOne<R>) => Effect.Effect<Executed, never, R>,
+  execute: ExecuteOne<R>
+): ExecuteOne<R> =>
+(call) => around(call, execute)
+
+const asBatch = <B, E2, R2>(then: (executed: Array<Executed>) => Effect.Effect<B, E2, R2>): Then<B, E2, R2> => (executed) => then([executed])
+
 /**
- * Runs a batch with the manager's policy: calls concurrently as the manager allows (one
- * fiber per call, see `concurrently`), or one after another when any call's tool is
- * `serial`; a single call runs in the caller's fiber. Results come back in call order. `around`
- * wraps each call (middleware, events, spans), outside its permit and timeout.
+ * Runs a batch with the manager's policy, then `then` with the results in call order: calls
+ * concurrently as the manager allows (one fiber per call, see `concurrently`), or one after
+ * another when any call's tool is `serial`; a single call runs in the caller's fiber, and
+ * `then` in place of its last frame. `around` wraps each call (middleware, events, spans),
+ * outside its permit and timeout.
  */
-export const executeCalls = <R>(
+export const executeCalls = <R, B = Array<Executed>, E2 = never, R2 = never>(
   toolkit: Toolkit.Toolkit<R>,
   calls: ReadonlyArray<ToolCall.ToolCall>,
   policy: ExecutionPolicy & { readonly concurrency: number | "unbounded" },
   state: StateSnapshot,
   around?: (call: ToolCall.ToolCall, execute: ExecuteOne<R>) => Effect.Effect<Executed, never, R>,
-  resumptions?: ReadonlyMap<string, Resumption>
-): Effect.Effect<Array<Executed>, never, R> => {
-  const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
-  const execute: ExecuteOne<R> = (call) => {
+  resumptions?: ReadonlyMap<string, Resumption>,
+  then: (executed: Array<Executed>) => Effect.Effect<B, E2, R2> = Effect.succeed as any
+): Effect.Effect<B, E2, R | R2> => {
+  if (calls.length === 1 && around === undefined) {
+    const call = calls[0]!
     const entry = toolkit.entries.get(call.name)
     return entry === undefined
-      ? Effect.succeed(unknownToolResult(toolkit, call))
-      : executeCall<R>(entry, call, policy, state, resumptions?.get(call.id))
+      ? then([unknownToolResult(toolkit, call)])
+      : executeCall<R, B, E2, R2>(entry, call, policy, state, resumptions?.get(call.id), asBatch(then))
   }
-  const one = around === undefined ? execute : (call: ToolCall.ToolCall) => around(call, execute)
-  if (calls.length === 1) return Effect.map(one(calls[0]!), (executed) => [executed])
-  if (!serial && policy.concurrency === "unbounded") return concurrently(calls.map(one))
-  return Effect.forEach(calls, one, { concurrency: serial ? 1 : policy.concurrency })
+  const execute = executeOneOf(toolkit, policy, state, resumptions)
+  const one = around === undefined ? execute : wrappedBy(around, execute)
+  if (calls.length === 1) return Effect.flatMap(one(calls[0]!), asBatch(then))
+  const serial = calls.some((call) => toolkit.entries.get(call.name)?.serial === true)
+  return Effect.flatMap(
+    !serial && policy.concurrency === "unbounded"
+      ? concurrently(calls.map(one))
+      : Effect.forEach(calls, one, { concurrency: serial ? 1 : policy.concurrency }),
+    then
+  )
 }

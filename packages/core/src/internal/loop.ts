@@ -15,6 +15,7 @@ import { assistant } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
+import type { FinishedBatch } from "./batch.js"
 import { runBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import type { Emitter } from "./events.js"
@@ -44,12 +45,20 @@ export interface BatchItem {
   readonly resumption?: Resumption | undefined
 }
 
-/** Appends messages to the run's history and to memory. */
+/**
+ * Appends messages to the run's history and, unless the conversation is ephemeral, to
+ * memory: an ephemeral conversation lives in the run (and its checkpoints) only
+ * (docs/decisions/004-ephemeral-conversations.md).
+ */
 export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>) =>
-  Effect.flatMap(ChatMemory, (memory) => {
-    for (const message of messages) run.history.push(message)
-    return memory.append(run.conversationId, messages)
-  })
+  run.ephemeral
+    ? Effect.sync(() => {
+      for (const message of messages) run.history.push(message)
+    })
+    : Effect.flatMap(ChatMemory, (memory) => {
+      for (const message of messages) run.history.push(message)
+      return memory.append(run.conversationId, messages)
+    })
 
 /** The tool-result message the model is shown for an outcome. */
 export const resultMessage = (outcome: Outcome): ToolResultMessage => ({
@@ -188,17 +197,24 @@ const gateBatch = Effect.fnUntraced(
     return { batch, pending }
   })
 
-/** Runs the undecided calls of a batch, then finishes it. */
-export const executeBatch = (
+/** What follows an iteration: the run's exit, or `undefined` to iterate again. */
+export type Next<A> = (exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, Agent.RunError, any>
+
+/** Runs the undecided calls of a batch, finishes it, then `next`. */
+export const executeBatch = <A>(
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
-  environmentPause: boolean
-) =>
+  environmentPause: boolean,
+  next: Next<A>
+): Effect.Effect<A, Agent.RunError, any> =>
   Effect.flatMap(
-    Effect.flatMap(ToolCallingManager, (manager) => runBatch(agent, run, batch, manager)),
-    (finished) => finishBatch(agent, run, finished, environmentPause)
+    ToolCallingManager,
+    (manager) => runBatch(agent, run, batch, manager, finishing(agent, run, environmentPause, next))
   )
+
+const finishing = <A>(agent: Agent.Any, run: RunState, environmentPause: boolean, next: Next<A>) =>
+(finished: FinishedBatch) => Effect.flatMap(finishBatch(agent, run, finished, environmentPause), next)
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
@@ -255,27 +271,27 @@ const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
     ? callModelWithMiddleware(agent, run, input)
     : withSpan(run.traced, "agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
 
-/** After the model answered: complete, pause for approval, or run the batch. `None` means: iterate again. */
-const afterResponse = (
+/** After the model answered: complete, pause for approval, or run the batch; then `next`. */
+const afterResponse = <A>(
   agent: Agent.Any,
   run: RunState,
-  response: ChatResponse
-): Effect.Effect<Option.Option<AgentExit.AgentExit>, Agent.RunError, any> => {
-  if (response.toolCalls.length === 0) return Effect.succeed(Option.some(completed(run, response.text)))
+  response: ChatResponse,
+  next: Next<A>
+): Effect.Effect<A, Agent.RunError, any> => {
+  if (response.toolCalls.length === 0) return next(completed(run, response.text))
   return Effect.flatMap(gateBatch(agent, run, response.toolCalls), ({ batch, pending }) => {
-    if (pending.length === 0) {
-      return Effect.map(executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"), Option.fromNullable)
-    }
+    if (pending.length === 0) return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause", next)
     const paused = batch.filter((item) => pending.includes(item.call.id))
-    return Effect.map(pause(agent, run, "approval", batch, pendingOf(paused)), Option.some)
+    return Effect.flatMap(pause(agent, run, "approval", batch, pendingOf(paused)), next)
   })
 }
 
 /**
- * The work of one iteration: model call, gates, batch. `None` means: iterate again. Plain
- * chains, not generators: a run suspended in a tool keeps less alive (docs/performance.md).
+ * The work of one iteration: model call, gates, batch; then `next`. Plain chains, not
+ * generators, each step in its predecessor's place: a run suspended in a tool keeps no frame
+ * of them alive (docs/performance.md).
  */
-const iterationBody = (agent: Agent.Any, run: RunState, input: IterationInput) =>
+const iterationBody = <A>(agent: Agent.Any, run: RunState, input: IterationInput, next: Next<A>) =>
   Effect.flatMap(
     modelStep(agent, run, {
       ...input,
@@ -283,18 +299,22 @@ const iterationBody = (agent: Agent.Any, run: RunState, input: IterationInput) =
     }),
     (response) => {
       run.usage = addUsage(run.usage, response.usage)
-      return Effect.zipRight(
+      return Effect.flatMap(
         appendMessages(run, [assistant(response.text, response.toolCalls)]),
-        afterResponse(agent, run, response)
+        () => afterResponse(agent, run, response, next)
       )
     }
   )
 
+const exitOption: Next<Option.Option<AgentExit.AgentExit>> = (exit) => Effect.succeed(Option.fromNullable(exit))
+
 /**
- * One iteration, in its span and the iteration middleware; `None` means: iterate again. A
- * plain function, not a generator: a suspended run keeps one frame less alive.
+ * The next iteration, in the place of the last step of this one: without iteration
+ * middleware and tracer, nothing wraps an iteration, and the loop is one chain that keeps no
+ * frame per iteration. Otherwise each iteration runs in its span and middleware, which see
+ * `None` for "iterate again".
  */
-const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<Option.Option<AgentExit.AgentExit>, Agent.RunError, any> => {
+const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, Agent.RunError, any> => {
   if (run.iteration >= agent.maxIterations) {
     return Effect.flatMap(
       checkpointOf(agent, run, "max-iterations", [], []),
@@ -303,14 +323,20 @@ const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<Option.Option<A
   }
   run.iteration += 1
   const input: IterationInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration }
+  if (agent.middleware.iteration.length === 0 && !run.traced) return iterationBody(agent, run, input, untilDone(agent, run))
   const body = agent.middleware.iteration.length === 0
-    ? iterationBody(agent, run, input)
-    : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i))(input)
-  return withSpan(run.traced, "agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body)
+    ? iterationBody(agent, run, input, exitOption)
+    : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i, exitOption))(input)
+  return Effect.flatMap(
+    withSpan(run.traced, "agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body),
+    (exit) => Option.isSome(exit) ? Effect.succeed(exit.value) : loop(agent, run)
+  )
 }
 
-/** Iterates until the run completes, pauses or fails (each next iteration in tail position: no frame accumulates). */
+/** Ends the run with its exit, or iterates again. */
+export const untilDone = (agent: Agent.Any, run: RunState): Next<AgentExit.AgentExit> => (exit) =>
+  exit === undefined ? loop(agent, run) : Effect.succeed(exit)
+
+/** Iterates until the run completes, pauses or fails. */
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, Agent.RunError, any> =>
-  Effect.suspend(() =>
-    Effect.flatMap(iterate(agent, run), (exit) => Option.isSome(exit) ? Effect.succeed(exit.value) : loop(agent, run))
-  )
+  Effect.suspend(() => iterate(agent, run))

@@ -17,7 +17,7 @@ import * as CheckpointCodec from "./checkpoint.js"
 import { compose, emit } from "./events.js"
 import { newId } from "./ids.js"
 import type { RunState } from "./loop.js"
-import { appendMessages, executeBatch, loop, resultMessage } from "./loop.js"
+import { appendMessages, executeBatch, loop, resultMessage, untilDone } from "./loop.js"
 import * as Resume from "./resume.js"
 import { annotate, isTraced, withSpan } from "./tracing.js"
 
@@ -40,21 +40,7 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 const sinksOf = (sinks: HashSet.HashSet<AgentEvent.Sink>) => HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks)
 
-/** Removes an ephemeral conversation when the run ends, whatever the ending. */
-const scopedToRun = <A, E, R>(run: RunState, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  run.ephemeral
-    ? Effect.ensuring(
-      body,
-      Effect.flatMap(ChatMemory, (memory) => memory.remove(run.conversationId)).pipe(
-        Effect.catchAll((error) => Effect.logWarning("Could not remove an ephemeral conversation", error))
-      )
-    )
-    : body
-
-/**
- * One turn: its span, its first event, the turn middleware around `body`, the final
- * `Completed`/`Paused` event, and the removal of an ephemeral conversation.
- */
+/** One turn: its span, its first event, the turn middleware around `body`, the final `Completed`/`Paused` event. */
 const turn = (
   agent: Any,
   run: RunState,
@@ -63,13 +49,13 @@ const turn = (
   body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
 ): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
   run.sinks.length === 0 && !run.traced && agent.middleware.turn.length === 0
-    ? scopedToRun(run, body)
+    ? body
     : withSpan(run.traced, "agentfx.run", () => ({
       "agentfx.agent": agent.name,
       "agentfx.run.id": run.runId,
       "agentfx.conversation.id": run.conversationId,
       "agentfx.run.kind": kind
-    }))(scopedToRun(run, observedTurn(agent, run, kind, started, body)))
+    }))(observedTurn(agent, run, kind, started, body))
 
 const observedTurn = Effect.fnUntraced(
   function*(
@@ -139,12 +125,14 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       )
     }))
 
-/** Loads the conversation, heals it, adds the input. */
+/** Loads the conversation, heals it, adds the input (an ephemeral conversation starts empty). */
 const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
-  Effect.flatMap(memory.get(run.conversationId), (stored) => {
-    for (const message of stored) run.history.push(message)
-    return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
-  })
+  run.ephemeral
+    ? appendMessages(run, [user(input)])
+    : Effect.flatMap(memory.get(run.conversationId), (stored) => {
+      for (const message of stored) run.history.push(message)
+      return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
+    })
 
 /** Continues a paused run: validates everything before anything is consumed, then finishes the paused batch (or iterates again). */
 export const resumeRun = Effect.fnUntraced(
@@ -152,8 +140,8 @@ export const resumeRun = Effect.fnUntraced(
     const decoded = yield* CheckpointCodec.decode(agent, checkpoint)
     const cp = decoded.checkpoint
     const plan = yield* Resume.plan(agent, cp, decision)
-    const memory = yield* ChatMemory
     if (!cp.ephemeral) {
+      const memory = yield* ChatMemory
       const stored = yield* memory.get(cp.conversationId)
       if (stored.length !== 0 && stored.length !== cp.messages.length) {
         return yield* Effect.fail(
@@ -164,8 +152,8 @@ export const resumeRun = Effect.fnUntraced(
           })
         )
       }
+      yield* memory.replace(cp.conversationId, plan.messages)
     }
-    yield* memory.replace(cp.conversationId, plan.messages)
     const run: RunState = {
       runId: cp.runId,
       conversationId: cp.conversationId,
@@ -184,10 +172,7 @@ export const resumeRun = Effect.fnUntraced(
       "resume",
       () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
       plan.mode === "batch"
-        ? Effect.flatMap(
-          executeBatch(agent, run, plan.batch, plan.environmentPause),
-          (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit)
-        )
+        ? executeBatch(agent, run, plan.batch, plan.environmentPause, untilDone(agent, run))
         : loop(agent, run)
     )
   }
