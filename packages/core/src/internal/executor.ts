@@ -2,11 +2,12 @@
  * The one place a tool call is decoded, timed, retried and encoded.
  */
 import type { Duration, ParseResult } from "effect"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import { Cause, Effect, Option, Schema } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { concurrently } from "./concurrently.js"
 import type { JsonValue } from "../Json.js"
 import { describeParseError } from "./parseError.js"
+import { settledEither } from "./settled.js"
 import { reserveWorker } from "./workerTool.js"
 import type * as ToolCall from "../ToolCall.js"
 import { semantic, ToolTimeout } from "../ToolError.js"
@@ -86,10 +87,6 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): ToolCall.Result =>
   error
 })
 
-/** A synchronous schema decodes (and encodes) to an `Either`, which is an effect: nothing to run for it. */
-const settled = <A>(effect: Effect.Effect<A, ParseResult.ParseError>): Either.Either<A, ParseResult.ParseError> | undefined =>
-  Either.isEither(effect) ? effect as Either.Either<A, ParseResult.ParseError> : undefined
-
 /** What follows an executed call: the rest of its batch (and run), or `Effect.succeed`. */
 export type Then<B, E, R> = (executed: Executed) => Effect.Effect<B, E, R>
 
@@ -114,7 +111,7 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
 ): Effect.Effect<B, E2, R | R2> => {
   const prepared = prepare(entry)
   const decoded = prepared.decodeArgs(call.args)
-  const now = settled(decoded)
+  const now = settledEither(decoded)
   if (now !== undefined) {
     return now._tag === "Left"
       ? then(noWrites(failed(call, invalidArguments(entry.name, now.left))))
@@ -206,7 +203,7 @@ const successOf = <B, E2, R2>(prepared: Prepared, entry: Toolkit.Entry, call: To
   }
   const [value, writes] = isResult(output) ? [output.value, output.writes] : [output, undefined]
   const encoded = prepared.encodeValue(value)
-  const now = settled(encoded)
+  const now = settledEither(encoded)
   if (now !== undefined) {
     return now._tag === "Right" ? then(succeeded(call, now.right, writes)) : invalidResult(entry, call, now.left, then)
   }

@@ -1,13 +1,14 @@
 /**
  * The one loop: model call → gates → batch → fold state → results → next iteration.
  */
-import { Effect, Option, Stream } from "effect"
+import { Effect, Exit, Option, Stream } from "effect"
 import type * as Agent from "../Agent.js"
 import { MaxIterationsReached } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import { addUsage, ChatModel, ModelError, streams } from "../ChatModel.js"
 import type { ChatRequest, ChatResponse, Usage } from "../ChatModel.js"
 import type * as Checkpoint from "../Checkpoint.js"
+import type * as Gate from "../Gate.js"
 import { ChatMemory } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
 import type { IterationInput, ModelInput } from "../Middleware.js"
@@ -22,6 +23,7 @@ import type { Emitter } from "./events.js"
 import { compose, emit, now } from "./events.js"
 import type { Resumption } from "./suspension.js"
 import { nestedId } from "./suspension.js"
+import { settledExit } from "./settled.js"
 import { annotate, withSpan } from "./tracing.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
@@ -51,14 +53,19 @@ export interface BatchItem {
  * (docs/decisions/004-ephemeral-conversations.md).
  */
 export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>) =>
-  run.ephemeral
-    ? Effect.sync(() => {
-      for (const message of messages) run.history.push(message)
-    })
-    : Effect.flatMap(ChatMemory, (memory) => {
-      for (const message of messages) run.history.push(message)
-      return memory.append(run.conversationId, messages)
-    })
+  appendThen(run, messages, () => Effect.void)
+
+/** `appendMessages`, then `k`; for an ephemeral conversation, at once, with no effect of its own. */
+const appendThen = <A, E, R>(run: RunState, messages: ReadonlyArray<Message>, k: () => Effect.Effect<A, E, R>) => {
+  if (run.ephemeral) {
+    for (const message of messages) run.history.push(message)
+    return k()
+  }
+  return Effect.flatMap(ChatMemory, (memory) => {
+    for (const message of messages) run.history.push(message)
+    return Effect.flatMap(memory.append(run.conversationId, messages), k)
+  })
+}
 
 /** The tool-result message the model is shown for an outcome. */
 export const resultMessage = (outcome: Outcome): ToolResultMessage => ({
@@ -136,66 +143,92 @@ const directText = (outcomes: ReadonlyArray<Outcome>) =>
   }).join("\n")
 
 /**
- * Ends a batch whose every call has an outcome: pauses for the environment when asked to,
- * else records the results (in call order), and completes when every call was a
- * return-direct tool that succeeded (or was answered). `undefined` means: next iteration.
+ * Ends a batch whose every call has an outcome, then `next`: pauses for the environment when
+ * asked to, else records the results (in call order), and completes when every call was a
+ * return-direct tool that succeeded (or was answered); `undefined` means: next iteration.
  */
-export const finishBatch: (
+const finishBatch = <A>(
   agent: Agent.Any,
   run: RunState,
-  batch: ReadonlyArray<BatchItem & { readonly outcome: Outcome }>,
-  environmentPause: boolean
-) => Effect.Effect<AgentExit.AgentExit | undefined, Agent.RunError> = Effect.fnUntraced(
-  function*(agent, run, batch, environmentPause) {
-    const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
-    if (suspended.length > 0) {
-      const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
-        ? "approval"
-        : "environment"
-      return yield* pause(agent, run, reason, batch, pendingOf(suspended))
-    }
-    if (environmentPause) {
-      const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
-      if (failed.length > 0) return yield* pause(agent, run, "environment", batch, pendingOf(failed))
-    }
-    const outcomes = batch.map((item) => item.outcome)
-    for (const outcome of outcomes) run.outcomes.push(outcome)
-    yield* appendMessages(run, outcomes.map(resultMessage))
-    const direct = batch.length > 0 && batch.every((item) =>
-      agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
-      (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
-    )
-    if (!direct) return undefined
+  batch: FinishedBatch,
+  environmentPause: boolean,
+  next: Next<A>
+): Effect.Effect<A, Agent.RunError, any> => {
+  const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
+  if (suspended.length > 0) {
+    const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
+      ? "approval"
+      : "environment"
+    return Effect.flatMap(pause(agent, run, reason, batch, pendingOf(suspended)), next)
+  }
+  if (environmentPause) {
+    const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
+    if (failed.length > 0) return Effect.flatMap(pause(agent, run, "environment", batch, pendingOf(failed)), next)
+  }
+  const outcomes = batch.map((item) => item.outcome)
+  for (const outcome of outcomes) run.outcomes.push(outcome)
+  const direct = batch.length > 0 && batch.every((item) =>
+    agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
+    (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
+  )
+  return appendThen(run, outcomes.map(resultMessage), () => {
+    if (!direct) return next(undefined)
     const text = directText(outcomes)
-    yield* appendMessages(run, [assistant(text)])
-    return completed(run, text)
+    return appendThen(run, [assistant(text)], () => next(completed(run, text)))
   })
+}
 
-/** Gates every call serially, in call order, before any of them runs. */
-const gateBatch = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) {
-    const batch: Array<BatchItem> = []
-    const pending: Array<string> = []
-    for (const call of calls) {
-      const verdict = yield* agent.gate({ call, tool: agent.toolkit.entries.get(call.name), state: run.state })
-      switch (verdict._tag) {
-        case "Proceed":
-          batch.push({ call })
-          break
-        case "Pause":
-          batch.push({ call })
-          pending.push(call.id)
-          break
-        case "Reject":
-          batch.push({ call, outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) } })
-          break
-        case "Reply":
-          batch.push({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value: verdict.value } })
-          break
-      }
+/** The calls of a batch once gated: each with its outcome when the gate decided one, and the ids of those to pause for. */
+interface Gated {
+  readonly batch: Array<BatchItem>
+  readonly pending: Array<string>
+}
+
+const addVerdict = (gated: Gated, call: ToolCall, verdict: Gate.Verdict) => {
+  switch (verdict._tag) {
+    case "Proceed":
+      gated.batch.push({ call })
+      break
+    case "Pause":
+      gated.batch.push({ call })
+      gated.pending.push(call.id)
+      break
+    case "Reject":
+      gated.batch.push({ call, outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) } })
+      break
+    case "Reply":
+      gated.batch.push({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value: verdict.value } })
+      break
+  }
+}
+
+/**
+ * Gates every call serially, in call order, before any of them runs, then `then`. A verdict
+ * the gate returns as a completed effect (`Gate.proceed`, `Gate.pause`, …) is read at once.
+ */
+const gateBatch = <A, E, R>(
+  agent: Agent.Any,
+  run: RunState,
+  calls: ReadonlyArray<ToolCall>,
+  then: (gated: Gated) => Effect.Effect<A, E, R>,
+  gated: Gated = { batch: [], pending: [] },
+  from = 0
+): Effect.Effect<A, E, any> => {
+  for (let i = from; i < calls.length; i++) {
+    const call = calls[i]!
+    const verdict = agent.gate({ call, tool: agent.toolkit.entries.get(call.name), state: run.state })
+    const now = settledExit(verdict)
+    if (now === undefined) {
+      return Effect.flatMap(verdict, (v) => {
+        addVerdict(gated, call, v)
+        return gateBatch(agent, run, calls, then, gated, i + 1)
+      })
     }
-    return { batch, pending }
-  })
+    if (Exit.isFailure(now)) return Effect.failCause(now.cause)
+    addVerdict(gated, call, now.value)
+  }
+  return then(gated)
+}
 
 /** What follows an iteration: the run's exit, or `undefined` to iterate again. */
 export type Next<A> = (exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, Agent.RunError, any>
@@ -214,7 +247,7 @@ export const executeBatch = <A>(
   )
 
 const finishing = <A>(agent: Agent.Any, run: RunState, environmentPause: boolean, next: Next<A>) =>
-(finished: FinishedBatch) => Effect.flatMap(finishBatch(agent, run, finished, environmentPause), next)
+(finished: FinishedBatch) => finishBatch(agent, run, finished, environmentPause, next)
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
@@ -279,7 +312,7 @@ const afterResponse = <A>(
   next: Next<A>
 ): Effect.Effect<A, Agent.RunError, any> => {
   if (response.toolCalls.length === 0) return next(completed(run, response.text))
-  return Effect.flatMap(gateBatch(agent, run, response.toolCalls), ({ batch, pending }) => {
+  return gateBatch(agent, run, response.toolCalls, ({ batch, pending }) => {
     if (pending.length === 0) return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause", next)
     const paused = batch.filter((item) => pending.includes(item.call.id))
     return Effect.flatMap(pause(agent, run, "approval", batch, pendingOf(paused)), next)
@@ -299,10 +332,7 @@ const iterationBody = <A>(agent: Agent.Any, run: RunState, input: IterationInput
     }),
     (response) => {
       run.usage = addUsage(run.usage, response.usage)
-      return Effect.flatMap(
-        appendMessages(run, [assistant(response.text, response.toolCalls)]),
-        () => afterResponse(agent, run, response, next)
-      )
+      return appendThen(run, [assistant(response.text, response.toolCalls)], () => afterResponse(agent, run, response, next))
     }
   )
 

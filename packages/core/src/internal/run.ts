@@ -2,7 +2,8 @@
  * Running and resuming a turn: the run state, the ephemeral conversation, healing, the turn's
  * span, events and middleware, and the event stream.
  */
-import { Effect, Exit, FiberRef, HashSet, Stream } from "effect"
+import type { Fiber } from "effect"
+import { Context, Effect, Exit, HashSet, Stream } from "effect"
 import type { Any, ResumeError, RunOptions, Slots } from "../Agent.js"
 import { ConversationDiverged, InvalidRunInput } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
@@ -15,26 +16,25 @@ import { danglingToolCalls, user } from "../Message.js"
 import type { Outcome } from "../ToolCall.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { compose, emit } from "./events.js"
-import { newId } from "./ids.js"
+import { ephemeralId, newId } from "./ids.js"
 import type { RunState } from "./loop.js"
 import { appendMessages, executeBatch, loop, resultMessage, untilDone } from "./loop.js"
 import * as Resume from "./resume.js"
 import { annotate, isTraced, withSpan } from "./tracing.js"
 
+/** The run's initial state, or the refusal naming undeclared slots. */
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
   const unknown = Object.keys(given ?? {}).filter((name) => !(name in agent.slots))
   if (unknown.length > 0) {
-    return Effect.fail(
-      new InvalidRunInput({
-        problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
-      })
-    )
+    return new InvalidRunInput({
+      problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
+    })
   }
   const state: { [slot: string]: unknown } = {}
   for (const [name, slot] of Object.entries(agent.slots as Slots)) {
     state[name] = given !== undefined && name in given ? given[name] : slot.initial
   }
-  return Effect.succeed(state)
+  return state
 }
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
@@ -89,50 +89,53 @@ const heal = (run: RunState) => {
   return appendMessages(run, cancelled.map(resultMessage))
 }
 
-// Hoisted generator functions: a generator closure created per call costs ~1 µs on Node 20 (docs/performance.md).
-/** What a run reads of its fiber when it starts: memory, event sinks, tracer. */
-const environment = Effect.all({
-  memory: ChatMemory,
-  sinks: Effect.map(FiberRef.get(currentSinks), sinksOf),
-  traced: isTraced
+/** What a run reads of its fiber when it starts: event sinks and whether a tracer is installed. */
+const observersOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => ({
+  sinks: sinksOf(fiber.getFiberRef(currentSinks)),
+  traced: isTraced(fiber)
 })
 
+const observers = Effect.withFiberRuntime<ReturnType<typeof observersOf>>((fiber) => Effect.succeed(observersOf(fiber)))
+
 /**
- * Starts a run. A chain whose last step is the turn (in tail position): a run suspended in a
- * tool keeps no frame of its start alive.
+ * Starts a run: one step that reads the fiber (memory, sinks, tracer) and builds the run
+ * state, then the turn in its place: a run suspended in a tool keeps no frame of its start.
  */
 export const startRun = (agent: Any, options: RunOptions<Slots>) =>
-  Effect.flatMap(initialState(agent, options.state), (state) =>
-    Effect.flatMap(environment, ({ memory, sinks, traced }) => {
-      const run: RunState = {
-        runId: newId(),
-        conversationId: options.conversationId ?? newId("ephemeral-"),
-        sinks,
-        traced,
-        ephemeral: options.conversationId === undefined,
-        history: [],
-        state,
-        iteration: 0,
-        usage: emptyUsage,
-        outcomes: []
-      }
-      return turn(
-        agent,
-        run,
-        "run",
-        () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
-        Effect.zipRight(prepareTurn(run, memory, options.input), loop(agent, run))
-      )
-    }))
+  Effect.withFiberRuntime<AgentExit.AgentExit, ResumeError, any>((fiber) => {
+    const state = initialState(agent, options.state)
+    if (state instanceof InvalidRunInput) return Effect.fail(state)
+    const runId = newId()
+    const run: RunState = {
+      runId,
+      conversationId: options.conversationId ?? ephemeralId(runId),
+      ...observersOf(fiber),
+      ephemeral: options.conversationId === undefined,
+      history: [],
+      state,
+      iteration: 0,
+      usage: emptyUsage,
+      outcomes: []
+    }
+    // an ephemeral conversation starts empty, in the run only (decision 004)
+    if (run.ephemeral) run.history.push(user(options.input))
+    return turn(
+      agent,
+      run,
+      "run",
+      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
+      run.ephemeral
+        ? loop(agent, run)
+        : Effect.zipRight(prepareTurn(run, Context.get(fiber.currentContext, ChatMemory), options.input), loop(agent, run))
+    )
+  })
 
-/** Loads the conversation, heals it, adds the input (an ephemeral conversation starts empty). */
+/** Loads a named conversation, heals it, adds the input. */
 const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
-  run.ephemeral
-    ? appendMessages(run, [user(input)])
-    : Effect.flatMap(memory.get(run.conversationId), (stored) => {
-      for (const message of stored) run.history.push(message)
-      return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
-    })
+  Effect.flatMap(memory.get(run.conversationId), (stored) => {
+    for (const message of stored) run.history.push(message)
+    return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
+  })
 
 /** Continues a paused run: validates everything before anything is consumed, then finishes the paused batch (or iterates again). */
 export const resumeRun = Effect.fnUntraced(
@@ -157,8 +160,7 @@ export const resumeRun = Effect.fnUntraced(
     const run: RunState = {
       runId: cp.runId,
       conversationId: cp.conversationId,
-      sinks: sinksOf(yield* FiberRef.get(currentSinks)),
-      traced: yield* isTraced,
+      ...(yield* observers),
       ephemeral: cp.ephemeral,
       history: [...plan.messages],
       state: decoded.state,

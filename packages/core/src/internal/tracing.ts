@@ -5,13 +5,14 @@
  * nobody exports. A run checks once, when it starts, whether its fiber has another tracer
  * (`@effect/opentelemetry`, a test tracer); without one, the span sites are plain branches.
  */
+import type { Fiber } from "effect"
 import { Context, DefaultServices, Effect, Tracer } from "effect"
 
 /** The tracer every fiber has unless one is provided. */
 const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
 /** Whether this fiber's spans go anywhere. */
-export const isTraced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
+export const isTraced = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => fiber.currentTracer !== defaultTracer
 
 /** `Effect.withSpan` when `traced`; `attributes` is only evaluated then. */
 export const withSpan = (traced: boolean, name: string, attributes: () => Record<string, unknown>) =>
