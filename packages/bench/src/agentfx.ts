@@ -1,6 +1,7 @@
 /**
  * agentfx through its public API only: `Toolkit.make`, `Agent.make`, `Agent.run`,
- * `ScriptedChatModel.layer(fn)` answering from the last tool result, the manager Layers, and
+ * `ScriptedChatModel.layer(fn, { recordRequests: false })` answering from the last tool result
+ * (keeping no request log, like the floor's fake model), the manager Layers, and
  * for worker tools `ToolCallingManager.executeBatch` under `WorkerPool.layer` (workerMeasures.ts).
  */
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
@@ -50,6 +51,9 @@ const inputOf = (request: Request): string => {
   return first._tag === "User" ? first.text : ""
 }
 
+/** Nothing reads the scripted model's request log here: the scripts count calls themselves. */
+const unrecorded: ScriptedChatModel.Options = { recordRequests: false }
+
 /** Counts model calls (in the script) and handler calls (in the tools) of the current run(s). */
 const calls = { model: 0, tool: 0 }
 
@@ -79,7 +83,7 @@ const oneRun = (
   calls.tool = 0
   return runtime.runPromise(
     Effect.map(
-      Agent.run(agent, { input: "go" }).pipe(Effect.provide(ScriptedChatModel.layer(script))),
+      Agent.run(agent, { input: "go" }).pipe(Effect.provide(ScriptedChatModel.layer(script, unrecorded))),
       (exit) => countsOf(exit, calls.model, calls.tool)
     )
   )
@@ -160,7 +164,7 @@ export const agentfx: Impl = {
     waiting.toolCalls = new Array<number>(runs).fill(0)
     // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
     // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
-    const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript))
+    const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript, unrecorded))
     // built before the runs start, as a server's runtime is: runs started on an unbuilt
     // ManagedRuntime would each wait for the build inside frames of their own
     runtime.runSync(Effect.void)
@@ -248,7 +252,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
     return answer(input, { _tag: "Call", args: Array.from({ length: width }, (_, i) => ({ i })) })
   }
   const runtime = ManagedRuntime.make(
-    Layer.merge(ToolCallingManager.bounded({ permits: cfg.permits }), ScriptedChatModel.layer(script))
+    Layer.merge(ToolCallingManager.bounded({ permits: cfg.permits }), ScriptedChatModel.layer(script, unrecorded))
   )
   const tracker = await runtime.runPromise(Supervisor.track)
   const timersBefore = liveTimers()

@@ -1,6 +1,6 @@
 /**
  * A `ChatModel` that answers from a script: for tests, examples and benchmarks. It records
- * every request it receives.
+ * every request it receives, unless told not to.
  *
  * @since 0.1.0
  */
@@ -106,6 +106,21 @@ const toResponse = (step: Step, index: number): ChatResponse => {
 }
 
 /**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * Keep every request in `ScriptedChatModel.requests` (default `true`). Each request holds a
+   * copy of the history, so a run of n model calls keeps O(n²) messages: turn it off for
+   * long runs and benchmarks, where nothing reads them.
+   */
+  readonly recordRequests?: boolean
+}
+
+/**
  * Provides `ChatModel` answering from `script`, and `ScriptedChatModel` to read the
  * recorded requests. Each Layer build starts the script from the beginning. Streamed, a
  * step's text arrives as its `chunks` (or in one piece).
@@ -118,15 +133,23 @@ const toResponse = (step: Step, index: number): ChatResponse => {
  *   ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "Oslo" } }),
  *   (request) => ScriptedChatModel.text(`Done after ${request.messages.length} messages`)
  * ])
+ * // a long run that nobody inspects: answer from the last message, keep no requests
+ * const Unrecorded = ScriptedChatModel.layer(
+ *   (request) => ScriptedChatModel.text(`${request.messages.length} messages`),
+ *   { recordRequests: false }
+ * )
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (script: Script): Layer.Layer<ChatModel | ScriptedChatModel> =>
+export const layer = (script: Script, options?: Options): Layer.Layer<ChatModel | ScriptedChatModel> =>
   Layer.effectContext(Effect.sync(() => {
     const requests: Array<ChatRequest> = []
-    const answer = (request: ChatRequest, index: number): Effect.Effect<Step, ModelError> => {
+    const record = options?.recordRequests !== false
+    let received = 0
+    /** The step for request `index`: a step, an effect of one, or the failure of an exhausted script. */
+    const answer = (request: ChatRequest, index: number): Step | Effect.Effect<Step, ModelError> => {
       const entry = typeof script === "function" ? script : script[index]
       if (entry === undefined) {
         return Effect.fail(
@@ -138,20 +161,22 @@ export const layer = (script: Script): Layer.Layer<ChatModel | ScriptedChatModel
           })
         )
       }
-      if (typeof entry !== "function") return Effect.succeed(entry)
-      const step = entry(request, index)
-      return Effect.isEffect(step) ? step : Effect.succeed(step)
+      return typeof entry === "function" ? entry(request, index) : entry
     }
-    const next = (request: ChatRequest) =>
-      Effect.suspend(() => {
-        const index = requests.length
-        requests.push(request)
-        return Effect.map(answer(request, index), (step) => ({ step, response: toResponse(step, index) }))
+    /** Answers `request` with `f(step, response)`: at once for a plain step, after the effect otherwise. */
+    const next = <A>(request: ChatRequest, f: (step: Step, response: ChatResponse) => A) =>
+      Effect.suspend((): Effect.Effect<A, ModelError> => {
+        const index = received++
+        if (record) requests.push(request)
+        const step = answer(request, index)
+        return Effect.isEffect(step)
+          ? Effect.map(step, (s) => f(s, toResponse(s, index)))
+          : Effect.succeed(f(step, toResponse(step, index)))
       })
     const model: ChatModel.Service = {
-      generate: (request) => Effect.map(next(request), ({ response }) => response),
+      generate: (request) => next(request, (_, response) => response),
       stream: (request) =>
-        Stream.unwrap(Effect.map(next(request), ({ response, step }) => {
+        Stream.unwrap(next(request, (step, response) => {
           const deltas = (step.chunks ?? [response.text]).filter((text) => text.length > 0)
           return Stream.fromIterable<StreamPart>([
             ...deltas.map((text): StreamPart => ({ _tag: "TextDelta", text })),

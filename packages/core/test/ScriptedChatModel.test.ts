@@ -43,6 +43,18 @@ describe("ScriptedChatModel", () => {
     }).pipe(Effect.provide(ScriptedChatModel.layer((req, index) =>
       Effect.as(Effect.sleep("1 second"), ScriptedChatModel.text(`#${index}: ${(req.messages[0] as Message.UserMessage).text}`))
     ))))
+
+  it.effect("recordRequests: false keeps no request, and the script still advances", () =>
+    Effect.gen(function*() {
+      const model = yield* ChatModel.ChatModel
+      expect((yield* model.generate(request("a"))).toolCalls.map((call) => call.id)).toEqual(["call_0_0"])
+      expect((yield* model.generate(request("b"))).text).toBe("#1: b")
+      expect((yield* model.generate(request("c")).pipe(Effect.flip)).reason).toBe("ScriptExhausted")
+      expect((yield* ScriptedChatModel.ScriptedChatModel).requests).toEqual([])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "t", args: { x: 1 } }),
+      (req, index) => ScriptedChatModel.text(`#${index}: ${(req.messages[0] as Message.UserMessage).text}`)
+    ], { recordRequests: false }))))
 })
 
 describe("ScriptedChatModel streaming", () => {
