@@ -7,7 +7,7 @@
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
 import { Agent, ScriptedChatModel, Tool, Toolkit, ToolCallingManager, WorkerPool } from "@agentfx/core"
 import { Deferred, Duration, Effect, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
-import type { Impl, Inject, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
+import type { Impl, Inject, TimeoutRuns, Wait, WorkerRuns, WorkerWork } from "./impl.js"
 import type { RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, nowUs } from "./measure.js"
 import { measureKills, measureRoundTrips } from "./workerMeasures.js"
@@ -111,8 +111,7 @@ const wideBatchAgent = agentOf(Tool.make("double", {
 /** C: what the `wait` tool waits for in the current batch of runs, and each run's counts (by id). */
 const waiting = {
   suspended: 0,
-  latch: undefined as Deferred.Deferred<void> | undefined,
-  timerMs: 0,
+  wait: Effect.void,
   modelCalls: [] as Array<number>,
   toolCalls: [] as Array<number>
 }
@@ -125,7 +124,7 @@ const concurrentAgent = agentOf(Tool.make("wait", {
     Effect.suspend(() => {
       waiting.toolCalls[id]!++
       waiting.suspended++
-      return waiting.latch !== undefined ? Deferred.await(waiting.latch) : Effect.sleep(waiting.timerMs)
+      return waiting.wait
     }).pipe(Effect.map(() => (waiting.suspended--, id)))
 }))
 
@@ -133,6 +132,27 @@ const concurrentScript: ScriptedChatModel.StepFunction = (request) => {
   const id = Number(inputOf(request))
   waiting.modelCalls[id]!++
   return answer("wait", concurrentDecision(id, lastNumber(request)))
+}
+
+/** C: what each run's tool awaits, and how the driver releases the latch. */
+const waitFor = (wait: Wait): { readonly effect: Effect.Effect<void>; readonly release: () => void } => {
+  if (wait === "deferred-latch") {
+    const latch = Deferred.unsafeMake<void>(FiberId.none)
+    return { effect: Deferred.await(latch), release: () => Deferred.unsafeDone(latch, Effect.void) }
+  }
+  if (wait === "latch") {
+    let release!: () => void
+    const latch = new Promise<void>((resolve) => (release = resolve))
+    return { effect: Effect.promise(() => latch), release }
+  }
+  return { effect: Effect.sleep(wait.timerMs), release: () => {} }
+}
+
+/** C: a runtime built before the runs start, as a server's is (runs started on an unbuilt ManagedRuntime each wait for the build in frames of their own). */
+const builtRuntime = <R, E>(layer: Layer.Layer<R, E>) => {
+  const runtime = ManagedRuntime.make(layer)
+  runtime.runSync(Effect.void)
+  return runtime
 }
 
 /** The agentfx implementation of every scenario. */
@@ -156,25 +176,33 @@ export const agentfx: Impl = {
   },
 
   concurrent: (runs, wait): SuspendedRuns => {
-    const latch = Deferred.unsafeMake<void>(FiberId.none)
+    const { effect, release } = waitFor(wait)
     waiting.suspended = 0
-    waiting.latch = wait === "latch" ? latch : undefined
-    waiting.timerMs = wait === "latch" ? 0 : wait.timerMs
+    waiting.wait = effect
     waiting.modelCalls = new Array<number>(runs).fill(0)
     waiting.toolCalls = new Array<number>(runs).fill(0)
     // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
     // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
-    const runtime = ManagedRuntime.make(ScriptedChatModel.layer(concurrentScript, unrecorded))
-    // built before the runs start, as a server's runtime is: runs started on an unbuilt
-    // ManagedRuntime would each wait for the build inside frames of their own
-    runtime.runSync(Effect.void)
+    const runtime = builtRuntime(ScriptedChatModel.layer(concurrentScript, unrecorded))
     const done = Promise.all(
       Array.from({ length: runs }, (_, id) =>
         runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit) =>
           countsOf(exit, waiting.modelCalls[id]!, waiting.toolCalls[id]!)
         ))
     ).finally(() => runtime.dispose())
-    return { suspended: () => waiting.suspended, release: () => Deferred.unsafeDone(latch, Effect.void), done }
+    return { suspended: () => waiting.suspended, release, done }
+  },
+
+  effectAlone: (runs, wait): SuspendedRuns => {
+    const { effect, release } = waitFor(wait)
+    let suspended = 0
+    const alone = Effect.suspend(() => {
+      suspended++
+      return effect
+    }).pipe(Effect.map(() => (suspended--, { text: "", modelCalls: 2, toolCalls: 1 })))
+    const runtime = builtRuntime(ScriptedChatModel.layer(concurrentScript, unrecorded))
+    const done = Promise.all(Array.from({ length: runs }, () => runtime.runPromise(alone))).finally(() => runtime.dispose())
+    return { suspended: () => suspended, release, done }
   },
 
   timeouts: (cfg: Config, inject: Inject): Promise<TimeoutRuns> => timeoutRuns(cfg, inject),

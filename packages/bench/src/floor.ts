@@ -154,7 +154,7 @@ export const floor: Impl = {
     const tools: Record<string, Tool> = {
       wait: async ({ id }) => {
         suspended++
-        if (wait === "latch") await latch
+        if (typeof wait === "string") await latch
         else await new Promise((resolve) => setTimeout(resolve, wait.timerMs))
         suspended--
         return id

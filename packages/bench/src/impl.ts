@@ -50,6 +50,13 @@ export interface WorkerRuns {
  */
 export type Inject = "none" | "permit" | "fiber" | "terminate"
 
+/**
+ * What C's tool waits for: a timer, or a latch released by the driver. Both sides await the
+ * latch as a promise (agentfx: `Effect.promise`); `"deferred-latch"` (agentfx only) awaits an
+ * Effect `Deferred` instead, to show what that latch itself retains.
+ */
+export type Wait = { readonly timerMs: number } | "latch" | "deferred-latch"
+
 /** One implementation of every scenario. */
 export interface Impl {
   /** A: one run of `steps` single-call steps, then text; pushes the time (µs) of each model call. */
@@ -57,7 +64,12 @@ export interface Impl {
   /** B: one run whose first answer asks for `width` concurrent calls; pushes the time (µs) of each model call. */
   readonly wideBatch: (width: number, stamps: Array<number>) => Promise<RunCounts>
   /** C: `runs` runs started at once; each one's tool waits for a timer of `timerMs`, or until released. */
-  readonly concurrent: (runs: number, wait: { readonly timerMs: number } | "latch") => SuspendedRuns
+  readonly concurrent: (runs: number, wait: Wait) => SuspendedRuns
+  /**
+   * C, for reference (agentfx only): `runs` bare fibers, no agent, each doing only what the
+   * tool does (await the timer or the latch): what the Effect runtime itself costs.
+   */
+  readonly effectAlone?: (runs: number, wait: Wait) => SuspendedRuns<unknown>
   /** D: set up the timing-out runs, the probe and the leak checks. */
   readonly timeouts: (config: Config, inject: Inject) => Promise<TimeoutRuns>
   /** W: kills, spawns and round trips of worker calls; settles once every worker it started has exited. */

@@ -174,13 +174,13 @@ export const stepMetrics = (stamps: ReadonlyArray<number>) => {
 }
 
 /** One batch of runs that suspend in their tool until released. */
-export interface SuspendedRuns {
+export interface SuspendedRuns<A = RunCounts> {
   /** How many runs are suspended in their tool right now. */
   readonly suspended: () => number
   /** Lets every suspended tool return. */
   readonly release: () => void
   /** Settles when every run has ended, with their counts. */
-  readonly done: Promise<ReadonlyArray<RunCounts>>
+  readonly done: Promise<ReadonlyArray<A>>
 }
 
 /**
@@ -189,13 +189,13 @@ export interface SuspendedRuns {
  * `runs`. `check` sees the runs' counts; the heap before and after (once they all ended and
  * nothing refers to them) is returned too.
  */
-export const suspendedHeap = async (
+export const suspendedHeap = async <A>(
   runs: number,
-  start: () => SuspendedRuns,
-  check: (counts: ReadonlyArray<RunCounts>) => void
+  start: () => SuspendedRuns<A>,
+  check: (counts: ReadonlyArray<A>) => void
 ) => {
   const before = heapAfterGc()
-  let batch: SuspendedRuns | undefined = start()
+  let batch: SuspendedRuns<A> | undefined = start()
   const allSuspended = await waitUntil(() => batch!.suspended() === runs, 30_000)
   const during = heapAfterGc()
   batch.release()

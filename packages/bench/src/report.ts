@@ -110,6 +110,27 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     unit: "B"
   },
   {
+    scenario: "C",
+    label: `reference — Effect alone: wall time of ${config.runs} bare fibers doing only what the tool does (\`Effect.sleep(${config.timerMs})\`), no agent`,
+    metric: "effectWallMs",
+    floorMetric: "wallMs",
+    unit: "ms"
+  },
+  {
+    scenario: "C",
+    label: "reference — Effect alone: retained heap per bare fiber awaiting the same latch, no agent",
+    metric: "effectHeapPerRunBytes",
+    floorMetric: "heapPerRunBytes",
+    unit: "B"
+  },
+  {
+    scenario: "C",
+    label: "reference — retained heap per suspended run when the tool awaits an Effect `Deferred` as its latch",
+    metric: "deferredHeapPerRunBytes",
+    floorMetric: "heapPerRunBytes",
+    unit: "B"
+  },
+  {
     scenario: "D",
     label: `µs per timeout (wall / ${config.timeouts}; ${config.permits} permits, ${config.timeoutMs} ms timeout: ideal ${
       (config.timeoutMs * 1000) / config.permits

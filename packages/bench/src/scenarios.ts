@@ -69,16 +69,30 @@ const wideBatch = async (impl: Impl, config: Config): Promise<ScenarioResult> =>
   return { samples, checks: checks.list }
 }
 
-/** C: wall time of `runs` runs started at once (tools on a timer); retained heap per run while all are suspended (tools on a latch). */
+/**
+ * C: wall time of `runs` runs started at once (tools on a timer); retained heap per run while
+ * all are suspended (tools on a latch). For an implementation with `effectAlone` (agentfx),
+ * the same figures for bare fibers doing only what the tool does, and the heap with the tool
+ * on an Effect `Deferred` latch: references, no target.
+ */
 const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
-  const samples = samplesOf("wallMs", "heapPerRunBytes", "leftPerRunBytes")
+  const samples = samplesOf("wallMs", "heapPerRunBytes", "leftPerRunBytes", "effectWallMs", "effectHeapPerRunBytes", "deferredHeapPerRunBytes")
+  const alone = impl.effectAlone
+  const expectAll = (label: string) => (done: ReadonlyArray<unknown>) =>
+    checks.that(`${label}: all ${config.runs} fibers ended`, done.length === config.runs, `${done.length} ended`)
   for (let rep = 0; rep < 1 + config.cWallReps; rep++) {
     const start = nowUs()
     const counts = await impl.concurrent(config.runs, { timerMs: config.timerMs }).done
     const wall = (nowUs() - start) / 1000
     if (rep === 0) expectRuns(checks, "C (timer)", counts, concurrentExpected)
     else samples.wallMs!.push(wall)
+  }
+  for (let rep = 0; alone !== undefined && rep < 1 + config.cWallReps; rep++) {
+    const start = nowUs()
+    const ended = await alone(config.runs, { timerMs: config.timerMs }).done
+    if (rep === 0) expectAll("C, Effect alone (timer)")(ended)
+    else samples.effectWallMs!.push((nowUs() - start) / 1000)
   }
   // warm the latch path on a small batch, so its first compilation is not counted as retained heap
   const warm = Math.min(200, config.runs)
@@ -99,6 +113,20 @@ const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> =
   // Over every measured batch, not one: a batch can leave ~1.5 MB of V8 tables that the next
   // one reuses (over 10 consecutive batches the heap plateaus), while a leak accumulates.
   samples.leftPerRunBytes!.push((last - first!) / (config.runs * config.cHeapReps))
+  if (alone !== undefined) {
+    await suspendedHeap(warm, () => alone(warm, "latch"), () => {})
+    await suspendedHeap(warm, () => impl.concurrent(warm, "deferred-latch"), () => {})
+    for (let rep = 0; rep < config.cHeapReps; rep++) {
+      const bare = await suspendedHeap(config.runs, () => alone(config.runs, "latch"), expectAll("C, Effect alone (latch)"))
+      samples.effectHeapPerRunBytes!.push(bare.perRun)
+      const deferred = await suspendedHeap(
+        config.runs,
+        () => impl.concurrent(config.runs, "deferred-latch"),
+        (counts) => expectRuns(checks, "C (Deferred latch)", counts, concurrentExpected)
+      )
+      samples.deferredHeapPerRunBytes!.push(deferred.perRun)
+    }
+  }
   return { samples, checks: checks.list }
 }
 

@@ -119,11 +119,14 @@ export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens:
  * @since 0.1.0
  * @category utils
  */
-export const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens,
-  totalTokens: a.totalTokens + b.totalTokens
-})
+export const addUsage = (a: Usage, b: Usage): Usage =>
+  isZero(b) ? a : isZero(a) ? b : {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens
+  }
+
+const isZero = (usage: Usage) => usage.inputTokens === 0 && usage.outputTokens === 0 && usage.totalTokens === 0
 
 /**
  * What the model answered.

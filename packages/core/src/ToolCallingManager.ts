@@ -228,5 +228,14 @@ export const executeBatch = <R>(
 ): Effect.Effect<Array<ToolCall.Result>, never, R> =>
   Effect.flatMap(
     ToolCallingManager,
-    (manager) => Effect.map(executeCalls(toolkit, calls, manager, {}), (executed) => executed.map((e) => e.result))
+    (manager) =>
+      executeCalls(
+        toolkit,
+        calls,
+        manager,
+        {},
+        undefined,
+        undefined,
+        (executed) => Effect.succeed((Array.isArray(executed) ? executed : [executed]).map((e) => e.result))
+      )
   )

@@ -139,10 +139,12 @@ const afterCalls = <B, E, R>(
   batch: ReadonlyArray<BatchItem>,
   then: (finished: FinishedBatch) => Effect.Effect<B, E, R>
 ) =>
-(executed: Array<Executed>): Effect.Effect<B, E, R> =>
-  executed.every((e) => e.writes === undefined)
-    ? then(withOutcomes(batch, executed.map((e) => e.result)))
-    : Effect.flatMap(foldWrites(agent, run, executed), (outcomes) => then(withOutcomes(batch, outcomes)))
+(executed: Executed | Array<Executed>): Effect.Effect<B, E, R> => {
+  const all = Array.isArray(executed) ? executed : [executed]
+  return all.every((e) => e.writes === undefined)
+    ? then(withOutcomes(batch, all.map((e) => e.result)))
+    : Effect.flatMap(foldWrites(agent, run, all), (outcomes) => then(withOutcomes(batch, outcomes)))
+}
 
 /**
  * Runs every call of `batch` that has no outcome yet, then `then` with the batch and all its

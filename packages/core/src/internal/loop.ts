@@ -184,20 +184,20 @@ interface Gated {
   readonly pending: Array<string>
 }
 
-const addVerdict = (gated: Gated, call: ToolCall, verdict: Gate.Verdict) => {
+const addVerdict = (gated: Gated, i: number, call: ToolCall, verdict: Gate.Verdict) => {
   switch (verdict._tag) {
     case "Proceed":
-      gated.batch.push({ call })
+      gated.batch[i] = { call }
       break
     case "Pause":
-      gated.batch.push({ call })
+      gated.batch[i] = { call }
       gated.pending.push(call.id)
       break
     case "Reject":
-      gated.batch.push({ call, outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) } })
+      gated.batch[i] = { call, outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) } }
       break
     case "Reply":
-      gated.batch.push({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value: verdict.value } })
+      gated.batch[i] = { call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value: verdict.value } }
       break
   }
 }
@@ -211,7 +211,8 @@ const gateBatch = <A, E, R>(
   run: RunState,
   calls: ReadonlyArray<ToolCall>,
   then: (gated: Gated) => Effect.Effect<A, E, R>,
-  gated: Gated = { batch: [], pending: [] },
+  // the batch at its final size: it lives as long as its calls run (a grown array keeps 17 slots)
+  gated: Gated = { batch: new Array(calls.length), pending: [] },
   from = 0
 ): Effect.Effect<A, E, any> => {
   for (let i = from; i < calls.length; i++) {
@@ -220,12 +221,12 @@ const gateBatch = <A, E, R>(
     const now = settledExit(verdict)
     if (now === undefined) {
       return Effect.flatMap(verdict, (v) => {
-        addVerdict(gated, call, v)
+        addVerdict(gated, i, call, v)
         return gateBatch(agent, run, calls, then, gated, i + 1)
       })
     }
     if (Exit.isFailure(now)) return Effect.failCause(now.cause)
-    addVerdict(gated, call, now.value)
+    addVerdict(gated, i, call, now.value)
   }
   return then(gated)
 }
