@@ -23,6 +23,7 @@ import type { Emitter } from "./events.js"
 import { compose, emit, now } from "./events.js"
 import type { Resumption } from "./suspension.js"
 import { nestedId } from "./suspension.js"
+import { withService } from "./service.js"
 import { settledExit } from "./settled.js"
 import { annotate, withSpan } from "./tracing.js"
 
@@ -242,10 +243,7 @@ export const executeBatch = <A>(
   environmentPause: boolean,
   next: Next<A>
 ): Effect.Effect<A, Agent.RunError, any> =>
-  Effect.flatMap(
-    ToolCallingManager,
-    (manager) => runBatch(agent, run, batch, manager, finishing(agent, run, environmentPause, next))
-  )
+  withService(ToolCallingManager, (manager) => runBatch(agent, run, batch, manager, finishing(agent, run, environmentPause, next)))
 
 const finishing = <A>(agent: Agent.Any, run: RunState, environmentPause: boolean, next: Next<A>) =>
 (finished: FinishedBatch) => finishBatch(agent, run, finished, environmentPause, next)
@@ -255,7 +253,7 @@ const finishing = <A>(agent: Agent.Any, run: RunState, environmentPause: boolean
  * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
  */
 const callModel = (run: RunState, request: ChatRequest, iteration: number) =>
-  Effect.flatMap(ChatModel, (model) => {
+  withService(ChatModel, (model) => {
     if (run.sinks.length === 0) return model.generate(request)
     if (!streams(model)) {
       return Effect.tap(model.generate(request), (response) =>
@@ -299,11 +297,21 @@ const modelCall = Effect.fnUntraced(
     return response
   })
 
-/** The model call in its span, between its events; just the call when nobody observes. */
-const modelStep = (agent: Agent.Any, run: RunState, input: ModelInput) =>
-  run.sinks.length === 0 && !run.traced
-    ? callModelWithMiddleware(agent, run, input)
-    : withSpan(run.traced, "agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(modelCall(agent, run, input))
+/**
+ * The model call in its span, between its events; just the call when nobody observes, and
+ * with no middleware input built when no middleware takes one. `input` is the iteration
+ * middleware's (`undefined` when there is none).
+ */
+const modelStep = (agent: Agent.Any, run: RunState, input: IterationInput | undefined, request: ChatRequest) => {
+  const observed = run.sinks.length > 0 || run.traced
+  if (!observed && agent.middleware.model.length === 0) return callModel(run, request, run.iteration)
+  const modelInput: ModelInput = input === undefined
+    ? { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration, request }
+    : { ...input, request }
+  return observed
+    ? withSpan(run.traced, "agentfx.model", () => ({ "agentfx.iteration": modelInput.iteration }))(modelCall(agent, run, modelInput))
+    : callModelWithMiddleware(agent, run, modelInput)
+}
 
 /** After the model answered: complete, pause for approval, or run the batch; then `next`. */
 const afterResponse = <A>(
@@ -325,12 +333,9 @@ const afterResponse = <A>(
  * generators, each step in its predecessor's place: a run suspended in a tool keeps no frame
  * of them alive (docs/performance.md).
  */
-const iterationBody = <A>(agent: Agent.Any, run: RunState, input: IterationInput, next: Next<A>) =>
+const iterationBody = <A>(agent: Agent.Any, run: RunState, input: IterationInput | undefined, next: Next<A>) =>
   Effect.flatMap(
-    modelStep(agent, run, {
-      ...input,
-      request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
-    }),
+    modelStep(agent, run, input, { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }),
     (response) => {
       run.usage = addUsage(run.usage, response.usage)
       return appendThen(run, [assistant(response.text, response.toolCalls)], () => afterResponse(agent, run, response, next))
@@ -353,10 +358,10 @@ const iterate = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.Agent
     )
   }
   run.iteration += 1
+  if (agent.middleware.iteration.length === 0 && !run.traced) return iterationBody(agent, run, undefined, untilDone(agent, run))
   const input: IterationInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration }
-  if (agent.middleware.iteration.length === 0 && !run.traced) return iterationBody(agent, run, input, untilDone(agent, run))
   const body = agent.middleware.iteration.length === 0
-    ? iterationBody(agent, run, input, exitOption)
+    ? iterationBody(agent, run, undefined, exitOption)
     : compose(agent.middleware.iteration, (i: IterationInput) => iterationBody(agent, run, i, exitOption))(input)
   return Effect.flatMap(
     withSpan(run.traced, "agentfx.iteration", () => ({ "agentfx.iteration": input.iteration }))(body),
