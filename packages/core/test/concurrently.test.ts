@@ -52,4 +52,17 @@ describe("concurrently", () => {
       if (Exit.isFailure(exit)) expect(Option.getOrUndefined(Cause.dieOption(exit.cause))).toBe("boom")
       expect([...log.released].sort()).toEqual([1, 3, 4])
     }))
+
+  it.effect("a child that dies at once interrupts the siblings started after it", () =>
+    Effect.gen(function*() {
+      const log = { started: 0, released: [] as Array<number> }
+      const exit = yield* concurrently([held(log, 1, Effect.never), Effect.die("boom"), held(log, 3, Effect.never)]).pipe(Effect.exit)
+      expect(Exit.isFailure(exit) && Option.getOrUndefined(Cause.dieOption(exit.cause))).toBe("boom")
+      expect([...log.released].sort()).toEqual([1, 3])
+    }))
+
+  it.effect("children that complete at once are not awaited, and keep their order", () =>
+    Effect.gen(function*() {
+      expect(yield* concurrently([Effect.succeed(2), Effect.sync(() => 1), Effect.succeed(3)])).toEqual([2, 1, 3])
+    }))
 })

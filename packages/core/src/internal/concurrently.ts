@@ -5,11 +5,12 @@
  * and joins every child fiber, merging its FiberRefs into the parent: ~11 µs per element
  * (docs/performance.md). Here each effect gets its own fiber from the caller's runtime
  * (context, FiberRefs, supervisor), started at once on a synchronous scheduler: a call that
- * completes without suspending is done before the next starts, with no scheduler hop and no
- * join; only the calls that suspend run on as fibers, which are then awaited. ~1.5 µs per
- * element instead of ~4.6 µs for fork + await.
+ * completes without suspending is done before the next starts, with no scheduler hop, no
+ * join and nothing to await; only the calls that suspend run on as fibers, which are then
+ * awaited.
  */
-import { Cause, Effect, Exit, Fiber, Runtime, Scheduler } from "effect"
+import type { Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber as F, Runtime, Scheduler } from "effect"
 
 /**
  * Runs `effects` (which cannot fail) concurrently, one fiber each, and returns their values
@@ -21,27 +22,36 @@ export const concurrently = <A, R>(
   effects: ReadonlyArray<Effect.Effect<A, never, R>>
 ): Effect.Effect<Array<A>, never, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(restore(Effect.runtime<R>()), (runtime) => {
-      const fibers: Array<Fiber.RuntimeFiber<A>> = []
-      const interruptSiblings = (self: number) =>
-        Effect.forEach(fibers, (fiber, i) => (i === self ? Effect.void : Fiber.interruptFork(fiber)), { discard: true })
-      const scheduler = new Scheduler.SyncScheduler()
-      const start = Runtime.runFork(runtime)
-      effects.forEach((effect, i) => {
-        fibers.push(start(Effect.catchAllCause(effect, (cause) => Effect.zipRight(interruptSiblings(i), Effect.failCause(cause))), { scheduler }))
+    Effect.flatMap(restore(Effect.runtime<R>()), (runtime) =>
+      Effect.fiberIdWith((parent) => {
+        const scheduler = new Scheduler.SyncScheduler()
+        const start = Runtime.runFork(runtime)
+        const fibers = effects.map((effect) => start(effect, { scheduler }))
+        scheduler.flush()
+        const pending = fibers.filter((fiber) => fiber.unsafePoll() === null)
+        if (pending.length === 0) return collect(fibers)
+        const interruptOthers = (self?: Fiber.RuntimeFiber<A>) => {
+          for (const fiber of pending) if (fiber !== self) fiber.unsafeInterruptAsFork(parent)
+        }
+        // a child that died (before or after the others started) interrupts its siblings
+        if (fibers.some((fiber) => fiber.unsafePoll()?._tag === "Failure")) interruptOthers()
+        else for (const fiber of pending) fiber.addObserver((exit) => Exit.isFailure(exit) && interruptOthers(fiber))
+        return restore(Effect.forEach(pending, F.await, { discard: true })).pipe(
+          Effect.onInterrupt(() => F.interruptAll(pending)),
+          Effect.flatMap(() => collect(fibers))
+        )
       })
-      scheduler.flush()
-      return restore(Effect.forEach(fibers, Fiber.await)).pipe(
-        Effect.onInterrupt(() => Fiber.interruptAll(fibers)),
-        Effect.flatMap((exits) => {
-          const values: Array<A> = []
-          let failure: Cause.Cause<never> | undefined
-          for (const exit of exits) {
-            if (Exit.isSuccess(exit)) values.push(exit.value)
-            else failure = failure === undefined ? exit.cause : Cause.parallel(failure, exit.cause)
-          }
-          return failure === undefined ? Effect.succeed(values) : Effect.failCause(failure)
-        })
-      )
-    })
+    )
   )
+
+/** The values of fibers that have all ended, in order, or every cause that was not a success. */
+const collect = <A>(fibers: ReadonlyArray<Fiber.RuntimeFiber<A>>): Effect.Effect<Array<A>> => {
+  const values: Array<A> = []
+  let failure: Cause.Cause<never> | undefined
+  for (const fiber of fibers) {
+    const exit = fiber.unsafePoll()!
+    if (Exit.isSuccess(exit)) values.push(exit.value)
+    else failure = failure === undefined ? exit.cause : Cause.parallel(failure, exit.cause)
+  }
+  return failure === undefined ? Effect.succeed(values) : Effect.failCause(failure)
+}
