@@ -174,7 +174,7 @@ export const resumeRun = Effect.fnUntraced(
       "resume",
       () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
       plan.mode === "batch"
-        ? executeBatch(agent, run, plan.batch, plan.environmentPause, untilDone(agent, run))
+        ? executeBatch(agent, run, plan.batch, plan.environmentPause, untilDone)
         : loop(agent, run)
     )
   }
