@@ -7,12 +7,16 @@ import type * as Agent from "../Agent.js"
 import type { ToolInput } from "../Middleware.js"
 import type { Outcome, Result, ToolCall } from "../ToolCall.js"
 import type * as Toolkit from "../Toolkit.js"
-import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
 import { compose, emit, now } from "./events.js"
 import type { ExecuteOne, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls } from "./executor.js"
-import type { BatchItem, RunState } from "./loop.js"
+import { assistant } from "../Message.js"
+import { ToolCallingManager } from "../ToolCallingManager.js"
+import { completed, pause, pendingOf } from "./exits.js"
+import type { BatchItem, Next, RunState } from "./runState.js"
+import { appendThen, resultMessage } from "./runState.js"
+import { withService } from "./service.js"
 import { annotate, withSpan } from "./tracing.js"
 
 const toolEvent = (result: Exclude<Result, { readonly _tag: "Suspended" }>, durationMillis: number) => () =>
@@ -131,42 +135,90 @@ const withOutcomes = (batch: ReadonlyArray<BatchItem>, outcomes: ReadonlyArray<O
 }
 
 /** A batch whose every call has its outcome. */
-export type FinishedBatch = Array<BatchItem & { readonly outcome: Outcome }>
+type FinishedBatch = Array<BatchItem & { readonly outcome: Outcome }>
 
-const afterCalls = <B, E, R>(
+/** What follows the calls of a batch: fold their writes, finish the batch, then `next`. One closure per batch. */
+const afterCalls = <A>(
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
-  then: (finished: FinishedBatch) => Effect.Effect<B, E, R>
+  environmentPause: boolean,
+  next: Next<A>
 ) =>
-(executed: Executed | Array<Executed>): Effect.Effect<B, E, R> => {
+(executed: Executed | Array<Executed>): Effect.Effect<A, Agent.RunError, any> => {
   const all = Array.isArray(executed) ? executed : [executed]
   return all.every((e) => e.writes === undefined)
-    ? then(withOutcomes(batch, all.map((e) => e.result)))
-    : Effect.flatMap(foldWrites(agent, run, all), (outcomes) => then(withOutcomes(batch, outcomes)))
+    ? finishBatch(agent, run, withOutcomes(batch, all.map((e) => e.result)), environmentPause, next)
+    : Effect.flatMap(foldWrites(agent, run, all), (outcomes) => finishBatch(agent, run, withOutcomes(batch, outcomes), environmentPause, next))
 }
 
 /**
- * Runs every call of `batch` that has no outcome yet, then `then` with the batch and all its
- * outcomes. `then` takes the place of the batch's last frame: a run suspended in a tool keeps
- * no frame of the batch or the loop alive (docs/performance.md).
+ * Runs every call of `batch` that has no outcome yet with the current manager, finishes the
+ * batch, then `next`. What follows the calls takes the place of the batch's last frame: a
+ * run suspended in a tool keeps no frame of the batch or the loop alive
+ * (docs/performance.md).
  */
-export const runBatch = <B, E, R>(
+export const executeBatch = <A>(
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
-  manager: ToolCallingManager.Service,
-  then: (finished: FinishedBatch) => Effect.Effect<B, E, R>
-): Effect.Effect<B, E, any> => {
-  const toRun = batch.filter((item) => item.outcome === undefined)
-  if (toRun.length === 0) return then(withOutcomes(batch, []))
-  return executeCalls(
-    agent.toolkit,
-    toRun.map((item) => item.call),
-    manager,
-    run.state,
-    aroundCall(agent, run, manager),
-    resumptionsOf(toRun),
-    afterCalls(agent, run, batch, then)
+  environmentPause: boolean,
+  next: Next<A>
+): Effect.Effect<A, Agent.RunError, any> =>
+  withService(ToolCallingManager, (manager) => {
+    const toRun = batch.filter((item) => item.outcome === undefined)
+    const then = afterCalls(agent, run, batch, environmentPause, next)
+    if (toRun.length === 0) return then([])
+    return executeCalls(
+      agent.toolkit,
+      toRun.map((item) => item.call),
+      manager,
+      run.state,
+      aroundCall(agent, run, manager),
+      resumptionsOf(toRun),
+      then
+    )
+  })
+
+/**
+ * Ends a batch whose every call has an outcome, then `next`: pauses for the environment when
+ * asked to, else records the results (in call order), and completes when every call was a
+ * return-direct tool that succeeded (or was answered); `undefined` means: next iteration.
+ */
+const finishBatch = <A>(
+  agent: Agent.Any,
+  run: RunState,
+  batch: FinishedBatch,
+  environmentPause: boolean,
+  next: Next<A>
+): Effect.Effect<A, Agent.RunError, any> => {
+  const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
+  if (suspended.length > 0) {
+    const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
+      ? "approval"
+      : "environment"
+    return Effect.flatMap(pause(agent, run, reason, batch, pendingOf(suspended)), (paused) => next(agent, run, paused))
+  }
+  if (environmentPause) {
+    const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
+    if (failed.length > 0) return Effect.flatMap(pause(agent, run, "environment", batch, pendingOf(failed)), (paused) => next(agent, run, paused))
+  }
+  const outcomes = batch.map((item) => item.outcome)
+  for (const outcome of outcomes) run.outcomes.push(outcome)
+  const direct = batch.length > 0 && batch.every((item) =>
+    agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
+    (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
   )
+  return appendThen(run, outcomes.map(resultMessage), () => {
+    if (!direct) return next(agent, run, undefined)
+    const text = directText(outcomes)
+    return appendThen(run, [assistant(text)], () => next(agent, run, completed(run, text)))
+  })
 }
+
+const directText = (outcomes: ReadonlyArray<Outcome>) =>
+  outcomes.map((outcome) => {
+    const value = (outcome as { readonly value: unknown }).value
+    return typeof value === "string" ? value : JSON.stringify(value)
+  }).join("\n")
+

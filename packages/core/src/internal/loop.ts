@@ -6,178 +6,19 @@ import type * as Agent from "../Agent.js"
 import { MaxIterationsReached } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import { addUsage, ChatModel, ModelError, streams } from "../ChatModel.js"
-import type { ChatRequest, ChatResponse, Usage } from "../ChatModel.js"
-import type * as Checkpoint from "../Checkpoint.js"
+import type { ChatRequest, ChatResponse } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
-import { ChatMemory } from "../ChatMemory.js"
-import type { Message, ToolResultMessage } from "../Message.js"
 import type { IterationInput, ModelInput } from "../Middleware.js"
 import { assistant } from "../Message.js"
-import type { Outcome, ToolCall } from "../ToolCall.js"
-import { modelContent } from "../ToolCall.js"
-import { ToolCallingManager } from "../ToolCallingManager.js"
-import type { FinishedBatch } from "./batch.js"
-import { runBatch } from "./batch.js"
-import * as CheckpointCodec from "./checkpoint.js"
-import type { Emitter } from "./events.js"
+import type { ToolCall } from "../ToolCall.js"
+import { executeBatch } from "./batch.js"
 import { compose, emit, now } from "./events.js"
-import type { Resumption } from "./suspension.js"
-import { nestedId } from "./suspension.js"
+import { checkpointOf, completed, pause, pendingOf } from "./exits.js"
+import type { BatchItem, Next, RunState } from "./runState.js"
+import { appendThen } from "./runState.js"
 import { withService } from "./service.js"
 import { settledExit } from "./settled.js"
 import { annotate, withSpan } from "./tracing.js"
-
-/** The state of one run as the loop advances it (owned by the run's fiber). */
-export interface RunState extends Emitter {
-  /** Whether a tracer is installed (checked once, when the run starts): spans are made only then. */
-  readonly traced: boolean
-  readonly ephemeral: boolean
-  readonly history: Array<Message>
-  state: { [slot: string]: unknown }
-  /** Model calls made since the iteration budget (re)started. */
-  iteration: number
-  usage: Usage
-  readonly outcomes: Array<Outcome>
-}
-
-/** One call of a batch: decided calls carry their outcome; the rest run (or await a decision when pending). */
-export interface BatchItem {
-  readonly call: ToolCall
-  readonly outcome?: Outcome | undefined
-  /** For a suspended call being resumed: what its handler continues from. */
-  readonly resumption?: Resumption | undefined
-}
-
-/**
- * Appends messages to the run's history and, unless the conversation is ephemeral, to
- * memory: an ephemeral conversation lives in the run (and its checkpoints) only
- * (docs/decisions/004-ephemeral-conversations.md).
- */
-export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>) =>
-  appendThen(run, messages, () => Effect.void)
-
-/** `appendMessages`, then `k`; for an ephemeral conversation, at once, with no effect of its own. */
-const appendThen = <A, E, R>(run: RunState, messages: ReadonlyArray<Message>, k: () => Effect.Effect<A, E, R>) => {
-  if (run.ephemeral) {
-    for (const message of messages) run.history.push(message)
-    return k()
-  }
-  return Effect.flatMap(ChatMemory, (memory) => {
-    for (const message of messages) run.history.push(message)
-    return Effect.flatMap(memory.append(run.conversationId, messages), k)
-  })
-}
-
-/** The tool-result message the model is shown for an outcome. */
-export const resultMessage = (outcome: Outcome): ToolResultMessage => ({
-  _tag: "ToolResult",
-  callId: outcome.callId,
-  toolName: outcome.toolName,
-  ...modelContent(outcome)
-})
-
-const checkpointOf = (
-  agent: Agent.Any,
-  run: RunState,
-  reason: Checkpoint.Reason,
-  batch: ReadonlyArray<BatchItem>,
-  pending: ReadonlyArray<string>
-) =>
-  CheckpointCodec.encode(agent, {
-    runId: run.runId,
-    conversationId: run.conversationId,
-    ephemeral: run.ephemeral,
-    reason,
-    iteration: run.iteration,
-    messages: run.history,
-    batch: batch.map((item) => item.outcome === undefined ? { call: item.call } : { call: item.call, outcome: item.outcome }),
-    pending,
-    usage: run.usage,
-    outcomes: run.outcomes
-  }, run.state)
-
-/** Pauses the run: a value, not an error. */
-export const pause = (
-  agent: Agent.Any,
-  run: RunState,
-  reason: "approval" | "environment",
-  batch: ReadonlyArray<BatchItem>,
-  pending: ReadonlyArray<AgentExit.PendingCall>
-): Effect.Effect<AgentExit.Paused> =>
-  Effect.map(
-    checkpointOf(agent, run, reason, batch, pending.map((p) => p.call.id)),
-    (checkpoint): AgentExit.Paused => ({
-      _tag: "Paused",
-      runId: run.runId,
-      conversationId: run.conversationId,
-      reason,
-      pending,
-      checkpoint
-    })
-  )
-
-/** The calls of a batch that a person must decide: suspended calls' children (with nested ids), or the calls themselves. */
-const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.PendingCall> =>
-  items.flatMap((item): Array<AgentExit.PendingCall> => {
-    const outcome = item.outcome
-    if (outcome?._tag === "Suspended") {
-      return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
-    }
-    return [outcome?._tag === "Failed" ? { call: item.call, error: outcome.error } : { call: item.call }]
-  })
-
-const completed = (run: RunState, text: string): AgentExit.Completed => ({
-  _tag: "Completed",
-  runId: run.runId,
-  conversationId: run.conversationId,
-  text,
-  messages: run.history,
-  state: run.state,
-  toolCalls: run.outcomes,
-  usage: run.usage
-})
-
-const directText = (outcomes: ReadonlyArray<Outcome>) =>
-  outcomes.map((outcome) => {
-    const value = (outcome as { readonly value: unknown }).value
-    return typeof value === "string" ? value : JSON.stringify(value)
-  }).join("\n")
-
-/**
- * Ends a batch whose every call has an outcome, then `next`: pauses for the environment when
- * asked to, else records the results (in call order), and completes when every call was a
- * return-direct tool that succeeded (or was answered); `undefined` means: next iteration.
- */
-const finishBatch = <A>(
-  agent: Agent.Any,
-  run: RunState,
-  batch: FinishedBatch,
-  environmentPause: boolean,
-  next: Next<A>
-): Effect.Effect<A, Agent.RunError, any> => {
-  const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
-  if (suspended.length > 0) {
-    const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
-      ? "approval"
-      : "environment"
-    return Effect.flatMap(pause(agent, run, reason, batch, pendingOf(suspended)), (paused) => next(agent, run, paused))
-  }
-  if (environmentPause) {
-    const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.errorClass === "environment")
-    if (failed.length > 0) return Effect.flatMap(pause(agent, run, "environment", batch, pendingOf(failed)), (paused) => next(agent, run, paused))
-  }
-  const outcomes = batch.map((item) => item.outcome)
-  for (const outcome of outcomes) run.outcomes.push(outcome)
-  const direct = batch.length > 0 && batch.every((item) =>
-    agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
-    (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
-  )
-  return appendThen(run, outcomes.map(resultMessage), () => {
-    if (!direct) return next(agent, run, undefined)
-    const text = directText(outcomes)
-    return appendThen(run, [assistant(text)], () => next(agent, run, completed(run, text)))
-  })
-}
 
 /** The calls of a batch once gated: each with its outcome when the gate decided one, and the ids of those to pause for. */
 interface Gated {
@@ -231,26 +72,6 @@ const gateBatch = <A, E, R>(
   }
   return then(gated)
 }
-
-/**
- * What follows an iteration, given the run's exit or `undefined` to iterate again. A
- * module-level function of the run, not a closure over it: one allocation less per
- * iteration, and nothing more kept while a tool runs.
- */
-export type Next<A> = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, Agent.RunError, any>
-
-/** Runs the undecided calls of a batch, finishes it, then `next`. */
-export const executeBatch = <A>(
-  agent: Agent.Any,
-  run: RunState,
-  batch: ReadonlyArray<BatchItem>,
-  environmentPause: boolean,
-  next: Next<A>
-): Effect.Effect<A, Agent.RunError, any> =>
-  withService(ToolCallingManager, (manager) => runBatch(agent, run, batch, manager, finishing(agent, run, environmentPause, next)))
-
-const finishing = <A>(agent: Agent.Any, run: RunState, environmentPause: boolean, next: Next<A>) =>
-(finished: FinishedBatch) => finishBatch(agent, run, finished, environmentPause, next)
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives

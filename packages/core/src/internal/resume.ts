@@ -17,7 +17,7 @@ import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { invalidArguments } from "./executor.js"
-import type { BatchItem } from "./loop.js"
+import type { BatchItem } from "./runState.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
 /** What the resumed run does first. */
