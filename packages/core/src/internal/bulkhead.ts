@@ -77,10 +77,15 @@ export class Bulkhead {
     Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
         const ticket = this.enqueue()
+        // a free permit: no wait, and no closure built for one
+        if (ticket.granted) return Effect.ensuring(restore(self), this.released)
         return Effect.matchCauseEffect(restore(this.turn(ticket)), {
           onFailure: (cause) => Effect.zipRight(Effect.sync(() => this.cancel(ticket)), Effect.failCause(cause)),
-          onSuccess: () => Effect.ensuring(restore(self), Effect.sync(() => this.release()))
+          onSuccess: () => Effect.ensuring(restore(self), this.released)
         })
       })
     )
+
+  /** Releases one permit (an effect description, reused by every call). */
+  private readonly released = Effect.sync(() => this.release())
 }

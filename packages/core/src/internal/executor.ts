@@ -160,18 +160,21 @@ const attempts = <R>(
       args,
       resumption === undefined ? context : { ...context, [ResumptionKey]: resumption }
     )
-    const timed = Option.isSome(timeout)
-      ? Effect.timeoutFail(body, {
-        duration: timeout.value,
-        onTimeout: () => new ToolTimeout({ toolName: entry.name, timeout: timeout.value })
-      })
-      : body
+    const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, timeoutOf(entry.name, timeout.value)) : body
     // permit → worker reservation (wait, spawn, import) → deadline → handler
     return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
   })
   // a defect is not a failure: `Effect.retry` never retries it
   return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
 }
+
+/** `Effect.timeoutFail` options for a deadline: the closure is built here, anonymous (see `endingsOf`). */
+const timeoutOf = (toolName: string, duration: Duration.Duration) => ({
+  duration,
+  onTimeout: timeoutError(toolName, duration)
+})
+
+const timeoutError = (toolName: string, timeout: Duration.Duration) => () => new ToolTimeout({ toolName, timeout })
 
 /**
  * One handler for every ending: interruption passes through, a failure (bad arguments, the
