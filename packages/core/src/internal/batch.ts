@@ -1,6 +1,7 @@
 /**
  * A batch barrier: run the undecided calls with the manager, fold their state writes in
- * call order, and give every call of the batch its outcome.
+ * call order, give every call of the batch its outcome, then finish the batch (pause,
+ * results, return-direct) and go on with the loop's `next`.
  */
 import { Duration, Effect } from "effect"
 import type * as Agent from "../Agent.js"
