@@ -2,7 +2,6 @@
  * Running and resuming a turn: the run state, the ephemeral conversation, healing, the turn's
  * span, events and middleware, and the event stream.
  */
-import type { Fiber } from "effect"
 import { Context, Effect, Exit, HashSet, Stream } from "effect"
 import type { Any, ResumeError, RunOptions, Slots } from "../Agent.js"
 import { ConversationDiverged, InvalidRunInput } from "../AgentError.js"
@@ -26,16 +25,15 @@ import { annotate, isTraced, withSpan } from "./tracing.js"
 
 /** The run's initial state, or the refusal naming undeclared slots. */
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
-  const unknown = Object.keys(given ?? {}).filter((name) => !(name in agent.slots))
+  const unknown = given === undefined ? [] : Object.keys(given).filter((name) => !(name in agent.slots))
   if (unknown.length > 0) {
     return new InvalidRunInput({
       problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
     })
   }
   const state: { [slot: string]: unknown } = {}
-  for (const [name, slot] of Object.entries(agent.slots as Slots)) {
-    state[name] = given !== undefined && name in given ? given[name] : slot.initial
-  }
+  const slots = agent.slots as Slots
+  for (const name in slots) state[name] = given !== undefined && name in given ? given[name] : slots[name]!.initial
   return state
 }
 
@@ -92,12 +90,10 @@ const heal = (run: RunState) => {
 }
 
 /** What a run reads of its fiber when it starts: event sinks and whether a tracer is installed. */
-const observersOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => ({
-  sinks: sinksOf(fiber.getFiberRef(currentSinks)),
-  traced: isTraced(fiber)
-})
-
-const observers = Effect.withFiberRuntime<ReturnType<typeof observersOf>>((fiber) => Effect.succeed(observersOf(fiber)))
+/** What a resume reads of its fiber: event sinks, and whether a tracer is installed. */
+const observers = Effect.withFiberRuntime<{ readonly sinks: ReadonlyArray<AgentEvent.Sink>; readonly traced: boolean }>((fiber) =>
+  Effect.succeed({ sinks: sinksOf(fiber.getFiberRef(currentSinks)), traced: isTraced(fiber) })
+)
 
 /**
  * Starts a run: one step that reads the fiber (memory, sinks, tracer) and builds the run
@@ -111,7 +107,8 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     const run: RunState = {
       runId,
       conversationId: options.conversationId ?? ephemeralId(runId),
-      ...observersOf(fiber),
+      sinks: sinksOf(fiber.getFiberRef(currentSinks)),
+      traced: isTraced(fiber),
       ephemeral: options.conversationId === undefined,
       history: [],
       state,
