@@ -1,6 +1,6 @@
 /**
- * Running and resuming a turn: the run state, the ephemeral conversation, healing, the turn's
- * span, events and middleware, and the event stream.
+ * Running and resuming a turn: the run state, healing, the turn's span, events and
+ * middleware, and the event stream.
  */
 import { Context, Effect, Exit, HashSet, Stream } from "effect"
 import type { Any, ResumeError, RunOptions, Slots } from "../Agent.js"
@@ -89,7 +89,6 @@ const heal = (run: RunState) => {
   return appendMessages(run, cancelled.map(resultMessage))
 }
 
-/** What a run reads of its fiber when it starts: event sinks and whether a tracer is installed. */
 /** What a resume reads of its fiber: event sinks, and whether a tracer is installed. */
 const observers = Effect.withFiberRuntime<{ readonly sinks: ReadonlyArray<AgentEvent.Sink>; readonly traced: boolean }>((fiber) =>
   Effect.succeed({ sinks: sinksOf(fiber.getFiberRef(currentSinks)), traced: isTraced(fiber) })
