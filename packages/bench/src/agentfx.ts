@@ -193,13 +193,13 @@ export const agentfx: Impl = {
     return { suspended: () => waiting.suspended, release, done }
   },
 
-  effectAlone: (runs, wait): SuspendedRuns => {
+  effectAlone: (runs, wait): SuspendedRuns<void> => {
     const { effect, release } = waitFor(wait)
     let suspended = 0
     const alone = Effect.suspend(() => {
       suspended++
       return effect
-    }).pipe(Effect.map(() => (suspended--, { text: "", modelCalls: 2, toolCalls: 1 })))
+    }).pipe(Effect.map(() => void suspended--))
     const runtime = builtRuntime(ScriptedChatModel.layer(concurrentScript, unrecorded))
     const done = Promise.all(Array.from({ length: runs }, () => runtime.runPromise(alone))).finally(() => runtime.dispose())
     return { suspended: () => suspended, release, done }
