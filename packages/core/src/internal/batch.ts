@@ -5,6 +5,8 @@
  */
 import { Effect } from "effect"
 import type * as Agent from "../Agent.js"
+import type { RunError } from "../AgentError.js"
+import type * as AgentExit from "../AgentExit.js"
 import { assistant } from "../Message.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
@@ -14,31 +16,60 @@ import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
 import { completed, pause, pendingOf } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
+import { withService } from "./service.js"
 
 /**
  * Runs every call of `batch` that has no outcome yet with the current manager, each inside
  * what observes a tool call, then finishes the batch. `undefined`: iterate again.
+ *
+ * Not a generator: while the calls run, a run keeps one frame of its batch — the
+ * continuation to `afterCalls` — and nothing of the loop (docs/performance.md).
  */
-export const executeBatch = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) {
-    const manager = yield* ToolCallingManager
+export const executeBatch = (
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  environmentPause: boolean
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> =>
+  withService(ToolCallingManager, (manager) => {
     const toRun = batch.filter((item) => item.outcome === undefined)
-    const state = run.state
-    const runOne = (item: CallToRun) => {
-      const tool = agent.toolkit.entries.get(item.call.name)
-      return run.observe.tool(
-        { runId: run.runId, conversationId: run.conversationId, call: item.call, tool, state },
-        tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
-        (input) => runCall(agent.toolkit, input.call === item.call ? item : { call: input.call }, manager, state)
-      )
-    }
-    const executed = toRun.length === 0 ? [] : yield* executeCalls(agent.toolkit, toRun, manager.concurrency, runOne)
-    const outcomes = yield* foldWrites(agent, run, executed)
-    let next = 0
-    const finished = batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
-    return yield* finishBatch(agent, run, finished, environmentPause)
+    if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
+    const runOne = runOneOf(agent, run, manager)
+    // one call runs in this fiber, with no fan-out
+    const calls = toRun.length === 1 ? runOne(toRun[0]!) : executeCalls(agent.toolkit, toRun, manager.concurrency, runOne)
+    return Effect.flatMap(calls, continueBatch(agent, run, batch, environmentPause))
+  })
+
+/** Runs one call of the batch inside what observes a tool call; every call of a batch reads the same state snapshot. */
+const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) => {
+  const state = run.state
+  return (item: CallToRun) => {
+    const tool = agent.toolkit.entries.get(item.call.name)
+    return run.observe.tool(
+      { runId: run.runId, conversationId: run.conversationId, call: item.call, tool, state },
+      tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
+      (input) => runCall(agent.toolkit, input.call === item.call ? item : { call: input.call }, manager, state)
+    )
   }
-)
+}
+
+/** What follows the calls: built apart, so that the frame a waiting run keeps holds only these four. */
+const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
+(executed: Executed | ReadonlyArray<Executed>) => afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause)
+
+/** Folds the executed calls' writes, gives every call of the batch its outcome, and finishes the batch. */
+const afterCalls = Effect.fnUntraced(function*(
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  executed: ReadonlyArray<Executed>,
+  environmentPause: boolean
+) {
+  const outcomes = yield* foldWrites(agent, run, executed)
+  let next = 0
+  const finished = batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
+  return yield* finishBatch(agent, run, finished, environmentPause)
+})
 
 /**
  * Folds the writes of the executed calls into a new state, in call order. A write to an

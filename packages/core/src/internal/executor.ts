@@ -95,20 +95,21 @@ export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Eff
   return Either.isLeft(now) ? Either.left(invalidArguments(entry.name, now.left)) : now as Either.Either<unknown, never>
 }
 
-/** The handler's context for one attempt. */
-interface Attempt {
-  readonly callId: string
-  readonly state: StateSnapshot
-  readonly resumption: Resumption | undefined
-}
-
 /**
  * The handler's attempts with decoded `args`: each attempt inside `Effect.suspend` (the handler
  * is called when the attempt runs), under the deadline, inside the worker reservation and the
  * permit; transient failures retried when the tool says so. A defect is not a failure:
  * `Effect.retry` never retries it.
  */
-const attempts = <R>(entry: Toolkit.Entry, prepared: Prepared, policy: ExecutionPolicy, call: Attempt, args: unknown) => {
+const attempts = <R>(
+  entry: Toolkit.Entry,
+  prepared: Prepared,
+  policy: ExecutionPolicy,
+  callId: string,
+  state: StateSnapshot,
+  resumption: Resumption | undefined,
+  args: unknown
+) => {
   const timeout = effectiveTimeout(entry, policy)
   const handler = entry.tool[HandlerKey] as (
     args: unknown,
@@ -117,8 +118,8 @@ const attempts = <R>(entry: Toolkit.Entry, prepared: Prepared, policy: Execution
   let attempt = 0
   const once = Effect.suspend(() => {
     attempt += 1
-    const context = { callId: call.callId, toolName: entry.name, attempt, state: call.state }
-    const body = handler(args, call.resumption === undefined ? context : { ...context, [ResumptionKey]: call.resumption })
+    const context = { callId, toolName: entry.name, attempt, state }
+    const body = handler(args, resumption === undefined ? context : { ...context, [ResumptionKey]: resumption })
     const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, deadline(entry.name, timeout.value)) : body
     // permit → worker reservation (wait, spawn, import) → deadline → handler
     return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
@@ -165,10 +166,10 @@ export const executeCall = <R>(
   call: ToolCall.ToolCall,
   policy: ExecutionPolicy,
   state: StateSnapshot,
-  options?: { readonly args?: { readonly value: unknown } | undefined; readonly resumption?: Resumption | undefined }
+  options?: CallToRun
 ): Effect.Effect<Executed, never, R> => {
   const prepared = prepare(entry)
-  const attempt: Attempt = { callId: call.id, state, resumption: options?.resumption }
+  const resumption = options?.resumption
   const ending = {
     onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<Executed> => {
       if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
@@ -177,17 +178,20 @@ export const executeCall = <R>(
     },
     onSuccess: (output: unknown) => succeeded(entry, prepared, call, output)
   }
-  if (options?.args !== undefined) {
-    return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, attempt, options.args.value), ending)
+  if (options?.decoded === true) {
+    return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args), ending)
   }
   const decoded = decodeArguments(entry, call.args)
   const now = settledEither(decoded)
   if (now === undefined) {
-    return Effect.matchCauseEffect(Effect.flatMap(decoded, (args) => attempts<R>(entry, prepared, policy, attempt, args)), ending)
+    return Effect.matchCauseEffect(
+      Effect.flatMap(decoded, (args) => attempts<R>(entry, prepared, policy, call.id, state, resumption, args)),
+      ending
+    )
   }
   return Either.isLeft(now)
     ? Effect.succeed(failed(call, now.left))
-    : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, attempt, now.right), ending)
+    : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right), ending)
 }
 
 /** A handler's output as a result: a suspension (a delegate's child paused), or the value encoded with `success`. */
@@ -223,7 +227,7 @@ export const callTool = <R>(
 ): Effect.Effect<unknown, ToolFailure, R> => {
   const prepared = prepare(entry)
   return decodeArguments(entry, args).pipe(
-    Effect.flatMap((decoded) => attempts<R>(entry, prepared, policy, { callId: "direct", state: {}, resumption: undefined }, decoded)),
+    Effect.flatMap((decoded) => attempts<R>(entry, prepared, policy, "direct", {}, undefined, decoded)),
     Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
@@ -235,10 +239,13 @@ export const callTool = <R>(
   )
 }
 
-/** A call to run: the model's call, its arguments once decoded, and what a suspended call resumes from. */
+const singleton = <A>(a: A): Array<A> => [a]
+
+/** A call to run: the model's call, its arguments once decoded (`decoded: true`), and what a suspended call resumes from. */
 export interface CallToRun {
   readonly call: ToolCall.ToolCall
-  readonly args?: { readonly value: unknown } | undefined
+  readonly decoded?: true | undefined
+  readonly args?: unknown
   readonly resumption?: Resumption | undefined
 }
 
@@ -265,7 +272,7 @@ export const executeCalls = <R>(
   concurrency: number | "unbounded",
   run: (item: CallToRun) => Effect.Effect<Executed, never, R>
 ): Effect.Effect<Array<Executed>, never, R> => {
-  if (items.length === 1) return Effect.map(run(items[0]!), (executed) => [executed])
+  if (items.length === 1) return Effect.map(run(items[0]!), singleton)
   const serial = items.some((item) => toolkit.entries.get(item.call.name)?.serial === true)
   return !serial && concurrency === "unbounded"
     ? concurrently(items.map(run))

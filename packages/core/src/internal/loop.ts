@@ -4,6 +4,8 @@
  */
 import { Effect, Either, Stream } from "effect"
 import type * as Agent from "../Agent.js"
+import type { RunError } from "../AgentError.js"
+import type * as AgentExit from "../AgentExit.js"
 import { MaxIterationsReached } from "../AgentError.js"
 import type { ChatResponse } from "../ChatModel.js"
 import { addUsage, ChatModel, ModelError, streams } from "../ChatModel.js"
@@ -20,38 +22,52 @@ import { appendMessages } from "./runState.js"
 import { withService } from "./service.js"
 import { settledEither } from "./settled.js"
 
-/** Iterates until the run completes, pauses, or has made `maxIterations` model calls. */
-export const loop = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  while (run.iteration < agent.maxIterations) {
+/**
+ * Iterates until the run completes, pauses, or has made `maxIterations` model calls. Each
+ * iteration runs in the place of the last (`next`): a run waiting for its tools keeps no
+ * frame per iteration.
+ */
+export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> =>
+  Effect.suspend(() => {
+    if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
     run.iteration += 1
-    const exit = yield* run.observe.iteration(run.iteration, iteration(agent, run))
-    if (exit !== undefined) return exit
-  }
+    return Effect.flatMap(run.observe.iteration(run.iteration, Effect.flatten(iteration(agent, run))), (exit) => next(agent, run, exit))
+  })
+
+const next = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undefined) =>
+  exit === undefined ? loop(agent, run) : Effect.succeed(exit)
+
+const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   const checkpoint = yield* checkpointOf(agent, run, "max-iterations", [], [])
-  return yield* Effect.fail(new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint }))
+  return yield* new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint })
 })
 
 /**
  * One iteration: ask the model; a text answer completes the run; tool calls are gated, then
- * pause the run for a person or run as one batch. `undefined`: iterate again.
+ * pause the run for a person or run as one batch. Returns what ends the iteration — its exit,
+ * or the batch — which runs in the iteration's place (`Effect.flatten`): while the batch's
+ * tools run, nothing of the iteration is kept. `undefined`: iterate again.
  */
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  const request = { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" as const }
-  const input: ModelInput = { runId: run.runId, conversationId: run.conversationId, iteration: run.iteration, request }
-  const response = yield* run.observe.model(input, (input) => callModel(run, input))
+  const response = yield* run.observe.model({
+    runId: run.runId,
+    conversationId: run.conversationId,
+    iteration: run.iteration,
+    request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
+  }, callModel(run))
   run.usage = addUsage(run.usage, response.usage)
   yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
-  if (response.toolCalls.length === 0) return completed(run, response.text)
+  if (response.toolCalls.length === 0) return Effect.succeed(completed(run, response.text))
   const { batch, pending } = yield* gate(agent, run, response.toolCalls)
-  if (pending.length > 0) return yield* pause(agent, run, "approval", batch, pendingOf(pending))
-  return yield* executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
+  if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
+  return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
  * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
  */
-const callModel = (run: RunState, { iteration, request }: ModelInput) =>
+const callModel = (run: RunState) => ({ iteration, request }: ModelInput) =>
   withService(ChatModel, (model): Effect.Effect<ChatResponse, ModelError> => {
     if (run.sinks.length === 0) return model.generate(request)
     if (!streams(model)) {
@@ -92,9 +108,9 @@ const gate = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, calls:
     }
     const verdict = yield* agent.gate({ name: call.name, call, args: decoded.right, tool, state: run.state })
     batch[i] = matchVerdict(verdict, {
-      Proceed: (): BatchItem => ({ call, args: { value: decoded.right } }),
+      Proceed: (): BatchItem => ({ call, decoded: true, args: decoded.right }),
       Pause: (): BatchItem => {
-        const item = { call, args: { value: decoded.right } }
+        const item: BatchItem = { call, decoded: true, args: decoded.right }
         pending.push(item)
         return item
       },

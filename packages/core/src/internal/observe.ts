@@ -52,7 +52,7 @@ export interface Observer {
   ) => Effect.Effect<Executed, never, R>
 }
 
-const untouched: Observer = {
+export const untouched: Observer = {
   turn: (_kind, _started, body) => body,
   iteration: (_iteration, body) => body,
   model: (input, call) => call(input),

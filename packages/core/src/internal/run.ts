@@ -19,7 +19,7 @@ import { executeBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
-import { observerOf } from "./observe.js"
+import { observerOf, untouched } from "./observe.js"
 import * as Resume from "./resume.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
@@ -43,20 +43,28 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 
-/** The run's state, with who watches it (read from its fiber) and its observer. */
+/** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
 const runState = (
   agent: Any,
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
   fields: Omit<RunState, "sinks" | "traced" | "agentName" | "middleware" | "observe">
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
-  const run = {
-    ...fields,
+  const run: { -readonly [K in keyof RunState]: RunState[K] } = {
+    runId: fields.runId,
+    conversationId: fields.conversationId,
+    ephemeral: fields.ephemeral,
+    history: fields.history,
+    state: fields.state,
+    iteration: fields.iteration,
+    usage: fields.usage,
+    outcomes: fields.outcomes,
     sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),
     traced: isTraced(fiber),
     agentName: agent.name,
-    middleware: agent.middleware
-  } as { -readonly [K in keyof RunState]: RunState[K] }
+    middleware: agent.middleware,
+    observe: untouched
+  }
   run.observe = observerOf(run)
   return run
 }

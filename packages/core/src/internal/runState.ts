@@ -31,8 +31,9 @@ export interface RunState extends Watchers {
 export interface BatchItem {
   readonly call: ToolCall
   readonly outcome?: Outcome | undefined
-  /** The call's arguments, decoded with its tool's `parameters` (before the gate). */
-  readonly args?: { readonly value: unknown } | undefined
+  /** `true` once the call's arguments were decoded with its tool's `parameters` (before the gate): then `args` holds them. */
+  readonly decoded?: true | undefined
+  readonly args?: unknown
   /** For a suspended call being resumed: what its handler continues from. */
   readonly resumption?: Resumption | undefined
 }
