@@ -1,0 +1,224 @@
+/**
+ * An `@effect/ai` `Toolkit`, with the handlers its layer provides, as agentfx tools: the
+ * tools you already wrote for `@effect/ai` run in the agent loop unchanged.
+ *
+ * @since 0.1.0
+ */
+import { Tool, ToolError } from "@agentfx/core"
+import type { Toolkit as AiToolkitModule } from "@effect/ai"
+import { AiError, Tool as AiTool } from "@effect/ai"
+import type { Duration } from "effect"
+import { Context, Data, Effect, Either, Option, Schema } from "effect"
+
+/**
+ * What an imported tool can be told beyond what the `@effect/ai` tool says: every agentfx
+ * tool option that is a choice of the caller. `sensitive` given here beats the default
+ * derived from the tool's annotations.
+ *
+ * @example
+ * ```ts
+ * import type { AiToolkit } from "@agentfx/ai"
+ *
+ * const overrides: { readonly [tool: string]: AiToolkit.ToolOverride } = {
+ *   GetWeather: { timeout: "2 seconds", retry: { times: 2 } },
+ *   SendEmail: { sensitive: true, serial: true }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolOverride {
+  /** Deadline of one attempt; the handler's fiber is interrupted at the deadline. */
+  readonly timeout?: Duration.DurationInput
+  /** Retries of transient failures (timeouts included): only for tools that are safe to repeat. */
+  readonly retry?: Tool.RetryPolicy
+  /** `true`: the default gate pauses for approval before the call. Default: from the annotations. */
+  readonly sensitive?: boolean
+  /** `true`: any batch containing this tool runs sequentially. */
+  readonly serial?: boolean
+  /** `true`: its result ends the turn. */
+  readonly returnDirect?: boolean
+}
+
+/**
+ * Everything {@link fromAiToolkit} accepts besides the toolkit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Tools extends Record<string, AiTool.Any>> {
+  /** Per tool, by name. */
+  readonly overrides?: { readonly [Name in keyof Tools]?: ToolOverride }
+  /**
+   * The class of a handler's failure (a value of the tool's `failure` schema): `"semantic"`
+   * unless this says otherwise. Not asked for agentfx `ToolError`s (kept as they are) nor
+   * `AiError`s (network and HTTP 408/429/5xx are `transient`, the rest `semantic`).
+   */
+  readonly classify?: (failure: unknown, toolName: string) => ToolError.ErrorClass
+}
+
+/**
+ * The toolkit cannot be imported; `problems` names every offender.
+ *
+ * @example
+ * ```ts
+ * import { AiToolkit } from "@agentfx/ai"
+ *
+ * const explain = (error: unknown) => error instanceof AiToolkit.InvalidAiToolkit ? error.problems : []
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidAiToolkit extends Data.TaggedError("InvalidAiToolkit")<{
+  readonly problems: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `Cannot import the @effect/ai toolkit: ${this.problems.join("; ")}`
+  }
+}
+
+/**
+ * What the imported tools need: the handlers of the toolkit's layer (`toolkit.toLayer(…)`)
+ * and the tools' own dependencies.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Requirements<Tools extends Record<string, AiTool.Any>> =
+  | AiTool.HandlersFor<Tools>
+  | AiTool.Requirements<Tools[keyof Tools]>
+
+const transientStatuses = new Set([408, 429, 500, 502, 503, 504])
+
+const aiErrorClass = (error: AiError.AiError): ToolError.ErrorClass =>
+  error._tag === "HttpRequestError" ||
+    (error._tag === "HttpResponseError" && transientStatuses.has(error.response.status))
+    ? "transient"
+    : "semantic"
+
+/** A failure's text: an error's own message, else its encoded form as JSON. */
+const describeFailure = (tool: AiTool.Any, failure: unknown): string => {
+  if (failure instanceof Error && failure.message.length > 0 && !failure.message.startsWith("{")) {
+    return "_tag" in failure && typeof failure._tag === "string" ? `${failure._tag}: ${failure.message}` : failure.message
+  }
+  return Either.match(Schema.encodeUnknownEither(tool.failureSchema as Schema.Schema<unknown, unknown>)(failure), {
+    onLeft: () => String(failure),
+    onRight: (encoded) => JSON.stringify(encoded)
+  })
+}
+
+const toToolError = (
+  tool: AiTool.Any,
+  failure: unknown,
+  classify: NonNullable<Options<any>["classify"]>
+): ToolError.ToolError => {
+  if (failure instanceof ToolError.ToolError) return failure
+  if (AiError.isAiError(failure)) return new ToolError.ToolError({ errorClass: aiErrorClass(failure), message: failure.message })
+  return new ToolError.ToolError({ errorClass: classify(failure, tool.name), message: describeFailure(tool, failure) })
+}
+
+/** Only the options an override may set, whatever else the object holds. */
+const pickOverride = ({ retry, returnDirect, serial, timeout }: ToolOverride): ToolOverride => ({
+  ...(timeout === undefined ? {} : { timeout }),
+  ...(retry === undefined ? {} : { retry }),
+  ...(serial === undefined ? {} : { serial }),
+  ...(returnDirect === undefined ? {} : { returnDirect })
+})
+
+const hintsOf = (tool: AiTool.Any) => {
+  const readOnly = Context.get(tool.annotations, AiTool.Readonly)
+  return {
+    readOnly,
+    destructive: !readOnly && Context.get(tool.annotations, AiTool.Destructive),
+    idempotent: readOnly || Context.get(tool.annotations, AiTool.Idempotent),
+    openWorld: Context.get(tool.annotations, AiTool.OpenWorld)
+  }
+}
+
+/**
+ * The tools of an `@effect/ai` `Toolkit` as agentfx tools, run by the handlers that the
+ * toolkit's layer (`toolkit.toLayer(…)`) provides — provide that layer where the agent runs.
+ *
+ * Each tool keeps its name, description, `parameters` schema (the model gets its JSON
+ * Schema; arguments it rejects are a `semantic` error, and the handler is not run) and
+ * `success` schema (the result is encoded with it). A handler's failure becomes a
+ * `ToolError`: an agentfx `ToolError` as it is; an `AiError` `transient` when it is a network
+ * failure or an HTTP 408, 429 or 5xx, else `semantic`; a value of the tool's `failure` schema
+ * (with either `failureMode`) `semantic` — or what `classify` says — with its message.
+ *
+ * Approval follows the annotations, with `@effect/ai`'s defaults: a tool is `sensitive` (the
+ * default gate asks for approval) unless it is annotated `Readonly` or not `Destructive`;
+ * tags `"effect-ai"`, and `"readOnly"`, `"destructive"`, `"idempotent"`, `"openWorld"` as the
+ * annotations say. Timeouts, retries, `serial` and `returnDirect` come only from `overrides`.
+ * The timeout interrupts the handler's fiber (see `docs/timeouts.md` for what that stops).
+ *
+ * @throws InvalidAiToolkit when an override names a tool the toolkit does not have, or the
+ * toolkit holds provider-defined tools (they run at the model provider, not here).
+ *
+ * @example
+ * ```ts
+ * import { Tool as AiTool, Toolkit as AiToolkitModule } from "@effect/ai"
+ * import { Effect, Schema } from "effect"
+ * import { Agent, Toolkit } from "@agentfx/core"
+ * import { AiToolkit } from "@agentfx/ai"
+ *
+ * const GetWeather = AiTool.make("GetWeather", {
+ *   description: "Current weather for a city",
+ *   parameters: { city: Schema.String },
+ *   success: Schema.Struct({ city: Schema.String, tempC: Schema.Number })
+ * }).annotate(AiTool.Readonly, true)
+ * const Tools = AiToolkitModule.make(GetWeather)
+ * const ToolsLive = Tools.toLayer({ GetWeather: ({ city }) => Effect.succeed({ city, tempC: 21 }) })
+ *
+ * const program = Effect.gen(function*() {
+ *   const toolkit = yield* Toolkit.make(...AiToolkit.fromAiToolkit(Tools, { overrides: { GetWeather: { timeout: "2 seconds" } } }))
+ *   const agent = yield* Agent.make({ toolkit })
+ *   return yield* Agent.run(agent, { input: "Weather in Oslo?" })
+ * }).pipe(Effect.provide(ToolsLive))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromAiToolkit = <Tools extends Record<string, AiTool.Any>>(
+  toolkit: AiToolkitModule.Toolkit<Tools>,
+  options?: Options<Tools>
+): ReadonlyArray<Tool.Tool<string, any, any, Requirements<Tools>>> => {
+  const overrides: { readonly [name: string]: ToolOverride | undefined } = options?.overrides ?? {}
+  const classify = options?.classify ?? (() => "semantic" as const)
+  const problems = [
+    ...Object.keys(overrides).filter((name) => !(name in toolkit.tools)).map((name) =>
+      `overrides name "${name}", which the toolkit does not have (it has: ${Object.keys(toolkit.tools).join(", ")})`
+    ),
+    ...Object.values(toolkit.tools).filter(AiTool.isProviderDefined).map((tool) =>
+      `tool "${tool.name}" is provider-defined: it runs at the model provider, not in the agent`
+    )
+  ]
+  if (problems.length > 0) throw new InvalidAiToolkit({ problems })
+  return Object.values(toolkit.tools).map((tool) => {
+    const hints = hintsOf(tool)
+    const override = overrides[tool.name] ?? {}
+    const parameters = tool.parametersSchema as unknown as Schema.Schema<unknown, unknown>
+    const encodeParameters = Schema.encode(parameters)
+    const description = AiTool.getDescription(tool as AiTool.Tool<string, any>) ??
+      Option.getOrElse(Context.getOption(tool.annotations, AiTool.Title), () => "")
+    return Tool.make(tool.name, {
+      description,
+      parameters,
+      success: tool.successSchema as Schema.Schema<unknown, unknown>,
+      tags: ["effect-ai", ...(["readOnly", "destructive", "idempotent", "openWorld"] as const).filter((hint) => hints[hint])],
+      ...pickOverride(override),
+      sensitive: override.sensitive ?? hints.destructive,
+      handler: (args) =>
+        Effect.gen(function*() {
+          const withHandler = yield* toolkit
+          // `handle` decodes its parameters itself: it is given them encoded
+          const encoded = yield* Effect.orDie(encodeParameters(args))
+          const output = yield* withHandler.handle(tool.name, encoded as never)
+          return output.isFailure ? yield* Effect.fail(output.result) : output.result
+        }).pipe(Effect.mapError((failure) => toToolError(tool, failure, classify)))
+    }) as Tool.Tool<string, any, any, Requirements<Tools>>
+  })
+}
