@@ -114,19 +114,3 @@ export const http = (options: {
   headers: options.headers ?? {},
   sseFallback: options.sseFallback ?? true
 })
-
-/**
- * A short description of where a transport leads, for messages: the command line or the URL.
- *
- * @example
- * ```ts
- * import { McpTransport } from "@agentfx/mcp"
- *
- * McpTransport.describe(McpTransport.http({ url: "http://127.0.0.1:3000/mcp" })) // "http://127.0.0.1:3000/mcp"
- * ```
- *
- * @since 0.1.0
- * @category utils
- */
-export const describe = (transport: McpTransport): string =>
-  transport._tag === "Stdio" ? [transport.command, ...transport.args].join(" ") : transport.url

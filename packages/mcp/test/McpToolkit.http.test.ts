@@ -20,7 +20,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
           overrides: { slow: { timeout: "300 millis" } }
         })
         const tools = yield* mcp.tools
-        expect([mcp.server.name, tools.length, server.sessions.size]).toEqual(["fixture", 13, 1])
+        expect([mcp.server.name, tools.length, server.sessions.size]).toEqual(["fixture", 14, 1])
         return yield* batch(tools, [["add", { a: 2, b: 3 }], ["weather", { city: "Oslo" }], ["fail", { message: "no" }]])
       }).pipe(Effect.scoped)
       expect(results).toEqual(["5", `{"city":"Oslo","tempC":21}`, "ToolError(semantic): no"])

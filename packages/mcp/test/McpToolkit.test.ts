@@ -1,12 +1,13 @@
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Schema } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Schema } from "effect"
+import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
 import { alive, batch, childrenRunning, eventually, lastResult } from "./fixtures/run.js"
-import { fixtureStdio } from "./fixtures/transports.js"
+import { fixtureDir, fixtureStdio, packageDir } from "./fixtures/transports.js"
 
 const Fixture = McpToolkit.layer({
   transport: fixtureStdio({ env: { FIXTURE_GREETING: "hello from the test" } }),
@@ -53,6 +54,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
           "fx_log",
           "fx_pid",
           "fx_env",
+          "fx_cwd",
           "fx_picture",
           "fx_order",
           "fx_write_note",
@@ -183,14 +185,15 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         yield* eventually(tools, (list) => !list.some((tool) => tool.name === "fx_extra"))
       }))
 
-    it.effect("the child gets the safe default environment plus `env`, not this process's", () =>
+    it.effect("the child gets the safe default environment plus `env`, not this process's, and runs in `cwd`", () =>
       Effect.gen(function*() {
         process.env.AGENTFX_TEST_SECRET = "do not leak"
         expect(yield* batch(yield* tools, [
           ["fx_env", { name: "FIXTURE_GREETING" }],
           ["fx_env", { name: "AGENTFX_TEST_SECRET" }],
-          ["fx_env", { name: "PATH" }]
-        ])).toEqual(["hello from the test", "(unset)", process.env.PATH])
+          ["fx_env", { name: "PATH" }],
+          ["fx_cwd", {}]
+        ])).toEqual(["hello from the test", "(unset)", process.env.PATH, packageDir.replace(/\/$/, "")])
       }))
 
     for (const [name, manager] of Object.entries(managers)) {
@@ -289,7 +292,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
       expect(error.reason).toBe("InvalidOptions")
       expect(error.message).toBe(
-        `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, protocol_error, slow, hang_while, log, pid, env, picture, order, write_note, toggle_extra, background_job)`
+        `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
       )
     }), 30_000)
 
@@ -305,6 +308,43 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         "could not start /nonexistent/mcp-server --x: spawn /nonexistent/mcp-server ENOENT"
       ])
     }))
+
+  it.live("a server whose tool list cannot be read fails the layer with ListTools, and is ended", () =>
+    Effect.gen(function*() {
+      const error = yield* McpToolkit.make({ transport: fixtureStdio({ env: { FIXTURE_VARIANT: "fail-list" } }) }).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect([error.reason, error.message]).toEqual([
+        "ListTools",
+        `MCP server "fixture": MCP error -32603: the tool registry is offline`
+      ])
+      expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
+    }), 30_000)
+
+  it.live("an input schema Ajv cannot compile is reported; the server alone checks those arguments", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const mcp = yield* McpToolkit.make({ transport: fixtureStdio({ env: { FIXTURE_VARIANT: "broken-schema" } }) }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`))))
+      )
+      expect(logs).toEqual([
+        `WARN: MCP server "fixture": the input schema of tool "broken" cannot be compiled (can't resolve reference #/$defs/Missing from id #); its arguments are checked by the server only`
+      ])
+      expect(yield* batch(yield* mcp.tools, [["broken", { x: 1 }], ["broken", [1]]])).toEqual([
+        `broken got {"x":1}`,
+        `ToolError(semantic): Invalid arguments for tool "broken": arguments must be an object`
+      ])
+    }).pipe(Effect.scoped), 30_000)
+
+  // `stderr: "ignore"` is pinned by examples/test/mcp.test.ts (no server banner on its stderr)
+  it("stderr: inherit passes the server's stderr through", () => {
+    const run = spawnSync(process.execPath, ["--import", "tsx", join(fixtureDir, "stderr.ts"), "inherit"], {
+      cwd: packageDir,
+      encoding: "utf8"
+    })
+    expect([run.status, run.stdout, run.stderr]).toEqual([0, "14 tools\n", "fixture: serving on stdio\n"])
+  }, 30_000)
 
   it.live("a URL that does not parse fails the layer with Connect", () =>
     Effect.gen(function*() {

@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import type * as McpTransport from "../McpTransport.js"
 import { guardedFetch } from "./httpFetch.js"
@@ -34,7 +34,20 @@ const clientInfo = { name: "agentfx", version: "0.1.0" }
 /** How long the session's `DELETE` may take when an HTTP connection closes. */
 const terminateTimeoutMillis = 1_000
 
-export const describeError = (error: unknown): string => error instanceof Error ? error.message : String(error)
+/** Where a transport leads, for messages: the command line or the URL. */
+export const describeTransport = (transport: McpTransport.McpTransport): string =>
+  transport._tag === "Stdio" ? [transport.command, ...transport.args].join(" ") : transport.url
+
+/**
+ * An error's message. An `McpError` from a server's JSON-RPC error carries `MCP error <code>: `
+ * twice (the SDK adds it on each side of the wire): it is said once.
+ */
+export const describeError = (error: unknown): string =>
+  error instanceof McpError
+    ? `MCP error ${error.code}: ${error.message.replace(/^(MCP error -?\d+: )+/, "")}`
+    : error instanceof Error
+    ? error.message
+    : String(error)
 
 const settle = (promise: Promise<unknown>): Promise<void> => promise.then(() => undefined, () => undefined)
 
@@ -99,7 +112,7 @@ export const connect = (transport: McpTransport.McpTransport, listener: Listener
   if (transport._tag === "Stdio") {
     return Effect.mapError(
       connectOn(stdioTransport(transport), listener),
-      (error) => `could not start ${[transport.command, ...transport.args].join(" ")}: ${describeError(error)}`
+      (error) => `could not start ${describeTransport(transport)}: ${describeError(error)}`
     )
   }
   let url: URL

@@ -9,9 +9,6 @@ import { describeError } from "./connection.js"
 /** HTTP statuses worth another attempt. */
 const transientStatuses = new Set([408, 429, 502, 503, 504])
 
-/** The server's own message: the SDK prefixes `MCP error <code>: ` on each side of the wire, so it may come twice. */
-const serverMessage = (error: McpError) => `MCP error ${error.code}: ${error.message.replace(/^(MCP error -?\d+: )+/, "")}`
-
 const isZodError = (error: unknown) => error instanceof Error && error.name === "ZodError"
 
 /**
@@ -30,8 +27,8 @@ export const classify = (server: string, tool: string, error: unknown): ToolErro
     if (error.code === ErrorCode.ConnectionClosed) {
       return ToolError.environment(`${what}: the connection was lost before the server answered; the next call reconnects`)
     }
-    if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${serverMessage(error)}`)
-    return ToolError.semantic(`${what}: ${serverMessage(error)}`)
+    if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${describeError(error)}`)
+    return ToolError.semantic(`${what}: ${describeError(error)}`)
   }
   if (isZodError(error)) return ToolError.semantic(`${what}: the server's answer is not a valid tool result: ${describeError(error)}`)
   if (error instanceof StreamableHTTPError && error.code !== undefined && transientStatuses.has(error.code)) {

@@ -7,9 +7,8 @@ import { ToolError } from "@agentfx/core"
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Queue } from "effect"
 import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "../McpToolkit.js"
-import { describe } from "../McpTransport.js"
 import type { Connection } from "./connection.js"
-import { connect, describeError } from "./connection.js"
+import { connect, describeError, describeTransport } from "./connection.js"
 import { classify } from "./errors.js"
 import type { Arguments } from "./tools.js"
 import { needsTask, toTool } from "./tools.js"
@@ -65,7 +64,7 @@ export const make = (options: Options, error: MakeError) =>
           return Promise.all(closing)
         }))
     )
-    const server = current.server.name.length > 0 ? current.server.name : describe(transport)
+    const server = current.server.name.length > 0 ? current.server.name : describeTransport(transport)
 
     const build = (listed: ReadonlyArray<McpTool>) =>
       listed.filter((tool) => !needsTask(tool)).map((tool) =>
