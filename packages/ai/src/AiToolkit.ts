@@ -7,13 +7,13 @@
 import { Tool, ToolError } from "@agentfx/core"
 import type { Toolkit as AiToolkitModule } from "@effect/ai"
 import { AiError, Tool as AiTool } from "@effect/ai"
-import type { Duration } from "effect"
 import { Context, Data, Effect, Either, Option, Schema } from "effect"
 
 /**
- * What an imported tool can be told beyond what the `@effect/ai` tool says: every agentfx
- * tool option that is a choice of the caller. `sensitive` given here beats the default
- * derived from the tool's annotations.
+ * What an imported tool can be told beyond what the `@effect/ai` tool says: the agentfx tool
+ * options that are the caller's choice (`timeout`, `retry`, `sensitive`, `serial`,
+ * `returnDirect`, as `Tool.make` takes them). `sensitive` given here beats the default
+ * derived from the tool's annotations. Retry only tools that are safe to repeat.
  *
  * @example
  * ```ts
@@ -28,18 +28,9 @@ import { Context, Data, Effect, Either, Option, Schema } from "effect"
  * @since 0.1.0
  * @category models
  */
-export interface ToolOverride {
-  /** Deadline of one attempt; the handler's fiber is interrupted at the deadline. */
-  readonly timeout?: Duration.DurationInput
-  /** Retries of transient failures (timeouts included): only for tools that are safe to repeat. */
-  readonly retry?: Tool.RetryPolicy
-  /** `true`: the default gate pauses for approval before the call. Default: from the annotations. */
-  readonly sensitive?: boolean
-  /** `true`: any batch containing this tool runs sequentially. */
-  readonly serial?: boolean
-  /** `true`: its result ends the turn. */
-  readonly returnDirect?: boolean
-}
+export type ToolOverride = Partial<
+  Pick<Tool.CommonOptions<unknown, unknown, unknown, unknown>, "timeout" | "retry" | "sensitive" | "serial" | "returnDirect">
+>
 
 /**
  * Everything {@link fromAiToolkit} accepts besides the toolkit.

@@ -5,15 +5,17 @@
  * @since 0.1.0
  */
 import type { Json, Tool } from "@agentfx/core"
-import type { Duration, Scope } from "effect"
+import type { Scope } from "effect"
 import { Context, Data, Effect, Layer } from "effect"
 import * as Internal from "./internal/session.js"
 import type { McpTransport } from "./McpTransport.js"
 
 /**
- * What a server's tool can be told beyond what the server says: every agentfx tool option
- * that is a choice of the caller. A value given here beats the default derived from the
- * server's annotations (`sensitive`).
+ * What a server's tool can be told beyond what the server says: the agentfx tool options
+ * that are the caller's choice (`timeout`, `retry`, `sensitive`, `serial`, `returnDirect`,
+ * as `Tool.make` takes them). `sensitive` given here beats the default derived from the
+ * server's annotations. A timeout or an interruption aborts the request: the server is sent
+ * `notifications/cancelled`. Retry only tools that are safe to repeat.
  *
  * @example
  * ```ts
@@ -28,18 +30,9 @@ import type { McpTransport } from "./McpTransport.js"
  * @since 0.1.0
  * @category models
  */
-export interface ToolOverride {
-  /** Deadline of one attempt; interrupting the call sends `notifications/cancelled` to the server. */
-  readonly timeout?: Duration.DurationInput
-  /** Retries of transient failures (timeouts included): only for tools that are safe to repeat. */
-  readonly retry?: Tool.RetryPolicy
-  /** `true`: the default gate pauses for approval before the call. Default: from the annotations. */
-  readonly sensitive?: boolean
-  /** `true`: any batch containing this tool runs sequentially. */
-  readonly serial?: boolean
-  /** `true`: its result ends the turn. */
-  readonly returnDirect?: boolean
-}
+export type ToolOverride = Partial<
+  Pick<Tool.CommonOptions<unknown, unknown, unknown, unknown>, "timeout" | "retry" | "sensitive" | "serial" | "returnDirect">
+>
 
 /**
  * Everything {@link make} and {@link layer} accept.
