@@ -81,13 +81,18 @@ export type Requirements<Tools extends Record<string, AiTool.Any>> =
   | AiTool.HandlersFor<Tools>
   | AiTool.Requirements<Tools[keyof Tools]>
 
-const transientStatuses = new Set([408, 429, 500, 502, 503, 504])
+const isTransientStatus = (status: number) => status === 408 || status === 429 || status >= 500
 
 const aiErrorClass = (error: AiError.AiError): ToolError.ErrorClass =>
-  error._tag === "HttpRequestError" ||
-    (error._tag === "HttpResponseError" && transientStatuses.has(error.response.status))
+  error._tag === "HttpRequestError" || (error._tag === "HttpResponseError" && isTransientStatus(error.response.status))
     ? "transient"
     : "semantic"
+
+/** An `AiError`'s message; the variants without a message of their own (`MalformedOutput`, …) say their tag, module, method and description. */
+const describeAiError = (error: AiError.AiError): string =>
+  error.message.startsWith("{")
+    ? `${error._tag}: ${error.module}.${error.method}${error.description === undefined ? "" : `: ${error.description}`}`
+    : error.message
 
 /** A failure's text: an error's own message, else its encoded form as JSON. */
 const describeFailure = (tool: AiTool.Any, failure: unknown): string => {
@@ -106,7 +111,7 @@ const toToolError = (
   classify: NonNullable<Options<any>["classify"]>
 ): ToolError.ToolError => {
   if (failure instanceof ToolError.ToolError) return failure
-  if (AiError.isAiError(failure)) return new ToolError.ToolError({ errorClass: aiErrorClass(failure), message: failure.message })
+  if (AiError.isAiError(failure)) return new ToolError.ToolError({ errorClass: aiErrorClass(failure), message: describeAiError(failure) })
   return new ToolError.ToolError({ errorClass: classify(failure, tool.name), message: describeFailure(tool, failure) })
 }
 

@@ -1,8 +1,8 @@
 import type { ToolCall } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
-import { Tool as AiTool, Toolkit as AiToolkitModule } from "@effect/ai"
+import { AiError, Tool as AiTool, Toolkit as AiToolkitModule } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, JSONSchema, Layer, Schema, TestClock } from "effect"
+import { Context, Effect, Fiber, JSONSchema, Layer, Option, Schema, TestClock } from "effect"
 import { AiToolkit } from "../src/index.js"
 
 class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { message: Schema.String }) {}
@@ -32,7 +32,33 @@ const Charge = AiTool.make("Charge", {
   failure: Schema.Union(Quota, ToolError.ToolError)
 })
 
-const Tools = AiToolkitModule.make(GetWeather, DaysUntil, Charge)
+const Forecast = AiTool.make("Forecast", {
+  description: "Asks a remote service",
+  parameters: { outcome: Schema.Literal("network", "429", "503", "400", "malformed") },
+  success: Schema.String,
+  failure: AiError.AiError
+}).annotate(AiTool.Readonly, true)
+
+const Tools = AiToolkitModule.make(GetWeather, DaysUntil, Charge, Forecast)
+
+const request = { method: "POST", url: "https://weather.example/v1", urlParams: [], hash: Option.none(), headers: {} } as const
+
+const aiFailure = (outcome: string): AiError.AiError => {
+  switch (outcome) {
+    case "network":
+      return new AiError.HttpRequestError({ module: "Weather", method: "forecast", reason: "Transport", request, description: "connection refused" })
+    case "malformed":
+      return new AiError.MalformedOutput({ module: "Weather", method: "forecast", description: "not JSON" })
+    default:
+      return new AiError.HttpResponseError({
+        module: "Weather",
+        method: "forecast",
+        reason: "StatusCode",
+        request,
+        response: { status: Number(outcome), headers: {} }
+      })
+  }
+}
 
 let charges = 0
 
@@ -46,7 +72,8 @@ const ToolsLive = Tools.toLayer({
       if (amount > 1000) return Effect.fail(new Quota({ remaining: 1000 }))
       if (amount < 0) return Effect.fail(ToolError.environment("the payment service has no credentials"))
       return amount === 0 ? Effect.never : Effect.succeed(`charged ${amount}`)
-    })
+    }),
+  Forecast: ({ outcome }) => Effect.fail(aiFailure(outcome))
 })
 
 const Live = Layer.merge(ToolsLive, Layer.succeed(Clock, { today: new Date("2026-01-01T00:00:00.000Z") }))
@@ -77,7 +104,8 @@ describe("AiToolkit.fromAiToolkit", () => {
       expect(rows).toEqual([
         ["GetWeather", "Current weather for a city", false, ["effect-ai", "readOnly", "idempotent"]],
         ["DaysUntil", "Days from today until a date", false, ["effect-ai", "openWorld"]],
-        ["Charge", "Charges a card", true, ["effect-ai", "destructive", "openWorld"]]
+        ["Charge", "Charges a card", true, ["effect-ai", "destructive", "openWorld"]],
+        ["Forecast", "Asks a remote service", false, ["effect-ai", "readOnly", "idempotent", "openWorld"]]
       ])
       expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toEqual(JSONSchema.make(GetWeather.parametersSchema))
       expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toMatchObject({
@@ -121,6 +149,20 @@ describe("AiToolkit.fromAiToolkit", () => {
         `ToolError(semantic): {"remaining":1000,"_tag":"Quota"}`,
         "ToolError(environment): the payment service has no credentials"
       ])
+    }))
+
+  it.effect("an AiError is transient for a network failure or HTTP 408, 429, 5xx, else semantic", () =>
+    Effect.gen(function*() {
+      const results = yield* run(AiToolkit.fromAiToolkit(Tools), ["network", "429", "503", "400", "malformed"].map((outcome) => ["Forecast", { outcome }] as const))
+      expect(results.map((result) => result.slice(0, result.indexOf(":")))).toEqual([
+        "ToolError(transient)",
+        "ToolError(transient)",
+        "ToolError(transient)",
+        "ToolError(semantic)",
+        "ToolError(semantic)"
+      ])
+      expect(results[0]).toBe(`ToolError(transient): ${aiFailure("network").message}`)
+      expect(results[4]).toBe("ToolError(semantic): MalformedOutput: Weather.forecast: not JSON")
     }))
 
   it.effect("classify decides a failure's class, and a transient one is retried as the override says", () =>

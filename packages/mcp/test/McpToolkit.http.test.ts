@@ -67,6 +67,34 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
     }).pipe(Effect.scoped), 30_000)
 })
 
+describe("McpToolkit over Streamable HTTP: HTTP statuses", () => {
+  it.live("408, 429, 502, 503, 504 are transient and keep the session; 401 is environment and drops it", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url }) })
+      const tools = yield* mcp.tools
+      const session = [...server.sessions.keys()]
+      const failing = (status: number) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => server.failCalls = status),
+          () => batch(tools, [["add", { a: 1, b: 1 }]]),
+          () => Effect.sync(() => server.failCalls = undefined)
+        )
+      for (const status of [408, 429, 502, 503, 504]) {
+        expect(yield* failing(status)).toEqual([
+          `ToolError(transient): MCP server "fixture", tool "add": Streamable HTTP error: Error POSTing to endpoint: busy`
+        ])
+        expect([...server.sessions.keys()]).toEqual(session)
+      }
+      expect(yield* failing(401)).toEqual([
+        `ToolError(environment): MCP server "fixture", tool "add": the transport failed (Streamable HTTP error: Error POSTing to endpoint: busy); the next call reconnects`
+      ])
+      expect(yield* batch(tools, [["add", { a: 1, b: 1 }]])).toEqual(["2"])
+      expect(server.sessions.size).toBe(1)
+      expect([...server.sessions.keys()]).not.toEqual(session)
+    }).pipe(Effect.scoped), 30_000)
+})
+
 describe("McpToolkit over HTTP+SSE (the fallback)", () => {
   it.live("a server that refuses Streamable HTTP is spoken to over HTTP+SSE", () =>
     Effect.gen(function*() {
