@@ -20,7 +20,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
           overrides: { slow: { timeout: "300 millis" } }
         })
         const tools = yield* mcp.tools
-        expect([mcp.server.name, tools.length, server.sessions.size]).toEqual(["fixture", 14, 1])
+        expect([mcp.server.name, tools.length, server.sessions.size]).toEqual(["fixture", 16, 1])
         return yield* batch(tools, [["add", { a: 2, b: 3 }], ["weather", { city: "Oslo" }], ["fail", { message: "no" }]])
       }).pipe(Effect.scoped)
       expect(results).toEqual(["5", `{"city":"Oslo","tempC":21}`, "ToolError(semantic): no"])
@@ -67,7 +67,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
     }).pipe(Effect.scoped), 30_000)
 })
 
-describe("McpToolkit over Streamable HTTP: HTTP statuses", () => {
+describe("McpToolkit over Streamable HTTP: answers that are not results", () => {
   it.live("408, 429, 502, 503, 504 are transient and keep the session; 401 is environment and drops it", () =>
     Effect.gen(function*() {
       const server = yield* httpFixture()
@@ -92,6 +92,17 @@ describe("McpToolkit over Streamable HTTP: HTTP statuses", () => {
       expect(yield* batch(tools, [["add", { a: 1, b: 1 }]])).toEqual(["2"])
       expect(server.sessions.size).toBe(1)
       expect([...server.sessions.keys()]).not.toEqual(session)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("an answer that is not a tool result is semantic", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url }) })
+      server.rawResult = { content: "warm" }
+      const [answer] = yield* batch(yield* mcp.tools, [["add", { a: 1, b: 1 }]])
+      expect(answer).toMatch(
+        /^ToolError\(semantic\): MCP server "fixture", tool "add": the server's answer is not a valid tool result: [\s\S]*"expected": "array"[\s\S]*"content"/
+      )
     }).pipe(Effect.scoped), 30_000)
 })
 

@@ -48,6 +48,8 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
           "fx_add",
           "fx_weather",
           "fx_fail",
+          "fx_bad_weather",
+          "fx_bad_result",
           "fx_protocol_error",
           "fx_slow",
           "fx_hang_while",
@@ -149,6 +151,15 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
           "ToolError(semantic): no such city: Atlantis",
           `ToolError(semantic): MCP server "fixture", tool "protocol_error": MCP error -32602: protocol_error wants nothing you can give`
         ])
+      }))
+
+    it.effect("structured content its output schema rejects, and an answer the server's SDK refuses to send, are semantic", () =>
+      Effect.gen(function*() {
+        const [badWeather, badResult] = yield* batch(yield* tools, [["fx_bad_weather", {}], ["fx_bad_result", {}]])
+        expect(badWeather).toBe(
+          `ToolError(semantic): MCP server "fixture", tool "bad_weather": the structured content does not match the tool's output schema: data/tempC must be number`
+        )
+        expect(badResult).toMatch(/^ToolError\(semantic\): MCP server "fixture", tool "bad_result": MCP error -32602: Invalid tools\/call result: /)
       }))
 
     it.effect("a timeout aborts the request: the server sees notifications/cancelled, and the connection stays usable", () =>
@@ -293,7 +304,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
       expect(error.reason).toBe("InvalidOptions")
       expect(error.message).toBe(
-        `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
+        `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
       )
     }), 30_000)
 
@@ -344,7 +355,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       cwd: packageDir,
       encoding: "utf8"
     })
-    expect([run.status, run.stdout, run.stderr]).toEqual([0, "14 tools\n", "fixture: serving on stdio\n"])
+    expect([run.status, run.stdout, run.stderr]).toEqual([0, "16 tools\n", "fixture: serving on stdio\n"])
   }, 30_000)
 
   it.live("a URL that does not parse fails the layer with Connect", () =>

@@ -9,7 +9,9 @@ import { describeError } from "./connection.js"
 /** HTTP statuses worth another attempt. */
 const transientStatuses = new Set([408, 429, 502, 503, 504])
 
-const isZodError = (error: unknown) => error instanceof Error && error.name === "ZodError"
+/** A result the SDK could not parse: it rejects with zod's error, which carries `issues`. */
+const isParseFailure = (error: unknown) =>
+  typeof error === "object" && error !== null && "issues" in error && Array.isArray(error.issues)
 
 /**
  * The error for a `tools/call` that did not produce a result:
@@ -30,7 +32,7 @@ export const classify = (server: string, tool: string, error: unknown): ToolErro
     if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${describeError(error)}`)
     return ToolError.semantic(`${what}: ${describeError(error)}`)
   }
-  if (isZodError(error)) return ToolError.semantic(`${what}: the server's answer is not a valid tool result: ${describeError(error)}`)
+  if (isParseFailure(error)) return ToolError.semantic(`${what}: the server's answer is not a valid tool result: ${describeError(error)}`)
   if (error instanceof StreamableHTTPError && error.code !== undefined && transientStatuses.has(error.code)) {
     return ToolError.transient(`${what}: ${error.message}`)
   }

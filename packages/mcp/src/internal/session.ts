@@ -76,11 +76,8 @@ export const make = (options: Options, error: MakeError) =>
         const built = build(listed)
         tools = built.map(({ tool }) => tool)
         return Effect.forEach(
-          built.filter(({ schemaProblem }) => schemaProblem !== undefined),
-          ({ schemaProblem, tool }) =>
-            Effect.logWarning(
-              `MCP server "${server}": the input schema of tool "${tool.name}" cannot be compiled (${schemaProblem}); its arguments are checked by the server only`
-            ),
+          built.flatMap(({ problems }) => problems),
+          (problem) => Effect.logWarning(`MCP server "${server}": ${problem}`),
           { discard: true }
         )
       })

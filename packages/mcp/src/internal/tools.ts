@@ -36,17 +36,26 @@ export const forModel = (schema: McpTool["inputSchema"]): object => {
 }
 
 /** The validator of an input schema; one that Ajv cannot compile is reported and checks only that the arguments are an object. */
-const compile = (schema: McpTool["inputSchema"]): { readonly validate: JsonSchemaValidator<Arguments>; readonly problem?: string } => {
+const inputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<Arguments> => {
   try {
-    return { validate: validator.getValidator<Arguments>(schema as never) }
+    return validator.getValidator<Arguments>(tool.inputSchema as never)
   } catch (error) {
-    return {
-      problem: describeError(error),
-      validate: (input) =>
-        typeof input === "object" && input !== null && !Array.isArray(input)
-          ? { valid: true, data: input as Arguments, errorMessage: undefined }
-          : { valid: false, data: undefined, errorMessage: "arguments must be an object" }
-    }
+    problems.push(`the input schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its arguments are checked by the server only`)
+    return (input) =>
+      typeof input === "object" && input !== null && !Array.isArray(input)
+        ? { valid: true, data: input as Arguments, errorMessage: undefined }
+        : { valid: false, data: undefined, errorMessage: "arguments must be an object" }
+  }
+}
+
+/** The validator of a declared output schema; one that Ajv cannot compile is reported and lets any structured content through. */
+const outputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<unknown> | undefined => {
+  if (tool.outputSchema === undefined) return undefined
+  try {
+    return validator.getValidator<unknown>(tool.outputSchema as never)
+  } catch (error) {
+    problems.push(`the output schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its structured content is not checked`)
+    return (input) => ({ valid: true, data: input, errorMessage: undefined })
   }
 }
 
@@ -83,17 +92,30 @@ const textOf = (block: ContentBlock): string => {
 
 const contentText = (result: CallToolResult) => result.content.map(textOf).join("\n")
 
-/** What the model gets from a result: structured content when the tool declares an output schema, else the text. */
-export const valueOf = (tool: McpTool, server: string, result: CallToolResult): Effect.Effect<Json.JsonValue, ToolError.ToolError> => {
+/**
+ * What the model gets from a result: structured content when the tool declares an output
+ * schema (checked against it here: the SDK's own check keeps only the last page of a paginated
+ * tool list), else the text.
+ */
+const valueOf = (
+  tool: McpTool,
+  server: string,
+  checkOutput: JsonSchemaValidator<unknown> | undefined,
+  result: CallToolResult
+): Effect.Effect<Json.JsonValue, ToolError.ToolError> => {
+  const what = `MCP server "${server}", tool "${tool.name}"`
   if (result.isError === true) {
     const text = contentText(result)
-    return Effect.fail(ToolError.semantic(text.length > 0 ? text : `MCP server "${server}": tool "${tool.name}" failed and said nothing`))
+    return Effect.fail(ToolError.semantic(text.length > 0 ? text : `${what}: the tool failed and said nothing`))
   }
-  return Effect.succeed(
-    tool.outputSchema !== undefined && result.structuredContent !== undefined
-      ? result.structuredContent as Json.JsonValue
-      : contentText(result)
-  )
+  if (checkOutput === undefined) return Effect.succeed(contentText(result))
+  if (result.structuredContent === undefined) {
+    return Effect.fail(ToolError.semantic(`${what}: the tool declares an output schema but answered without structured content`))
+  }
+  const checked = checkOutput(result.structuredContent)
+  return checked.valid
+    ? Effect.succeed(result.structuredContent as Json.JsonValue)
+    : Effect.fail(ToolError.semantic(`${what}: the structured content does not match the tool's output schema: ${checked.errorMessage}`))
 }
 
 /** What the annotations say, with MCP's defaults (a tool that says nothing may destroy and reaches the open world). */
@@ -127,13 +149,15 @@ export const toTool = (
     readonly override: ToolOverride | undefined
     readonly call: (name: string, args: Arguments) => Effect.Effect<CallToolResult, ToolError.ToolError>
   }
-): { readonly tool: AgentTool; readonly schemaProblem: string | undefined } => {
-  const { problem, validate } = compile(tool.inputSchema)
+): { readonly tool: AgentTool; readonly problems: ReadonlyArray<string> } => {
+  const problems: Array<string> = []
+  const validate = inputValidator(tool, problems)
+  const checkOutput = outputValidator(tool, problems)
   const hints = hintsOf(tool)
   const tags = ["mcp", ...(["readOnly", "destructive", "idempotent", "openWorld"] as const).filter((hint) => hints[hint])]
   const override = options.override ?? {}
   return {
-    schemaProblem: problem,
+    problems,
     tool: Tool.make(`${options.prefix}${tool.name}`, {
       description: tool.description ?? tool.annotations?.title ?? tool.title ?? "",
       parameters: parametersOf(tool.inputSchema, validate),
@@ -143,7 +167,7 @@ export const toTool = (
       sensitive: override.sensitive ?? hints.destructive,
       handler: (args) =>
         options.call(tool.name, args).pipe(
-          Effect.flatMap((result) => valueOf(tool, options.server, result)),
+          Effect.flatMap((result) => valueOf(tool, options.server, checkOutput, result)),
           Effect.withSpan("McpToolkit.call", { attributes: { "mcp.server": options.server, "mcp.tool": tool.name } })
         )
     })
