@@ -94,6 +94,14 @@ describe("McpToolkit over Streamable HTTP: answers that are not results", () => 
       expect([...server.sessions.keys()]).not.toEqual(session)
     }).pipe(Effect.scoped), 30_000)
 
+  it.live("an event stream that ends without the answer fails the call at once, never a hang", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url }) })
+      server.endStreams = true
+      expect(yield* batch(yield* mcp.tools, [["add", { a: 1, b: 1 }]]).pipe(Effect.timeout("5 seconds"))).toEqual([lost("add")])
+    }).pipe(Effect.scoped), 30_000)
+
   it.live("an answer that is not a tool result is semantic", () =>
     Effect.gen(function*() {
       const server = yield* httpFixture()
