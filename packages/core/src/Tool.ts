@@ -201,6 +201,54 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
 }
 
 /**
+ * The options a caller sets on tools made by someone else (an MCP server's, an `@effect/ai`
+ * toolkit's): what `Tool.make` takes for them, with approval as a plain yes or no.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "@agentfx/core"
+ *
+ * const overrides: { readonly [tool: string]: Tool.Overrides } = {
+ *   search: { timeout: "10 seconds", retry: { times: 2 } },
+ *   delete_file: { needsApproval: true, serial: true }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Overrides {
+  readonly timeout?: Duration.DurationInput
+  readonly retry?: RetryPolicy
+  readonly needsApproval?: boolean
+  readonly serial?: boolean
+  readonly returnDirect?: boolean
+}
+
+/**
+ * The override options that are set, and only them, whatever else the object holds: ready to
+ * spread into `Tool.make`'s options.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@agentfx/core"
+ *
+ * const fromJson = JSON.parse(`{ "timeout": "2 seconds", "extra": 1 }`) as Tool.Overrides
+ * Tool.overridesOf(fromJson) // { timeout: "2 seconds" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const overridesOf = ({ needsApproval, retry, returnDirect, serial, timeout }: Overrides): Overrides => ({
+  ...(timeout === undefined ? {} : { timeout }),
+  ...(retry === undefined ? {} : { retry }),
+  ...(needsApproval === undefined ? {} : { needsApproval }),
+  ...(serial === undefined ? {} : { serial }),
+  ...(returnDirect === undefined ? {} : { returnDirect })
+})
+
+/**
  * Everything `Tool.make` accepts for a tool whose handler runs in process.
  *
  * @example
