@@ -11,11 +11,13 @@ import type { ResumeError, RunError } from "./AgentError.js"
 import { InvalidAgent } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
+import type * as Checkpoint from "./Checkpoint.js"
 import type { ChatModel, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as AgentTool from "./internal/agentTool.js"
 import type { Layers } from "./internal/observe.js"
+import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
 import * as Slot from "./Slot.js"
@@ -58,6 +60,7 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
   readonly maxIterations: number
   readonly gate: Gate.Gate<any, any>
   readonly onEnvironmentError: "proceed" | "pause"
+  readonly onConversationBusy: "fail" | "wait"
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
@@ -97,6 +100,13 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
   readonly gate?: Gate.Gate<RG, Gate.InputOf<Tools[number]>>
   /** `"pause"`: a batch with `environment` failures pauses the run after it ran. Default `"proceed"`: the model gets the errors. */
   readonly onEnvironmentError?: "proceed" | "pause"
+  /**
+   * A turn or resume on a conversation that another one holds (one at a time per
+   * conversation): `"fail"` at once with `ConversationBusy` (the default: a second message
+   * while the first is answered is usually a double submit), or `"wait"` for it to end.
+   * `RunOptions.onConversationBusy` overrides it for a run.
+   */
+  readonly onConversationBusy?: "fail" | "wait"
   /** Typed run state. */
   readonly slots?: S
   /** Signs checkpoints (HMAC-SHA256) with a secret of at least 32 bytes; unsigned or altered checkpoints are then refused. */
@@ -158,6 +168,10 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
   if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
     problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
   }
+  const onConversationBusy = options.onConversationBusy ?? "fail"
+  if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
+    problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
+  }
   const slots = options.slots ?? ({} as S)
   for (const [slotName, slot] of Object.entries(slots)) {
     if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)
@@ -191,6 +205,7 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
     maxIterations,
     gate: options.gate ?? Gate.needsApproval,
     onEnvironmentError,
+    onConversationBusy,
     slots,
     checkpointSecret: options.checkpointSecret,
     middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
@@ -284,6 +299,8 @@ export interface RunOptions<S extends Slots> {
   readonly conversationId?: string
   /** Initial values of some slots. */
   readonly state?: InitialState<S>
+  /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
+  readonly onConversationBusy?: "fail" | "wait"
 }
 
 /**
@@ -316,12 +333,18 @@ export const run = <S extends Slots, R>(
   Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
 
 /**
- * Continues a paused run (or one stopped by `MaxIterationsReached`) from its checkpoint —
- * the JSON value, as stored; `JSON.parse` output works — with a person's decision.
- * Everything is validated before anything is consumed: a refused resume
- * (`InvalidCheckpoint`, `UnknownDecision`, `IncompleteDecisions`, `InvalidEditedArguments`,
- * `DecisionMismatch`, `ConversationDiverged`) leaves the checkpoint resumable. Rejecting a
- * call never skips the approved ones; an approved call runs once.
+ * Continues a paused run (or one stopped by `MaxIterationsReached`) with a person's decision.
+ * `target` is the run's id — its record in the `RunStore` is the authority — or a copy of its
+ * checkpoint (the JSON value as stored; `JSON.parse` output works), which is imported into the
+ * store on first use (its signature checked first when the agent has a `checkpointSecret`).
+ *
+ * Exactly one resume of a paused run proceeds: it claims the record atomically; any other —
+ * a second tab, a retry, another process sharing the store, a replay of an old copy — fails
+ * with `RunAlreadyResumed` and runs nothing. Everything is validated before the claim: a
+ * refused resume (`InvalidCheckpoint`, `UnknownDecision`, `IncompleteDecisions`,
+ * `InvalidEditedArguments`, `DecisionMismatch`, `ConversationDiverged`, `ConversationBusy`)
+ * leaves the run paused and resumable. Only calls that a gate let through or that the decision
+ * approves run; rejecting a call never skips the approved ones.
  *
  * @example
  * ```ts
@@ -329,8 +352,9 @@ export const run = <S extends Slots, R>(
  * import { Agent, Decision } from "@agentfx/core"
  *
  * declare const agent: Agent.Agent
- * declare const stored: string // JSON.stringify(paused.checkpoint), from a database
- * const program = Agent.resume(agent, JSON.parse(stored), Decision.byCall({
+ * const byId = Agent.resume(agent, "run-1", Decision.approveAll())
+ * declare const stored: string // JSON.stringify(paused.checkpoint), from another process
+ * const fromCopy = Agent.resume(agent, JSON.parse(stored), Decision.byCall({
  *   call_1: Decision.approve(),
  *   call_2: Decision.reject({ message: "not that folder" })
  * }))
@@ -341,10 +365,41 @@ export const run = <S extends Slots, R>(
  */
 export const resume = <S extends Slots, R>(
   agent: Agent<S, R>,
-  checkpoint: unknown,
+  target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  Run.resumeRun(agent, checkpoint, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+
+/**
+ * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run
+ * still recorded as running whose lease expired. A call whose result was recorded is never run
+ * again; a call that was running at the crash runs again only when its tool is `idempotent`,
+ * else the model is told it was cancelled; then the run goes on. A run that is alive elsewhere
+ * is `RunAlreadyResumed`; an unknown one `RunNotFound`. (The next turn on a crashed run's
+ * conversation also closes its calls with the recorded results.)
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, RunStore } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const recoverAll = Effect.gen(function*() {
+ *   const store = yield* RunStore.RunStore
+ *   for (const record of yield* store.list({ status: "running", agent: agent.name })) {
+ *     yield* Agent.recover(agent, record.runId).pipe(Effect.catchTag("RunAlreadyResumed", () => Effect.void))
+ *   }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const recover = <S extends Slots, R>(
+  agent: Agent<S, R>,
+  runId: string
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
+  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
 
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`
@@ -389,6 +444,6 @@ export const stream = <S extends Slots, R>(
  */
 export const streamResume = <S extends Slots, R>(
   agent: Agent<S, R>,
-  checkpoint: unknown,
+  target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
-): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, checkpoint, decision))
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision))

@@ -192,6 +192,12 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
   /** `true`: when every call of a batch is return-direct, their results end the turn. */
   readonly returnDirect?: boolean
   /**
+   * `true`: running a call twice does no more than running it once. A call that was running
+   * when its process crashed runs again on recovery only then; otherwise the model is told it
+   * was cancelled (`docs/persistence.md`).
+   */
+  readonly idempotent?: boolean
+  /**
    * Whether the default gate pauses the run for a person's approval before a call runs:
    * `true`, `false` (the default), or a rule over the decoded arguments.
    */
@@ -223,6 +229,7 @@ export interface Overrides {
   readonly needsApproval?: boolean
   readonly serial?: boolean
   readonly returnDirect?: boolean
+  readonly idempotent?: boolean
 }
 
 /**
@@ -240,12 +247,13 @@ export interface Overrides {
  * @since 0.1.0
  * @category utils
  */
-export const overridesOf = ({ needsApproval, retry, returnDirect, serial, timeout }: Overrides): Overrides => ({
+export const overridesOf = ({ idempotent, needsApproval, retry, returnDirect, serial, timeout }: Overrides): Overrides => ({
   ...(timeout === undefined ? {} : { timeout }),
   ...(retry === undefined ? {} : { retry }),
   ...(needsApproval === undefined ? {} : { needsApproval }),
   ...(serial === undefined ? {} : { serial }),
-  ...(returnDirect === undefined ? {} : { returnDirect })
+  ...(returnDirect === undefined ? {} : { returnDirect }),
+  ...(idempotent === undefined ? {} : { idempotent })
 })
 
 /**
@@ -368,6 +376,7 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly retry: RetryPolicy | undefined
   readonly serial: boolean
   readonly returnDirect: boolean
+  readonly idempotent: boolean
   readonly needsApproval: NeedsApproval<Params, R>
   readonly tags: ReadonlyArray<string>
   readonly isolation: Isolation
@@ -481,6 +490,7 @@ export const make: {
     retry: options.retry,
     serial: options.serial ?? false,
     returnDirect: options.returnDirect ?? false,
+    idempotent: options.idempotent ?? false,
     needsApproval: options.needsApproval ?? false,
     tags: options.tags ?? [],
     isolation,

@@ -43,6 +43,8 @@ export interface Entry {
   readonly retrySchedule: Option.Option<Schedule.Schedule<unknown, ToolFailure>>
   readonly serial: boolean
   readonly returnDirect: boolean
+  /** Whether a call running at a crash may run again on recovery. */
+  readonly idempotent: boolean
   /** Read by the default gate, with the call's decoded arguments. */
   readonly needsApproval: Tool.NeedsApproval<any, any>
   readonly tags: ReadonlyArray<string>
@@ -150,6 +152,7 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
     retrySchedule: Option.fromNullable(tool.retry?.schedule),
     serial: tool.serial,
     returnDirect: tool.returnDirect,
+    idempotent: tool.idempotent,
     needsApproval: tool.needsApproval,
     tags: tool.tags,
     isolation: tool.isolation

@@ -33,14 +33,16 @@ describe("Checkpoint", () => {
       const { checkpoint } = yield* setup
       expect(checkpoint).toMatchObject({
         format: "agentfx/checkpoint",
-        version: 1,
+        version: 2,
+        revision: 1,
+        pausedAt: 0,
         agent: "mailer",
         tools: ["get_weather", "send_email"],
         reason: "approval",
         iteration: 1,
         ephemeral: true,
         pending: ["m1"],
-        batch: [{ call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } } }],
+        batch: [{ call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } }, verdict: "pause" }],
         state: { sent: 2 }
       })
       expect(typeof checkpoint.signature).toBe("string")
@@ -63,8 +65,8 @@ describe("Checkpoint", () => {
         slots: { sent: Slot.sum() }
       })
       expect(yield* refusal(fewer, checkpoint)).toBe(`tools: this agent has no tool "send_email"`)
-      expect(yield* refusal(agent, { ...checkpoint, version: 2 })).toBe(
-        "version: format version 2 is not supported (this runtime reads version 1)"
+      expect(yield* refusal(agent, { ...checkpoint, version: 1 })).toBe(
+        "version: format version 1 is not supported (this runtime reads version 2)"
       )
       const tampered = structuredClone(checkpoint)
       tampered.batch[0].call.args.to = "attacker@evil.example"

@@ -138,7 +138,7 @@ describe("Decision (Agent.resume)", () => {
       expect(executions.counts).toEqual({ get_weather: 1 })
     }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer([ScriptedChatModel.text("ok")]), ChatMemory.layerMemory))))
 
-  it.effect("an approved call never runs twice: a second resume of a consumed checkpoint is refused", () =>
+  it.effect("an approved call never runs twice: a second resume of a consumed checkpoint is refused, by the run store", () =>
     Effect.gen(function*() {
       const executions = new Executions()
       const agent = yield* buildAgent(executions)
@@ -147,7 +147,7 @@ describe("Decision (Agent.resume)", () => {
       const first = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(first._tag).toBe("Completed")
       const second = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll()).pipe(Effect.flip)
-      expect(second._tag).toBe("ConversationDiverged")
+      expect(second._tag === "RunAlreadyResumed" && second.message).toBe(`Run ${exit.runId} was resumed already: it is completed now`)
       expect(executions.counts).toEqual({ send_email: 1, delete_file: 1, get_weather: 1 })
     }).pipe(Effect.provide(Layer.merge(
       ScriptedChatModel.layer([firstBatch, ScriptedChatModel.text("done")]),

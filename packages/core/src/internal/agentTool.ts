@@ -11,7 +11,8 @@ import type * as Tool from "../Tool.js"
 import { make } from "../Tool.js"
 import * as ToolCallingManager from "../ToolCallingManager.js"
 import { environment, semantic, transient } from "../ToolError.js"
-import { resumeRun, startRun } from "./run.js"
+import { resumeRun } from "./resumeRun.js"
+import { startRun } from "./run.js"
 import type { Resumption } from "./suspension.js"
 import { DelegateAgentKey, ResumptionKey, suspend } from "./suspension.js"
 
@@ -19,7 +20,7 @@ import { DelegateAgentKey, ResumptionKey, suspend } from "./suspension.js"
 export interface ToolOptions extends
   Pick<
     Tool.Options<{ readonly input: string }, { readonly input: string }, string, string, never>,
-    "description" | "timeout" | "retry" | "serial" | "returnDirect" | "needsApproval" | "tags"
+    "description" | "timeout" | "retry" | "serial" | "returnDirect" | "idempotent" | "needsApproval" | "tags"
   >
 {
   /** The tool's name, as the parent's model sees it. */

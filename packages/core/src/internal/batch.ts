@@ -48,10 +48,18 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
     return run.observe.tool(
       { runId: run.runId, conversationId: run.conversationId, call: item.call, tool, state },
       tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
-      (input) => runCall(agent.toolkit, input.call === item.call ? item : { call: input.call }, manager, state)
+      (input) => {
+        const call = runCall(agent.toolkit, input.call === item.call ? item : { call: input.call }, manager, state)
+        // a durable store records each result as the call ends: a crash never runs it again
+        return run.store.durable ? Effect.tap(call, (executed) => recordOutcome(run, executed)) : call
+      }
     )
   }
 }
+
+/** Records a call's result; a store failure fails the batch once every call has ended (calls never fail). */
+const recordOutcome = (run: RunState, executed: Executed) =>
+  Effect.catchAll(run.store.recordOutcome(run.runId, executed.result), (error) => Effect.sync(() => void (run.unrecorded ??= error)))
 
 /** What follows the calls: built apart, so that the frame a waiting run keeps holds only these four. */
 const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
@@ -65,6 +73,7 @@ const afterCalls = Effect.fnUntraced(function*(
   executed: ReadonlyArray<Executed>,
   environmentPause: boolean
 ) {
+  if (run.unrecorded !== undefined) return yield* run.unrecorded
   const outcomes = yield* foldWrites(agent, run, executed)
   let next = 0
   const finished = batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))

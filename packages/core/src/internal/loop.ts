@@ -16,7 +16,7 @@ import type { ToolCall } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
-import { checkpointOf, completed, pause, pendingOf } from "./exits.js"
+import { completed, pause, pendingOf, recordBatch, recordStop } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
 import { withService } from "./service.js"
@@ -38,7 +38,7 @@ const next = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undef
   exit === undefined ? loop(agent, run) : Effect.succeed(exit)
 
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  const checkpoint = yield* checkpointOf(agent, run, "max-iterations", [], [])
+  const checkpoint = yield* recordStop(agent, run, "max-iterations", [], [])
   return yield* new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint })
 })
 
@@ -60,6 +60,7 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   if (response.toolCalls.length === 0) return Effect.succeed(completed(run, response.text))
   const { batch, pending } = yield* gate(agent, run, response.toolCalls)
   if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
+  yield* recordBatch(agent, run, batch)
   return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
 
@@ -103,14 +104,14 @@ const gate = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, calls:
     const args = tool === undefined ? undefined : decodeArguments(tool, call.args)
     const decoded = args === undefined ? undefined : settledEither(args) ?? (yield* Effect.either(args))
     if (tool === undefined || decoded === undefined || Either.isLeft(decoded)) {
-      batch[i] = { call }
+      batch[i] = { call, verdict: "proceed" } // it runs as the failure that tells the model what was wrong
       continue
     }
     const verdict = yield* agent.gate({ name: call.name, call, args: decoded.right, tool, state: run.state })
     batch[i] = matchVerdict(verdict, {
-      Proceed: (): BatchItem => ({ call, decoded: true, args: decoded.right }),
+      Proceed: (): BatchItem => ({ call, decoded: true, args: decoded.right, verdict: "proceed" }),
       Pause: (): BatchItem => {
-        const item: BatchItem = { call, decoded: true, args: decoded.right }
+        const item: BatchItem = { call, decoded: true, args: decoded.right, verdict: "pause" }
         pending.push(item)
         return item
       },

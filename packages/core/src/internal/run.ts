@@ -1,26 +1,25 @@
 /**
- * A turn: `Agent.run` starts a run, `Agent.resume` continues a paused one. Either reads its
- * fiber once (memory, event sinks, tracer), builds the run's state, and runs the loop inside
- * what observes the turn. Also: a run as the stream of its events.
+ * A turn: `Agent.run` starts a run. It reads its fiber once (memory, run store, event sinks,
+ * tracer), builds the run's state, holds its conversation, and runs the loop inside what
+ * observes the turn. Also: what every turn shares with a resumed one (`resumeRun.ts`), and a
+ * run as the stream of its events.
  */
-import type { Fiber } from "effect"
-import { Context, Effect, Exit, HashSet, Stream } from "effect"
+import type { Fiber, Scope } from "effect"
+import { Cause, Clock, Context, Effect, Exit, HashSet, Option, Stream } from "effect"
 import type { Any, RunOptions, Slots } from "../Agent.js"
-import { ConversationDiverged, InvalidRunInput } from "../AgentError.js"
+import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import { emptyUsage } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
-import type * as Decision from "../Decision.js"
 import { danglingToolCalls, user } from "../Message.js"
+import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
-import { executeBatch } from "./batch.js"
-import * as CheckpointCodec from "./checkpoint.js"
+import { checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
-import * as Resume from "./resume.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
@@ -44,10 +43,10 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 
 /** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
-const runState = (
+export const runState = (
   agent: Any,
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  fields: Omit<RunState, "sinks" | "traced" | "agentName" | "middleware" | "observe">
+  fields: Pick<RunState, "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "usage" | "outcomes" | "version">
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
@@ -63,7 +62,10 @@ const runState = (
     traced: isTraced(fiber),
     agentName: agent.name,
     middleware: agent.middleware,
-    observe: untouched
+    observe: untouched,
+    store: Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore),
+    version: fields.version,
+    unrecorded: undefined
   }
   run.observe = observerOf(run)
   return run
@@ -71,7 +73,8 @@ const runState = (
 
 /**
  * Starts a run, in one step that reads the fiber and builds the run state; the turn then
- * takes its place: a run suspended in a tool keeps no frame of its start.
+ * takes its place. A run on an ephemeral conversation and an in-memory store holds nothing
+ * and writes nothing until it pauses: it is the loop alone.
  */
 export const startRun = (agent: Any, options: RunOptions<Slots>) =>
   Effect.withFiberRuntime<AgentExit.AgentExit, unknown, any>((fiber) => {
@@ -86,69 +89,117 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       state,
       iteration: 0,
       usage: emptyUsage,
-      outcomes: []
+      outcomes: [],
+      version: undefined
     })
     const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
-    if (run.ephemeral) {
-      run.history.push(user(options.input))
-      return run.observe.turn("run", started, loop(agent, run))
-    }
-    const memory = Context.get(fiber.currentContext, ChatMemory)
-    return run.observe.turn("run", started, Effect.zipRight(loadConversation(run, memory, options.input), loop(agent, run)))
+    if (run.ephemeral) run.history.push(user(options.input))
+    if (run.ephemeral && !run.store.durable) return run.observe.turn("run", started, loop(agent, run))
+    const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
+    const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
+    return run.observe.turn(
+      "run",
+      started,
+      Effect.scoped(Effect.zipRight(begin(agent, run, memory, options.input, wait), recorded(run, loop(agent, run))))
+    )
   })
 
 /**
- * Loads a named conversation, closes the tool calls it left without a result (a crash, an
- * interrupted run) with a neutral "cancelled" result, and adds the input.
+ * What a run holds and writes before its loop, for the scope of the turn: its conversation
+ * (one turn at a time), and with a durable store its lease and its first record.
+ */
+const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string, wait: boolean) {
+  if (!run.ephemeral) yield* holdConversation(run, wait)
+  if (run.store.durable) {
+    yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
+  }
+  if (!run.ephemeral) yield* loadConversation(run, memory, input)
+  if (run.store.durable) {
+    const now = yield* Clock.currentTimeMillis
+    const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
+    yield* run.store.insert({
+      runId: run.runId,
+      agent: agent.name,
+      conversationId: run.conversationId,
+      ephemeral: run.ephemeral,
+      status: "running",
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      checkpoint
+    })
+    run.version = 1
+  }
+})
+
+/**
+ * Holds the run's conversation for the turn's scope (its owner: the run id), or refuses: with
+ * `RunAlreadyResumed` when the holder is this very run (a concurrent resume of it), else with
+ * `ConversationBusy`.
+ */
+export const holdConversation = (
+  run: RunState,
+  wait: boolean
+): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
+  const key = `conversation:${run.conversationId}`
+  return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
+    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder) =>
+      Effect.fail(
+        Option.getOrUndefined(holder) === run.runId
+          ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
+          : new ConversationBusy({ conversationId: run.conversationId })
+      )))
+}
+
+/**
+ * Loads a named conversation, closes the tool calls it left without a result, and adds the
+ * input. A call left by a run that crashed gets the result its durable store recorded (it
+ * is never run again); any other gets a neutral "cancelled" result, so that the model never
+ * sees a call without an answer. The crashed runs are marked failed: this turn supersedes them.
  */
 const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
   const dangling = danglingToolCalls(run.history)
   if (dangling.length > 0) {
-    const cancelled = dangling.map((call): Outcome => ({ _tag: "Cancelled", callId: call.id, toolName: call.name }))
-    yield* appendMessages(run, cancelled.map(resultMessage))
+    const recorded = new Map<string, Outcome>()
+    if (run.store.durable) {
+      // this turn holds the conversation: a run still marked running on it has crashed
+      for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
+        for (const outcome of yield* run.store.outcomes(crashed.runId)) recorded.set(outcome.callId, outcome)
+        yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
+      }
+    }
+    const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
+    yield* appendMessages(run, results.map(resultMessage))
   }
   yield* appendMessages(run, [user(input)])
 })
 
 /**
- * Continues a paused run: validates the checkpoint and the decision before anything is
- * consumed, then finishes the paused batch (or iterates again, after `MaxIterationsReached`).
+ * The loop of a run that has a record (a durable store's, or a resumed run's): the record
+ * follows its end — completed; failed on a typed error or a defect; on interruption, failed
+ * too unless the store is durable (the run stays running, for `Agent.recover`). A pause has
+ * already turned the record paused, and is left as it is.
  */
-export const resumeRun = Effect.fnUntraced(function*(agent: Any, checkpoint: unknown, decision: Decision.Decision) {
-  const decoded = yield* CheckpointCodec.decode(agent, checkpoint)
-  const cp = decoded.checkpoint
-  const plan = yield* Resume.plan(agent, cp, decision)
-  if (!cp.ephemeral) {
-    const memory = yield* ChatMemory
-    const stored = yield* memory.get(cp.conversationId)
-    if (stored.length !== 0 && stored.length !== cp.messages.length) {
-      return yield* new ConversationDiverged({
-        conversationId: cp.conversationId,
-        expectedMessages: cp.messages.length,
-        foundMessages: stored.length
-      })
-    }
-    yield* memory.replace(cp.conversationId, plan.messages)
-  }
-  const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
-    Effect.succeed(runState(agent, fiber, {
-      runId: cp.runId,
-      conversationId: cp.conversationId,
-      ephemeral: cp.ephemeral,
-      history: [...plan.messages],
-      state: decoded.state,
-      iteration: plan.mode === "continue" ? 0 : cp.iteration,
-      usage: cp.usage,
-      outcomes: [...cp.outcomes]
-    }))
+export const recorded = <E, R>(
+  run: RunState,
+  body: Effect.Effect<AgentExit.AgentExit, E, R>
+): Effect.Effect<AgentExit.AgentExit, E | StoreError, R> =>
+  Effect.onExit(
+    Effect.flatMap(body, (exit): Effect.Effect<AgentExit.AgentExit, StoreError> =>
+      exit._tag === "Completed" ? Effect.as(finish(run, "completed"), exit) : Effect.succeed(exit)),
+    (exit) =>
+      Exit.isSuccess(exit) || (Cause.isInterruptedOnly(exit.cause) && run.store.durable)
+        ? Effect.void
+        : Effect.catchAll(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
   )
-  const body = plan.mode === "batch"
-    ? Effect.flatMap(executeBatch(agent, run, plan.batch, plan.environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
-    : loop(agent, run)
-  return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), body)
-})
+
+/** Ends the run's record, if it is still the running record this run holds (not paused, not taken over). */
+const finish = (run: RunState, to: "completed" | "failed") =>
+  run.version === undefined
+    ? Effect.void
+    : Effect.asVoid(run.store.transition(run.runId, { from: { status: "running", version: run.version }, to }))
 
 /** A run (or resume) as the stream of its events, ending with the exit's event. */
 export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>

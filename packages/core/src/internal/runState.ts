@@ -7,6 +7,7 @@ import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
+import type { RunStore, StoreError } from "../RunStore.js"
 import type { Observer, Watchers } from "./observe.js"
 import type { Resumption } from "./suspension.js"
 
@@ -21,6 +22,12 @@ export interface RunState extends Watchers {
   readonly outcomes: Array<Outcome>
   /** What observes the run's levels, decided when it starts. */
   readonly observe: Observer
+  /** Where the run is recorded. */
+  readonly store: RunStore.Service
+  /** The version of the run's record in the store; `undefined` while it has none (a run of an in-memory store that has not paused). */
+  version: number | undefined
+  /** The first failure to record a call's result in a durable store, if any (the batch then fails with it). */
+  unrecorded: StoreError | undefined
 }
 
 /**
@@ -36,6 +43,8 @@ export interface BatchItem {
   readonly args?: unknown
   /** For a suspended call being resumed: what its handler continues from. */
   readonly resumption?: Resumption | undefined
+  /** For a call without outcome: what the gate (or, on resume, the person) said of it. */
+  readonly verdict?: "proceed" | "pause" | undefined
 }
 
 /**
