@@ -16,6 +16,7 @@ import type { ChatModel, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as AgentTool from "./internal/agentTool.js"
+import { defaultLimits, type Limits as AdmitLimits } from "./internal/admit.js"
 import type { Layers } from "./internal/observe.js"
 import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
@@ -61,6 +62,8 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
   readonly gate: Gate.Gate<any, any>
   readonly onEnvironmentError: "proceed" | "pause"
   readonly onConversationBusy: "fail" | "wait"
+  /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
+  readonly limits: Limits
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
@@ -107,6 +110,14 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * `RunOptions.onConversationBusy` overrides it for a run.
    */
   readonly onConversationBusy?: "fail" | "wait"
+  /**
+   * What a run accepts of the model's calls; a call beyond a limit is not run, and the model
+   * is told which limit it crossed (a `semantic` error) — the conversation stays usable.
+   * `depth`: how deeply arguments and tool results may nest (default 64, at most 1000);
+   * `argumentBytes`: the largest arguments of one call as JSON (default 1 MiB); `batchWidth`:
+   * the most calls of one model answer that run (default 128).
+   */
+  readonly limits?: Partial<Limits>
   /** Typed run state. */
   readonly slots?: S
   /** Signs checkpoints (HMAC-SHA256) with a secret of at least 32 bytes; unsigned or altered checkpoints are then refused. */
@@ -168,6 +179,12 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
   if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
     problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
   }
+  const limits: Limits = { ...defaultLimits, ...options.limits }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1 || (name === "depth" && value > 1000)) {
+      problems.push(`limits.${name} ${value} is not ${name === "depth" ? "an integer from 1 to 1000" : "a positive integer"}`)
+    }
+  }
   const onConversationBusy = options.onConversationBusy ?? "fail"
   if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
     problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
@@ -206,6 +223,7 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
     gate: options.gate ?? Gate.needsApproval,
     onEnvironmentError,
     onConversationBusy,
+    limits,
     slots,
     checkpointSecret: options.checkpointSecret,
     middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
@@ -276,6 +294,14 @@ export const toTool: <S extends Slots, R>(
   agent: Agent<S, R>,
   options: ToolOptions
 ) => Tool.Tool<string, { readonly input: string }, string, R | ChatModel> = AgentTool.toTool
+
+/**
+ * The limits a run holds the model's calls to (see `Options.limits`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits extends AdmitLimits {}
 
 /**
  * Options of {@link toTool}: the tool's name, description and tool options, and the manager

@@ -198,6 +198,12 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
    */
   readonly idempotent?: boolean
   /**
+   * What the model is told when the handler dies (throws, or `Effect.die`): by default only
+   * that the tool failed unexpectedly — a defect's message may hold paths or secrets; `true`:
+   * the defect's message too (never its stack). The full cause always goes to the log.
+   */
+  readonly exposeDefects?: boolean
+  /**
    * Whether the default gate pauses the run for a person's approval before a call runs:
    * `true`, `false` (the default), or a rule over the decoded arguments.
    */
@@ -377,6 +383,7 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly serial: boolean
   readonly returnDirect: boolean
   readonly idempotent: boolean
+  readonly exposeDefects: boolean
   readonly needsApproval: NeedsApproval<Params, R>
   readonly tags: ReadonlyArray<string>
   readonly isolation: Isolation
@@ -491,6 +498,7 @@ export const make: {
     serial: options.serial ?? false,
     returnDirect: options.returnDirect ?? false,
     idempotent: options.idempotent ?? false,
+    exposeDefects: options.exposeDefects ?? false,
     needsApproval: options.needsApproval ?? false,
     tags: options.tags ?? [],
     isolation,

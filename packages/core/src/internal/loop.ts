@@ -13,6 +13,8 @@ import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
 import type { ModelInput } from "../Middleware.js"
 import type { ToolCall } from "../ToolCall.js"
+import type { ToolError } from "../ToolError.js"
+import { admit } from "./admit.js"
 import { executeBatch } from "./batch.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
@@ -56,9 +58,10 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
     request: { system: agent.system, messages: run.history.slice(), tools: agent.toolDefinitions, toolChoice: "auto" }
   }, callModel(run))
   run.usage = addUsage(run.usage, response.usage)
-  yield* appendMessages(run, [assistant(response.text, response.toolCalls)])
-  if (response.toolCalls.length === 0) return Effect.succeed(completed(run, response.text))
-  const { batch, pending } = yield* gate(agent, run, response.toolCalls)
+  const { calls, refused } = admit(response.toolCalls, agent.limits)
+  yield* appendMessages(run, [assistant(response.text, calls)])
+  if (calls.length === 0) return Effect.succeed(completed(run, response.text))
+  const { batch, pending } = yield* gate(agent, run, calls, refused)
   if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
   yield* recordBatch(agent, run, batch)
   return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
@@ -90,16 +93,26 @@ const callModel = (run: RunState) => ({ iteration, request }: ModelInput) =>
   })
 
 /**
- * Gates every call serially, in call order, before any of them runs. A call's arguments are
- * decoded first: a call of an unknown tool, or whose arguments do not decode, reaches no gate
- * and runs as a failure (the model is told what was wrong). Returns the batch and its calls
- * that wait for a person.
+ * Gates every call serially, in call order, before any of them runs. A call beyond the agent's
+ * limits has its error already; a call's arguments are decoded first: a call of an unknown
+ * tool, or whose arguments do not decode, reaches no gate and runs as a failure (the model is
+ * told what was wrong). Returns the batch and its calls that wait for a person.
  */
-const gate = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, calls: ReadonlyArray<ToolCall>) {
+const gate = Effect.fnUntraced(function*(
+  agent: Agent.Any,
+  run: RunState,
+  calls: ReadonlyArray<ToolCall>,
+  refused: ReadonlyMap<string, ToolError>
+) {
   const batch: Array<BatchItem> = new Array(calls.length)
   const pending: Array<BatchItem> = []
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
+    const beyond = refused.size === 0 ? undefined : refused.get(call.id)
+    if (beyond !== undefined) {
+      batch[i] = { call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } }
+      continue
+    }
     const tool = agent.toolkit.entries.get(call.name)
     const args = tool === undefined ? undefined : decodeArguments(tool, call.args)
     const decoded = args === undefined ? undefined : settledEither(args) ?? (yield* Effect.either(args))
