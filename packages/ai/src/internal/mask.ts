@@ -6,14 +6,20 @@ import { ChatModel } from "@agentfx/core"
 /** Secrets shorter than this are not searched for: they would match ordinary words. */
 const minimumSecretLength = 8
 
+/** A credential value: no spaces, quotes or closing punctuation, not ending in a full stop. */
+const value = String.raw`[^\s"',;)}\]]*[^\s"',;)}\].]`
+
 const replacements: ReadonlyArray<readonly [RegExp, string]> = [
   // userinfo of any URL: https://user:pass@host → https://***@host
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, "$1***@"],
   // a credential after its scheme: Bearer …, Basic …
-  [/\b(Bearer|Basic)\s+[^\s"',;)}\]]+/gi, "$1 ***"],
+  [new RegExp(String.raw`\b(Bearer|Basic)\s+` + value, "gi"), "$1 ***"],
   // header or field names that carry a credential, quoted or not: x-api-key: …, "api_key": "…", authorization=…
   [
-    /\b((?:x-api-key|api[-_]?key|x-goog-api-key|authorization|access[-_]?token)["']?\s*[:=]\s*["']?)(?!\*\*\*|Bearer\b|Basic\b)[^\s"',;)}\]]+/gi,
+    new RegExp(
+      String.raw`\b((?:x-api-key|api[-_]?key|x-goog-api-key|authorization|access[-_]?token)["']?\s*[:=]\s*["']?)(?!\*\*\*|Bearer\b|Basic\b)` + value,
+      "gi"
+    ),
     "$1***"
   ]
 ]

@@ -134,7 +134,7 @@ export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: 
 
 /**
  * POSTs `body` and returns the server-sent events of the answer. No bytes for `idleTimeout`
- * fails the stream. A JSON answer where events were asked for fails: with the server's
+ * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s). A JSON answer where events were asked for fails: with the server's
  * message when it is an error envelope, else `InvalidResponse`.
  */
 export const postStream = (
@@ -148,11 +148,13 @@ export const postStream = (
       (response.headers["content-type"] ?? "").includes("json")
         ? Effect.flatMap(readJson(target, response), (json) =>
           Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", JSON.stringify(json))))
-        : Effect.succeed(response.stream)
+        : Effect.succeed(idle(
+          Stream.mapError(response.stream, (error) => networkError(target.provider, error)),
+          idleTimeout,
+          target.provider
+        ))
     ),
     Stream.unwrap,
-    Stream.mapError((error) => (error instanceof ChatModel.ModelError ? error : networkError(target.provider, error))),
-    (bytes) => idle(bytes, idleTimeout, target.provider),
     Stream.decodeText(),
     Sse.events
   )
