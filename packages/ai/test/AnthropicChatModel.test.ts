@@ -180,6 +180,9 @@ describe("AnthropicChatModel (Messages API)", () => {
   })
 
   describe("credentials", () => {
+    it.live("spans hold no credential: the key, the base URL's user:pass", () =>
+      Effect.map(Scenarios.spansMasked(format, "both"), (attributes) =>
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "claude-sonnet-4-5", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic beside x-api-key, and never shown", () =>
       Effect.map(Scenarios.urlCredentials(format), (requests) => expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test", "sk-ant-test"])))

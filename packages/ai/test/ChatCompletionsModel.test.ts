@@ -377,6 +377,12 @@ describe("ChatCompletionsModel", () => {
   })
 
   describe("credentials", () => {
+    it.live("spans hold no credential: the key, or the base URL's user:pass", () =>
+      Effect.gen(function*() {
+        const attributes = yield* Scenarios.spansMasked(format, "key")
+        yield* Scenarios.spansMasked(format, "url")
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "llama3.2", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions$/) })
+      }))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic and never shown", () =>
       Scenarios.urlCredentials(format, { apiKey: null }))

@@ -235,6 +235,9 @@ describe("OpenAiChatModel (Responses API)", () => {
   })
 
   describe("credentials", () => {
+    it.live("spans hold no credential", () =>
+      Effect.map(Scenarios.spansMasked(format, "key"), (attributes) =>
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "gpt-4.1-mini", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/responses$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a base URL with user:pass@ and the API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
   })

@@ -5,7 +5,7 @@
  */
 import { Agent, ChatModel } from "@agentfx/core"
 import { expect } from "@effect/vitest"
-import { Chunk, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock } from "effect"
+import { Cause, Chunk, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
 import type * as Http from "node:http"
 import { collect, generate, request, streaming, weatherAgent } from "./fixtures.js"
 import { framed, type ModelOptions, stream, streamedAnswer, type WireFormat } from "./formats.js"
@@ -321,4 +321,69 @@ export const urlCredentialsWithKey = (format: WireFormat): Effect.Effect<void, u
       `${format.provider(server.url)}: the base URL carries credentials and an API key is set as well; give one of them.`
     ])
     expect(server.requests).toHaveLength(0)
+  }).pipe(Effect.scoped)
+
+/** A tracer that records every span: its name, its attributes, and how it ended. */
+const recordingTracer = () => {
+  const spans: Array<{ readonly name: string; readonly attributes: Map<string, unknown>; exit?: Exit.Exit<unknown, unknown> }> = []
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const record: (typeof spans)[number] = { name, attributes: new Map() }
+      spans.push(record)
+      return {
+        _tag: "Span",
+        name,
+        spanId: `span-${spans.length}`,
+        traceId: "trace-1",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes: record.attributes,
+        links,
+        sampled: true,
+        kind,
+        end: (_endTime, exit) => void (record.exit = exit),
+        attribute: (key, value) => void record.attributes.set(key, value),
+        event: () => undefined,
+        addLinks: () => undefined
+      }
+    },
+    context: (f) => f()
+  })
+  return { spans, tracer }
+}
+
+/**
+ * Spans of a failed call (the adapter's and the HTTP client's) against a server that echoes
+ * the key and the `Authorization` header it got; `credentials` says what is configured: the
+ * API key, credentials in the base URL, or both. No attribute and no recorded error holds
+ * the key, the URL's password or the Basic token. Returns the adapter span's attributes.
+ */
+export const spansMasked = (format: WireFormat, credentials: "key" | "url" | "both"): Effect.Effect<Map<string, unknown>, unknown> =>
+  Effect.gen(function*() {
+    const key = "sk-live-0123456789abcdef"
+    const server = yield* loopback((req, res) =>
+      json(res, {
+        error: { message: `Incorrect API key provided: ${key}; got ${String(req.headers.authorization)}`, type: "invalid_request_error" }
+      }, 401)
+    )
+    const { spans, tracer } = recordingTracer()
+    const options: ModelOptions = {
+      ...(credentials === "url" ? { apiKey: null } : { apiKey: key }),
+      ...(credentials === "key" ? {} : { baseUrl: withUser })
+    }
+    const error = yield* generate().pipe(Effect.provide(format.model(server.url, options)), Effect.flip, Effect.withTracer(tracer))
+    expect(error.reason).toBe("Unauthorized")
+    const recorded = JSON.stringify(spans.map((span) => ({
+      name: span.name,
+      attributes: Object.fromEntries(span.attributes),
+      error: span.exit !== undefined && Exit.isFailure(span.exit) ? Cause.pretty(span.exit.cause) : undefined
+    })))
+    const secrets = [
+      ...(credentials === "url" ? [] : [key]),
+      ...(credentials === "key" ? [] : ["s3cret-pass", Buffer.from("proxy:s3cret-pass").toString("base64")])
+    ]
+    for (const secret of secrets) expect(recorded).not.toContain(secret)
+    expect(spans.map((span) => span.name)).toEqual(expect.arrayContaining([expect.stringMatching(/\.generate$/), "http.client POST"]))
+    return spans.find((span) => span.name.endsWith(".generate"))!.attributes
   }).pipe(Effect.scoped)

@@ -51,7 +51,10 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
   const checked = E.flatMap(options.endpoint, (target) =>
     E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts })))
   const mask = E.match(options.endpoint, { onLeft: () => (text: string) => text, onRight: (target) => target.mask })
-  const attributes = { ...options.attributes, ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.url } : {}) }
+  const attributes = {
+    ...options.attributes,
+    ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.mask(options.endpoint.right.url) } : {})
+  }
 
   const generate = (request: ChatModel.ChatRequest) =>
     E.match(checked, {
