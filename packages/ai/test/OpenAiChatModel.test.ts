@@ -192,18 +192,25 @@ describe("OpenAiChatModel (Responses API)", () => {
         expect([filtered.text, filtered.finishReason]).toEqual(["It is", "content-filter"])
         expect([queued.reason, queued.message]).toEqual(["InvalidResponse", "OpenAI answered a response that is queued, not completed"])
       }).pipe(Effect.scoped))
-    it.live("arguments that are not JSON reach the tool as the raw string: refused there, the model is told, the run goes on", () =>
+    it.live("arguments that are not JSON, and an unknown tool, reach the loop: refused there, the model is told, the run goes on", () =>
       Effect.gen(function*() {
         const server = yield* loopback((_req, res, index) =>
           index === 0
-            ? json(res, Recorded.envelope({ status: "completed", output: [{ ...functionCall("call_x", "Oslo"), arguments: "{city: Oslo" }] }))
+            ? json(
+              res,
+              Recorded.envelope({
+                status: "completed",
+                output: [{ ...functionCall("call_x", "Oslo"), arguments: "{city: Oslo" }, { ...functionCall("call_y", "Rome"), name: "get_wether" }]
+              })
+            )
             : format.answer(res)
         )
         const exit = yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)))
-        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Failed"])
-        const [call, result] = server.requests[1]!.body.input.slice(2)
-        expect(call.arguments).toBe(JSON.stringify("{city: Oslo"))
-        expect([result.call_id, JSON.parse(result.output)]).toEqual(["call_x", expect.stringMatching(/^semantic error: /)])
+        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Failed", "Failed"])
+        const [malformed, unknown, malformedResult, unknownResult] = server.requests[1]!.body.input.slice(2)
+        expect([malformed.arguments, unknown.name]).toEqual([JSON.stringify("{city: Oslo"), "get_wether"])
+        expect([malformedResult.call_id, JSON.parse(malformedResult.output)]).toEqual(["call_x", expect.stringMatching(/^semantic error: /)])
+        expect([unknownResult.call_id, JSON.parse(unknownResult.output)]).toEqual(["call_y", expect.stringMatching(/^semantic error: .*get_wether/)])
       }).pipe(Effect.scoped))
   })
 
