@@ -5,19 +5,15 @@
  * error. No I/O here.
  */
 import type { ChatModel } from "@agentfx/core"
-import { ChatModel as Model } from "@agentfx/core"
-import type * as Sse from "./sse.js"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
-type Json = { readonly [key: string]: unknown }
-
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-const text = (value: unknown): string => (typeof value === "string" ? value : "")
-const count = (value: unknown): number => (typeof value === "number" ? value : 0)
+type Json = JsonObject
 
 interface WireMessage {
   readonly role: "user" | "assistant"
@@ -84,8 +80,6 @@ const requestBody = (model: string, maxTokens: number) => (request: ChatModel.Ch
     ...(stream ? { stream: true } : {})
   }
 }
-
-const invalid = (message: string) => new Model.ModelError({ reason: "InvalidResponse", message })
 
 const finishReason = (reason: unknown): ChatModel.FinishReason => {
   switch (reason) {
@@ -159,13 +153,9 @@ const reader = (provider: string): StreamReader => {
     wireUsage = { ...wireUsage, ...Object.fromEntries(Object.entries(value).filter(([, count]) => typeof count === "number")) }
   }
 
-  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
-    let json: unknown
-    try {
-      json = JSON.parse(event.data)
-    } catch {
-      return Either.left(invalid(`${provider} sent a stream event that is not JSON: ${event.data.slice(0, 200)}`))
-    }
+  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+
+  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
     if (!isObject(json)) return Either.right("")
     const index = typeof json.index === "number" ? json.index : -1
     const delta = isObject(json.delta) ? json.delta : {}

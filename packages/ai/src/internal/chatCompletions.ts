@@ -3,13 +3,13 @@
  * and SSE chunks → neutral response. No I/O here.
  */
 import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
-import { ChatModel as Model } from "@agentfx/core"
-import type * as Sse from "./sse.js"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload } from "./httpError.js"
+import type * as Sse from "./sse.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireParameters } from "./toolSchema.js"
+import { invalid, isObject, parseEvent } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -161,8 +161,6 @@ const usage = (wire: typeof UsageWire.Type | null | undefined): ChatModel.Usage 
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
-const invalid = (message: string) => new Model.ModelError({ reason: "InvalidResponse", message })
-
 /** Decodes a JSON value with a wire schema; a mismatch is an `InvalidResponse`. */
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
   Either.mapLeft(
@@ -213,14 +211,10 @@ const reader = (provider: string): StreamReader => {
       done = true
       return Either.right("")
     }
-    let json: unknown
-    try {
-      json = JSON.parse(event.data)
-    } catch {
-      return Either.left(invalid(`${provider} sent a stream event that is not JSON: ${event.data.slice(0, 200)}`))
-    }
-    const carriesError = event.event === "error" ||
-      (typeof json === "object" && json !== null && "error" in json && json.error !== null && json.error !== undefined)
+    return Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+  }
+  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+    const carriesError = event.event === "error" || (isObject(json) && json.error !== null && json.error !== undefined)
     if (carriesError) return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
     return Either.map(decodeChunk(json), (chunk) => {
       chunks += 1

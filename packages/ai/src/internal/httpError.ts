@@ -3,6 +3,7 @@
  * an answer (in a stream or with HTTP 200), decides the reason; `Retry-After` the wait.
  */
 import { ChatModel } from "@agentfx/core"
+import { isObject } from "./wireJson.js"
 
 /**
  * The wait a server asked for, in milliseconds, from its `retry-after-ms` header (OpenAI)
@@ -125,16 +126,13 @@ const codeReasons: { readonly [code: string]: ChatModel.ModelError["reason"] } =
   failed_precondition: "InvalidRequest"
 }
 
-const isRecord = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** Ollama and others answer `{ error: "…" }`; Google wraps its error object in an array. */
 const errorObject = (payload: unknown): { readonly [key: string]: unknown } | undefined => {
   const outer = Array.isArray(payload) ? payload[0] : payload
-  if (!isRecord(outer)) return undefined
+  if (!isObject(outer)) return undefined
   const inner = outer.error
   if (typeof inner === "string") return { ...outer, message: inner }
-  return isRecord(inner) ? { ...outer, ...inner } : outer
+  return isObject(inner) ? { ...outer, ...inner } : outer
 }
 
 /**
@@ -146,7 +144,7 @@ const errorObject = (payload: unknown): { readonly [key: string]: unknown } | un
  */
 export const isErrorPayload = (payload: unknown): boolean => {
   const outer = Array.isArray(payload) ? payload[0] : payload
-  if (!isRecord(outer)) return false
+  if (!isObject(outer)) return false
   if (outer.type === "error") return true
   return outer.error !== undefined && outer.error !== null &&
     !("object" in outer || "choices" in outer || "output" in outer || "content" in outer)

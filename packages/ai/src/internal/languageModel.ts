@@ -9,6 +9,7 @@ import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import { Effect, ParseResult, Schema } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
+import { invalid } from "./wireJson.js"
 
 /** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
@@ -97,8 +98,6 @@ export const toolCall = (part: { readonly id: string; readonly name: string; rea
   name: part.name,
   args: part.params as Json.JsonValue
 })
-
-const invalid = (message: string) => new ChatModel.ModelError({ reason: "InvalidResponse", message })
 
 /**
  * An `AiError` as a `ModelError`: an HTTP status is classified like every other adapter's

@@ -5,18 +5,16 @@
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
 import type { ChatModel, Message } from "@agentfx/core"
-import { ChatModel as Model } from "@agentfx/core"
-import type * as Sse from "./sse.js"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
-type Json = { readonly [key: string]: unknown }
+type Json = JsonObject
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-const text = (value: unknown): string => (typeof value === "string" ? value : "")
 const objects = (value: unknown): ReadonlyArray<Json> => (Array.isArray(value) ? value.filter(isObject) : [])
 
 /** OpenAI's reasoning models take the system prompt as a `developer` message. */
@@ -68,13 +66,11 @@ const requestBody = (model: string, strict: boolean) => (request: ChatModel.Chat
   }
 }
 
-const invalid = (message: string) => new Model.ModelError({ reason: "InvalidResponse", message })
-
 /** The usage rule of every adapter: counts the server did not send are 0, the total is input + output. */
 const usage = (response: Json): ChatModel.Usage => {
   const wire = isObject(response.usage) ? response.usage : {}
-  const inputTokens = typeof wire.input_tokens === "number" ? wire.input_tokens : 0
-  const outputTokens = typeof wire.output_tokens === "number" ? wire.output_tokens : 0
+  const inputTokens = count(wire.input_tokens)
+  const outputTokens = count(wire.output_tokens)
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
@@ -172,13 +168,9 @@ const reader = (provider: string): StreamReader => {
     for (const key of keys(event, item.id)) byKey.set(key, call)
   }
 
-  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
-    let json: unknown
-    try {
-      json = JSON.parse(event.data)
-    } catch {
-      return Either.left(invalid(`${provider} sent a stream event that is not JSON: ${event.data.slice(0, 200)}`))
-    }
+  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+
+  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
     if (!isObject(json)) return Either.right("")
     const type = text(json.type) || event.event
     const item = isObject(json.item) ? json.item : undefined
