@@ -10,7 +10,7 @@ import { ChatModel } from "@agentfx/core"
 import { LanguageModel } from "@effect/ai"
 import type { AiError } from "@effect/ai"
 import type { ParseResult } from "effect"
-import { Clock, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "effect"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
 import { maskError, masker } from "./internal/mask.js"
@@ -46,7 +46,9 @@ export interface Options extends ModelTimeout.Options {
  * whose arguments are not JSON fails the call with `InvalidResponse` (`@effect/ai` parses
  * them). Streaming uses `LanguageModel.streamText`; an `error` part fails the stream with
  * the server's error, classified like an HTTP status (`overloaded_error` is transient).
- * Interrupting a call aborts its request. Each attempt is bounded by the timeouts.
+ * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
+ * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
+ * `InvalidRequest`, not a defect.
  *
  * @example
  * ```ts
@@ -74,6 +76,7 @@ export const fromLanguageModel = (
     const provider = options?.provider ?? "the language model"
     const mask = maskError(masker((options?.secrets ?? []).map(Redacted.value)))
     const timeouts = Timeout.resolve(options, provider)
+    const tooDeep = Internal.unencodable(provider)
     const toModelError = (error: AiError.AiError | ParseResult.ParseError) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Internal.fromAiError(provider, now)(error)))
     const callOptions = (request: ChatModel.ChatRequest) => ({
@@ -88,6 +91,7 @@ export const fromLanguageModel = (
         onRight: ({ request: requestTimeout }) =>
           model.generateText(callOptions(request)).pipe(
             Effect.catchAll(toModelError),
+            Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
             Effect.map((response): ChatModel.ChatResponse => ({
               text: response.text,
               toolCalls: response.toolCalls.map(Internal.toolCall),
@@ -109,6 +113,9 @@ export const fromLanguageModel = (
         let finish: ChatModel.ChatResponse | undefined
         const parts = model.streamText(callOptions(request)).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
+          Stream.catchAllCause((cause) =>
+            Option.match(Option.flatMap(Cause.dieOption(cause), tooDeep), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
+          ),
           (raw) => Timeout.idle(raw, bounds.idle, provider),
           Stream.mapEffect((part) => {
             switch (part.type) {

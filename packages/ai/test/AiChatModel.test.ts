@@ -1,11 +1,11 @@
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, type Json, Message } from "@agentfx/core"
 import { LanguageModel, type Response } from "@effect/ai"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
+import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
 import { AiChatModel } from "../src/index.js"
-import { collect, fastRetry, generate } from "./fixtures.js"
+import { collect, fastRetry, generate, request } from "./fixtures.js"
 import { anthropic, streamedAnswer } from "./formats.js"
 import { eventually, json, loopback, sse } from "./loopback.js"
 
@@ -83,6 +83,26 @@ describe("AiChatModel", () => {
       const unmasked = yield* generate().pipe(Effect.provide(viaEffectAi(server.url)), Effect.flip)
       expect(masked.message).toBe("Anthropic answered HTTP 401: key *** refused; x-api-key: ***. Check the API key.")
       expect(unmasked.message).toBe("Anthropic answered HTTP 401: key sk-ant-api03-secret-key refused; x-api-key: ***. Check the API key.")
+    }).pipe(Effect.scoped))
+
+  it.live("a history nested deeper than @effect/ai can encode: InvalidRequest for generate and stream, never a defect", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => anthropic.answer(res))
+      let deep: Json.JsonValue = "Oslo"
+      for (let i = 0; i < 20_000; i++) deep = [deep]
+      const deepRequest = request({ messages: [Message.user("Weather?"), Message.assistant("", [{ id: "call_deep", name: "get_weather", args: deep }])] })
+      const layer = viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })
+      const generated = yield* generate(deepRequest).pipe(Effect.provide(layer), Effect.asVoid, Effect.exit)
+      const streamed = yield* collect(deepRequest).pipe(Effect.provide(layer), Effect.asVoid, Effect.exit)
+      for (const exit of [generated, streamed]) {
+        expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(false)
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        expect(error !== undefined && [error.reason, error.message]).toEqual([
+          "InvalidRequest",
+          "could not encode the request to Anthropic: RangeError: Maximum call stack size exceeded"
+        ])
+      }
+      expect(server.requests).toHaveLength(0)
     }).pipe(Effect.scoped))
 
   it.effect("idleTimeout counts between stream parts: a part, then nothing, fails after exactly that long", () =>

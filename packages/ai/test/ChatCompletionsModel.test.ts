@@ -376,6 +376,8 @@ describe("ChatCompletionsModel", () => {
     it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
   })
 
+  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+
   describe("credentials", () => {
     it.live("spans hold no credential: the key, or the base URL's user:pass", () =>
       Effect.gen(function*() {

@@ -241,6 +241,8 @@ describe("OpenAiChatModel (Responses API)", () => {
     it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
   })
 
+  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+
   describe("credentials", () => {
     it.live("spans hold no credential", () =>
       Effect.map(Scenarios.spansMasked(format, "key"), (attributes) =>

@@ -3,7 +3,7 @@
  * streams, rate limits and refusals, failures mid-stream, cut streams, errors sent with
  * HTTP 200, both timeouts, masked credentials.
  */
-import { Agent, ChatModel } from "@agentfx/core"
+import { Agent, ChatModel, type Json, Message } from "@agentfx/core"
 import { expect } from "@effect/vitest"
 import { Cause, Chunk, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
 import type * as Http from "node:http"
@@ -386,4 +386,21 @@ export const spansMasked = (format: WireFormat, credentials: "key" | "url" | "bo
     for (const secret of secrets) expect(recorded).not.toContain(secret)
     expect(spans.map((span) => span.name)).toEqual(expect.arrayContaining([expect.stringMatching(/\.generate$/), "http.client POST"]))
     return spans.find((span) => span.name.endsWith(".generate"))!.attributes
+  }).pipe(Effect.scoped)
+
+/** A tool call in the history nested deeper than `JSON.stringify` can go: an `InvalidRequest`, no request, no defect. */
+export const unencodableHistory = (format: WireFormat): Effect.Effect<void, unknown> =>
+  Effect.gen(function*() {
+    const server = yield* loopback((_req, res) => format.answer(res))
+    let deep: Json.JsonValue = "Oslo"
+    for (let i = 0; i < 20_000; i++) deep = [deep]
+    const history = [Message.user("Weather?"), Message.assistant("", [{ id: "call_deep", name: "get_weather", args: deep }])]
+    const exit = yield* generate(request({ messages: history })).pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.exit)
+    expect(Exit.isFailure(exit) && !Cause.isDie(exit.cause)).toBe(true)
+    const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.getOrUndefined(Option.map(error, (e) => [e.reason, e.message]))).toEqual([
+      "InvalidRequest",
+      `could not encode the request to ${format.provider(server.url)}: RangeError: Maximum call stack size exceeded`
+    ])
+    expect(server.requests).toHaveLength(0)
   }).pipe(Effect.scoped)

@@ -6,7 +6,7 @@ import type { Json } from "@agentfx/core"
 import { ChatModel } from "@agentfx/core"
 import type { AiError, Prompt, Response } from "@effect/ai"
 import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Option, ParseResult, Schema } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
 import { invalid } from "./wireJson.js"
@@ -130,3 +130,13 @@ export const fromAiError = (provider: string, nowMillis: number) => (error: AiEr
       return new ChatModel.ModelError({ reason: "Other", message: `${provider} failed: ${error.message}` })
   }
 }
+
+/**
+ * A stack overflow (`RangeError`) while the `LanguageModel` builds or sends the request —
+ * a history nested deeper than its encoders can go — as an `InvalidRequest`, instead of a
+ * defect; any other defect stays one.
+ */
+export const unencodable = (provider: string) => (defect: unknown): Option.Option<ChatModel.ModelError> =>
+  defect instanceof RangeError
+    ? Option.some(new ChatModel.ModelError({ reason: "InvalidRequest", message: `could not encode the request to ${provider}: ${String(defect)}` }))
+    : Option.none()

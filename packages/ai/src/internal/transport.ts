@@ -87,19 +87,25 @@ const unreadable = (provider: string, what: string, text: string) =>
     message: `${provider} sent ${what}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
   })
 
-/** Sends `body`; a non-2xx answer fails with the `ModelError` of its status, quoting the server. */
+/**
+ * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
+ * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
+ * its status, quoting the server.
+ */
 const send = (
   client: HttpClient.HttpClient,
   target: Endpoint,
-  body: unknown,
+  body: () => unknown,
   accept: string
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, ChatModel.ModelError> =>
   Effect.gen(function*() {
+    const unencodable = (cause: unknown) => invalidRequest(`could not encode the request to ${target.provider}: ${String(cause)}`)
+    const payload = yield* Effect.try({ try: body, catch: unencodable })
     const request = yield* HttpClientRequest.post(target.url).pipe(
       HttpClientRequest.setHeaders(target.headers),
       HttpClientRequest.accept(accept),
-      HttpClientRequest.bodyJson(body),
-      Effect.mapError((error) => invalidRequest(`could not encode the request to ${target.provider}: ${String(error.reason.error)}`))
+      HttpClientRequest.bodyJson(payload),
+      Effect.mapError((error) => unencodable(error.reason.error))
     )
     const response = yield* Effect.mapError(client.execute(request), (error) => networkError(target.provider, error))
     if (response.status >= 200 && response.status < 300) return response
@@ -126,21 +132,21 @@ const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientRespo
   })
 
 /**
- * POSTs `body` and returns the JSON answer. A 200 whose body is an error envelope
+ * POSTs the `body` built and returns the JSON answer. A 200 whose body is an error envelope
  * (`{ error: … }`) fails with the server's message and the error's class.
  */
-export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: unknown): Effect.Effect<unknown, ChatModel.ModelError> =>
+export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: () => unknown): Effect.Effect<unknown, ChatModel.ModelError> =>
   Effect.flatMap(send(client, target, body, "application/json"), (response) => readJson(target, response))
 
 /**
- * POSTs `body` and returns the server-sent events of the answer. No bytes for `idleTimeout`
+ * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
  * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s). A JSON answer where events were asked for fails: with the server's
  * message when it is an error envelope, else `InvalidResponse`.
  */
 export const postStream = (
   client: HttpClient.HttpClient,
   target: Endpoint,
-  body: unknown,
+  body: () => unknown,
   idleTimeout: Duration.Duration
 ): Stream.Stream<Sse.Event, ChatModel.ModelError> =>
   send(client, target, body, "text/event-stream").pipe(

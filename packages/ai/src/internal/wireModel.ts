@@ -60,7 +60,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
     E.match(checked, {
       onLeft: Effect.fail,
       onRight: ({ target, timeouts }) =>
-        postJson(client, target, options.wire.body(request, false)).pipe(
+        postJson(client, target, () => options.wire.body(request, false)).pipe(
           Effect.flatMap((body) => options.wire.decode(body, target.provider)),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
           (call) => ModelRetry.retry(call, options.retry)
@@ -76,7 +76,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
       onRight: ({ target, timeouts }) =>
         Stream.suspend(() => {
           const reader = options.wire.reader(target.provider)
-          const parts = postStream(client, target, options.wire.body(request, true), timeouts.idle).pipe(
+          const parts = postStream(client, target, () => options.wire.body(request, true), timeouts.idle).pipe(
             Stream.mapEffect((event) => reader.add(event)),
             Stream.takeUntil(() => reader.finished()),
             Stream.filterMap((text) =>
