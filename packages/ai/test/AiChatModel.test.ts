@@ -135,6 +135,14 @@ describe("AiChatModel", () => {
       expect([error.reason, error.isTransient, error.message]).toEqual(["Unavailable", true, "Google did not finish within 2m (requestTimeout)."])
     }))
 
+  it.effect("requestTimeout bounds a stream whose parts keep coming", () =>
+    Effect.gen(function*() {
+      const ticking = Stream.map(Stream.fromSchedule(Schedule.spaced("5 seconds")), (): Response.StreamPartEncoded => ({ type: "text-delta", id: "1", delta: "." }))
+      const fiber = yield* Effect.fork(collect().pipe(Effect.provide(scripted({ stream: ticking }, { requestTimeout: "30 seconds" })), Effect.flip))
+      yield* TestClock.adjust("30 seconds")
+      expect((yield* Fiber.join(fiber)).message).toBe("the language model did not finish within 30s (requestTimeout).")
+    }))
+
   it.effect("usage: the total is input + output, whatever total the LanguageModel reports", () =>
     Effect.gen(function*() {
       const response = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 99)]) })))
