@@ -58,11 +58,14 @@ describe("ModelRetry", () => {
       expect(of(400, { "retry-after": "3" }).retryAfterMillis).toBeUndefined()
     })
 
-    it("quotes the server's own message (OpenAI/Anthropic, Ollama, plain text)", () => {
+    it("quotes the server's own message (OpenAI/Anthropic, Ollama, Google's array, plain text)", () => {
       const message = (body: string) => errorFromStatus({ provider: "P", status: 400, headers: {}, body, nowMillis: 0 }).message
       const suffix = " The request was refused; retrying will not help."
       expect(message(`{"error":{"message":"bad tool"}}`)).toBe(`P answered HTTP 400: bad tool.${suffix}`)
       expect(message(`{"error":"model not found"}`)).toBe(`P answered HTTP 400: model not found.${suffix}`)
+      expect(message(`[{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}]`)).toBe(
+        `P answered HTTP 400: API key not valid.${suffix}`
+      )
       expect(message("Bad Gateway")).toBe(`P answered HTTP 400: Bad Gateway.${suffix}`)
       expect(message("")).toBe(`P answered HTTP 400.${suffix}`)
     })

@@ -70,7 +70,9 @@ export const errorFromStatus = (options: {
   return new ChatModel.ModelError({
     reason,
     status,
-    message: `${options.provider} answered HTTP ${status}${serverMessage === undefined ? "" : `: ${serverMessage}`}.${hint}`,
+    message: `${options.provider} answered HTTP ${status}${serverMessage === undefined ? "" : `: ${serverMessage}`}${
+      /[.!?]$/.test(serverMessage ?? "") ? "" : "."
+    }${hint}`,
     ...(retryAfter === undefined ? {} : { retryAfterMillis: retryAfter })
   })
 }
