@@ -4,7 +4,7 @@
  * reply in its place — then the run resumes from its checkpoint.
  * Run: `pnpm tsx examples/approval.ts` (answers can also be piped in, one per line).
  */
-import { Agent, Decision, ScriptedChatModel, Tool, Toolkit } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { AgentExit, Message } from "@agentfx/core"
 import { Console, Effect, Schema } from "effect"
 import * as Readline from "node:readline"
@@ -15,7 +15,7 @@ const sendEmail = Tool.make("send_email", {
   description: "Sends an email",
   parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ body, to }, context) => tracedTool(context, Effect.succeed(`sent to ${to}: "${body}"`))
 })
 
@@ -23,7 +23,7 @@ const deleteFile = Tool.make("delete_file", {
   description: "Deletes a file",
   parameters: Schema.Struct({ path: Schema.String }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ path }, context) => tracedTool(context, Effect.succeed(`deleted ${path}`))
 })
 
@@ -31,7 +31,7 @@ const chargeCard = Tool.make("charge_card", {
   description: "Charges the customer's card, in euros",
   parameters: Schema.Struct({ amount: Schema.Number }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ amount }, context) => tracedTool(context, Effect.succeed(`charged €${amount}`))
 })
 
@@ -88,7 +88,7 @@ const decide = (pending: AgentExit.PendingCall): Effect.Effect<Decision.CallDeci
         }
         case "p": {
           const reply = yield* ask("  reply for the model: ")
-          return Decision.reply({ message: reply ?? "" })
+          return Decision.reply({ value: reply ?? "" })
         }
         default:
           yield* Console.log("  please answer a, e, r or p")
@@ -97,8 +97,7 @@ const decide = (pending: AgentExit.PendingCall): Effect.Effect<Decision.CallDeci
   })
 
 const program = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(sendEmail, deleteFile, chargeCard)
-  const agent = yield* Agent.make({ toolkit, system: "You are an operations assistant." })
+  const agent = Agent.make({ tools: [sendEmail, deleteFile, chargeCard], system: "You are an operations assistant." })
   const input = "Announce the release to the team, clean up the old log, and charge the customer €120."
   yield* Console.log(`user: ${input}\n`)
   let exit = yield* Agent.run(agent, { input })

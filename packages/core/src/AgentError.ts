@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 import { Data } from "effect"
+import type { ModelError } from "./ChatModel.js"
+import type { MemoryError } from "./ChatMemory.js"
 import type * as Checkpoint from "./Checkpoint.js"
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
@@ -14,12 +16,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Agent, Toolkit } from "@agentfx/core"
+ * import { Either } from "effect"
+ * import { Agent } from "@agentfx/core"
  *
- * const program = Agent.make({ toolkit: Toolkit.empty, maxIterations: 0 }).pipe(
- *   Effect.catchTag("InvalidAgent", (e) => Effect.logError(e.problems))
- * )
+ * const checked = Agent.validate({ maxIterations: 0 })
+ * if (Either.isLeft(checked)) console.error(checked.left.problems) // ["maxIterations 0 is not a positive integer"]
  * ```
  *
  * @since 0.1.0
@@ -250,3 +251,27 @@ export class ConversationDiverged extends Data.TaggedError("ConversationDiverged
     return `Conversation "${this.conversationId}" has ${this.foundMessages} messages in memory, the checkpoint ${this.expectedMessages}: it was resumed already or another turn ran since`
   }
 }
+
+/**
+ * How `Agent.run` can fail. A pause is not a failure.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RunError = ModelError | MemoryError | MaxIterationsReached | InvalidRunInput
+
+/**
+ * How `Agent.resume` can fail. After any of the decision or checkpoint errors nothing was
+ * consumed: the same checkpoint still resumes.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ResumeError =
+  | RunError
+  | InvalidCheckpoint
+  | UnknownDecision
+  | IncompleteDecisions
+  | InvalidEditedArguments
+  | DecisionMismatch
+  | ConversationDiverged

@@ -38,9 +38,9 @@ const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "max-iterations": ["Continue"]
 }
 
-const rejected = (call: ToolCall, reason: string | undefined): BatchItem => ({
+const rejected = (call: ToolCall, message: string | undefined): BatchItem => ({
   call,
-  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(reason === undefined ? {} : { reason }) }
+  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
 })
 
 const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<string, JsonValue>) =>
@@ -53,23 +53,23 @@ const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<st
 const byCall = (
   agent: Agent.Any,
   checkpoint: Checkpoint.Checkpoint,
-  decisions: { readonly [callId: string]: CallDecision }
+  decisions: ReadonlyMap<string, CallDecision>
 ): Either.Either<Plan, DecisionError> => {
   const pending = new Set(checkpoint.pending)
-  const unknown = Object.keys(decisions).filter((id) => !pending.has(id))
+  const unknown = [...decisions.keys()].filter((id) => !pending.has(id))
   if (unknown.length > 0) return Either.left(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
-  const missing = checkpoint.pending.filter((id) => decisions[id] === undefined)
+  const missing = checkpoint.pending.filter((id) => !decisions.has(id))
   if (missing.length > 0) return Either.left(new IncompleteDecisions({ callIds: missing }))
   const problems: Array<{ callId: string; toolName: string; message: string }> = []
   const edited = new Map<string, JsonValue>()
   const batch = checkpoint.batch.map((item): BatchItem => {
-    const decision = decisions[item.call.id]
+    const decision = decisions.get(item.call.id)
     if (decision === undefined) return item
     switch (decision._tag) {
       case "Reject":
         return rejected(item.call, decision.message)
       case "Reply":
-        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.message } }
+        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } }
       case "Approve": {
         if (decision.args === undefined) return { call: item.call }
         const entry = agent.toolkit.entries.get(item.call.name)
@@ -102,9 +102,7 @@ const childDecision = (decision: Decision, parentCallId: string): Decision => {
   const prefix = nestedId(parentCallId, "")
   return {
     _tag: "ByCall",
-    decisions: Object.fromEntries(
-      Object.entries(decision.decisions).filter(([id]) => id.startsWith(prefix)).map(([id, d]) => [id.slice(prefix.length), d])
-    )
+    decisions: new Map([...decision.decisions].filter(([id]) => id.startsWith(prefix)).map(([id, d]) => [id.slice(prefix.length), d]))
   }
 }
 
@@ -168,7 +166,7 @@ export const plan = (
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.reason) : item)
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.message) : item)
         })
       case "ByCall":
         return byCall(agent, checkpoint, decision.decisions)
