@@ -90,7 +90,8 @@ export interface ChatRequest {
 }
 
 /**
- * Why the model stopped.
+ * Why the model stopped. `refusal`: the model declined to answer (OpenAI's `refusal`
+ * content, Anthropic's `refusal` stop reason); the response's `text` is the refusal.
  *
  * @example
  * ```ts
@@ -103,7 +104,16 @@ export interface ChatRequest {
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "other", "unknown")
+export const FinishReason = Schema.Literal(
+  "stop",
+  "tool-calls",
+  "length",
+  "content-filter",
+  "refusal",
+  "error",
+  "other",
+  "unknown"
+)
 
 /**
  * @since 0.1.0
