@@ -484,9 +484,21 @@ export const run = <S extends Slots, R, A>(
 export const resume = <S extends Slots, R, A>(
   agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
-  decision: Decision.Decision
+  decision: Decision.Decision,
+  options?: ResumeOptions
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
-  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
+  ResumeRun.resumeRun(agent, target, decision, options?.decidedBy) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
+
+/**
+ * Options of {@link resume}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResumeOptions {
+  /** Who decides (a user id, an email): recorded with the claim, and named to every other claimant (`RunAlreadyResumed.decidedBy`). */
+  readonly decidedBy?: string
+}
 
 /**
  * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run

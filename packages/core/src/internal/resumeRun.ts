@@ -16,15 +16,11 @@ import { RunStore } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
-import { checkpointOf, lost } from "./exits.js"
+import { alreadyDecided, checkpointOf, lost } from "./exits.js"
 import { loop } from "./loop.js"
 import * as Resume from "./resume.js"
 import { holdConversation, recorded, runState } from "./run.js"
 import type { BatchItem, RunState } from "./runState.js"
-
-/** Where a run is now, for a refusal: its record's status, or `finished` when the store no longer keeps it. */
-const statusOf = (store: RunStore.Service, runId: string) =>
-  Effect.map(store.get(runId), (record) => Option.match(record, { onNone: () => "finished" as const, onSome: (r) => r.status }))
 
 /** The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the store does not have it). */
 const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown) {
@@ -33,10 +29,12 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
     if (Option.isNone(record)) {
       const finished = yield* store.finished(target)
       return yield* Option.isSome(finished)
-        ? Effect.fail(new RunAlreadyResumed({ runId: target, status: finished.value }))
+        ? Effect.fail(new RunAlreadyResumed({ runId: target, ...finished.value }))
         : Effect.fail(new RunNotFound({ runId: target }))
     }
-    if (record.value.status !== "paused") return yield* new RunAlreadyResumed({ runId: target, status: record.value.status })
+    if (record.value.status !== "paused") {
+      return yield* new RunAlreadyResumed({ runId: target, status: record.value.status, decidedBy: record.value.decidedBy })
+    }
     return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
   }
   const decoded = yield* CheckpointCodec.decode(agent, target)
@@ -44,7 +42,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   const record = yield* store.get(checkpoint.runId)
   if (Option.isSome(record)) {
     if (record.value.status !== "paused" || record.value.version !== checkpoint.revision) {
-      return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: record.value.status })
+      return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: record.value.status, decidedBy: record.value.decidedBy })
     }
     if (record.value.conversationId !== checkpoint.conversationId) {
       return yield* new InvalidCheckpoint({
@@ -56,7 +54,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
     return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
   }
   const finished = yield* store.finished(checkpoint.runId)
-  if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: finished.value })
+  if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, ...finished.value })
   const now = yield* Clock.currentTimeMillis
   if (now - checkpoint.pausedAt > store.retentionMillis) {
     return yield* new InvalidCheckpoint({
@@ -79,7 +77,7 @@ const sameMessages = (a: ReadonlyArray<Message>, b: ReadonlyArray<Message>) =>
  * claimant only), then finishes the paused batch (or iterates again, after
  * `MaxIterationsReached`).
  */
-export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision) =>
+export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision, decidedBy?: string) =>
   Effect.scoped(Effect.gen(function*() {
     const store = yield* RunStore
     const found = yield* pausedRecord(agent, store, target)
@@ -120,9 +118,9 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
         updatedAt: now,
         checkpoint: found.input
       })
-      if (!inserted) return yield* new RunAlreadyResumed({ runId: cp.runId, status: yield* statusOf(store, cp.runId) })
+      if (!inserted) return yield* alreadyDecided(store, cp.runId)
     }
-    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [])
+    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
     if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
     const body = plan.mode === "batch"
       ? Effect.flatMap(executeBatch(agent, run, plan.batch, plan.environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
@@ -135,14 +133,21 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
  * refusal naming where the run is now. A durable store's running record holds the batch to
  * run, for a recovery.
  */
-const claim = Effect.fnUntraced(function*(agent: Any, run: RunState, status: "paused" | "running", batch: ReadonlyArray<BatchItem>) {
+const claim = Effect.fnUntraced(function*(
+  agent: Any,
+  run: RunState,
+  status: "paused" | "running",
+  batch: ReadonlyArray<BatchItem>,
+  decidedBy?: string
+) {
   const checkpoint = run.store.durable
     ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
     : undefined
   const next = yield* run.store.transition(run.runId, {
     from: { status, version: run.version! },
     to: "running",
-    ...(checkpoint === undefined ? {} : { checkpoint })
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+    ...(decidedBy === undefined ? {} : { decidedBy })
   })
   if (next === undefined) return yield* lost(run)
   // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone
