@@ -575,5 +575,6 @@ export const stream = <S extends Slots, R, A>(
 export const streamResume = <S extends Slots, R, A>(
   agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
-  decision: Decision.Decision
-): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision))
+  decision: Decision.Decision,
+  options?: ResumeOptions
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision, options))
