@@ -125,4 +125,8 @@ const program = Effect.gen(function*() {
   Effect.provide([traced(modelFromEnv(script)), NodeTerminal.layer])
 )
 
-NodeRuntime.runMain(process.stdin.isTTY ? program : Effect.fail("approval.ts asks its questions in a terminal: run it in one"))
+const main: Effect.Effect<void, unknown> = process.stdin.isTTY
+  ? program
+  : Effect.fail("approval.ts asks its questions in a terminal: run it in one")
+
+NodeRuntime.runMain(main)

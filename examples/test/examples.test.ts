@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { expectInOrder, jsonServer, offlineBanner, run, runExample } from "./run.js"
+import { expectInOrder, jsonServer, run, runExample } from "./run.js"
 
 describe("examples", () => {
   it("approval.ts without a terminal says so and exits 1 (see terminal.test.ts for the prompts)", async () => {
