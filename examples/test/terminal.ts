@@ -2,10 +2,12 @@
  * An example run in a real pseudo-terminal: a private tmux server (its own socket in a temp
  * directory) whose one pane runs `pnpm -s tsx examples/<script>`. Keys go in with
  * `send-keys`; what the pane shows (scrollback included) comes out with `capture-pane`. The
- * pane stays after the program exits, so its exit status and last screen can be read.
+ * pane stays after the program exits, so its last screen can be read. The exit status is
+ * written to a file by the pane's shell: on a loaded machine tmux was seen to leave the
+ * pane's exited process unreaped (a zombie, the pane not yet dead) for over 20 s.
  */
 import { execFile, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { offline, root } from "./run.js"
@@ -22,8 +24,11 @@ export interface Terminal {
   readonly press: (...keys: ReadonlyArray<string>) => Promise<void>
   /** Types text as it is. */
   readonly type: (text: string) => Promise<void>
-  /** Waits until the program has exited; returns its exit status (128 + the signal's number if a signal ended it). Fails after `timeoutMs`, quoting the screen. */
-  readonly exited: (timeoutMs?: number) => Promise<number>
+  /**
+   * Waits until the program has exited; returns its exit status, or `undefined` if a signal
+   * ended it (and the pane's shell with it). Fails after `timeoutMs`, quoting the screen.
+   */
+  readonly exited: (timeoutMs?: number) => Promise<number | undefined>
   /** Stops the tmux server and whatever still runs in it. */
   readonly close: () => Promise<void>
 }
@@ -43,16 +48,24 @@ export const openTerminal = async (script: string): Promise<Terminal> => {
         env: { ...process.env, ...offline }
       }, (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`tmux ${args[0]}: ${stderr || error.message}`))))
     })
-  await tmux("new-session", "-d", "-x", "120", "-y", "50", "-s", "example", "-c", root, `pnpm -s tsx examples/${script}`)
+  const statusFile = join(dir, "status")
+  await tmux("new-session", "-d", "-x", "120", "-y", "50", "-s", "example", "-c", root, `pnpm -s tsx examples/${script}; echo $? > ${statusFile}`)
 
   const screen = async () =>
     (await tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "example")).split("\n").map((line) => line.trimEnd()).join("\n").trimEnd()
+  /** The processes of the pane's session (`ps` lines: pid, state, command). */
+  const processes = async () => {
+    const pid = (await tmux("display-message", "-p", "-t", "example", "#{pane_pid}")).trim()
+    return spawnSync("ps", ["-o", "pid=,stat=,args=", "--forest", "-s", pid], { encoding: "utf8" }).stdout
+  }
   const poll = async <A>(what: string, timeoutMs: number, check: () => Promise<A | undefined>): Promise<A> => {
     const deadline = Date.now() + timeoutMs
     while (true) {
       const found = await check()
       if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`${script}: ${what} after ${timeoutMs} ms; the terminal shows:\n${await screen()}`)
+      if (Date.now() > deadline) {
+        throw new Error(`${script}: ${what} after ${timeoutMs} ms; the terminal shows:\n${await screen()}\n--- its processes ---\n${await processes()}`)
+      }
       await sleep(20)
     }
   }
@@ -67,12 +80,14 @@ export const openTerminal = async (script: string): Promise<Terminal> => {
     type: async (text) => void (await tmux("send-keys", "-t", "example", "-l", text)),
     exited: (timeoutMs = 20_000) =>
       poll("still running", timeoutMs, async () => {
-        // the pane can read as dead before tmux has reaped the process: wait for its status or signal
-        const [dead, status, signal] = (await tmux("display-message", "-p", "-t", "example", "#{pane_dead}/#{pane_dead_status}/#{pane_dead_signal}"))
-          .trim().split("/")
-        if (dead !== "1") return undefined
-        return status !== "" ? Number(status) : signal !== "" ? 128 + Number(signal) : undefined
-      }),
+        if (existsSync(statusFile)) {
+          const status = readFileSync(statusFile, "utf8").trim()
+          if (status !== "") return { status: Number(status) }
+        }
+        // no status: done only once nothing of the pane's session runs any more (zombies aside)
+        const running = (await processes()).split("\n").filter((line) => /^\s*\d+\s+[^Z\s]/.test(line))
+        return running.length === 0 && !existsSync(statusFile) ? { status: undefined } : undefined
+      }).then(({ status }) => status),
     close: async () => {
       await tmux("kill-server").catch(() => undefined)
       rmSync(dir, { recursive: true, force: true })
