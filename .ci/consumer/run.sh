@@ -3,7 +3,8 @@
 # installs the tarballs with npm into a fresh project outside the workspace — with the README's
 # own install lines — and there: builds the project with tsc (nodenext, a declaration build of
 # a module that re-exports an agent), runs it with plain `node` (no tsx, no loader), type-checks
-# it as a bundler resolves and with `types: []`, and runs its vitest + @effect/vitest test.
+# it as a bundler resolves and with `types: []`, and runs its vitest + @effect/vitest test;
+# @agentfx/core's README example is built and run too.
 # Network: the npm registry only. Every step is bounded by a timeout.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,6 +36,8 @@ step 30 "tarballs ship dist, src and README only" bash -c '
 
 cp -r "$here/package.json" "$here"/tsconfig*.json "$here/src" "$here/test" "$project/"
 cd "$project"
+# @agentfx/core's README example (what npm shows) is built and run with the rest.
+awk '/^```ts$/ { inside = 1; next } /^```$/ { if (inside) exit } inside' "$repo/packages/core/README.md" > src/readme.ts
 
 # The README's install lines, with the tarballs standing in for the registry's @agentfx packages.
 mapfile -t lines < <(awk '/^## Install/ { inside = 1; next } /^## / { inside = 0 } inside && /^npm i /' "$repo/README.md")
@@ -63,6 +66,8 @@ fi
 step 300 "tsc, nodenext, with a declaration build" npx tsc -p tsconfig.json
 step 60 "node dist/main.js: an agent on ScriptedChatModel, a worker tool, a pause" \
   bash -c 'env -u NODE_OPTIONS node dist/main.js > main.out && diff -u "$1" main.out' _ "$here/expected/main.txt"
+step 60 "node dist/readme.js: @agentfx/core's README example" \
+  bash -c 'env -u NODE_OPTIONS node dist/readme.js > readme.out && diff -u "$1" readme.out' _ "$here/expected/readme.txt"
 step 60 "node dist/provider.js: every @agentfx/ai entry point, ChatCompletionsModel on a loopback server" \
   bash -c 'env -u NODE_OPTIONS node dist/provider.js > provider.out && diff -u "$1" provider.out' _ "$here/expected/provider.txt"
 step 300 "tsc, bundler resolution, with the test" npx tsc -p tsconfig.bundler.json
