@@ -5,7 +5,7 @@
  * tool refuses are shown, and only those calls are asked again: the other decisions stand.
  * Run in a terminal: `pnpm tsx examples/approval.ts` (Ctrl-C quits, leaving the run paused).
  */
-import { Agent, Decision, ScriptedChatModel, Tool, Toolkit } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { AgentExit, Message } from "@agentfx/core"
 import * as Prompt from "@effect/cli/Prompt"
 import { NodeRuntime, NodeTerminal } from "@effect/platform-node"
@@ -17,7 +17,7 @@ const sendEmail = Tool.make("send_email", {
   description: "Sends an email",
   parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ body, to }, context) => tracedTool(context, Effect.succeed(`sent to ${to}: "${body}"`))
 })
 
@@ -25,7 +25,7 @@ const deleteFile = Tool.make("delete_file", {
   description: "Deletes a file",
   parameters: Schema.Struct({ path: Schema.String }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ path }, context) => tracedTool(context, Effect.succeed(`deleted ${path}`))
 })
 
@@ -33,7 +33,7 @@ const chargeCard = Tool.make("charge_card", {
   description: "Charges the customer's card, in euros",
   parameters: Schema.Struct({ amount: Schema.Number }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ amount }, context) => tracedTool(context, Effect.succeed(`charged €${amount}`))
 })
 
@@ -83,7 +83,7 @@ const decide = ({ call }: AgentExit.PendingCall) =>
         return Decision.reject(reason === "" ? {} : { message: reason })
       }
       case "reply":
-        return Decision.reply({ message: yield* Prompt.text({ message: "reply for the model" }) })
+        return Decision.reply({ value: yield* Prompt.text({ message: "reply for the model" }) })
     }
   })
 
@@ -109,8 +109,7 @@ const decideAndResume = (agent: Agent.Agent, paused: AgentExit.Paused) =>
   })
 
 const program = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(sendEmail, deleteFile, chargeCard)
-  const agent = yield* Agent.make({ toolkit, system: "You are an operations assistant." })
+  const agent = Agent.make({ tools: [sendEmail, deleteFile, chargeCard], system: "You are an operations assistant." })
   const input = "Announce the release to the team, clean up the old log, and charge the customer €120."
   yield* Console.log(`user: ${input}\n`)
   let exit = yield* Agent.run(agent, { input })

@@ -4,7 +4,7 @@
  * search's timeout counts from when it got a permit, not from when it queued.
  * Run: `pnpm tsx examples/bounded.ts`.
  */
-import { Agent, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
+import { Agent, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
@@ -45,7 +45,7 @@ const script: ScriptedChatModel.Script = [
 ]
 
 const program = Effect.gen(function*() {
-  const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(search) })
+  const agent = Agent.make({ tools: [search] })
   const input = `Search the docs for: ${topics.join(", ")} — all at once.`
   yield* Console.log(`user: ${input}\n`)
   const began = performance.now()

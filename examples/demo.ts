@@ -4,7 +4,7 @@
  * the checkpoint (plain JSON) is resumed. Run: `pnpm demo` — offline on a scripted model,
  * or on a real one (see examples/model.ts).
  */
-import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
@@ -45,7 +45,7 @@ const sendEmail = Tool.make("send_email", {
   description: "Sends an email",
   parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
   success: Schema.String,
-  sensitive: true, // the default gate pauses the run for a person's approval
+  needsApproval: true, // the default gate pauses the run for a person's approval
   handler: ({ to }, context) => tracedTool(context, Effect.sleep("30 millis").pipe(Effect.as(`sent to ${to}`)))
 })
 
@@ -80,9 +80,8 @@ const script: ScriptedChatModel.Script = [
 ]
 
 const program = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(getWeather, getForecast, sendEmail)
-  const agent = yield* Agent.make({
-    toolkit,
+  const agent = Agent.make({
+    tools: [getWeather, getForecast, sendEmail],
     system: "You are a weather assistant. Use the tools; email summaries when asked.",
     maxIterations: 6
   })

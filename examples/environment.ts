@@ -4,7 +4,7 @@
  * error to the model; once the environment is fixed, `Decision.retry()` re-runs only the
  * failed calls. Run: `pnpm tsx examples/environment.ts`.
  */
-import { Agent, Decision, ScriptedChatModel, Tool, ToolError, Toolkit } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
@@ -44,7 +44,7 @@ const program = Effect.gen(function*() {
         }).pipe(Effect.as(`saved ${Path.basename(name)} (${text.length} bytes)`))
       )
   })
-  const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(saveReport), onEnvironmentError: "pause" })
+  const agent = Agent.make({ tools: [saveReport], onEnvironmentError: "pause" })
   const input = "Save the Q3 report."
   yield* Console.log(`user: ${input}\n`)
   let exit = yield* Agent.run(agent, { input })

@@ -4,7 +4,7 @@
  * service sees the connection close. The model is told the call timed out.
  * Run: `pnpm tsx examples/hanging-http.ts`.
  */
-import { Agent, ScriptedChatModel, Tool, ToolError, Toolkit } from "@agentfx/core"
+import { Agent, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
@@ -57,7 +57,7 @@ const program = Effect.gen(function*() {
         })
       )
   })
-  const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(checkStatus) })
+  const agent = Agent.make({ tools: [checkStatus] })
   const input = "Is billing up?"
   yield* Console.log(`user: ${input}\n`)
   const exit = yield* Agent.run(agent, { input })

@@ -37,13 +37,13 @@ const calls = [
 
 const runWith = (label: string, layer: Layer.Layer<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>) =>
   Effect.gen(function*() {
-    const toolkit = yield* Toolkit.make(lookup, search, hang)
+    const toolkit = Toolkit.make(lookup, search, hang)
     const start = performance.now()
     const results = yield* ToolCallingManager.executeBatch(toolkit, calls)
     console.log(`\n${label} — ${(performance.now() - start).toFixed(0)} ms`)
     for (const result of results) {
       const shown = result._tag === "Failed"
-        ? `${result.error._tag} (${result.error.errorClass}): ${result.error.message}`
+        ? `${result.error._tag} (${result.error.reason}): ${result.error.message}`
         : result._tag === "Succeeded" ? JSON.stringify(result.value) : result._tag
       console.log(`  ${result.callId} ${result.toolName.padEnd(6)} ${shown}`)
     }

@@ -5,7 +5,7 @@
  * - a tool middleware logs each call's outcome and duration (it sees timeouts too);
  * - `@effect/opentelemetry` exports the run's spans with the OpenTelemetry console exporter.
  */
-import { Agent, AgentEvent, Middleware, ScriptedChatModel, Tool, Toolkit } from "@agentfx/core"
+import { Agent, AgentEvent, Middleware, ScriptedChatModel, Tool } from "@agentfx/core"
 import { NodeSdk } from "@effect/opentelemetry"
 import { NodeRuntime } from "@effect/platform-node"
 import { ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -44,7 +44,7 @@ const printEvents = AgentEvent.layer((event) =>
         return console.log(`[event] ${event._tag} ${event.toolName} ${JSON.stringify(event.args)}`)
       case "TextDelta":
         return console.log(`[event] ${event._tag} ${JSON.stringify(event.text)}`)
-      case "Completed":
+      case "RunCompleted":
         return console.log(`[event] ${event._tag}: ${event.exit.text}`)
       default:
         return console.log(`[event] ${event._tag}`)
@@ -66,8 +66,7 @@ const model = ScriptedChatModel.layer([
 ])
 
 const program = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(getWeather, slowForecast)
-  const agent = yield* Agent.make({ name: "weather", toolkit, middleware: [logToolCalls] })
+  const agent = Agent.make({ name: "weather", tools: [getWeather, slowForecast], middleware: [logToolCalls] })
   const exit = yield* Agent.run(agent, { input: "Weather in Oslo, and the forecast?" })
   console.log(`[run] ${exit._tag}`)
 })

@@ -7,7 +7,7 @@
  *    it builds the agent anew, tries a decision that is refused (nothing is consumed), then
  *    approves the payment with an edited amount. The run completes there.
  */
-import { Agent, Decision, Message, ScriptedChatModel, Tool, Toolkit } from "@agentfx/core"
+import { Agent, Decision, Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Redacted, Schema } from "effect"
 import { execFileSync } from "node:child_process"
@@ -27,7 +27,7 @@ const payInvoice = Tool.make("pay_invoice", {
   description: "Pays an invoice",
   parameters: Schema.Struct({ number: Schema.String, amount: Schema.Number }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   timeout: "10 seconds",
   handler: ({ amount, number }) =>
     Effect.sync(() => console.log(`  [pay_invoice] paying ${amount} for invoice ${number}`)).pipe(
@@ -48,16 +48,15 @@ const model = ScriptedChatModel.layer((request) => {
   return ScriptedChatModel.text(`Done: ${results.map((r) => `${r.toolName} → ${JSON.stringify(r.content)}`).join("; ")}`)
 })
 
-const agent = Effect.flatMap(Toolkit.make(lookupInvoice, payInvoice), (toolkit) =>
-  Agent.make({
-    name: "accounts-payable",
-    toolkit,
-    checkpointSecret: Redacted.make("example-secret"),
-    system: "You pay invoices."
-  }))
+const agent = Agent.make({
+  name: "accounts-payable",
+  tools: [lookupInvoice, payInvoice],
+  checkpointSecret: Redacted.make("example-secret-of-at-least-32-bytes"),
+  system: "You pay invoices."
+})
 
 const firstProcess = Effect.gen(function*() {
-  const exit = yield* Agent.run(yield* agent, { input: "Pay invoice INV-7", conversationId: "ap-1" })
+  const exit = yield* Agent.run(agent, { input: "Pay invoice INV-7", conversationId: "ap-1" })
   if (exit._tag !== "Paused") return yield* Effect.dieMessage("expected the run to pause")
   console.log(`[process ${process.pid}] paused for ${exit.reason}; pending: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
   const file = join(tmpdir(), `agentfx-checkpoint-${process.pid}.json`)
@@ -70,7 +69,7 @@ const firstProcess = Effect.gen(function*() {
 const secondProcess = (file: string) =>
   Effect.gen(function*() {
     const checkpoint = JSON.parse(readFileSync(file, "utf8"))
-    const resumed = yield* agent
+    const resumed = agent
     const refused = yield* Agent.resume(resumed, checkpoint, Decision.byCall({ call_lookup: Decision.approve() })).pipe(Effect.flip)
     console.log(`[process ${process.pid}] refused: ${refused.message}`)
     const exit = yield* Agent.resume(resumed, checkpoint, Decision.byCall({

@@ -1,5 +1,5 @@
 import { OpenAiChatModel } from "@agentfx/ai"
-import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 
@@ -11,10 +11,11 @@ const getWeather = Tool.make("get_weather", {
   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
 })
 
+const agent = Agent.make({ tools: [getWeather], system: "You are a weather assistant." })
+
 const program = Effect.gen(function*() {
-  const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(getWeather), system: "You are a weather assistant." })
   let exit = yield* Agent.run(agent, { input: "Weather in Oslo?" })
-  while (exit._tag === "Paused") { // a sensitive tool, or an environment error: a person decides
+  while (exit._tag === "Paused") { // a call that needs approval, or an environment error: a person decides
     console.log("paused for", exit.reason, exit.pending.map((p) => p.call.name))
     const decision = exit.reason === "approval" ? Decision.approveAll() : Decision.retry()
     exit = yield* Agent.resume(agent, exit.checkpoint, decision) // the checkpoint is plain JSON

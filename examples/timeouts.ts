@@ -49,7 +49,7 @@ const fetchAbort = Effect.gen(function*() {
         catch: (e) => ToolError.transient(String(e))
       })
   })
-  const toolkit = yield* Toolkit.make(slow)
+  const toolkit = Toolkit.make(slow)
   const returned: Array<number> = []
   const closed: Array<number> = []
   for (let i = -1; i < RUNS; i++) {
@@ -78,7 +78,7 @@ const busyLoop = Effect.gen(function*() {
     timeout: "50 millis",
     handler: () => Effect.sync(() => busyFor(400)).pipe(Effect.as("finished"))
   })
-  const toolkit = yield* Toolkit.make(busy)
+  const toolkit = Toolkit.make(busy)
   const start = performance.now()
   const result = yield* runOne(toolkit, "busy")
   return { outcome: result._tag === "Succeeded" ? `succeeded ("${result.value}")` : "timed out", at: performance.now() - start }
@@ -102,7 +102,7 @@ const slices = (label: string, yieldEffect: Effect.Effect<void>) =>
           return "finished"
         })
     })
-    const toolkit = yield* Toolkit.make(sliced)
+    const toolkit = Toolkit.make(sliced)
     const start = performance.now()
     const result = yield* runOne(toolkit, "sliced")
     return `${label}: ${result._tag === "Succeeded" ? "succeeded" : "timed out"} at ${(performance.now() - start).toFixed(1)} ms`
@@ -117,7 +117,7 @@ const slowFinalizer = Effect.gen(function*() {
     timeout: "100 millis",
     handler: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sleep("300 millis")))
   })
-  const toolkit = yield* Toolkit.make(tool)
+  const toolkit = Toolkit.make(tool)
   const start = performance.now()
   yield* runOne(toolkit, "cleanup")
   return performance.now() - start

@@ -58,10 +58,9 @@ export const measureAll = (options: { readonly runs: number; readonly calls: num
     const reps = 5
     const roundTrip = yield* measureRoundTrips({ module: jsModule, warmup: 200, calls: Math.ceil(options.calls / reps), reps })
       .pipe(Effect.provide(onePool))
-    const crunched: string = yield* Effect.flatMap(
-      Toolkit.make(crunch),
-      (toolkit) => ToolCallingManager.executeBatch(toolkit, [{ id: "c", name: "crunch", args: { n: 1_000_000 } }])
-    ).pipe(Effect.map(([result]) => JSON.stringify(result)), Effect.provide(onePool))
+    const crunched: string = yield* ToolCallingManager.executeBatch(Toolkit.make(crunch), [
+      { id: "c", name: "crunch", args: { n: 1_000_000 } }
+    ]).pipe(Effect.map(([result]) => JSON.stringify(result)), Effect.provide(onePool))
     return {
       /** Every kill ended in a `ToolTimeout`, the pool served the next call, and every round trip succeeded. */
       killed: both.every((kill) => kill.timedOut && kill.served) && roundTrip.failed === 0,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The consumer test: @agentfx/core and @agentfx/ai as a user gets them. Packs both (pnpm pack),
+# The consumer test: @agentfx/core, @agentfx/ai and @agentfx/mcp as a user gets them. Packs them (pnpm pack),
 # installs the tarballs with npm into a fresh project outside the workspace — with the README's
 # own install lines — and there: builds the project with tsc (nodenext, a declaration build of
 # a module that re-exports an agent), runs it with plain `node` (no tsx, no loader), type-checks
@@ -18,7 +18,7 @@ project="$work/project"
 mkdir -p "$packs" "$project"
 
 # pnpm pack turns workspace: ranges into versions; each package's prepack builds it (tsc -b).
-for pkg in core ai; do
+for pkg in core ai mcp; do
   step 300 "pack @agentfx/$pkg" bash -c 'pnpm --dir "$1" pack --pack-destination "$2" > /dev/null' _ "$repo/packages/$pkg" "$packs"
 done
 
@@ -32,7 +32,7 @@ step 30 "tarballs ship dist, src and README only" bash -c '
     done
   done
   tar -tzf "$1" | grep -qx package/dist/internal/worker-entry.mjs || { echo "$1 lacks the worker entry"; exit 1; }
-' _ "$packs"/agentfx-core-*.tgz "$packs"/agentfx-ai-*.tgz
+' _ "$packs"/agentfx-core-*.tgz "$packs"/agentfx-ai-*.tgz "$packs"/agentfx-mcp-*.tgz
 
 cp -r "$here/package.json" "$here"/tsconfig*.json "$here/src" "$here/test" "$project/"
 cd "$project"
@@ -46,18 +46,22 @@ if [ "${#lines[@]}" -lt 2 ]; then
   exit 1
 fi
 for line in "${lines[@]}"; do
+  line="${line%%#*}"
+  line="${line%"${line##*[![:space:]]}"}"
   read -ra words <<<"$line"
   args=()
   for word in "${words[@]:1}"; do
     case "$word" in
       @agentfx/core) args+=("$(ls "$packs"/agentfx-core-*.tgz)") ;;
       @agentfx/ai) args+=("$(ls "$packs"/agentfx-ai-*.tgz)") ;;
+      @agentfx/mcp) args+=("$(ls "$packs"/agentfx-mcp-*.tgz)") ;;
       *) args+=("$word") ;;
     esac
   done
   step 600 "README: $line" npm "${args[@]}" --no-audit --no-fund --loglevel=error
 done
-step 300 "the consumer's TypeScript" npm i -D typescript@5.9 @types/node@20 --no-audit --no-fund --loglevel=error
+# The project's own tools, and the MCP SDK for its own MCP server (src/mcp-server.ts).
+step 300 "the consumer's own dependencies" npm i -D typescript@5.9 @types/node@20 @modelcontextprotocol/sdk@1 --no-audit --no-fund --loglevel=error
 if [ -e node_modules/tsx ]; then
   echo "FAILED: installing agentfx brought in tsx" >&2
   exit 1
@@ -70,6 +74,8 @@ step 60 "node dist/readme.js: @agentfx/core's README example" \
   bash -c 'env -u NODE_OPTIONS node dist/readme.js > readme.out && diff -u "$1" readme.out' _ "$here/expected/readme.txt"
 step 60 "node dist/provider.js: every @agentfx/ai entry point, ChatCompletionsModel on a loopback server" \
   bash -c 'env -u NODE_OPTIONS node dist/provider.js > provider.out && diff -u "$1" provider.out' _ "$here/expected/provider.txt"
+step 60 "node dist/mcp.js: an MCP server's tool in an agent, over stdio" \
+  bash -c 'env -u NODE_OPTIONS node dist/mcp.js > mcp.out && diff -u "$1" mcp.out' _ "$here/expected/mcp.txt"
 step 300 "tsc, bundler resolution, with the test" npx tsc -p tsconfig.bundler.json
 step 300 "tsc, types: [] and no skipLibCheck" npx tsc -p tsconfig.no-types.json
 step 300 "vitest + @effect/vitest" npx vitest run

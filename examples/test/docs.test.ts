@@ -41,6 +41,7 @@ describe("JSDoc examples", () => {
     }
     expect(counts.core).toBeGreaterThan(90)
     expect(counts.ai).toBeGreaterThan(5)
+    expect(counts.mcp).toBeGreaterThan(5)
     writeFileSync(
       join(out, "tsconfig.json"),
       JSON.stringify({

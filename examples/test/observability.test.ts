@@ -24,7 +24,7 @@ describe("examples/observability.ts", () => {
       `[event] TextDelta "Sunny in Oslo today; "`,
       `[event] TextDelta "the forecast service timed out."`,
       "[event] ModelResponded",
-      "[event] Completed: Sunny in Oslo today; the forecast service timed out."
+      "[event] RunCompleted: Sunny in Oslo today; the forecast service timed out."
     ])
     expect(lines("[middleware]")).toEqual([
       "[middleware] get_weather → Succeeded (N ms)",

@@ -23,11 +23,10 @@ const script: ScriptedChatModel.Script = [
 ]
 
 const program = Effect.gen(function*() {
-  const agent = yield* weatherAgent
-  let exit = yield* Agent.run(agent, { input: "Weather in Oslo? Crunch 10, then email Ada." })
+  let exit = yield* Agent.run(weatherAgent, { input: "Weather in Oslo? Crunch 10, then email Ada." })
   while (exit._tag === "Paused") {
     yield* Console.log(`paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`)
-    exit = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
+    exit = yield* Agent.resume(weatherAgent, exit.checkpoint, Decision.approveAll())
   }
   yield* Console.log(`completed: ${exit.text}`)
 })

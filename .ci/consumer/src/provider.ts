@@ -5,18 +5,19 @@
  */
 import * as Ai from "@agentfx/ai"
 import * as AiChatModel from "@agentfx/ai/AiChatModel"
+import * as AiToolkit from "@agentfx/ai/AiToolkit"
 import * as AnthropicChatModel from "@agentfx/ai/AnthropicChatModel"
 import * as ChatCompletionsModel from "@agentfx/ai/ChatCompletionsModel"
 import * as ModelRetry from "@agentfx/ai/ModelRetry"
 import * as OpenAiChatModel from "@agentfx/ai/OpenAiChatModel"
-import { Agent, Toolkit } from "@agentfx/core"
+import { Agent } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { getWeather } from "./index.js"
 
-const subpaths = { AiChatModel, AnthropicChatModel, ChatCompletionsModel, ModelRetry, OpenAiChatModel }
+const subpaths = { AiChatModel, AiToolkit, AnthropicChatModel, ChatCompletionsModel, ModelRetry, OpenAiChatModel }
 
 const completion = (message: object) => ({
   id: "c",
@@ -59,7 +60,7 @@ const program = Effect.gen(function*() {
   const internal = yield* Effect.promise(() => import("@agentfx/ai/internal/config" as string).then(() => "exported", (e) => e.code))
   yield* Console.log(`@agentfx/ai/internal/config: ${internal}`)
   const { port } = (yield* server).address() as AddressInfo
-  const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(getWeather) })
+  const agent = Agent.make({ tools: [getWeather] })
   const exit = yield* Agent.run(agent, { input: "Weather in Lima?" }).pipe(
     Effect.provide(ChatCompletionsModel.layer({ baseUrl: `http://127.0.0.1:${port}/v1`, model: "local" }))
   )

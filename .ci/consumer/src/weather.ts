@@ -2,7 +2,7 @@
  * A library module of the consumer: tools and an agent, exported. Its declaration build
  * (`tsc -p tsconfig.json`) must name every type through "@agentfx/core" (no TS2742).
  */
-import { Agent, Tool, Toolkit } from "@agentfx/core"
+import { Agent, Tool } from "@agentfx/core"
 import { Effect, Schema } from "effect"
 
 export const getWeather = Tool.make("get_weather", {
@@ -17,7 +17,7 @@ export const sendEmail = Tool.make("send_email", {
   description: "Sends an email",
   parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
   success: Schema.String,
-  sensitive: true,
+  needsApproval: true,
   handler: ({ to }) => Effect.succeed(`sent to ${to}`)
 })
 
@@ -32,7 +32,4 @@ export const crunch = Tool.make("crunch", {
   timeout: "10 seconds"
 })
 
-export const weatherAgent = Effect.flatMap(
-  Toolkit.make(getWeather, sendEmail, crunch),
-  (toolkit) => Agent.make({ toolkit, system: "You are a weather assistant." })
-)
+export const weatherAgent = Agent.make({ tools: [getWeather, sendEmail, crunch], system: "You are a weather assistant." })

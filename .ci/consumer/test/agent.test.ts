@@ -11,12 +11,11 @@ const script = [
 describe("weatherAgent, tested by its user", () => {
   it.effect("pauses before send_email, and completes once approved", () =>
     Effect.gen(function*() {
-      const agent = yield* weatherAgent
-      const paused = yield* Agent.run(agent, { input: "Email Ada." })
+      const paused = yield* Agent.run(weatherAgent, { input: "Email Ada." })
       expect(paused._tag).toBe("Paused")
       if (paused._tag !== "Paused") return
       expect(paused.pending.map((p) => p.call.name)).toEqual(["send_email"])
-      const done = yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
+      const done = yield* Agent.resume(weatherAgent, paused.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" ? [done.text, done.toolCalls.map((c) => c._tag)] : done._tag).toEqual(["Done.", ["Succeeded"]])
     }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer(script), WorkerPool.layer({ size: 1 })))))
 })

@@ -1,4 +1,4 @@
-import { Agent, type AgentError, ChatModel, Message, Tool, Toolkit } from "@agentfx/core"
+import { Agent, ChatModel, Message, Tool } from "@agentfx/core"
 import { Chunk, Effect, Layer, Schedule, Schema, Stream } from "effect"
 import type { ModelRetry } from "../src/index.js"
 
@@ -18,10 +18,9 @@ export const weatherSchema = {
   additionalProperties: false
 }
 
-export const weatherAgent: Effect.Effect<Agent.Agent<{}>, AgentError.InvalidAgent | Toolkit.InvalidToolkit> = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(weatherTool)
-  return yield* Agent.make({ toolkit, system: "You are a weather bot." })
-})
+export const weatherAgent: Effect.Effect<Agent.Agent<{}>> = Effect.succeed(
+  Agent.make({ tools: [weatherTool], system: "You are a weather bot." })
+)
 
 /** A one-message request; fields can be overridden. */
 export const request = (overrides?: Partial<ChatModel.ChatRequest>): ChatModel.ChatRequest => ({

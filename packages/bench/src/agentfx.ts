@@ -1,15 +1,15 @@
 /**
- * agentfx through its public API only: `Toolkit.make`, `Agent.make`, `Agent.run`,
+ * agentfx through its public API only: `Agent.make`, `Agent.run`,
  * `ScriptedChatModel.layer(fn, { recordRequests: false })` answering from the last tool result
  * (keeping no request log, like the floor's fake model), the manager Layers, and
  * for worker tools `ToolCallingManager.executeBatch` under `WorkerPool.layer` (workerMeasures.ts).
  */
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
-import { Agent, ScriptedChatModel, Tool, Toolkit, ToolCallingManager, WorkerPool } from "@agentfx/core"
+import { Agent, ScriptedChatModel, Tool, ToolCallingManager, WorkerPool } from "@agentfx/core"
 import { Deferred, Duration, Effect, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
 import type { Impl, Inject, TimeoutRuns, Wait, WorkerRuns, WorkerWork } from "./impl.js"
 import type { RunCounts, SuspendedRuns } from "./measure.js"
-import { liveTimers, nowUs } from "./measure.js"
+import { liveTimers, noTimersLeft, nowUs } from "./measure.js"
 import { measureKills, measureRoundTrips } from "./workerMeasures.js"
 import type { Config, Decision } from "./workload.js"
 import {
@@ -71,7 +71,7 @@ const NumberArgs = <K extends string>(key: K) => Schema.Struct({ [key]: Schema.N
 
 /** An agent over tools that need nothing, allowed enough iterations for scenario A. */
 const agentOf = (...tools: ReadonlyArray<Tool.Tool<string, any, any, never>>): Agent.Agent<{}, never> =>
-  Effect.runSync(Effect.flatMap(Toolkit.make(...tools), (toolkit) => Agent.make({ toolkit, maxIterations: 1_000 })))
+  Agent.make({ tools, maxIterations: 1_000 })
 
 /** A and B: one run at a time, each with a fresh scripted model (its request log dies with the run). */
 const oneRun = (
@@ -304,7 +304,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
       const live = (await runtime.runPromise(tracker.value)).filter((fiber) => fiber.unsafePoll() === null)
       return [
         { name: "no live fibers (Supervisor.track)", ok: live.length === 0, detail: `${live.length} live` },
-        { name: "no live timers", ok: liveTimers() === timersBefore, detail: `${liveTimers() - timersBefore} left` }
+        await noTimersLeft(timersBefore)
       ]
     },
     probe: {

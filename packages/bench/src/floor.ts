@@ -7,7 +7,7 @@
 import { Worker } from "node:worker_threads"
 import type { Impl, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
 import type { Kill, RunCounts, SuspendedRuns } from "./measure.js"
-import { liveTimers, nowUs, ticker } from "./measure.js"
+import { liveTimers, noTimersLeft, nowUs, ticker } from "./measure.js"
 import type { Config, Decision } from "./workload.js"
 import {
   concurrentDecision,
@@ -208,7 +208,7 @@ export const floor: Impl = {
       },
       leftovers: async () => [
         { name: "no held permits (semaphore count)", ok: semaphore.free === cfg.permits, detail: `${semaphore.free} free of ${cfg.permits}` },
-        { name: "no live timers", ok: liveTimers() === timersBefore, detail: `${liveTimers() - timersBefore} left` }
+        await noTimersLeft(timersBefore)
       ],
       probe: {
         start: (width) => {

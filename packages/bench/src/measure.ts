@@ -47,6 +47,22 @@ export const heapAfterGc = (): number => {
 /** Live `setTimeout`/`setInterval` handles of this process. */
 export const liveTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
 
+/**
+ * The live timers beyond `baseline`, once short-lived ones had a chance to end (up to 1 s):
+ * a leaked timer stays, while the test runner's and the scheduler's own come and go — on a
+ * busy machine one of them may be live at the instant of a single look.
+ */
+export const timersLeft = async (baseline: number): Promise<number> => {
+  for (let i = 0; i < 20 && liveTimers() > baseline; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  return Math.max(0, liveTimers() - baseline)
+}
+
+/** The leak check on timers: none left beyond `baseline`. */
+export const noTimersLeft = async (baseline: number) => {
+  const left = await timersLeft(baseline)
+  return { name: "no live timers", ok: left === 0, detail: `${left} left` }
+}
+
 /** Whether this platform lets {@link osThreads} count (Linux). */
 export const canCountThreads = existsSync("/proc/self/task")
 

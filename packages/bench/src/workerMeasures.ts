@@ -51,7 +51,7 @@ export const measureKills = (options: {
 }) =>
   Effect.gen(function*() {
     const deadline = options.deadlineMillis ?? 200
-    const toolkit = yield* Toolkit.make(
+    const toolkit = Toolkit.make(
       workerTool("spin", "spin", options.module, `${deadline} millis`),
       workerTool("echo", "echo", options.module)
     )
@@ -109,7 +109,7 @@ export const measureRoundTrips = (options: {
       timeout: "1 second",
       handler: (args) => Effect.succeed(args)
     })
-    const toolkit = yield* Toolkit.make(workerTool("echo", "echo", options.module, "1 second"), inProcess)
+    const toolkit = Toolkit.make(workerTool("echo", "echo", options.module, "1 second"), inProcess)
     const pool = yield* WorkerPool.WorkerPool
     const succeeded = (result: ToolCall.Result) => result._tag === "Succeeded"
     const call = { module: options.module.href, export: "echo", toolName: "echo", args: { text: "x" } }

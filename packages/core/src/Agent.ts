@@ -5,28 +5,24 @@
  *
  * @since 0.1.0
  */
-import type { Stream } from "effect"
-import { Effect, Redacted } from "effect"
-import type {
-  ConversationDiverged,
-  DecisionMismatch,
-  IncompleteDecisions,
-  InvalidCheckpoint,
-  InvalidEditedArguments,
-  InvalidRunInput,
-  MaxIterationsReached,
-  UnknownDecision
-} from "./AgentError.js"
+import type { Effect, Stream } from "effect"
+import { Either, Redacted } from "effect"
+import type { ResumeError, RunError } from "./AgentError.js"
 import { InvalidAgent } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
-import type { ChatModel, ModelError, ToolDefinition } from "./ChatModel.js"
-import type { MemoryError } from "./ChatMemory.js"
+import type * as Checkpoint from "./Checkpoint.js"
+import type { ChatModel, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
+import * as AgentTool from "./internal/agentTool.js"
+import { defaultLimits, type Limits as AdmitLimits } from "./internal/admit.js"
+import type { Layers } from "./internal/observe.js"
+import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
 import * as Slot from "./Slot.js"
+import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
 
 /**
@@ -34,6 +30,12 @@ import * as Toolkit from "./Toolkit.js"
  * @category type ids
  */
 export const TypeId: unique symbol = Symbol.for("@agentfx/core/Agent")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
 
 /**
  * The slots an agent may declare.
@@ -44,28 +46,28 @@ export const TypeId: unique symbol = Symbol.for("@agentfx/core/Agent")
 export type Slots = { readonly [name: string]: Slot.Any }
 
 /**
- * An assembled agent. `R` is what its tools and gate need; `S` its slots.
+ * An assembled agent: its tools' metadata table, its prompt and the rules of its loop. `R`
+ * is what its tools, gate and middleware need; `S` its slots. Plain data: define it at
+ * module level and run it with any Layers.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Agent<out S extends Slots = Slots, out R = never> {
-  readonly [TypeId]: { readonly _R: (_: never) => R; readonly _S: (_: never) => S }
+  readonly [TypeId]: { readonly _S: (_: never) => S; readonly _R: (_: never) => R }
   readonly name: string
   readonly toolkit: Toolkit.Toolkit<any>
   readonly system: string | undefined
   readonly maxIterations: number
-  readonly gate: Gate.Gate<any>
+  readonly gate: Gate.Gate<any, any>
   readonly onEnvironmentError: "proceed" | "pause"
+  readonly onConversationBusy: "fail" | "wait"
+  /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
+  readonly limits: Limits
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
-  readonly middleware: {
-    readonly turn: ReadonlyArray<NonNullable<Middleware.Middleware<any>["turn"]>>
-    readonly iteration: ReadonlyArray<NonNullable<Middleware.Middleware<any>["iteration"]>>
-    readonly model: ReadonlyArray<NonNullable<Middleware.Middleware<any>["model"]>>
-    readonly tool: ReadonlyArray<NonNullable<Middleware.Middleware<any>["tool"]>>
-  }
+  readonly middleware: Layers
   /** What the model is told about the tools (computed once, from the toolkit's table). */
   readonly toolDefinitions: ReadonlyArray<ToolDefinition>
   readonly toolNames: ReadonlyArray<string>
@@ -85,21 +87,40 @@ export interface Any extends Agent<any, any> {}
  * @since 0.1.0
  * @category models
  */
-export interface Options<S extends Slots, RT, RG, RM> {
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM> {
   /** Names the agent in checkpoints: a checkpoint resumes only with an agent of the same name. Default `"agent"`. */
   readonly name?: string
-  readonly toolkit: Toolkit.Toolkit<RT>
+  /** The tools the model may call; assembled into the agent's metadata table (see `Toolkit.validate`). */
+  readonly tools?: Tools
   /** The system prompt, sent with every model call (not stored in memory). */
   readonly system?: string
   /** Model calls per run before `MaxIterationsReached` (a positive integer). Default 10. */
   readonly maxIterations?: number
-  /** Decides per call, before a batch runs. Default `Gate.pauseSensitive`. */
-  readonly gate?: Gate.Gate<RG>
+  /**
+   * Decides per call, before a batch runs, with the call's decoded arguments (typed per tool).
+   * Default `Gate.needsApproval`: pauses the calls whose tool's `needsApproval` says so.
+   */
+  readonly gate?: Gate.Gate<RG, Gate.InputOf<Tools[number]>>
   /** `"pause"`: a batch with `environment` failures pauses the run after it ran. Default `"proceed"`: the model gets the errors. */
   readonly onEnvironmentError?: "proceed" | "pause"
+  /**
+   * A turn or resume on a conversation that another one holds (one at a time per
+   * conversation): `"fail"` at once with `ConversationBusy` (the default: a second message
+   * while the first is answered is usually a double submit), or `"wait"` for it to end.
+   * `RunOptions.onConversationBusy` overrides it for a run.
+   */
+  readonly onConversationBusy?: "fail" | "wait"
+  /**
+   * What a run accepts of the model's calls; a call beyond a limit is not run, and the model
+   * is told which limit it crossed (a `semantic` error) — the conversation stays usable.
+   * `depth`: how deeply arguments and tool results may nest (default 64, at most 1000);
+   * `argumentBytes`: the largest arguments of one call as JSON (default 1 MiB); `batchWidth`:
+   * the most calls of one model answer that run (default 128).
+   */
+  readonly limits?: Partial<Limits>
   /** Typed run state. */
   readonly slots?: S
-  /** Signs checkpoints (HMAC-SHA256); unsigned or altered checkpoints are then refused. */
+  /** Signs checkpoints (HMAC-SHA256) with a secret of at least 32 bytes; unsigned or altered checkpoints are then refused. */
   readonly checkpointSecret?: Redacted.Redacted<string>
   /** Wraps turns, iterations, model calls and tool calls; the first is the outermost. */
   readonly middleware?: ReadonlyArray<Middleware.Middleware<RM>>
@@ -113,41 +134,113 @@ export interface Options<S extends Slots, RT, RG, RM> {
  */
 export type InitialState<S extends Slots> = { readonly [K in keyof S]?: S[K]["initial"] }
 
-/**
- * How `Agent.run` can fail. A pause is not a failure.
- *
- * @since 0.1.0
- * @category errors
- */
-export type RunError = ModelError | MemoryError | MaxIterationsReached | InvalidRunInput
-
-/**
- * How `Agent.resume` can fail. After any of the decision or checkpoint errors nothing was
- * consumed: the same checkpoint still resumes.
- *
- * @since 0.1.0
- * @category errors
- */
-export type ResumeError =
-  | RunError
-  | InvalidCheckpoint
-  | UnknownDecision
-  | IncompleteDecisions
-  | InvalidEditedArguments
-  | DecisionMismatch
-  | ConversationDiverged
-
 const NamePattern = /^[\w.:-]{1,128}$/
 
+/** The shortest checkpoint secret: 32 bytes, the HMAC-SHA256 block's half (NIST SP 800-107 key strength). */
+const MinSecretBytes = 32
+
+const levels = ["turn", "iteration", "model", "tool"] as const
+
 /**
- * Assembles an agent, refusing with one `InvalidAgent` that names every problem: a
- * `maxIterations` that is not a positive integer, an unknown `onEnvironmentError`, slot
- * names or values that are not slots, an empty checkpoint secret, a bad name.
+ * Assembles an agent, or refuses with one `InvalidAgent` that names every problem: tools
+ * that `Toolkit.validate` refuses (duplicate names, bad timeouts, …), a `maxIterations` that is
+ * not a positive integer, an unknown `onEnvironmentError`, slot names or values that are not
+ * slots, a checkpoint secret shorter than 32 bytes, a bad name, a gate or middleware that is
+ * not a function.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * const checked = Agent.validate({ name: "has spaces" })
+ * if (Either.isLeft(checked)) console.error(checked.left.message)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
+  options: Options<Tools, S, RG, RM>
+): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM>, InvalidAgent> => {
+  const problems: Array<string> = []
+  const name = options.name ?? "agent"
+  if (typeof name !== "string" || !NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
+  const tools = options.tools ?? []
+  const notTools = tools.flatMap((tool, i) => typeof tool === "object" && tool !== null && Tool.TypeId in tool ? [] : [i + 1])
+  if (notTools.length > 0) problems.push(`tools #${notTools.join(", #")} are not tools (use Tool.make or Agent.toTool)`)
+  const toolkit = notTools.length > 0 ? Either.right(Toolkit.empty) : Toolkit.validate(tools)
+  if (Either.isLeft(toolkit)) problems.push(...toolkit.left.problems)
+  const maxIterations = options.maxIterations ?? 10
+  if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+    problems.push(`maxIterations ${maxIterations} is not a positive integer`)
+  }
+  const onEnvironmentError = options.onEnvironmentError ?? "proceed"
+  if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
+    problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
+  }
+  const limits: Limits = { ...defaultLimits, ...options.limits }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1 || (name === "depth" && value > 1000)) {
+      problems.push(`limits.${name} ${value} is not ${name === "depth" ? "an integer from 1 to 1000" : "a positive integer"}`)
+    }
+  }
+  const onConversationBusy = options.onConversationBusy ?? "fail"
+  if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
+    problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
+  }
+  const slots = options.slots ?? ({} as S)
+  for (const [slotName, slot] of Object.entries(slots)) {
+    if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)
+    if (typeof slot !== "object" || slot === null || !(Slot.TypeId in slot)) {
+      problems.push(`slot "${slotName}" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`)
+    }
+  }
+  if (options.gate !== undefined && typeof options.gate !== "function") problems.push("gate must be a function")
+  if (
+    options.checkpointSecret !== undefined &&
+    (!Redacted.isRedacted(options.checkpointSecret) ||
+      Buffer.byteLength(`${Redacted.value(options.checkpointSecret)}`, "utf8") < MinSecretBytes)
+  ) {
+    problems.push(`checkpointSecret must be a Redacted string of at least ${MinSecretBytes} bytes`)
+  }
+  const middleware = options.middleware ?? []
+  middleware.forEach((m, i) => {
+    for (const level of levels) {
+      if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
+    }
+  })
+  if (problems.length > 0 || Either.isLeft(toolkit)) return Either.left(new InvalidAgent({ problems }))
+  const entries = [...toolkit.right.entries.values()]
+  const layer = <L extends typeof levels[number]>(level: L) =>
+    middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
+  return Either.right({
+    [TypeId]: { _S: (_: never) => _, _R: (_: never) => _ },
+    name,
+    toolkit: toolkit.right,
+    system: options.system,
+    maxIterations,
+    gate: options.gate ?? Gate.needsApproval,
+    onEnvironmentError,
+    onConversationBusy,
+    limits,
+    slots,
+    checkpointSecret: options.checkpointSecret,
+    middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
+    toolDefinitions: entries.map((entry) => ({ name: entry.name, description: entry.description, parameters: entry.parametersJsonSchema })),
+    toolNames: entries.map((entry) => entry.name)
+  })
+}
+
+/**
+ * Assembles an agent, like {@link validate}; throws its `InvalidAgent` (a tagged error naming
+ * every problem), so that an agent can be defined at module level. Nothing effectful happens:
+ * an agent is data, run with `Agent.run` under the Layers of the app.
  *
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { Agent, Slot, Tool, Toolkit } from "@agentfx/core"
+ * import { Agent, Slot, Tool } from "@agentfx/core"
  *
  * const getWeather = Tool.make("get_weather", {
  *   description: "Current weather for a city",
@@ -155,83 +248,69 @@ const NamePattern = /^[\w.:-]{1,128}$/
  *   success: Schema.String,
  *   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
  * })
- * const program = Effect.gen(function*() {
- *   const toolkit = yield* Toolkit.make(getWeather)
- *   return yield* Agent.make({
- *     toolkit,
- *     system: "You are a weather assistant.",
- *     maxIterations: 5,
- *     onEnvironmentError: "pause",
- *     slots: { cities: Slot.append(Schema.String) }
- *   })
+ * export const weatherAgent = Agent.make({
+ *   tools: [getWeather],
+ *   system: "You are a weather assistant.",
+ *   maxIterations: 5,
+ *   onEnvironmentError: "pause",
+ *   slots: { cities: Slot.append(Schema.String) }
  * })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends Slots = {}, RT = never, RG = never, RM = never>(
-  options: Options<S, RT, RG, RM>
-): Effect.Effect<Agent<S, RT | RG | RM>, InvalidAgent> =>
-  Effect.suspend(() => {
-    const problems: Array<string> = []
-    const name = options.name ?? "agent"
-    if (!NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
-    if (typeof options.toolkit !== "object" || options.toolkit === null || !(Toolkit.TypeId in options.toolkit)) {
-      problems.push("toolkit must be built with Toolkit.make")
-    }
-    const maxIterations = options.maxIterations ?? 10
-    if (!Number.isInteger(maxIterations) || maxIterations < 1) {
-      problems.push(`maxIterations ${maxIterations} is not a positive integer`)
-    }
-    const onEnvironmentError = options.onEnvironmentError ?? "proceed"
-    if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
-      problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
-    }
-    const slots = options.slots ?? ({} as S)
-    for (const [slotName, slot] of Object.entries(slots)) {
-      if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)
-      if (typeof slot !== "object" || slot === null || !(Slot.TypeId in slot)) {
-        problems.push(`slot "${slotName}" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`)
-      }
-    }
-    if (options.gate !== undefined && typeof options.gate !== "function") problems.push("gate must be a function")
-    if (
-      options.checkpointSecret !== undefined &&
-      (!Redacted.isRedacted(options.checkpointSecret) || `${Redacted.value(options.checkpointSecret)}`.length === 0)
-    ) {
-      problems.push("checkpointSecret must be a non-empty Redacted string")
-    }
-    const middleware = options.middleware ?? []
-    middleware.forEach((m, i) => {
-      for (const level of ["turn", "iteration", "model", "tool"] as const) {
-        if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
-      }
-    })
-    if (problems.length > 0) return Effect.fail(new InvalidAgent({ problems }))
-    const levels = <L extends "turn" | "iteration" | "model" | "tool">(level: L) =>
-      middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!])
-    const entries = [...options.toolkit.entries.values()]
-    const agent: Agent<S, RT | RG | RM> = {
-      [TypeId]: TypeId as any,
-      name,
-      toolkit: options.toolkit,
-      system: options.system,
-      maxIterations,
-      gate: options.gate ?? Gate.pauseSensitive,
-      onEnvironmentError,
-      slots,
-      checkpointSecret: options.checkpointSecret,
-      middleware: { turn: levels("turn"), iteration: levels("iteration"), model: levels("model"), tool: levels("tool") },
-      toolDefinitions: entries.map((entry) => ({
-        name: entry.name,
-        description: entry.description,
-        parameters: entry.parametersJsonSchema
-      })),
-      toolNames: entries.map((entry) => entry.name)
-    }
-    return Effect.succeed(agent)
-  })
+export const make = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
+  options: Options<Tools, S, RG, RM>
+): Agent<S, Tool.Requirements<Tools[number]> | RG | RM> => Either.getOrThrowWith(validate(options), (error) => error)
+
+/**
+ * A tool that runs `agent` as a sub-agent: the model sends `{ input }`, the child's answer is
+ * the result. The child has its own manager (sequential unless `manager` says otherwise) and
+ * an ephemeral conversation. Interrupting the call — its timeout, or the parent's
+ * interruption — interrupts the child: its model call and tools stop (finalizers run); its
+ * conversation, ephemeral, was never stored. A child that pauses suspends the call: the parent
+ * pauses with the child's pending calls (ids `<call id>/<child call id>`), and the parent's
+ * resume resumes the child. A child model failure is a `ToolError` (transient when the model
+ * error is).
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const researcher: Agent.Agent
+ * const research = Agent.toTool(researcher, {
+ *   name: "research",
+ *   description: "Researches a question and answers with sources",
+ *   timeout: "2 minutes"
+ * })
+ * const lead = Agent.make({ tools: [research] })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toTool: <S extends Slots, R>(
+  agent: Agent<S, R>,
+  options: ToolOptions
+) => Tool.Tool<string, { readonly input: string }, string, R | ChatModel> = AgentTool.toTool
+
+/**
+ * The limits a run holds the model's calls to (see `Options.limits`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits extends AdmitLimits {}
+
+/**
+ * Options of {@link toTool}: the tool's name, description and tool options, and the manager
+ * of the child's own tool calls.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolOptions extends AgentTool.ToolOptions {}
 
 /**
  * Options of one run.
@@ -246,6 +325,8 @@ export interface RunOptions<S extends Slots> {
   readonly conversationId?: string
   /** Initial values of some slots. */
   readonly state?: InitialState<S>
+  /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
+  readonly onConversationBusy?: "fail" | "wait"
 }
 
 /**
@@ -278,12 +359,18 @@ export const run = <S extends Slots, R>(
   Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
 
 /**
- * Continues a paused run (or one stopped by `MaxIterationsReached`) from its checkpoint —
- * the JSON value, as stored; `JSON.parse` output works — with a person's decision.
- * Everything is validated before anything is consumed: a refused resume
- * (`InvalidCheckpoint`, `UnknownDecision`, `IncompleteDecisions`, `InvalidEditedArguments`,
- * `DecisionMismatch`, `ConversationDiverged`) leaves the checkpoint resumable. Rejecting a
- * call never skips the approved ones; an approved call runs once.
+ * Continues a paused run (or one stopped by `MaxIterationsReached`) with a person's decision.
+ * `target` is the run's id — its record in the `RunStore` is the authority — or a copy of its
+ * checkpoint (the JSON value as stored; `JSON.parse` output works), which is imported into the
+ * store on first use (its signature checked first when the agent has a `checkpointSecret`).
+ *
+ * Exactly one resume of a paused run proceeds: it claims the record atomically; any other —
+ * a second tab, a retry, another process sharing the store, a replay of an old copy — fails
+ * with `RunAlreadyResumed` and runs nothing. Everything is validated before the claim: a
+ * refused resume (`InvalidCheckpoint`, `UnknownDecision`, `IncompleteDecisions`,
+ * `InvalidEditedArguments`, `DecisionMismatch`, `ConversationDiverged`, `ConversationBusy`)
+ * leaves the run paused and resumable. Only calls that a gate let through or that the decision
+ * approves run; rejecting a call never skips the approved ones.
  *
  * @example
  * ```ts
@@ -291,8 +378,9 @@ export const run = <S extends Slots, R>(
  * import { Agent, Decision } from "@agentfx/core"
  *
  * declare const agent: Agent.Agent
- * declare const stored: string // JSON.stringify(paused.checkpoint), from a database
- * const program = Agent.resume(agent, JSON.parse(stored), Decision.byCall({
+ * const byId = Agent.resume(agent, "run-1", Decision.approveAll())
+ * declare const stored: string // JSON.stringify(paused.checkpoint), from another process
+ * const fromCopy = Agent.resume(agent, JSON.parse(stored), Decision.byCall({
  *   call_1: Decision.approve(),
  *   call_2: Decision.reject({ message: "not that folder" })
  * }))
@@ -303,13 +391,44 @@ export const run = <S extends Slots, R>(
  */
 export const resume = <S extends Slots, R>(
   agent: Agent<S, R>,
-  checkpoint: unknown,
+  target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  Run.resumeRun(agent, checkpoint, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
 
 /**
- * `Agent.run` as a `Stream` of its lifecycle events, ending with the `Completed` or `Paused`
+ * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run
+ * still recorded as running whose lease expired. A call whose result was recorded is never run
+ * again; a call that was running at the crash runs again only when its tool is `idempotent`,
+ * else the model is told it was cancelled; then the run goes on. A run that is alive elsewhere
+ * is `RunAlreadyResumed`; an unknown one `RunNotFound`. (The next turn on a crashed run's
+ * conversation also closes its calls with the recorded results.)
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, RunStore } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const recoverAll = Effect.gen(function*() {
+ *   const store = yield* RunStore.RunStore
+ *   for (const record of yield* store.list({ status: "running", agent: agent.name })) {
+ *     yield* Agent.recover(agent, record.runId).pipe(Effect.catchTag("RunAlreadyResumed", () => Effect.void))
+ *   }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const recover = <S extends Slots, R>(
+  agent: Agent<S, R>,
+  runId: string
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
+  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+
+/**
+ * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`
  * event that carries the exit (the stream fails with the run's error). When the model
  * streams, its text arrives as `TextDelta` events. Events are buffered: a slow consumer
  * never stalls the run. Ending the stream early (e.g. `Stream.take`) interrupts the run.
@@ -334,7 +453,7 @@ export const stream = <S extends Slots, R>(
 ): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => Run.streamOf(run(agent, options))
 
 /**
- * `Agent.resume` as a `Stream` of its lifecycle events (starting with `Resumed`), like {@link stream}.
+ * `Agent.resume` as a `Stream` of its lifecycle events (starting with `RunResumed`), like {@link stream}.
  *
  * @example
  * ```ts
@@ -351,6 +470,6 @@ export const stream = <S extends Slots, R>(
  */
 export const streamResume = <S extends Slots, R>(
   agent: Agent<S, R>,
-  checkpoint: unknown,
+  target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
-): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, checkpoint, decision))
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision))

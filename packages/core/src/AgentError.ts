@@ -5,7 +5,10 @@
  * @since 0.1.0
  */
 import { Data } from "effect"
+import type { ModelError } from "./ChatModel.js"
+import type { MemoryError } from "./ChatMemory.js"
 import type * as Checkpoint from "./Checkpoint.js"
+import type { ConversationBusy, StoreError } from "./RunStore.js"
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
@@ -14,12 +17,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Agent, Toolkit } from "@agentfx/core"
+ * import { Either } from "effect"
+ * import { Agent } from "@agentfx/core"
  *
- * const program = Agent.make({ toolkit: Toolkit.empty, maxIterations: 0 }).pipe(
- *   Effect.catchTag("InvalidAgent", (e) => Effect.logError(e.problems))
- * )
+ * const checked = Agent.validate({ maxIterations: 0 })
+ * if (Either.isLeft(checked)) console.error(checked.left.problems) // ["maxIterations 0 is not a positive integer"]
  * ```
  *
  * @since 0.1.0
@@ -85,10 +87,13 @@ export class MaxIterationsReached extends Data.TaggedError("MaxIterationsReached
 
 /**
  * The checkpoint cannot be resumed by this agent. `reason`: `malformed` (not a checkpoint,
- * or fields of the wrong shape), `version` (another format version), `agent` (another
- * agent's), `tools` (names tools this agent does not have), `signature` (missing or not
- * matching the agent's `checkpointSecret`: tampered or foreign), `state` (slots this agent
- * does not declare, or values its slot schemas reject).
+ * fields of the wrong shape, or nested too deep), `version` (another format version), `agent`
+ * (another agent's), `tools` (names tools this agent does not have), `signature` (missing or
+ * not matching the agent's `checkpointSecret`: tampered or foreign), `state` (slots this agent
+ * does not declare, or values its slot schemas reject), `expired` (paused longer ago than the
+ * store remembers finished runs: it can no longer be told apart from a replay), `verdicts` (a
+ * call that no verdict allowed to run: a forgery, or a gate that now decides otherwise),
+ * `conversation` (names another conversation than its run's record).
  *
  * @example
  * ```ts
@@ -105,7 +110,7 @@ export class MaxIterationsReached extends Data.TaggedError("MaxIterationsReached
  * @category errors
  */
 export class InvalidCheckpoint extends Data.TaggedError("InvalidCheckpoint")<{
-  readonly reason: "malformed" | "version" | "agent" | "tools" | "signature" | "state"
+  readonly reason: "malformed" | "version" | "agent" | "tools" | "signature" | "state" | "expired" | "verdicts" | "conversation"
   readonly detail: string
 }> {
   override get message(): string {
@@ -250,3 +255,90 @@ export class ConversationDiverged extends Data.TaggedError("ConversationDiverged
     return `Conversation "${this.conversationId}" has ${this.foundMessages} messages in memory, the checkpoint ${this.expectedMessages}: it was resumed already or another turn ran since`
   }
 }
+
+/**
+ * The run was already resumed (or recovered) by someone else: its record is no longer paused
+ * at the checkpoint's revision. `status` is where the run is now (`finished`: it ended and its
+ * record is no longer kept). Nothing was consumed, nothing ran.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.resume(agent, "run-1", Decision.approveAll()).pipe(
+ *   Effect.catchTag("RunAlreadyResumed", (e) => Effect.logWarning(`run ${e.runId} is ${e.status}`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunAlreadyResumed extends Data.TaggedError("RunAlreadyResumed")<{
+  readonly runId: string
+  readonly status: "running" | "paused" | "completed" | "failed" | "finished"
+}> {
+  override get message(): string {
+    return this.status === "paused"
+      ? `Run ${this.runId} was resumed already and paused again: decide on its current pause (resume it by run id)`
+      : `Run ${this.runId} was resumed already: it is ${this.status} now`
+  }
+}
+
+/**
+ * No run with this id is paused here: the store has no record of it (never paused, or
+ * finished and forgotten) — or, for `Agent.recover`, none that is running.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.resume(agent, "no-such-run", Decision.approveAll()).pipe(
+ *   Effect.catchTag("RunNotFound", (e) => Effect.logWarning(e.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunNotFound extends Data.TaggedError("RunNotFound")<{ readonly runId: string }> {
+  override get message(): string {
+    return `No record of run ${this.runId} in the run store`
+  }
+}
+
+/**
+ * How `Agent.run` can fail. A pause is not a failure.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RunError =
+  | ModelError
+  | MemoryError
+  | StoreError
+  | ConversationBusy
+  | RunAlreadyResumed
+  | MaxIterationsReached
+  | InvalidRunInput
+
+/**
+ * How `Agent.resume` can fail. After any of the decision, checkpoint or claim errors nothing
+ * was consumed: the run stays paused and resumable.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ResumeError =
+  | RunError
+  | InvalidCheckpoint
+  | UnknownDecision
+  | IncompleteDecisions
+  | InvalidEditedArguments
+  | DecisionMismatch
+  | ConversationDiverged
+  | RunAlreadyResumed
+  | RunNotFound

@@ -41,8 +41,8 @@ export interface RunStarted extends Meta {
  * @since 0.1.0
  * @category models
  */
-export interface Resumed extends Meta {
-  readonly _tag: "Resumed"
+export interface RunResumed extends Meta {
+  readonly _tag: "RunResumed"
   readonly agent: string
   readonly decision: string
 }
@@ -148,8 +148,8 @@ export interface ToolTimedOut extends Meta {
  * @since 0.1.0
  * @category models
  */
-export interface Paused extends Meta {
-  readonly _tag: "Paused"
+export interface RunPaused extends Meta {
+  readonly _tag: "RunPaused"
   readonly exit: AgentExit.Paused
 }
 
@@ -159,8 +159,8 @@ export interface Paused extends Meta {
  * @since 0.1.0
  * @category models
  */
-export interface Completed extends Meta {
-  readonly _tag: "Completed"
+export interface RunCompleted extends Meta {
+  readonly _tag: "RunCompleted"
   readonly exit: AgentExit.Completed
 }
 
@@ -180,7 +180,7 @@ export interface Completed extends Meta {
  */
 export type AgentEvent =
   | RunStarted
-  | Resumed
+  | RunResumed
   | ModelCalled
   | TextDelta
   | ModelResponded
@@ -188,8 +188,54 @@ export type AgentEvent =
   | ToolSucceeded
   | ToolFailed
   | ToolTimedOut
-  | Paused
-  | Completed
+  | RunPaused
+  | RunCompleted
+
+const Events = Data.taggedEnum<AgentEvent>()
+
+/**
+ * Pattern-matches an event on its tag.
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * declare const event: AgentEvent.AgentEvent
+ * const line = AgentEvent.match(event, {
+ *   RunStarted: (e) => `start: ${e.input}`,
+ *   RunResumed: (e) => `resumed with ${e.decision}`,
+ *   ModelCalled: (e) => `model call #${e.iteration}`,
+ *   TextDelta: (e) => e.text,
+ *   ModelResponded: (e) => `model: ${e.toolCalls} tool call(s)`,
+ *   ToolStarted: (e) => `→ ${e.toolName}`,
+ *   ToolSucceeded: (e) => `✓ ${e.toolName}`,
+ *   ToolFailed: (e) => `✗ ${e.toolName}: ${e.error.message}`,
+ *   ToolTimedOut: (e) => `⏱ ${e.toolName}`,
+ *   RunPaused: (e) => `paused (${e.exit.reason})`,
+ *   RunCompleted: (e) => `done: ${e.exit.text}`
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category pattern matching
+ */
+export const match = Events.$match
+
+/**
+ * A type guard for one kind of event.
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * declare const events: ReadonlyArray<AgentEvent.AgentEvent>
+ * const tools = events.filter(AgentEvent.is("ToolStarted")).map((e) => e.toolName)
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const is = Events.$is
 
 /**
  * An event without its `Meta`, as the loop builds it.

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { Data } from "effect"
 import type { Usage } from "./ChatModel.js"
 import type * as Checkpoint from "./Checkpoint.js"
 import type { Message } from "./Message.js"
@@ -67,8 +68,10 @@ export interface Paused {
  * ```ts
  * import { AgentExit } from "@agentfx/core"
  *
- * const show = (exit: AgentExit.AgentExit) =>
- *   exit._tag === "Completed" ? exit.text : `paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`
+ * const show = AgentExit.match({
+ *   Completed: (exit) => exit.text,
+ *   Paused: (exit) => `paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`
+ * })
  * ```
  *
  * @since 0.1.0
@@ -76,34 +79,40 @@ export interface Paused {
  */
 export type AgentExit<State = { readonly [slot: string]: unknown }> = Completed<State> | Paused
 
-/**
- * True when the run completed.
- *
- * @example
- * ```ts
- * import { AgentExit } from "@agentfx/core"
- *
- * declare const exit: AgentExit.AgentExit
- * if (AgentExit.isCompleted(exit)) console.log(exit.text)
- * ```
- *
- * @since 0.1.0
- * @category guards
- */
-export const isCompleted = <S>(exit: AgentExit<S>): exit is Completed<S> => exit._tag === "Completed"
+interface AgentExitDefinition extends Data.TaggedEnum.WithGenerics<1> {
+  readonly taggedEnum: AgentExit<this["A"]>
+}
+
+const Exits = Data.taggedEnum<AgentExitDefinition>()
 
 /**
- * True when the run paused.
+ * Pattern-matches an exit on its tag.
  *
  * @example
  * ```ts
  * import { AgentExit } from "@agentfx/core"
  *
  * declare const exit: AgentExit.AgentExit
- * if (AgentExit.isPaused(exit)) console.log(exit.pending)
+ * const text = AgentExit.match(exit, { Completed: (done) => done.text, Paused: () => "waiting for a person" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category pattern matching
+ */
+export const match = Exits.$match
+
+/**
+ * A type guard for one kind of exit.
+ *
+ * @example
+ * ```ts
+ * import { AgentExit } from "@agentfx/core"
+ *
+ * declare const exit: AgentExit.AgentExit
+ * if (AgentExit.is("Paused")(exit)) console.log(exit.pending)
  * ```
  *
  * @since 0.1.0
  * @category guards
  */
-export const isPaused = <S>(exit: AgentExit<S>): exit is Paused => exit._tag === "Paused"
+export const is = Exits.$is

@@ -23,18 +23,39 @@ import { Outcome, ToolCall } from "./ToolCall.js"
  * @since 0.1.0
  * @category constants
  */
-export const version = 1
+export const version = 2
 
 /**
- * One call of the batch the run paused in: its outcome when it already has one (executed,
- * rejected or answered by a gate), none when it is still to run or to be decided.
+ * What the gate said of a call that has no outcome yet: it may run (`proceed`), or a person
+ * must decide (`pause`). On resume, only calls that may run, or that the decision approved,
+ * run: a call with neither runs nowhere.
  *
  * @example
  * ```ts
  * import { Schema } from "effect"
  * import { Checkpoint } from "@agentfx/core"
  *
- * Schema.decodeUnknownSync(Checkpoint.BatchItem)({ call: { id: "c1", name: "get_weather", args: { city: "Oslo" } } })
+ * Schema.is(Checkpoint.Verdict)("proceed") // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Verdict = Schema.Literal("proceed", "pause")
+
+/**
+ * One call of the batch the run paused in: its outcome when it already has one (executed,
+ * rejected or answered by a gate), else the gate's verdict.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Schema.decodeUnknownSync(Checkpoint.BatchItem)({
+ *   call: { id: "c1", name: "get_weather", args: { city: "Oslo" } },
+ *   verdict: "proceed"
+ * })
  * ```
  *
  * @since 0.1.0
@@ -42,12 +63,14 @@ export const version = 1
  */
 export const BatchItem = Schema.Struct({
   call: ToolCall,
-  outcome: Schema.optional(Outcome)
+  outcome: Schema.optional(Outcome),
+  verdict: Schema.optional(Verdict)
 })
 
 /**
  * Why the run stopped: a person must approve calls, the environment must be fixed, or the
- * iteration budget ran out (`MaxIterationsReached`).
+ * iteration budget ran out (`MaxIterationsReached`). `running`: not a pause — the batch a run
+ * of a durable store is executing, recorded for its recovery.
  *
  * @example
  * ```ts
@@ -60,7 +83,7 @@ export const BatchItem = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Reason = Schema.Literal("approval", "environment", "max-iterations")
+export const Reason = Schema.Literal("approval", "environment", "max-iterations", "running")
 
 /**
  * @since 0.1.0
@@ -69,10 +92,14 @@ export const Reason = Schema.Literal("approval", "environment", "max-iterations"
 export type Reason = typeof Reason.Type
 
 /**
- * The checkpoint schema. Its encoded form is plain JSON: store it anywhere, resume it with
- * `Agent.resume`. Pending calls keep the model's **encoded** arguments; they are decoded
- * with the tool's schema when they execute. `state` holds each slot's value encoded with
- * the slot's schema. `signature` is an HMAC-SHA256 when the agent has a `checkpointSecret`.
+ * The checkpoint schema. Its encoded form is plain JSON: a copy of the run's record in the
+ * `RunStore`, which stays the authority — resume by run id, or give the copy to `Agent.resume`
+ * in another process (it is imported into that process's store on first use). `revision` is
+ * the record's version at the pause: an older copy of a run that moved on is refused.
+ * `pausedAt` (`Clock` milliseconds) bounds how long a copy can be imported. Pending calls keep
+ * the model's **encoded** arguments; they are decoded with the tool's schema when they
+ * execute. `state` holds each slot's value encoded with the slot's schema. `signature` is an
+ * HMAC-SHA256 when the agent has a `checkpointSecret`.
  *
  * @example
  * ```ts
@@ -91,6 +118,8 @@ export const Checkpoint = Schema.Struct({
   agent: Schema.String,
   tools: Schema.Array(Schema.String),
   runId: Schema.String,
+  revision: Schema.Int,
+  pausedAt: Schema.Number,
   conversationId: Schema.String,
   ephemeral: Schema.Boolean,
   reason: Reason,

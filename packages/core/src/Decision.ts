@@ -1,37 +1,127 @@
 /**
- * What a person decides about a paused run, given to `Agent.resume`.
+ * What a person decides about a paused run, given to `Agent.resume`. A decision is plain data
+ * with a `Schema`, so one can arrive from a UI or an HTTP body and be decoded with a typed
+ * error.
  *
  * @since 0.1.0
  */
-import type { JsonValue } from "./Json.js"
+import { Data, Schema } from "effect"
+import { CallDecisionsFromRecord } from "./internal/callDecisions.js"
+import { JsonValue } from "./Json.js"
 
 /**
- * The decision about one pending call of an approval pause.
+ * The decision about one pending call of an approval pause: run it (`Approve`, optionally
+ * with edited arguments in their encoded form), do not run it (`Reject`, the model is shown
+ * `"rejected: <message>"`), or answer in its place (`Reply`, `value` is its result).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Decision } from "@agentfx/core"
+ *
+ * Schema.decodeUnknownSync(Decision.CallDecision)({ _tag: "Approve", args: { amount: 10 } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CallDecision = Schema.Union(
+  Schema.TaggedStruct("Approve", { args: Schema.optional(JsonValue) }),
+  Schema.TaggedStruct("Reject", { message: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("Reply", { value: JsonValue })
+).annotations({ identifier: "CallDecision" })
+
+/**
  * @since 0.1.0
  * @category models
  */
-export type CallDecision =
-  | { readonly _tag: "Approve"; readonly args?: JsonValue }
-  | { readonly _tag: "Reject"; readonly message?: string }
-  | { readonly _tag: "Reply"; readonly message: string }
+export type CallDecision = typeof CallDecision.Type
 
 /**
  * A resume decision:
- * - approval pauses: `approveAll`, `rejectAll`, or `byCall` (one decision per pending call);
- * - environment pauses: `retry` (re-run only the failed calls) or `proceed` (the model gets the errors);
- * - `MaxIterationsReached`: `continue` (another `maxIterations` iterations).
+ * - approval pauses: `ApproveAll`, `RejectAll`, or `ByCall` (one decision per pending call id);
+ * - environment pauses: `Retry` (re-run only the failed calls) or `Proceed` (the model gets the errors);
+ * - `MaxIterationsReached`: `Continue` (another `maxIterations` iterations).
+ *
+ * Encoded, it is JSON: `ByCall`'s decisions are an object keyed by call id, decoded into a
+ * `ReadonlyMap` (so any id works, `"__proto__"` included).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Decision } from "@agentfx/core"
+ *
+ * const decision = Schema.decodeUnknownSync(Decision.Decision)({
+ *   _tag: "ByCall",
+ *   decisions: { call_1: { _tag: "Approve" }, call_2: { _tag: "Reject", message: "not that folder" } }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Decision = Schema.Union(
+  Schema.TaggedStruct("ApproveAll", {}),
+  Schema.TaggedStruct("RejectAll", { message: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ByCall", { decisions: CallDecisionsFromRecord(CallDecision) }),
+  Schema.TaggedStruct("Retry", {}),
+  Schema.TaggedStruct("Proceed", {}),
+  Schema.TaggedStruct("Continue", {})
+).annotations({ identifier: "Decision" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Decision = typeof Decision.Type
+
+/**
+ * A decision as JSON.
  *
  * @since 0.1.0
  * @category models
  */
-export type Decision =
-  | { readonly _tag: "ApproveAll" }
-  | { readonly _tag: "RejectAll"; readonly reason?: string }
-  | { readonly _tag: "ByCall"; readonly decisions: { readonly [callId: string]: CallDecision } }
-  | { readonly _tag: "Retry" }
-  | { readonly _tag: "Proceed" }
-  | { readonly _tag: "Continue" }
+export type Encoded = typeof Decision.Encoded
+
+const Decisions = Data.taggedEnum<Decision>()
+
+/**
+ * Pattern-matches a decision on its tag.
+ *
+ * @example
+ * ```ts
+ * import { Decision } from "@agentfx/core"
+ *
+ * const label = Decision.match({
+ *   ApproveAll: () => "approve all",
+ *   RejectAll: () => "reject all",
+ *   ByCall: ({ decisions }) => `${decisions.size} decisions`,
+ *   Retry: () => "retry",
+ *   Proceed: () => "proceed",
+ *   Continue: () => "continue"
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category pattern matching
+ */
+export const match = Decisions.$match
+
+/**
+ * A type guard for one kind of decision.
+ *
+ * @example
+ * ```ts
+ * import { Decision } from "@agentfx/core"
+ *
+ * declare const decision: Decision.Decision
+ * if (Decision.is("ByCall")(decision)) console.log([...decision.decisions.keys()])
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const is = Decisions.$is
 
 /**
  * Approve every pending call as the model asked.
@@ -49,25 +139,25 @@ export type Decision =
 export const approveAll = (): Decision => ({ _tag: "ApproveAll" })
 
 /**
- * Reject every pending call; the model is shown `"rejected: <reason>"`.
+ * Reject every pending call; the model is shown `"rejected: <message>"` (or `"rejected"`).
  *
  * @example
  * ```ts
  * import { Decision } from "@agentfx/core"
  *
- * Decision.rejectAll("not today")
+ * Decision.rejectAll({ message: "not today" })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const rejectAll = (reason?: string): Decision =>
-  reason === undefined ? { _tag: "RejectAll" } : { _tag: "RejectAll", reason }
+export const rejectAll = (options?: { readonly message?: string | undefined }): Decision =>
+  options?.message === undefined ? { _tag: "RejectAll" } : { _tag: "RejectAll", message: options.message }
 
 /**
- * One decision per pending call id. Every pending call must be decided, and only pending
- * calls: otherwise the resume fails with `IncompleteDecisions` / `UnknownDecision` and the
- * checkpoint stays resumable.
+ * One decision per pending call id, from a `Map` or an object's own keys. Every pending call
+ * must be decided, and only pending calls: otherwise the resume fails with
+ * `IncompleteDecisions` / `UnknownDecision` and the run stays resumable.
  *
  * @example
  * ```ts
@@ -76,16 +166,20 @@ export const rejectAll = (reason?: string): Decision =>
  * Decision.byCall({
  *   call_1: Decision.approve({ args: { amount: 10 } }),
  *   call_2: Decision.reject({ message: "too expensive" }),
- *   call_3: Decision.reply({ message: "The user's name is Ada." })
+ *   call_3: Decision.reply({ value: "The user's name is Ada." })
  * })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const byCall = (decisions: { readonly [callId: string]: CallDecision }): Decision => ({
+export const byCall = (
+  decisions: ReadonlyMap<string, CallDecision> | { readonly [callId: string]: CallDecision }
+): Decision => ({
   _tag: "ByCall",
-  decisions
+  decisions: decisions instanceof Map
+    ? new Map(decisions)
+    : new Map(Object.keys(decisions).map((id) => [id, (decisions as { readonly [callId: string]: CallDecision })[id]!]))
 })
 
 /**
@@ -103,7 +197,7 @@ export const byCall = (decisions: { readonly [callId: string]: CallDecision }): 
  * @since 0.1.0
  * @category constructors
  */
-export const approve = (options?: { readonly args?: JsonValue }): CallDecision =>
+export const approve = (options?: { readonly args?: JsonValue | undefined }): CallDecision =>
   options?.args === undefined ? { _tag: "Approve" } : { _tag: "Approve", args: options.args }
 
 /**
@@ -119,23 +213,23 @@ export const approve = (options?: { readonly args?: JsonValue }): CallDecision =
  * @since 0.1.0
  * @category constructors
  */
-export const reject = (options?: { readonly message?: string }): CallDecision =>
+export const reject = (options?: { readonly message?: string | undefined }): CallDecision =>
   options?.message === undefined ? { _tag: "Reject" } : { _tag: "Reject", message: options.message }
 
 /**
- * Do not run the call; `message` is its result.
+ * Do not run the call; `value` is its result.
  *
  * @example
  * ```ts
  * import { Decision } from "@agentfx/core"
  *
- * Decision.reply({ message: "Blue." })
+ * Decision.reply({ value: "Blue." })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const reply = (options: { readonly message: string }): CallDecision => ({ _tag: "Reply", message: options.message })
+export const reply = (options: { readonly value: JsonValue }): CallDecision => ({ _tag: "Reply", value: options.value })
 
 /**
  * Environment pause: run the failed calls again (only them), once the environment is fixed.

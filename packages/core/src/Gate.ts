@@ -4,44 +4,125 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import type { JsonValue } from "./Json.js"
+import type * as Tool from "./Tool.js"
 import type { ToolCall } from "./ToolCall.js"
 import type * as Toolkit from "./Toolkit.js"
 
 /**
- * A gate's verdict on one call.
+ * A gate's verdict on one call: run it (`Proceed`), ask a person (`Pause`), do not run it
+ * (`Reject`, the model is shown `"rejected: <message>"`), or answer in its place (`Reply`).
+ *
+ * @example
+ * ```ts
+ * import { Gate } from "@agentfx/core"
+ *
+ * const describe = Gate.match({
+ *   Proceed: () => "runs",
+ *   Pause: () => "asks a person",
+ *   Reject: ({ message }) => `rejected: ${message ?? "no reason"}`,
+ *   Reply: ({ value }) => `answered with ${JSON.stringify(value)}`
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export type Verdict =
-  | { readonly _tag: "Proceed" }
-  | { readonly _tag: "Reject"; readonly reason?: string }
-  | { readonly _tag: "Reply"; readonly value: JsonValue }
-  | { readonly _tag: "Pause" }
+export type Verdict = Data.TaggedEnum<{
+  Proceed: {}
+  Pause: {}
+  Reject: { readonly message?: string | undefined }
+  Reply: { readonly value: JsonValue }
+}>
+
+const Verdict = Data.taggedEnum<Verdict>()
 
 /**
- * What a gate sees of a call. `tool` is `undefined` when the model named an unknown tool
- * (such a call, when it proceeds, gets a `semantic` error result).
+ * Pattern-matches a verdict on its tag.
+ *
+ * @example
+ * ```ts
+ * import { Gate } from "@agentfx/core"
+ *
+ * declare const verdict: Gate.Verdict
+ * const runs = Gate.match(verdict, { Proceed: () => true, Pause: () => false, Reject: () => false, Reply: () => false })
+ * ```
+ *
+ * @since 0.1.0
+ * @category pattern matching
+ */
+export const match = Verdict.$match
+
+/**
+ * A type guard for one kind of verdict.
+ *
+ * @example
+ * ```ts
+ * import { Gate } from "@agentfx/core"
+ *
+ * declare const verdict: Gate.Verdict
+ * if (Gate.is("Reject")(verdict)) console.log(verdict.message)
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const is = Verdict.$is
+
+/**
+ * What a gate sees of a call: its tool's name, the call as the model sent it (`call.args`
+ * encoded), the tool's metadata row, its arguments **decoded** with the tool's `parameters`
+ * (`args`), and the run state. A call whose tool is unknown or whose arguments do not decode never reaches a gate:
+ * the model gets a `semantic` error for it.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Input {
-  readonly call: ToolCall
-  readonly tool: Toolkit.Entry | undefined
+export interface Input<Name extends string = string, Args = unknown> {
+  /** The tool's name (what to narrow on: `if (input.name === "transfer") input.args.amount`). */
+  readonly name: Name
+  readonly call: ToolCall & { readonly name: Name }
+  readonly args: Args
+  readonly tool: Toolkit.Entry
   readonly state: { readonly [slot: string]: unknown }
 }
 
 /**
+ * The input of a gate for one of `Tools`: a union discriminated by `call.name`, with each
+ * tool's decoded argument type.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Gate, Tool } from "@agentfx/core"
+ *
+ * const transfer = Tool.make("transfer", {
+ *   description: "Sends money",
+ *   parameters: Schema.Struct({ amount: Schema.Number }),
+ *   success: Schema.String,
+ *   handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
+ * })
+ * const gate = (input: Gate.InputOf<typeof transfer>) => input.args.amount > 100 ? Gate.pause() : Gate.proceed()
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type InputOf<T extends Tool.Any> = T extends Tool.Tool<infer Name, infer Params, any, any> ? Input<Name, Params> : never
+
+/**
  * A gate. Gates run serially, in call order, before any call of the batch executes; they
- * are outside every tool timeout.
+ * are outside every tool timeout. `I` is what it is given (`Input`, or `InputOf` the agent's
+ * tools for typed arguments).
  *
  * @since 0.1.0
  * @category models
  */
-export type Gate<R = never> = (input: Input) => Effect.Effect<Verdict, never, R>
+export type Gate<R = never, I = Input> = (input: I) => Effect.Effect<Verdict, never, R>
+
+const proceeding: Effect.Effect<Verdict> = Effect.succeed(Verdict.Proceed())
+const pausing: Effect.Effect<Verdict> = Effect.succeed(Verdict.Pause())
 
 /**
  * Run the call.
@@ -50,44 +131,13 @@ export type Gate<R = never> = (input: Input) => Effect.Effect<Verdict, never, R>
  * ```ts
  * import { Gate } from "@agentfx/core"
  *
- * const allowAll: Gate.Gate = () => Gate.proceed
+ * const allowAll: Gate.Gate = () => Gate.proceed()
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const proceed: Effect.Effect<Verdict> = Effect.succeed({ _tag: "Proceed" })
-
-/**
- * Do not run the call; the model is shown `"rejected: <reason>"`.
- *
- * @example
- * ```ts
- * import { Gate } from "@agentfx/core"
- *
- * const noDeletes: Gate.Gate = ({ call }) => call.name === "delete_file" ? Gate.reject("deleting is not allowed") : Gate.proceed
- * ```
- *
- * @since 0.1.0
- * @category constructors
- */
-export const reject = (reason?: string): Effect.Effect<Verdict> =>
-  Effect.succeed(reason === undefined ? { _tag: "Reject" } : { _tag: "Reject", reason })
-
-/**
- * Do not run the call; `value` is its result (ask-the-user tools, cached answers).
- *
- * @example
- * ```ts
- * import { Gate } from "@agentfx/core"
- *
- * const cached: Gate.Gate = ({ call }) => call.name === "get_time" ? Gate.reply("12:00") : Gate.proceed
- * ```
- *
- * @since 0.1.0
- * @category constructors
- */
-export const reply = (value: JsonValue): Effect.Effect<Verdict> => Effect.succeed({ _tag: "Reply", value })
+export const proceed = (): Effect.Effect<Verdict> => proceeding
 
 /**
  * A person must decide: the run exits with `Paused { reason: "approval" }` before any call
@@ -97,25 +147,66 @@ export const reply = (value: JsonValue): Effect.Effect<Verdict> => Effect.succee
  * ```ts
  * import { Gate } from "@agentfx/core"
  *
- * const askForEverything: Gate.Gate = () => Gate.pause
+ * const askForEverything: Gate.Gate = () => Gate.pause()
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const pause: Effect.Effect<Verdict> = Effect.succeed({ _tag: "Pause" })
+export const pause = (): Effect.Effect<Verdict> => pausing
 
 /**
- * The default gate: pauses calls of `sensitive` tools, lets every other call proceed.
+ * Do not run the call; the model is shown `"rejected: <message>"` (or `"rejected"`).
  *
  * @example
  * ```ts
  * import { Gate } from "@agentfx/core"
  *
- * const gate: Gate.Gate = (input) => input.call.name === "pay" ? Gate.pause : Gate.pauseSensitive(input)
+ * const noDeletes: Gate.Gate = ({ call }) =>
+ *   call.name === "delete_file" ? Gate.reject({ message: "deleting is not allowed" }) : Gate.proceed()
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reject = (options?: { readonly message?: string | undefined }): Effect.Effect<Verdict> =>
+  Effect.succeed(Verdict.Reject(options?.message === undefined ? {} : { message: options.message }))
+
+/**
+ * Do not run the call; `value` is its result (ask-the-user tools, cached answers).
+ *
+ * @example
+ * ```ts
+ * import { Gate } from "@agentfx/core"
+ *
+ * const cached: Gate.Gate = ({ call }) => call.name === "get_time" ? Gate.reply({ value: "12:00" }) : Gate.proceed()
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reply = (options: { readonly value: JsonValue }): Effect.Effect<Verdict> =>
+  Effect.succeed(Verdict.Reply({ value: options.value }))
+
+/**
+ * The default gate: pauses a call when its tool's `needsApproval` says so (`true`, or a rule
+ * that returns `true` for the call's decoded arguments); every other call proceeds.
+ *
+ * @example
+ * ```ts
+ * import { Gate } from "@agentfx/core"
+ *
+ * const gate: Gate.Gate = (input) => input.call.name === "pay" ? Gate.pause() : Gate.needsApproval(input)
  * ```
  *
  * @since 0.1.0
  * @category gates
  */
-export const pauseSensitive: Gate = ({ tool }) => tool?.sensitive === true ? pause : proceed
+export const needsApproval: Gate = ({ args, call, state, tool }) => {
+  const rule = tool.needsApproval
+  if (rule === false) return proceeding
+  if (rule === true) return pausing
+  // a rule's requirements are the tool's: they are already among the agent's
+  const needed = rule(args, { callId: call.id, toolName: call.name, state }) as Effect.Effect<boolean>
+  return Effect.map(needed, (yes) => yes ? Verdict.Pause() : Verdict.Proceed())
+}

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Effect, Option } from "effect"
-import type * as Agent from "./Agent.js"
+import type { ResumeError, RunError } from "./AgentError.js"
 import type * as AgentExit from "./AgentExit.js"
 import type { ChatRequest, ChatResponse, ModelError } from "./ChatModel.js"
 import type { Result, ToolCall } from "./ToolCall.js"
@@ -83,8 +83,8 @@ export type Around<I, A, E, R> = (input: I, next: (input: I) => Effect.Effect<A,
  * @category models
  */
 export interface Middleware<R = never> {
-  readonly turn?: Around<TurnInput, AgentExit.AgentExit<any>, Agent.ResumeError, R>
-  readonly iteration?: Around<IterationInput, Option.Option<AgentExit.AgentExit<any>>, Agent.RunError, R>
+  readonly turn?: Around<TurnInput, AgentExit.AgentExit<any>, ResumeError, R>
+  readonly iteration?: Around<IterationInput, Option.Option<AgentExit.AgentExit<any>>, RunError, R>
   readonly model?: Around<ModelInput, ChatResponse, ModelError, R>
   readonly tool?: Around<ToolInput, Result, never, R>
 }

@@ -1,6 +1,6 @@
 /**
  * Typed run state: named slots with reducers. Tools read a snapshot and return writes
- * (`Tool.result(value, { writes })`); writes fold at the batch barrier in call order.
+ * (`Tool.output(value, { writes })`); writes fold at the batch barrier in call order.
  *
  * @since 0.1.0
  */

@@ -5,7 +5,7 @@
  */
 import type { Duration, Schedule } from "effect"
 import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
-import * as Delegate from "./internal/delegate.js"
+import { HandlerKey } from "./internal/handler.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
 import type { WorkerPool } from "./WorkerPool.js"
@@ -46,16 +46,16 @@ export interface CallContext {
  * @since 0.1.0
  * @category type ids
  */
-export const ResultTypeId: unique symbol = Symbol.for("@agentfx/core/Tool/Result")
+export const OutputTypeId: unique symbol = Symbol.for("@agentfx/core/Tool/Output")
 
 /**
- * A handler's value together with writes to the run state. Build it with {@link result}.
+ * A handler's value together with writes to the run state. Build it with {@link output}.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Result<out A> {
-  readonly [ResultTypeId]: typeof ResultTypeId
+export interface Output<out A> {
+  readonly [OutputTypeId]: typeof OutputTypeId
   readonly value: A
   readonly writes: { readonly [slot: string]: unknown }
 }
@@ -74,35 +74,35 @@ export interface Result<out A> {
  *   description: "Remembers a note",
  *   parameters: Schema.Struct({ note: Schema.String }),
  *   success: Schema.String,
- *   handler: ({ note }) => Effect.succeed(Tool.result("noted", { writes: { notes: [note] } }))
+ *   handler: ({ note }) => Effect.succeed(Tool.output("noted", { writes: { notes: [note] } }))
  * })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const result = <A>(value: A, options: { readonly writes: { readonly [slot: string]: unknown } }): Result<A> => ({
-  [ResultTypeId]: ResultTypeId,
+export const output = <A>(value: A, options: { readonly writes: { readonly [slot: string]: unknown } }): Output<A> => ({
+  [OutputTypeId]: OutputTypeId,
   value,
   writes: options.writes
 })
 
 /**
- * True for a value built with {@link result}.
+ * True for a value built with {@link output}.
  *
  * @example
  * ```ts
  * import { Tool } from "@agentfx/core"
  *
- * Tool.isResult(Tool.result(1, { writes: { total: 1 } })) // true
- * Tool.isResult(1) // false
+ * Tool.isOutput(Tool.output(1, { writes: { total: 1 } })) // true
+ * Tool.isOutput(1) // false
  * ```
  *
  * @since 0.1.0
  * @category guards
  */
-export const isResult = (u: unknown): u is Result<unknown> =>
-  typeof u === "object" && u !== null && ResultTypeId in u
+export const isOutput = (u: unknown): u is Output<unknown> =>
+  typeof u === "object" && u !== null && OutputTypeId in u
 
 /**
  * Retry policy for `transient` failures (timeouts included). `times` bounds the number of
@@ -117,6 +117,38 @@ export interface RetryPolicy {
   readonly times: number
   readonly schedule?: Schedule.Schedule<unknown, ToolFailure>
 }
+
+/**
+ * What an approval rule knows about the call: its id, the tool's name and the run state.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ApprovalContext {
+  readonly callId: string
+  readonly toolName: string
+  readonly state: { readonly [slot: string]: unknown }
+}
+
+/**
+ * Whether a call needs a person's approval before it runs: always (`true`), never (`false`),
+ * or decided per call from its **decoded** arguments. The default gate asks it; arguments that
+ * fail to decode never reach it (the model gets a `semantic` error instead).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Tool } from "@agentfx/core"
+ *
+ * const largeTransfers: Tool.NeedsApproval<{ readonly amount: number }> = ({ amount }) => Effect.succeed(amount > 100)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NeedsApproval<Params, R = never> =
+  | boolean
+  | ((args: Params, context: ApprovalContext) => Effect.Effect<boolean, never, R>)
 
 /**
  * The options every tool accepts, whatever runs its work.
@@ -137,10 +169,10 @@ export interface RetryPolicy {
  * @since 0.1.0
  * @category models
  */
-export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded> {
+export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA = never> {
   /** What the tool does, for the model. */
   readonly description: string
-  /** The arguments the model must send; decoded before the handler runs. Must describe a JSON object. */
+  /** The arguments the model must send; decoded before the gate and the handler. Must describe a JSON object. */
   readonly parameters: Schema.Schema<Params, ParamsEncoded>
   /** The handler's result; encoded into what the model sees. */
   readonly success: Schema.Schema<Success, SuccessEncoded>
@@ -159,11 +191,76 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded> {
   readonly serial?: boolean
   /** `true`: when every call of a batch is return-direct, their results end the turn. */
   readonly returnDirect?: boolean
-  /** `true`: the default gate pauses the run for approval before this tool runs. */
-  readonly sensitive?: boolean
+  /**
+   * `true`: running a call twice does no more than running it once. A call that was running
+   * when its process crashed runs again on recovery only then; otherwise the model is told it
+   * was cancelled (`docs/persistence.md`).
+   */
+  readonly idempotent?: boolean
+  /**
+   * What the model is told when the handler dies (throws, or `Effect.die`): by default only
+   * that the tool failed unexpectedly — a defect's message may hold paths or secrets; `true`:
+   * the defect's message too (never its stack). The full cause always goes to the log.
+   */
+  readonly exposeDefects?: boolean
+  /**
+   * Whether the default gate pauses the run for a person's approval before a call runs:
+   * `true`, `false` (the default), or a rule over the decoded arguments.
+   */
+  readonly needsApproval?: NeedsApproval<Params, RA>
   /** Free-form labels for gates, middleware and filtering. */
   readonly tags?: ReadonlyArray<string>
 }
+
+/**
+ * The options a caller sets on tools made by someone else (an MCP server's, an `@effect/ai`
+ * toolkit's): what `Tool.make` takes for them, with approval as a plain yes or no.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "@agentfx/core"
+ *
+ * const overrides: { readonly [tool: string]: Tool.Overrides } = {
+ *   search: { timeout: "10 seconds", retry: { times: 2 } },
+ *   delete_file: { needsApproval: true, serial: true }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Overrides {
+  readonly timeout?: Duration.DurationInput
+  readonly retry?: RetryPolicy
+  readonly needsApproval?: boolean
+  readonly serial?: boolean
+  readonly returnDirect?: boolean
+  readonly idempotent?: boolean
+}
+
+/**
+ * The override options that are set, and only them, whatever else the object holds: ready to
+ * spread into `Tool.make`'s options.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@agentfx/core"
+ *
+ * const fromJson = JSON.parse(`{ "timeout": "2 seconds", "extra": 1 }`) as Tool.Overrides
+ * Tool.overridesOf(fromJson) // { timeout: "2 seconds" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const overridesOf = ({ idempotent, needsApproval, retry, returnDirect, serial, timeout }: Overrides): Overrides => ({
+  ...(timeout === undefined ? {} : { timeout }),
+  ...(retry === undefined ? {} : { retry }),
+  ...(needsApproval === undefined ? {} : { needsApproval }),
+  ...(serial === undefined ? {} : { serial }),
+  ...(returnDirect === undefined ? {} : { returnDirect }),
+  ...(idempotent === undefined ? {} : { idempotent })
+})
 
 /**
  * Everything `Tool.make` accepts for a tool whose handler runs in process.
@@ -185,16 +282,18 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded> {
  * @since 0.1.0
  * @category models
  */
-export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
-  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R, RA = never>
+  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA>
 {
   /** Where the handler runs; `"in-process"` (the default) is the only choice for a handler. */
   readonly isolation?: "in-process"
   /**
-   * The tool's work: the success value, or `Tool.result(value, { writes })` to write run
-   * state. Its requirements `R` become requirements of whatever runs the tool.
+   * The tool's work: the success value, or `Tool.output(value, { writes })` to write run
+   * state. Its requirements `R` become requirements of whatever runs the tool. It is run
+   * by the runtime only (the loop, `ToolCallingManager.call`, `executeBatch`), so the
+   * tool's timeout and retries always apply.
    */
-  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
+  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Output<Success>, ToolError, R>
 }
 
 /**
@@ -226,8 +325,8 @@ export interface Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
  * @since 0.1.0
  * @category models
  */
-export interface WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded>
-  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded>
+export interface WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA = never>
+  extends CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA>
 {
   readonly isolation: "worker"
   /**
@@ -263,8 +362,10 @@ export type Isolation =
   | { readonly _tag: "Invalid"; readonly problem: string }
 
 /**
- * A tool. Build one with {@link make}; assemble tools with `Toolkit.make`, which validates
- * every option and builds the metadata table that the runtime reads.
+ * A tool: its options as declared. Its work is not a public property: a tool runs through
+ * the runtime (an agent run, `ToolCallingManager.call`, `ToolCallingManager.executeBatch`),
+ * so that its arguments are decoded and its timeout and retries apply on every path.
+ * `Toolkit.make` (or `Agent.make`) validates every option.
  *
  * @since 0.1.0
  * @category models
@@ -281,11 +382,13 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly retry: RetryPolicy | undefined
   readonly serial: boolean
   readonly returnDirect: boolean
-  readonly sensitive: boolean
+  readonly idempotent: boolean
+  readonly exposeDefects: boolean
+  readonly needsApproval: NeedsApproval<Params, R>
   readonly tags: ReadonlyArray<string>
   readonly isolation: Isolation
-  /** For a worker tool: encodes the arguments, runs the module's export in the `WorkerPool`, decodes its result. */
-  readonly handler: (args: Params, context: CallContext) => Effect.Effect<Success | Result<Success>, ToolError, R>
+  /** @internal */
+  readonly [HandlerKey]: (args: Params, context: CallContext) => Effect.Effect<Success | Output<Success>, ToolError, R>
 }
 
 /**
@@ -304,6 +407,22 @@ export interface Any extends Tool<string, any, any, any> {}
  */
 export type Requirements<T> = T extends Tool<any, any, any, infer R> ? R : never
 
+/**
+ * The decoded arguments of a tool.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Parameters<T> = T extends Tool<any, infer P, any, any> ? P : never
+
+/**
+ * The decoded success value of a tool.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Success<T> = T extends Tool<any, any, infer A, any> ? A : never
+
 const Proto = {
   [TypeId]: TypeId,
   pipe() {
@@ -312,7 +431,8 @@ const Proto = {
 }
 
 /**
- * Defines a tool. Options are checked when the tool is assembled into a `Toolkit`.
+ * Defines a tool. Options are checked when the tool is assembled (`Toolkit.make`,
+ * `Agent.make`).
  *
  * With a `handler`, the tool runs in process. With `isolation: "worker"` and a `module`,
  * its work is the module's exported function, run in a worker of the `WorkerPool` (which
@@ -332,6 +452,14 @@ const Proto = {
  *   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
  * })
  *
+ * const transfer = Tool.make("transfer", {
+ *   description: "Sends money",
+ *   parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+ *   success: Schema.String,
+ *   needsApproval: ({ amount }) => Effect.succeed(amount > 100), // small transfers run at once
+ *   handler: ({ to, amount }) => Effect.succeed(`sent ${amount} to ${to}`)
+ * })
+ *
  * // crunch.worker.ts: export default ({ n }: { n: number }) => { let s = 0; for (let i = 0; i < n; i++) s += i; return s }
  * const crunch = Tool.make("crunch", {
  *   description: "Sums 0..n-1",
@@ -347,17 +475,17 @@ const Proto = {
  * @category constructors
  */
 export const make: {
-  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded>(
+  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, RA = never>(
     name: Name,
-    options: WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded>
-  ): Tool<Name, Params, Success, WorkerPool>
-  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never>(
+    options: WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA>
+  ): Tool<Name, Params, Success, WorkerPool | RA>
+  <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never, RA = never>(
     name: Name,
-    options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R>
-  ): Tool<Name, Params, Success, R>
+    options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R, RA>
+  ): Tool<Name, Params, Success, R | RA>
 } = (
   name: string,
-  options: Options<any, any, any, any, any> | WorkerOptions<any, any, any, any>
+  options: Options<any, any, any, any, any, any> | WorkerOptions<any, any, any, any, any>
 ): Any => {
   const isolation = isolationOf(options)
   return Object.assign(Object.create(Proto), {
@@ -369,10 +497,12 @@ export const make: {
     retry: options.retry,
     serial: options.serial ?? false,
     returnDirect: options.returnDirect ?? false,
-    sensitive: options.sensitive ?? false,
+    idempotent: options.idempotent ?? false,
+    exposeDefects: options.exposeDefects ?? false,
+    needsApproval: options.needsApproval ?? false,
     tags: options.tags ?? [],
     isolation,
-    handler: options.isolation === "worker"
+    [HandlerKey]: options.isolation === "worker"
       ? workerHandler(options.parameters, options.success, isolation)
       : options.handler
   })
@@ -479,29 +609,3 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
-
-/**
- * A tool that runs a child agent: the model sends `{ input }`, the child's answer is the
- * result. The child has its own manager (sequential unless `manager` says otherwise) and an
- * ephemeral conversation. Interrupting the call — its timeout, or the parent's interruption —
- * interrupts the child: its model call and tools stop (finalizers run); its conversation,
- * ephemeral, was never stored. A child model failure is a `ToolError` (transient when the model error is).
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Agent, Tool, Toolkit } from "@agentfx/core"
- *
- * declare const researcher: Agent.Agent
- * const research = Tool.delegate("research", {
- *   agent: researcher,
- *   description: "Researches a question and answers with sources",
- *   timeout: "2 minutes"
- * })
- * const toolkit = Toolkit.make(research)
- * ```
- *
- * @since 0.1.0
- * @category constructors
- */
-export const delegate: typeof Delegate.delegate = (name, options) => Delegate.delegate(name, options)

@@ -138,13 +138,13 @@ export type Result = Succeeded | Failed | Suspended
 
 /**
  * The call was not executed: a gate or a person rejected it. The model is shown
- * `"rejected"` or `"rejected: <reason>"`.
+ * `"rejected"` or `"rejected: <message>"`.
  *
  * @example
  * ```ts
  * import { ToolCall } from "@agentfx/core"
  *
- * const rejected: ToolCall.Rejected = { _tag: "Rejected", callId: "c1", toolName: "rm", reason: "too risky" }
+ * const rejected: ToolCall.Rejected = { _tag: "Rejected", callId: "c1", toolName: "rm", message: "too risky" }
  * ```
  *
  * @since 0.1.0
@@ -153,7 +153,7 @@ export type Result = Succeeded | Failed | Suspended
 export const Rejected = Schema.TaggedStruct("Rejected", {
   callId: Schema.String,
   toolName: Schema.String,
-  reason: Schema.optional(Schema.String)
+  message: Schema.optional(Schema.String)
 }).annotations({ identifier: "ToolCall.Rejected" })
 
 /**
@@ -243,7 +243,7 @@ export type Outcome = Result | Rejected | Replied | Cancelled
  * ```ts
  * import { ToolCall } from "@agentfx/core"
  *
- * ToolCall.modelContent({ _tag: "Rejected", callId: "c1", toolName: "rm", reason: "too risky" })
+ * ToolCall.modelContent({ _tag: "Rejected", callId: "c1", toolName: "rm", message: "too risky" })
  * // { isError: true, content: "rejected: too risky" }
  * ```
  *
@@ -256,9 +256,9 @@ export const modelContent = (outcome: Outcome): { readonly isError: boolean; rea
     case "Replied":
       return { isError: false, content: outcome.value }
     case "Failed":
-      return { isError: true, content: `${outcome.error.errorClass} error: ${outcome.error.message}` }
+      return { isError: true, content: `${outcome.error.reason} error: ${outcome.error.message}` }
     case "Rejected":
-      return { isError: true, content: outcome.reason === undefined ? "rejected" : `rejected: ${outcome.reason}` }
+      return { isError: true, content: outcome.message === undefined ? "rejected" : `rejected: ${outcome.message}` }
     case "Suspended":
       return { isError: true, content: `suspended: waiting for a person (${outcome.reason})` }
     case "Cancelled":

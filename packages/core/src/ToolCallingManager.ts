@@ -7,10 +7,12 @@
 import type { Duration } from "effect"
 import { Context, Data, Effect, Either, Layer, Option } from "effect"
 import { Bulkhead } from "./internal/bulkhead.js"
-import { executeCalls } from "./internal/executor.js"
+import { callTool, executeCalls, runCall } from "./internal/executor.js"
 import { validateTimeout } from "./internal/options.js"
+import type * as Tool from "./Tool.js"
 import type * as ToolCall from "./ToolCall.js"
-import type * as Toolkit from "./Toolkit.js"
+import type { ToolFailure } from "./ToolError.js"
+import * as Toolkit from "./Toolkit.js"
 
 /**
  * The scheduling policy of tool calls. A `Context.Reference`: without a Layer, runs use
@@ -32,7 +34,7 @@ import type * as Toolkit from "./Toolkit.js"
  */
 export class ToolCallingManager extends Context.Reference<ToolCallingManager>()(
   "@agentfx/core/ToolCallingManager",
-  { defaultValue: (): ToolCallingManager.Service => makeService("sequential", 1, Option.none(), (self) => self) }
+  { defaultValue: (): ToolCallingManager.Service => makeService("sequential", 1, Option.none(), (self) => self, unlimited) }
 ) {}
 
 /**
@@ -52,6 +54,11 @@ export declare namespace ToolCallingManager {
     readonly concurrency: number | "unbounded"
     /** Wraps each attempt of a handler, outside its timeout: the bulkhead permit of `bounded`. */
     readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /**
+     * The bulkhead's permits not held right now (`bounded`); `Infinity` for a manager without
+     * one. Shared by every run that uses this service instance (see {@link bounded}).
+     */
+    readonly freePermits: Effect.Effect<number>
   }
 }
 
@@ -94,12 +101,15 @@ export class InvalidManagerOptions extends Data.TaggedError("InvalidManagerOptio
   }
 }
 
+const unlimited: Effect.Effect<number> = Effect.succeed(Infinity)
+
 const makeService = (
   mode: ToolCallingManager.Service["mode"],
   concurrency: ToolCallingManager.Service["concurrency"],
   defaultTimeout: Option.Option<Duration.Duration>,
-  withPermit: ToolCallingManager.Service["withPermit"]
-): ToolCallingManager.Service => ({ mode, concurrency, defaultTimeout, withPermit })
+  withPermit: ToolCallingManager.Service["withPermit"],
+  freePermits: Effect.Effect<number>
+): ToolCallingManager.Service => ({ mode, concurrency, defaultTimeout, withPermit, freePermits })
 
 const checkOptions = (
   options: Options | undefined,
@@ -141,7 +151,7 @@ const layerFrom = (
  * @category layers
  */
 export const sequential = (options?: Options): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
-  layerFrom((problems) => Effect.succeed(makeService("sequential", 1, checkOptions(options, problems), (self) => self)))
+  layerFrom((problems) => Effect.succeed(makeService("sequential", 1, checkOptions(options, problems), (self) => self, unlimited)))
 
 /**
  * All calls of a batch run concurrently (a batch containing a `serial` tool still runs
@@ -159,15 +169,18 @@ export const sequential = (options?: Options): Layer.Layer<ToolCallingManager, I
  */
 export const unbounded = (options?: Options): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
   layerFrom((problems) =>
-    Effect.succeed(makeService("unbounded", "unbounded", checkOptions(options, problems), (self) => self))
+    Effect.succeed(makeService("unbounded", "unbounded", checkOptions(options, problems), (self) => self, unlimited))
   )
 
 /**
- * Calls run concurrently, at most `permits` at a time across **every run that uses this
- * Layer** (a bulkhead): the `Semaphore` is created once when the Layer is built. A permit
- * is held for one attempt of a handler and released on success, failure, timeout and
- * interruption; retry delays hold no permit. A tool's timeout starts when it has its
- * permit: queueing does not count against it.
+ * Calls run concurrently, at most `permits` at a time (a bulkhead). The permits belong to
+ * the service the Layer builds: runs that share one built Layer share them — provide it
+ * once, at the top of the app or in a `ManagedRuntime`. Providing the Layer to each run
+ * (`Effect.provide(Agent.run(…), ToolCallingManager.bounded(…))` per run) builds a bulkhead
+ * per run, so that three runs with `permits: 2` may run six calls at once. `freePermits`
+ * tells how many are free. A permit is held for one attempt of a handler and released on
+ * success, failure, timeout and interruption; retry delays hold no permit. A tool's timeout
+ * starts when it has its permit: queueing does not count against it.
  *
  * @example
  * ```ts
@@ -186,18 +199,22 @@ export const bounded = (
     const defaultTimeout = checkOptions(options, problems)
     if (!Number.isInteger(options.permits) || options.permits < 1) {
       problems.push(`permits ${options.permits} is not a positive integer`)
-      return Effect.succeed(makeService("bounded", "unbounded", defaultTimeout, (self) => self))
+      return Effect.succeed(makeService("bounded", "unbounded", defaultTimeout, (self) => self, unlimited))
     }
     const bulkhead = new Bulkhead(options.permits)
-    return Effect.succeed(makeService("bounded", "unbounded", defaultTimeout, bulkhead.withPermit))
+    return Effect.succeed(
+      makeService("bounded", "unbounded", defaultTimeout, bulkhead.withPermit, Effect.sync(() => bulkhead.available))
+    )
   })
 
 /**
  * Runs a batch of calls with the current manager and returns one result per call, in call
- * order. One call's timeout or failure leaves the others' results intact; a call naming an
- * unknown tool gets a `semantic` failure. Interrupting the batch interrupts every running
- * call (their finalizers run) and is not turned into results. Handlers see an empty state
- * snapshot, and `Tool.result` writes are dropped: run state belongs to an agent run.
+ * order: each call's arguments decoded, its timeout (else the manager's default), permit and
+ * retries applied, its value encoded — the executor of an agent run. One call's timeout or
+ * failure leaves the others' results intact; a call naming an unknown tool gets a `semantic`
+ * failure. Interrupting the batch interrupts every running call (their finalizers run) and is
+ * not turned into results. Handlers see an empty state snapshot, and `Tool.output` writes are
+ * dropped: run state belongs to an agent run.
  *
  * @example
  * ```ts
@@ -210,13 +227,10 @@ export const bounded = (
  *   success: Schema.String,
  *   handler: ({ text }) => Effect.succeed(text)
  * })
- * const program = Effect.gen(function*() {
- *   const toolkit = yield* Toolkit.make(echo)
- *   return yield* ToolCallingManager.executeBatch(toolkit, [
- *     { id: "1", name: "echo", args: { text: "a" } },
- *     { id: "2", name: "echo", args: { text: "b" } }
- *   ])
- * }).pipe(Effect.provide(ToolCallingManager.unbounded()))
+ * const program = ToolCallingManager.executeBatch(Toolkit.make(echo), [
+ *   { id: "1", name: "echo", args: { text: "a" } },
+ *   { id: "2", name: "echo", args: { text: "b" } }
+ * ]).pipe(Effect.provide(ToolCallingManager.unbounded()))
  * ```
  *
  * @since 0.1.0
@@ -226,16 +240,56 @@ export const executeBatch = <R>(
   toolkit: Toolkit.Toolkit<R>,
   calls: ReadonlyArray<ToolCall.ToolCall>
 ): Effect.Effect<Array<ToolCall.Result>, never, R> =>
-  Effect.flatMap(
-    ToolCallingManager,
-    (manager) =>
-      executeCalls(
-        toolkit,
-        calls,
-        manager,
-        {},
-        undefined,
-        undefined,
-        (executed) => Effect.succeed((Array.isArray(executed) ? executed : [executed]).map((e) => e.result))
-      )
-  )
+  Effect.flatMap(ToolCallingManager, (manager) =>
+    Effect.map(
+      executeCalls(toolkit, calls.map((call) => ({ call })), manager.concurrency, (item) => runCall(toolkit, item, manager, {})),
+      (executed) => executed.map((e) => e.result)
+    ))
+
+const entries = new WeakMap<Tool.Any, Either.Either<Toolkit.Entry, Toolkit.InvalidToolkit>>()
+
+/**
+ * Calls one tool with the current manager, outside any agent run: `args` (encoded, as a model
+ * would send them) decoded with the tool's `parameters`, the tool's timeout (else the
+ * manager's `defaultTimeout`), the manager's permit and the tool's retries, the value checked
+ * against `success` — the same executor as every call of an agent run. Succeeds with the
+ * handler's value; fails with the `ToolError` (bad arguments are `semantic`, a defect a logged
+ * `semantic` error) or the `ToolTimeout`, or `InvalidToolkit` for a tool whose options are
+ * invalid. `Tool.output` writes are dropped.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool, ToolCallingManager } from "@agentfx/core"
+ *
+ * const getWeather = Tool.make("get_weather", {
+ *   description: "Current weather for a city",
+ *   parameters: Schema.Struct({ city: Schema.String }),
+ *   success: Schema.String,
+ *   timeout: "2 seconds",
+ *   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
+ * })
+ * const weather = ToolCallingManager.call(getWeather, { city: "Oslo" }) // Effect<string, ToolFailure | InvalidToolkit>
+ * ```
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const call = <T extends Tool.Any>(
+  tool: T,
+  args: unknown
+): Effect.Effect<Tool.Success<T>, ToolFailure | Toolkit.InvalidToolkit, Tool.Requirements<T>> =>
+  Effect.flatMap(ToolCallingManager, (manager) => {
+    let entry = entries.get(tool)
+    if (entry === undefined) {
+      entry = Either.map(Toolkit.validate([tool]), (toolkit) => toolkit.entries.get(tool.name)!)
+      entries.set(tool, entry)
+    }
+    return Either.isLeft(entry)
+      ? Effect.fail(entry.left)
+      : callTool<Tool.Requirements<T>>(entry.right, args, manager) as Effect.Effect<
+        Tool.Success<T>,
+        ToolFailure | Toolkit.InvalidToolkit,
+        Tool.Requirements<T>
+      >
+  })

@@ -16,22 +16,22 @@ import { Duration, Schema } from "effect"
  * import { Schema } from "effect"
  * import { ToolError } from "@agentfx/core"
  *
- * Schema.is(ToolError.ErrorClass)("environment") // true
+ * Schema.is(ToolError.Reason)("environment") // true
  * ```
  *
  * @since 0.1.0
  * @category models
  */
-export const ErrorClass = Schema.Literal("transient", "semantic", "environment")
+export const Reason = Schema.Literal("transient", "semantic", "environment")
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type ErrorClass = typeof ErrorClass.Type
+export type Reason = typeof Reason.Type
 
 /**
- * The error a tool handler fails with. Its `errorClass` decides whether the call is retried
+ * The error a tool handler fails with. Its `reason` decides whether the call is retried
  * (`transient`), handed to the model (`semantic`), or may pause the run (`environment`).
  *
  * @example
@@ -39,16 +39,25 @@ export type ErrorClass = typeof ErrorClass.Type
  * import { Effect } from "effect"
  * import { ToolError } from "@agentfx/core"
  *
- * const failed = Effect.fail(new ToolError.ToolError({ errorClass: "semantic", message: "no such city" }))
+ * const failed = Effect.fail(new ToolError.ToolError({ reason: "semantic", message: "no such city" }))
  * ```
  *
  * @since 0.1.0
  * @category errors
  */
 export class ToolError extends Schema.TaggedError<ToolError>("@agentfx/core/ToolError")("ToolError", {
-  errorClass: ErrorClass,
+  reason: Reason,
   message: Schema.String
-}) {}
+}) {
+  /**
+   * True when trying again may succeed (`reason` is `transient`).
+   *
+   * @since 0.1.0
+   */
+  get isTransient(): boolean {
+    return this.reason === "transient"
+  }
+}
 
 /**
  * A failure that may succeed if tried again (rate limit, network): retried per the tool's `retry`.
@@ -64,7 +73,7 @@ export class ToolError extends Schema.TaggedError<ToolError>("@agentfx/core/Tool
  * @since 0.1.0
  * @category constructors
  */
-export const transient = (message: string): ToolError => new ToolError({ errorClass: "transient", message })
+export const transient = (message: string): ToolError => new ToolError({ reason: "transient", message })
 
 /**
  * A failure of the call itself (bad arguments, not found): the model is told and may try otherwise.
@@ -80,7 +89,7 @@ export const transient = (message: string): ToolError => new ToolError({ errorCl
  * @since 0.1.0
  * @category constructors
  */
-export const semantic = (message: string): ToolError => new ToolError({ errorClass: "semantic", message })
+export const semantic = (message: string): ToolError => new ToolError({ reason: "semantic", message })
 
 /**
  * A failure only a person can fix (missing credentials, disk full). With
@@ -97,7 +106,7 @@ export const semantic = (message: string): ToolError => new ToolError({ errorCla
  * @since 0.1.0
  * @category constructors
  */
-export const environment = (message: string): ToolError => new ToolError({ errorClass: "environment", message })
+export const environment = (message: string): ToolError => new ToolError({ reason: "environment", message })
 
 /**
  * A call whose handler ran past its timeout. Always `transient`: it is retried when the tool
@@ -126,8 +135,17 @@ export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("@agentfx/core/
    *
    * @since 0.1.0
    */
-  get errorClass(): "transient" {
+  get reason(): "transient" {
     return "transient"
+  }
+
+  /**
+   * Always true: a timed-out call may succeed if tried again.
+   *
+   * @since 0.1.0
+   */
+  get isTransient(): true {
+    return true
   }
 
   override get message(): string {
@@ -156,18 +174,3 @@ export const ToolFailure = Schema.Union(ToolError, ToolTimeout)
  * @category models
  */
 export type ToolFailure = ToolError | ToolTimeout
-
-/**
- * True for failures worth another attempt (`transient` errors and timeouts).
- *
- * @example
- * ```ts
- * import { ToolError } from "@agentfx/core"
- *
- * ToolError.isTransient(ToolError.transient("HTTP 429")) // true
- * ```
- *
- * @since 0.1.0
- * @category predicates
- */
-export const isTransient = (failure: ToolFailure): boolean => failure.errorClass === "transient"

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { Duration, JSONSchema, Schedule } from "effect"
-import { Data, Effect, Either, Option, Pipeable } from "effect"
+import { Data, Either, Option, Pipeable } from "effect"
 import { validateRetryTimes, validateTimeout } from "./internal/options.js"
 import { checkIsolation } from "./internal/workerTool.js"
 import * as Tool from "./Tool.js"
@@ -43,7 +43,10 @@ export interface Entry {
   readonly retrySchedule: Option.Option<Schedule.Schedule<unknown, ToolFailure>>
   readonly serial: boolean
   readonly returnDirect: boolean
-  readonly sensitive: boolean
+  /** Whether a call running at a crash may run again on recovery. */
+  readonly idempotent: boolean
+  /** Read by the default gate, with the call's decoded arguments. */
+  readonly needsApproval: Tool.NeedsApproval<any, any>
   readonly tags: ReadonlyArray<string>
   /** In process, or in a worker of the `WorkerPool` (module checked to exist). */
   readonly isolation: Exclude<Tool.Isolation, { readonly _tag: "Invalid" }>
@@ -82,12 +85,11 @@ export type Requirements<T> = T extends Toolkit<infer R> ? R : never
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Either } from "effect"
  * import { Toolkit } from "@agentfx/core"
  *
- * const program = Toolkit.make().pipe(
- *   Effect.catchTag("InvalidToolkit", (e) => Effect.logError(e.problems))
- * )
+ * const checked = Toolkit.validate([])
+ * if (Either.isLeft(checked)) console.error(checked.left.problems)
  * ```
  *
  * @since 0.1.0
@@ -124,6 +126,9 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
   if (tool.retry !== undefined) {
     Either.match(validateRetryTimes(tool.retry.times), { onLeft: problem, onRight: () => undefined })
   }
+  if (typeof tool.needsApproval !== "boolean" && typeof tool.needsApproval !== "function") {
+    problem("needsApproval must be a boolean or a function of the decoded arguments")
+  }
   checkIsolation(tool.isolation).forEach(problem)
   let parametersJsonSchema: JSONSchema.JsonSchema7Root | undefined
   try {
@@ -147,18 +152,62 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
     retrySchedule: Option.fromNullable(tool.retry?.schedule),
     serial: tool.serial,
     returnDirect: tool.returnDirect,
-    sensitive: tool.sensitive,
+    idempotent: tool.idempotent,
+    needsApproval: tool.needsApproval,
     tags: tool.tags,
     isolation: tool.isolation
   })
 }
 
 /**
- * Assembles tools into a toolkit. Refuses, with one `InvalidToolkit` naming every offender:
+ * Assembles tools into a toolkit, or refuses with one `InvalidToolkit` naming every offender:
  * duplicate names, names a provider would reject, timeouts that are not positive and finite
  * (0, negative, `Infinity`, unparsable strings), retry counts that are negative or not
- * integers, parameters that are not a JSON object, a worker tool without a module, with a
- * module that is not an existing file, or with a handler.
+ * integers, an approval rule that is neither a boolean nor a function, parameters that are not
+ * a JSON object, a worker tool without a module, with a module that is not an existing file,
+ * or with a handler.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Either, Schema } from "effect"
+ * import { Tool, Toolkit } from "@agentfx/core"
+ *
+ * const echo = Tool.make("echo", {
+ *   description: "Echo a text",
+ *   parameters: Schema.Struct({ text: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ * const toolkit = Toolkit.validate([echo, echo]) // Left(InvalidToolkit: tool name "echo" is used by 2 tools)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const validate = <const Tools extends ReadonlyArray<Tool.Any>>(
+  tools: Tools
+): Either.Either<Toolkit<Tool.Requirements<Tools[number]>>, InvalidToolkit> => {
+  const problems: Array<string> = []
+  const counts = new Map<string, number>()
+  for (const tool of tools) counts.set(tool.name, (counts.get(tool.name) ?? 0) + 1)
+  for (const [name, count] of counts) {
+    if (count > 1) problems.push(`tool name "${name}" is used by ${count} tools`)
+  }
+  const entries = new Map<string, Entry>()
+  for (const tool of tools) {
+    Either.match(checkTool(tool), {
+      onLeft: (found) => problems.push(...found),
+      onRight: (entry) => entries.set(entry.name, entry)
+    })
+  }
+  return problems.length > 0
+    ? Either.left(new InvalidToolkit({ problems }))
+    : Either.right(Object.assign(Object.create(Proto), { [TypeId]: TypeId, entries }))
+}
+
+/**
+ * Assembles tools into a toolkit, like {@link validate}; throws its `InvalidToolkit` (a
+ * tagged error naming every offender), so that a toolkit can be defined at module level.
  *
  * @example
  * ```ts
@@ -171,10 +220,8 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
  *   success: Schema.String,
  *   handler: ({ text }) => Effect.succeed(text)
  * })
- * const program = Effect.gen(function*() {
- *   const toolkit = yield* Toolkit.make(echo)
- *   return [...toolkit.entries.keys()] // ["echo"]
- * })
+ * const toolkit = Toolkit.make(echo)
+ * console.log([...toolkit.entries.keys()]) // ["echo"]
  * ```
  *
  * @since 0.1.0
@@ -182,25 +229,7 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
  */
 export const make = <const Tools extends ReadonlyArray<Tool.Any>>(
   ...tools: Tools
-): Effect.Effect<Toolkit<Tool.Requirements<Tools[number]>>, InvalidToolkit> =>
-  Effect.suspend(() => {
-    const problems: Array<string> = []
-    const counts = new Map<string, number>()
-    for (const tool of tools) counts.set(tool.name, (counts.get(tool.name) ?? 0) + 1)
-    for (const [name, count] of counts) {
-      if (count > 1) problems.push(`tool name "${name}" is used by ${count} tools`)
-    }
-    const entries = new Map<string, Entry>()
-    for (const tool of tools) {
-      Either.match(checkTool(tool), {
-        onLeft: (found) => problems.push(...found),
-        onRight: (entry) => entries.set(entry.name, entry)
-      })
-    }
-    return problems.length > 0
-      ? Effect.fail(new InvalidToolkit({ problems }))
-      : Effect.succeed(Object.assign(Object.create(Proto), { [TypeId]: TypeId, entries }))
-  })
+): Toolkit<Tool.Requirements<Tools[number]>> => Either.getOrThrowWith(validate(tools), (error) => error)
 
 /**
  * A toolkit with no tools: the model can only answer in text.

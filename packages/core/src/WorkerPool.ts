@@ -207,7 +207,7 @@ export class InvalidWorkerPool extends Data.TaggedError("InvalidWorkerPool")<{
  *   module: Tool.workerModule(import.meta.url, "./crunch.worker")
  * })
  * const program = Effect.gen(function*() {
- *   const toolkit = yield* Toolkit.make(crunch)
+ *   const toolkit = Toolkit.make(crunch)
  *   return yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "crunch", args: { n: 1e6 } }])
  * }).pipe(Effect.provide(Layer.merge(WorkerPool.layer({ size: 4 }), ToolCallingManager.bounded({ permits: 4 }))))
  * ```

@@ -1,7 +1,8 @@
-import { assert, describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema, TestClock } from "effect"
 import {
   Agent,
+  AgentError,
   ChatMemory,
   Decision,
   type ChatModel,
@@ -10,8 +11,7 @@ import {
   ScriptedChatModel,
   Slot,
   Tool,
-  ToolCallingManager,
-  Toolkit
+  ToolCallingManager
 } from "../src/index.js"
 import { emailTool, Executions, lastToolResults, trackedMemory, weatherTool } from "./agentFixtures.js"
 
@@ -21,35 +21,46 @@ describe("Agent", () => {
   describe("make", () => {
     it.effect("refuses bad options, naming every problem", () =>
       Effect.gen(function*() {
-        const error = yield* Agent.make({
+        const error = yield* Effect.flip(Agent.validate({
           name: "has spaces",
-          toolkit: Toolkit.empty,
+          tools: [weatherTool(new Executions()), weatherTool(new Executions()), "not a tool" as unknown as Tool.Any],
           maxIterations: 0,
           onEnvironmentError: "explode" as "pause",
           slots: { "1bad": Slot.sum(), notes: { kind: "last" } as unknown as Slot.Any },
-          checkpointSecret: Redacted.make("")
-        }).pipe(Effect.flip)
+          checkpointSecret: Redacted.make("x".repeat(31))
+        }))
         expect(error.problems).toEqual([
           `name "has spaces" must match ^[\\w.:-]{1,128}$`,
+          "tools #3 are not tools (use Tool.make or Agent.toTool)",
           "maxIterations 0 is not a positive integer",
           `onEnvironmentError "explode" must be "proceed" or "pause"`,
           `slot name "1bad" is not an identifier`,
           `slot "notes" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`,
-          "checkpointSecret must be a non-empty Redacted string"
+          "checkpointSecret must be a Redacted string of at least 32 bytes"
         ])
       }))
 
+    it("make throws the InvalidAgent that validate returns, with the toolkit's problems among them", () => {
+      const tools = [weatherTool(new Executions()), weatherTool(new Executions())]
+      expect(() => Agent.make({ tools })).toThrow(`Invalid agent (1 problem): tool name "get_weather" is used by 2 tools`)
+      try {
+        Agent.make({ tools })
+      } catch (error) {
+        expect(error).toBeInstanceOf(AgentError.InvalidAgent)
+      }
+      expect(Agent.make({ tools: [weatherTool(new Executions())], checkpointSecret: Redacted.make("x".repeat(32)) }).name).toBe("agent")
+    })
+
     it.effect("tells the model about every tool, from the toolkit's table", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(weatherTool(new Executions()))
-        const agent = yield* Agent.make({ toolkit, system: "be brief" })
+        const agent = Agent.make({ tools: [weatherTool(new Executions())], system: "be brief" })
         yield* Agent.run(agent, { input: "hi" })
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
         expect(requests[0]!.system).toBe("be brief")
         expect(requests[0]!.tools).toEqual([{
           name: "get_weather",
           description: "Current weather for a city",
-          parameters: toolkit.entries.get("get_weather")!.parametersJsonSchema
+          parameters: agent.toolkit.entries.get("get_weather")!.parametersJsonSchema
         }])
       }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("hello")]))))
   })
@@ -58,8 +69,7 @@ describe("Agent", () => {
     it.effect("drives model and tools until a text answer: Completed with text, messages, tool calls, usage", () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const toolkit = yield* Toolkit.make(weatherTool(executions))
-        const agent = yield* Agent.make({ toolkit })
+        const agent = Agent.make({ tools: [weatherTool(executions)] })
         const exit = yield* Agent.run(agent, { input: "Weather in Oslo and Rome?" })
         expect(exit._tag).toBe("Completed")
         if (exit._tag !== "Completed") return
@@ -88,7 +98,7 @@ describe("Agent", () => {
     it.effect("a bad tool argument reaches the model as a semantic error and the run goes on", () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions)) })
+        const agent = Agent.make({ tools: [weatherTool(executions)] })
         const exit = yield* Agent.run(agent, { input: "weather?" })
         expect(exit._tag === "Completed" && exit.text).toBe("retried")
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
@@ -104,7 +114,7 @@ describe("Agent", () => {
 
     it.effect("a model failure is a typed error", () =>
       Effect.gen(function*() {
-        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        const agent = Agent.make({})
         const error = yield* Agent.run(agent, { input: "hi" }).pipe(Effect.flip)
         expect(error._tag).toBe("ModelError")
         expect(error._tag === "ModelError" && error.reason).toBe("ScriptExhausted")
@@ -112,7 +122,7 @@ describe("Agent", () => {
 
     it.effect("state for undeclared slots is refused", () =>
       Effect.gen(function*() {
-        const agent = yield* Agent.make({ toolkit: Toolkit.empty, slots: { notes: Slot.append(Schema.String) } })
+        const agent = Agent.make({ slots: { notes: Slot.append(Schema.String) } })
         const error = yield* Agent.run(agent, { input: "hi", state: { nope: 1 } as any }).pipe(Effect.flip)
         expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
           `state for undeclared slot(s) "nope"; declared: notes`
@@ -124,7 +134,7 @@ describe("Agent", () => {
     it.effect("reached → MaxIterationsReached carrying a checkpoint; Decision.continue() goes on", () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions)), maxIterations: 2 })
+        const agent = Agent.make({ tools: [weatherTool(executions)], maxIterations: 2 })
         const error = yield* Agent.run(agent, { input: "loop", conversationId: "c-max" }).pipe(Effect.flip)
         expect(error._tag).toBe("MaxIterationsReached")
         if (error._tag !== "MaxIterationsReached") return
@@ -150,14 +160,18 @@ describe("Agent", () => {
       Effect.gen(function*() {
         const executions = new Executions()
         const log: Array<string> = []
-        const toolkit = yield* Toolkit.make(weatherTool(executions))
+        const tools = [weatherTool(executions)]
         const gate: Gate.Gate = ({ call }) =>
           Effect.sync(() => log.push(`gate ${call.id} (executed so far: ${executions.counts.get_weather ?? 0})`)).pipe(
             Effect.zipRight(
-              call.id === "c2" ? Gate.reject("not that city") : call.id === "c3" ? Gate.reply("Cloudy (cached)") : Gate.proceed
+              call.id === "c2"
+                ? Gate.reject({ message: "not that city" })
+                : call.id === "c3"
+                ? Gate.reply({ value: "Cloudy (cached)" })
+                : Gate.proceed()
             )
           )
-        const agent = yield* Agent.make({ toolkit, gate })
+        const agent = Agent.make({ tools, gate })
         const exit = yield* Agent.run(agent, { input: "three cities" })
         expect(log).toEqual([
           "gate c1 (executed so far: 0)",
@@ -181,10 +195,99 @@ describe("Agent", () => {
         ScriptedChatModel.text("done")
       ]))))
 
-    it.effect("the default gate pauses sensitive tools before anything of the batch runs", () =>
+    it.effect("needsApproval as a rule sees the decoded arguments: small transfers run, a large one pauses", () =>
+      Effect.gen(function*() {
+        const seen: Array<unknown> = []
+        const transfer = Tool.make("transfer", {
+          description: "Sends money",
+          parameters: Schema.Struct({ to: Schema.String, amount: Schema.NumberFromString }),
+          success: Schema.String,
+          needsApproval: (args, context) =>
+            Effect.sync(() => {
+              seen.push({ args, callId: context.callId, toolName: context.toolName, state: context.state })
+              return args.amount > 100
+            }),
+          handler: ({ amount, to }) => Effect.succeed(`sent ${amount} to ${to}`)
+        })
+        const agent = Agent.make({ tools: [transfer], slots: { total: Slot.sum() } })
+        const exit = yield* Agent.run(agent, { input: "pay", state: { total: 7 } })
+        expect(seen).toEqual([
+          { args: { to: "ada", amount: 20 }, callId: "t1", toolName: "transfer", state: { total: 7 } },
+          { args: { to: "bob", amount: 500 }, callId: "t2", toolName: "transfer", state: { total: 7 } }
+        ])
+        assert(exit._tag === "Paused")
+        expect(exit.pending.map((p) => p.call.id)).toEqual(["t2"])
+        const done = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
+        expect(done._tag === "Completed" && done.toolCalls).toEqual([
+          { _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 20 to ada" },
+          { _tag: "Succeeded", callId: "t2", toolName: "transfer", value: "sent 500 to bob" }
+        ])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls(
+          { id: "t1", name: "transfer", args: { to: "ada", amount: "20" } },
+          { id: "t2", name: "transfer", args: { to: "bob", amount: "500" } }
+        ),
+        ScriptedChatModel.text("done")
+      ]))))
+
+    it.effect("arguments that do not decode, and unknown tools, never reach a gate: the model is told what was wrong", () =>
+      Effect.gen(function*() {
+        const gated: Array<string> = []
+        const executions = new Executions()
+        const agent = Agent.make({
+          tools: [weatherTool(executions), emailTool(executions)],
+          gate: (input) => Effect.sync(() => gated.push(input.call.id)).pipe(Effect.zipRight(Gate.needsApproval(input)))
+        })
+        const exit = yield* Agent.run(agent, { input: "go" })
+        expect(gated).toEqual(["w1"])
+        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Succeeded", "Failed", "Failed"])
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(lastToolResults(requests[1]!.messages)).toEqual([
+          "w1: Sunny in Oslo",
+          `m1: error semantic error: Invalid arguments for tool "send_email": body: is missing`,
+          "x1: error semantic error: Unknown tool \"launch_rockets\". Available tools: get_weather, send_email"
+        ])
+        expect(executions.counts).toEqual({ get_weather: 1 })
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls(
+          { id: "w1", name: "get_weather", args: { city: "Oslo" } },
+          { id: "m1", name: "send_email", args: { to: "a@b.c" } },
+          { id: "x1", name: "launch_rockets", args: {} }
+        ),
+        ScriptedChatModel.text("done")
+      ]))))
+
+    it("a gate is typed per tool: its input's arguments are the decoded parameters of the tool it names", () => {
+      const transfer = Tool.make("transfer", {
+        description: "Sends money",
+        parameters: Schema.Struct({ amount: Schema.Number }),
+        success: Schema.String,
+        handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
+      })
+      const note = Tool.make("note", {
+        description: "Takes a note",
+        parameters: Schema.Struct({ text: Schema.String }),
+        success: Schema.String,
+        handler: ({ text }) => Effect.succeed(text)
+      })
+      const agent = Agent.make({
+        tools: [transfer, note],
+        gate: (input) => {
+          if (input.name === "transfer") {
+            expectTypeOf(input.args).toEqualTypeOf<{ readonly amount: number }>()
+            return input.args.amount > 100 ? Gate.pause() : Gate.proceed()
+          }
+          expectTypeOf(input.args).toEqualTypeOf<{ readonly text: string }>()
+          return Gate.proceed()
+        }
+      })
+      expect(agent.toolNames).toEqual(["transfer", "note"])
+    })
+
+    it.effect("the default gate pauses tools that need approval before anything of the batch runs", () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions), emailTool(executions)) })
+        const agent = Agent.make({ tools: [weatherTool(executions), emailTool(executions)] })
         const exit = yield* Agent.run(agent, { input: "mail the weather" })
         expect(exit._tag).toBe("Paused")
         if (exit._tag !== "Paused") return
@@ -207,9 +310,9 @@ describe("Agent", () => {
           timeout: "1 second",
           handler: () => Effect.sleep("500 millis").pipe(Effect.as("ok"))
         })
-        const agent = yield* Agent.make({
-          toolkit: yield* Toolkit.make(slow),
-          gate: () => Effect.sleep("10 minutes").pipe(Effect.zipRight(Gate.proceed))
+        const agent = Agent.make({
+          tools: [slow],
+          gate: () => Effect.sleep("10 minutes").pipe(Effect.zipRight(Gate.proceed()))
         })
         const fiber = yield* Effect.fork(Agent.run(agent, { input: "go" }))
         yield* TestClock.adjust("10 minutes")
@@ -234,7 +337,7 @@ describe("Agent", () => {
           returnDirect: true,
           handler: ({ q }) => Effect.succeed(`answer to ${q}`)
         })
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(lookup, weatherTool(new Executions())) })
+        const agent = Agent.make({ tools: [lookup, weatherTool(new Executions())] })
         const direct = yield* Agent.run(agent, { input: "ask" })
         expect(direct._tag === "Completed" && direct.text).toBe("answer to a\nanswer to b")
         expect(direct._tag === "Completed" && direct.messages.at(-1)).toEqual(Message.assistant("answer to a\nanswer to b"))
@@ -254,7 +357,7 @@ describe("Agent", () => {
       Effect.gen(function*() {
         const memory = trackedMemory()
         const executions = new Executions()
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(emailTool(executions)) })
+        const agent = Agent.make({ tools: [emailTool(executions)] })
         const runs = [
           Agent.run(agent, { input: "a" }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("ok")]))),
           Agent.run(agent, { input: "b" }).pipe(Effect.provide(ScriptedChatModel.layer([]))),
@@ -280,7 +383,7 @@ describe("Agent", () => {
     it.effect("an interrupted ephemeral run leaves nothing in ChatMemory", () =>
       Effect.gen(function*() {
         const memory = trackedMemory()
-        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        const agent = Agent.make({})
         const modelCalled = yield* Deferred.make<void>()
         const fiber = yield* Agent.run(agent, { input: "a" }).pipe(
           Effect.provide(Layer.merge(
@@ -296,7 +399,7 @@ describe("Agent", () => {
 
     it.effect("a named conversation keeps its history across turns", () =>
       Effect.gen(function*() {
-        const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+        const agent = Agent.make({})
         yield* Agent.run(agent, { input: "first", conversationId: "c-1" })
         const exit = yield* Agent.run(agent, { input: "second", conversationId: "c-1" })
         expect(exit._tag === "Completed" && exit.messages).toEqual([
@@ -321,7 +424,7 @@ describe("Agent", () => {
       success: Schema.String,
       handler: ({ cost, text }, { state }) =>
         Effect.sleep(`${10 - cost} millis`).pipe(
-          Effect.as(Tool.result(`seen ${(state.notes as ReadonlyArray<string>).length} notes`, {
+          Effect.as(Tool.output(`seen ${(state.notes as ReadonlyArray<string>).length} notes`, {
             writes: { notes: [text], total: cost, last: text, longest: text }
           }))
         )
@@ -350,7 +453,7 @@ describe("Agent", () => {
       it.effect(`${mode}: every call of a batch sees one snapshot; writes fold in call order`, () =>
         Effect.gen(function*() {
           const warnings: Array<string> = []
-          const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(noteTool), slots })
+          const agent = Agent.make({ tools: [noteTool], slots })
           const fiber = yield* Agent.run(agent, { input: "note", state: { total: 100 } }).pipe(
             Effect.provide(Layer.mergeAll(script, manager, Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
               if (logLevel._tag === "Warning") warnings.push(String(message))
@@ -379,9 +482,9 @@ describe("Agent", () => {
           description: "writes where it should not",
           parameters: Schema.Struct({}),
           success: Schema.String,
-          handler: () => Effect.succeed(Tool.result("ok", { writes: { secret: 1 } }))
+          handler: () => Effect.succeed(Tool.output("ok", { writes: { secret: 1 } }))
         })
-        const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(rogue), slots: { total: Slot.sum() } })
+        const agent = Agent.make({ tools: [rogue], slots: { total: Slot.sum() } })
         const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
         expect(exit._tag === "Completed" && exit.state).toEqual({ total: 0 })
         expect(exit._tag === "Completed" && exit.toolCalls[0]!._tag === "Failed" && exit.toolCalls[0]!.error.message).toBe(

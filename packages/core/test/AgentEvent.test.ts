@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
-import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel, Toolkit } from "../src/index.js"
+import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
 const script = () =>
@@ -14,32 +14,26 @@ const script = () =>
 
 const buildAgent = Effect.gen(function*() {
   const executions = new Executions()
-  return yield* Agent.make({ toolkit: yield* Toolkit.make(weatherTool(executions), emailTool(executions)) })
+  return Agent.make({ tools: [weatherTool(executions), emailTool(executions)] })
 })
 
-const describeEvent = (event: AgentEvent.AgentEvent): string => {
-  switch (event._tag) {
-    case "ToolStarted":
-    case "ToolSucceeded":
-    case "ToolFailed":
-    case "ToolTimedOut":
-      return `${event._tag} ${event.callId}`
-    case "TextDelta":
-      return `TextDelta ${JSON.stringify(event.text)}`
-    case "ModelCalled":
-    case "ModelResponded":
-      return `${event._tag} #${event.iteration}`
-    case "Paused":
-    case "Completed":
-      return `${event._tag} ${event.exit._tag}`
-    default:
-      return event._tag
-  }
-}
+const describeEvent = AgentEvent.match({
+  RunStarted: (e) => e._tag,
+  RunResumed: (e) => e._tag,
+  ModelCalled: (e) => `${e._tag} #${e.iteration}`,
+  TextDelta: (e) => `TextDelta ${JSON.stringify(e.text)}`,
+  ModelResponded: (e) => `${e._tag} #${e.iteration}`,
+  ToolStarted: (e) => `${e._tag} ${e.callId}`,
+  ToolSucceeded: (e) => `${e._tag} ${e.callId}`,
+  ToolFailed: (e) => `${e._tag} ${e.callId}`,
+  ToolTimedOut: (e) => `${e._tag} ${e.callId}`,
+  RunPaused: (e) => `${e._tag} ${e.exit._tag}`,
+  RunCompleted: (e) => `${e._tag} ${e.exit._tag}`
+})
 
-const expectedRun = ["RunStarted", "ModelCalled #1", "ModelResponded #1", "Paused Paused"]
+const expectedRun = ["RunStarted", "ModelCalled #1", "ModelResponded #1", "RunPaused Paused"]
 const expectedResume = [
-  "Resumed",
+  "RunResumed",
   "ToolStarted w1",
   "ToolSucceeded w1",
   "ToolStarted m1",
@@ -49,7 +43,7 @@ const expectedResume = [
   `TextDelta "ny and "`,
   `TextDelta "mailed."`,
   "ModelResponded #2",
-  "Completed Completed"
+  "RunCompleted Completed"
 ]
 
 describe("AgentEvent", () => {
@@ -59,14 +53,14 @@ describe("AgentEvent", () => {
       const first = Chunk.toArray(yield* Stream.runCollect(Agent.stream(agent, { input: "weather, then mail it", conversationId: "c1" })))
       expect(first.map(describeEvent)).toEqual(expectedRun)
       const last = first.at(-1)!
-      if (last._tag !== "Paused") throw new Error("expected a pause")
+      if (last._tag !== "RunPaused") throw new Error("expected a pause")
       expect(new Set(first.map((e) => e.runId)).size).toBe(1)
       expect(first.every((e) => e.conversationId === "c1" && e.timestamp === 0)).toBe(true)
 
       const second = Chunk.toArray(yield* Stream.runCollect(Agent.streamResume(agent, last.exit.checkpoint, Decision.approveAll())))
       expect(second.map(describeEvent)).toEqual(expectedResume)
       const done = second.at(-1)!
-      expect(done._tag === "Completed" && done.exit.text).toBe("Sunny and mailed.")
+      expect(done._tag === "RunCompleted" && done.exit.text).toBe("Sunny and mailed.")
       expect(second.every((e) => e.runId === first[0]!.runId)).toBe(true)
     }).pipe(Effect.provide(Layer.merge(script(), ChatMemory.layerMemory))))
 
@@ -139,7 +133,7 @@ describe("AgentEvent", () => {
         Stream.runForEach((event) => Effect.sync(() => seen.push(event._tag)))
       )
       expect(observed).toBeUndefined()
-      expect(seen).toEqual(["RunStarted", "ModelCalled", "ModelResponded", "Paused"])
+      expect(seen).toEqual(["RunStarted", "ModelCalled", "ModelResponded", "RunPaused"])
       expect(HashSet.size(yield* FiberRef.get(AgentEvent.currentSinks))).toBe(0)
       const exit = yield* Agent.run(agent, { input: "x" })
       expect(exit._tag === "Completed" && exit.text).toBe("Sunny and mailed.")
@@ -154,7 +148,7 @@ describe("AgentEvent with a model that does not stream", () => {
       const model = ChatModel.fromGenerate(() =>
         Effect.succeed({ text: "All at once.", toolCalls: [], finishReason: "stop" as const, usage: ChatModel.emptyUsage })
       )
-      const agent = yield* Agent.make({ toolkit: Toolkit.empty })
+      const agent = Agent.make({})
       const events = yield* Stream.runCollect(Agent.stream(agent, { input: "hi" })).pipe(
         Effect.provideService(ChatModel.ChatModel, { ...model, stream: (request) => Stream.suspend(() => { streamed++; return model.stream(request) }) })
       )
@@ -163,7 +157,7 @@ describe("AgentEvent with a model that does not stream", () => {
         "ModelCalled #1",
         `TextDelta "All at once."`,
         "ModelResponded #1",
-        "Completed Completed"
+        "RunCompleted Completed"
       ])
       expect(streamed).toBe(0)
     }))

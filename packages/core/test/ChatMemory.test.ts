@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer } from "effect"
-import { Agent, ChatMemory, Message, ScriptedChatModel, ToolCallingManager, Toolkit } from "../src/index.js"
+import { Agent, ChatMemory, Message, ScriptedChatModel, ToolCallingManager } from "../src/index.js"
 import { holdingTool, lastToolResults } from "./agentFixtures.js"
 
 describe("ChatMemory", () => {
   it.effect("interrupting a run mid-batch runs the tools' finalizers; the next turn heals the dangling calls and completes", () =>
     Effect.gen(function*() {
       const { allStarted, released, tool } = yield* holdingTool(1)
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(tool) })
+      const agent = Agent.make({ tools: [tool] })
       const fiber = yield* Effect.fork(Agent.run(agent, { input: "hang", conversationId: "c-heal" }))
       yield* Deferred.await(allStarted)
       yield* Fiber.interrupt(fiber)
@@ -35,7 +35,7 @@ describe("ChatMemory", () => {
   it.effect("interrupting a run stops every running tool of an unbounded batch; the next turn heals all of them", () =>
     Effect.gen(function*() {
       const { allStarted, released, tool } = yield* holdingTool(3)
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(tool) })
+      const agent = Agent.make({ tools: [tool] })
       const fiber = yield* Agent.run(agent, { input: "hang", conversationId: "c-many" }).pipe(
         Effect.provide(ToolCallingManager.unbounded()),
         Effect.fork

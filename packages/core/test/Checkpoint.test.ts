@@ -1,22 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { Agent, ChatMemory, Checkpoint, Decision, ScriptedChatModel, Slot, Toolkit } from "../src/index.js"
+import { Agent, ChatMemory, Checkpoint, Decision, ScriptedChatModel, Slot } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
-const secret = Redacted.make("s3cret")
+const secret = Redacted.make("s3cret-s3cret-s3cret-s3cret-s3cret")
 
 const setup = Effect.gen(function*() {
   const executions = new Executions()
-  const toolkit = yield* Toolkit.make(weatherTool(executions), emailTool(executions))
-  const agent = yield* Agent.make({
+  const tools = [weatherTool(executions), emailTool(executions)]
+  const agent = Agent.make({
     name: "mailer",
-    toolkit,
+    tools,
     checkpointSecret: secret,
     slots: { sent: Slot.sum() }
   })
   const exit = yield* Agent.run(agent, { input: "mail", state: { sent: 2 } })
   if (exit._tag !== "Paused") throw new Error("expected a pause")
-  return { agent, executions, toolkit, checkpoint: JSON.parse(JSON.stringify(exit.checkpoint)) }
+  return { agent, executions, tools, checkpoint: JSON.parse(JSON.stringify(exit.checkpoint)) }
 })
 
 const layer = Layer.merge(
@@ -33,14 +33,16 @@ describe("Checkpoint", () => {
       const { checkpoint } = yield* setup
       expect(checkpoint).toMatchObject({
         format: "agentfx/checkpoint",
-        version: 1,
+        version: 2,
+        revision: 1,
+        pausedAt: 0,
         agent: "mailer",
         tools: ["get_weather", "send_email"],
         reason: "approval",
         iteration: 1,
         ephemeral: true,
         pending: ["m1"],
-        batch: [{ call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } } }],
+        batch: [{ call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } }, verdict: "pause" }],
         state: { sent: 2 }
       })
       expect(typeof checkpoint.signature).toBe("string")
@@ -48,23 +50,23 @@ describe("Checkpoint", () => {
 
   it.effect("refuses foreign, unknown-tool, unknown-version, tampered, unsigned and malformed checkpoints; the original still resumes", () =>
     Effect.gen(function*() {
-      const { agent, checkpoint, executions, toolkit } = yield* setup
+      const { agent, checkpoint, executions, tools } = yield* setup
       const refusal = (target: Agent.Any, input: unknown) =>
         Agent.resume(target, input, Decision.approveAll()).pipe(
           Effect.flip,
           Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag)
         )
-      const other = yield* Agent.make({ name: "other", toolkit, checkpointSecret: secret, slots: { sent: Slot.sum() } })
+      const other = Agent.make({ name: "other", tools, checkpointSecret: secret, slots: { sent: Slot.sum() } })
       expect(yield* refusal(other, checkpoint)).toBe(`agent: the checkpoint belongs to agent "mailer", not "other"`)
-      const fewer = yield* Agent.make({
+      const fewer = Agent.make({
         name: "mailer",
-        toolkit: yield* Toolkit.make(weatherTool(executions)),
+        tools: [weatherTool(executions)],
         checkpointSecret: secret,
         slots: { sent: Slot.sum() }
       })
       expect(yield* refusal(fewer, checkpoint)).toBe(`tools: this agent has no tool "send_email"`)
-      expect(yield* refusal(agent, { ...checkpoint, version: 2 })).toBe(
-        "version: format version 2 is not supported (this runtime reads version 1)"
+      expect(yield* refusal(agent, { ...checkpoint, version: 1 })).toBe(
+        "version: format version 1 is not supported (this runtime reads version 2)"
       )
       const tampered = structuredClone(checkpoint)
       tampered.batch[0].call.args.to = "attacker@evil.example"
@@ -76,7 +78,7 @@ describe("Checkpoint", () => {
       expect(yield* refusal(agent, { hello: "world" })).toBe(
         `malformed: not an agentfx checkpoint (expected format "agentfx/checkpoint")`
       )
-      const noSecret = yield* Agent.make({ name: "mailer", toolkit, slots: { sent: Slot.sum() } })
+      const noSecret = Agent.make({ name: "mailer", tools, slots: { sent: Slot.sum() } })
       expect(yield* refusal(noSecret, { ...checkpoint, iteration: "one" })).toBe("malformed: iteration: Expected number, actual \"one\"")
       expect(yield* refusal(noSecret, { ...checkpoint, state: { sent: "two" } })).toBe(
         `state: slot "sent": Expected number, actual "two"`

@@ -5,8 +5,7 @@ import {
   ChatMemory,
   Decision,
   ScriptedChatModel,
-  Tool,
-  Toolkit
+  Tool
 } from "../src/index.js"
 import { deleteTool, diskTool, emailTool, Executions, lastToolResults, weatherTool } from "./agentFixtures.js"
 
@@ -15,19 +14,19 @@ const askUser = (executions: Executions) =>
     description: "Asks the user a question",
     parameters: Schema.Struct({ question: Schema.String }),
     success: Schema.String,
-    sensitive: true,
+    needsApproval: true,
     handler: (args) => Effect.sync(() => executions.record("ask_user", args)).pipe(Effect.as("(unanswered)"))
   })
 
 const buildAgent = (executions: Executions) =>
   Effect.gen(function*() {
-    const toolkit = yield* Toolkit.make(
+    const tools = [
       weatherTool(executions),
       emailTool(executions),
       deleteTool(executions),
       askUser(executions)
-    )
-    return yield* Agent.make({ name: "assistant", toolkit })
+    ]
+    return Agent.make({ name: "assistant", tools })
   })
 
 const firstBatch = ScriptedChatModel.toolCalls(
@@ -86,7 +85,7 @@ describe("Decision (Agent.resume)", () => {
         const done = yield* Agent.resume(
           agent,
           JSON.parse(JSON.stringify(second.next._tag === "Paused" ? second.next.checkpoint : null)),
-          Decision.byCall({ q1: Decision.reply({ message: "Blue." }) })
+          Decision.byCall({ q1: Decision.reply({ value: "Blue." }) })
         )
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
         return { done, requests }
@@ -134,12 +133,12 @@ describe("Decision (Agent.resume)", () => {
       )
       expect(executions.counts).toEqual({})
 
-      const exit = yield* Agent.resume(agent, checkpoint, Decision.rejectAll("changed my mind"))
+      const exit = yield* Agent.resume(agent, checkpoint, Decision.rejectAll({ message: "changed my mind" }))
       expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Rejected", "Rejected", "Succeeded"])
       expect(executions.counts).toEqual({ get_weather: 1 })
     }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer([ScriptedChatModel.text("ok")]), ChatMemory.layerMemory))))
 
-  it.effect("an approved call never runs twice: a second resume of a consumed checkpoint is refused", () =>
+  it.effect("an approved call never runs twice: a second resume of a consumed checkpoint is refused, by the run store", () =>
     Effect.gen(function*() {
       const executions = new Executions()
       const agent = yield* buildAgent(executions)
@@ -148,7 +147,7 @@ describe("Decision (Agent.resume)", () => {
       const first = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(first._tag).toBe("Completed")
       const second = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll()).pipe(Effect.flip)
-      expect(second._tag).toBe("ConversationDiverged")
+      expect(second._tag === "RunAlreadyResumed" && second.message).toBe(`Run ${exit.runId} was resumed already: it is completed now`)
       expect(executions.counts).toEqual({ send_email: 1, delete_file: 1, get_weather: 1 })
     }).pipe(Effect.provide(Layer.merge(
       ScriptedChatModel.layer([firstBatch, ScriptedChatModel.text("done")]),
@@ -169,8 +168,8 @@ describe("Decision (Agent.resume)", () => {
       Effect.gen(function*() {
         const executions = new Executions()
         const environment = { fixed: false }
-        const agent = yield* Agent.make({
-          toolkit: yield* Toolkit.make(diskTool(executions, environment), weatherTool(executions)),
+        const agent = Agent.make({
+          tools: [diskTool(executions, environment), weatherTool(executions)],
           onEnvironmentError: "pause"
         })
         const paused = yield* Agent.run(agent, { input: "write" })
@@ -194,8 +193,8 @@ describe("Decision (Agent.resume)", () => {
     it.effect("proceed() hands the errors to the model", () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const agent = yield* Agent.make({
-          toolkit: yield* Toolkit.make(diskTool(executions, { fixed: false }), weatherTool(executions)),
+        const agent = Agent.make({
+          tools: [diskTool(executions, { fixed: false }), weatherTool(executions)],
           onEnvironmentError: "pause"
         })
         const paused = yield* Agent.run(agent, { input: "write" })
@@ -213,11 +212,71 @@ describe("Decision (Agent.resume)", () => {
     it.effect(`by default ("proceed") environment errors go to the model without pausing`, () =>
       Effect.gen(function*() {
         const executions = new Executions()
-        const agent = yield* Agent.make({
-          toolkit: yield* Toolkit.make(diskTool(executions, { fixed: false }), weatherTool(executions))
+        const agent = Agent.make({
+          tools: [diskTool(executions, { fixed: false }), weatherTool(executions)]
         })
         const done = yield* Agent.run(agent, { input: "write" })
         expect(done._tag).toBe("Completed")
       }).pipe(Effect.provide(script)))
+  })
+})
+
+describe("Decision schema", () => {
+  const decode = Schema.decodeUnknown(Decision.Decision)
+
+  it.effect("an HTTP body decodes into a decision; ByCall's object becomes a Map that keeps any call id", () =>
+    Effect.gen(function*() {
+      const body = JSON.parse(`{
+        "_tag": "ByCall",
+        "decisions": {
+          "call_1": { "_tag": "Approve", "args": { "amount": 10 } },
+          "__proto__": { "_tag": "Reject", "message": "no" },
+          "constructor": { "_tag": "Reply", "value": "Blue." }
+        }
+      }`)
+      const decision = yield* decode(body)
+      expect(Decision.is("ByCall")(decision)).toBe(true)
+      if (decision._tag !== "ByCall") return
+      expect([...decision.decisions]).toEqual([
+        ["call_1", { _tag: "Approve", args: { amount: 10 } }],
+        ["__proto__", { _tag: "Reject", message: "no" }],
+        ["constructor", { _tag: "Reply", value: "Blue." }]
+      ])
+      const encoded = yield* Schema.encode(Decision.Decision)(decision)
+      expect(JSON.parse(JSON.stringify(encoded))).toEqual(body)
+      expect(Object.keys((encoded as { decisions: object }).decisions)).toEqual(["call_1", "__proto__", "constructor"])
+    }))
+
+  it.effect("a malformed body is a typed ParseError naming what is wrong", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(decode({ _tag: "ByCall", decisions: { c1: { _tag: "Approve" }, c2: { _tag: "Maybe" } } }))
+      expect(error._tag).toBe("ParseError")
+      expect(error.message).toContain(`["c2"]`)
+      expect(error.message).toContain(`"Maybe"`)
+      expect((yield* Effect.flip(decode({ _tag: "ApproveSome" })))._tag).toBe("ParseError")
+      expect((yield* Effect.flip(decode({ _tag: "ByCall", decisions: [] })))._tag).toBe("ParseError")
+    }))
+
+  it("constructors build what the schema decodes; match covers every tag", () => {
+    const all: Array<Decision.Decision> = [
+      Decision.approveAll(),
+      Decision.rejectAll({ message: "no" }),
+      Decision.byCall(new Map([["__proto__", Decision.approve()]])),
+      Decision.retry(),
+      Decision.proceed(),
+      Decision.continue()
+    ]
+    for (const decision of all) expect(Schema.decodeUnknownSync(Decision.Decision)(Schema.encodeSync(Decision.Decision)(decision))).toEqual(decision)
+    const label = Decision.match({
+      ApproveAll: () => "all",
+      RejectAll: ({ message }) => `none: ${message}`,
+      ByCall: ({ decisions }) => [...decisions.keys()].join(","),
+      Retry: () => "retry",
+      Proceed: () => "proceed",
+      Continue: () => "continue"
+    })
+    expect(all.map(label)).toEqual(["all", "none: no", "__proto__", "retry", "proceed", "continue"])
+    const fromObject = Decision.byCall({ a: Decision.approve(), b: Decision.reply({ value: 1 }) })
+    expect(fromObject._tag === "ByCall" && [...fromObject.decisions.keys()]).toEqual(["a", "b"])
   })
 })

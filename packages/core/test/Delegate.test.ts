@@ -12,13 +12,13 @@ const busy = Tool.make("busy", {
   handler: () => Effect.sleep("1 second").pipe(Effect.as("done"))
 })
 
-describe("Tool.delegate", () => {
+describe("Agent.toTool", () => {
   it.effect("runs a child agent as a tool: the child's answer is the result", () =>
     Effect.gen(function*() {
       const executions = new Executions()
-      const child = yield* Agent.make({ name: "researcher", system: childSystem, toolkit: yield* Toolkit.make(weatherTool(executions)) })
-      const research = Tool.delegate("research", { agent: child, description: "asks the researcher" })
-      const parent = yield* Agent.make({ name: "boss", toolkit: yield* Toolkit.make(research) })
+      const child = Agent.make({ name: "researcher", system: childSystem, tools: [weatherTool(executions)] })
+      const research = Agent.toTool(child, { name: "research", description: "asks the researcher" })
+      const parent = Agent.make({ name: "boss", tools: [research] })
       const exit = yield* Agent.run(parent, { input: "How is Oslo?" })
       expect(exit._tag === "Completed" && exit.toolCalls).toEqual([
         { _tag: "Succeeded", callId: "r1", toolName: "research", value: "child says: Sunny in Oslo" }
@@ -56,11 +56,11 @@ describe("Tool.delegate", () => {
             }
             : { text: "gave up", toolCalls: [], finishReason: "stop" as const, usage: ChatModel.emptyUsage })
       ))
-      const child = yield* Agent.make({ name: "researcher", system: childSystem, toolkit: Toolkit.empty })
-      const research = Tool.delegate("research", { agent: child, description: "asks the researcher", timeout: "1 second" })
-      const parent = yield* Agent.make({
+      const child = Agent.make({ name: "researcher", system: childSystem,  })
+      const research = Agent.toTool(child, { name: "research", description: "asks the researcher", timeout: "1 second" })
+      const parent = Agent.make({
         name: "boss",
-        toolkit: yield* Toolkit.make(research),
+        tools: [research],
         middleware: [{
           tool: (input, next) =>
             Effect.tap(next(input), (result) =>
@@ -85,9 +85,9 @@ describe("Tool.delegate", () => {
 
   it.effect("the child uses its own sequential manager, not the parent's bulkhead", () =>
     Effect.gen(function*() {
-      const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
-      const parent = yield* Agent.make({
-        toolkit: yield* Toolkit.make(Tool.delegate("work", { agent: child, description: "works" }))
+      const child = Agent.make({ name: "worker", system: childSystem, tools: [busy] })
+      const parent = Agent.make({
+        tools: [Agent.toTool(child, { name: "work", description: "works" })]
       })
       const fiber = yield* Agent.run(parent, { input: "go" }).pipe(
         Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
@@ -105,16 +105,16 @@ describe("Tool.delegate", () => {
     }))))
 })
 
-describe("Tool.delegate options", () => {
+describe("Agent.toTool options", () => {
   it.effect("manager: the child's batches run under the given manager", () =>
     Effect.gen(function*() {
-      const child = yield* Agent.make({ name: "worker", system: childSystem, toolkit: yield* Toolkit.make(busy) })
+      const child = Agent.make({ name: "worker", system: childSystem, tools: [busy] })
       const withManager = (manager?: ReturnType<typeof ToolCallingManager.unbounded>) =>
         Effect.gen(function*() {
-          const parent = yield* Agent.make({
-            toolkit: yield* Toolkit.make(
-              Tool.delegate("work", { agent: child, description: "works", ...(manager === undefined ? {} : { manager }) })
-            )
+          const parent = Agent.make({
+            tools: [
+              Agent.toTool(child, { name: "work", description: "works", ...(manager === undefined ? {} : { manager }) })
+            ]
           })
           const fiber = yield* Effect.fork(Agent.run(parent, { input: "go" }))
           yield* TestClock.adjust("1 second")
@@ -137,18 +137,18 @@ describe("Tool.delegate options", () => {
 
   it.effect("the tool options pass through to the tool", () =>
     Effect.gen(function*() {
-      const child = yield* Agent.make({ toolkit: Toolkit.empty })
-      const tool = Tool.delegate("ask", {
-        agent: child,
+      const child = Agent.make({})
+      const tool = Agent.toTool(child, {
+        name: "ask",
         description: "asks",
         timeout: "1 minute",
         retry: { times: 2 },
         serial: true,
         returnDirect: true,
-        sensitive: true,
+        needsApproval: true,
         tags: ["sub"]
       })
-      expect([tool.description, tool.timeout, tool.retry, tool.serial, tool.returnDirect, tool.sensitive, tool.tags]).toEqual([
+      expect([tool.description, tool.timeout, tool.retry, tool.serial, tool.returnDirect, tool.needsApproval, tool.tags]).toEqual([
         "asks",
         "1 minute",
         { times: 2 },
@@ -157,12 +157,11 @@ describe("Tool.delegate options", () => {
         true,
         ["sub"]
       ])
-      const toolkit = yield* Toolkit.make(tool)
-      expect(toolkit.entries.get("ask")!.parametersJsonSchema).toMatchObject({ required: ["input"] })
+      expect(Toolkit.make(tool).entries.get("ask")!.parametersJsonSchema).toMatchObject({ required: ["input"] })
     }))
 })
 
-describe("Tool.delegate: a child that pauses", () => {
+describe("Agent.toTool: a child that pauses", () => {
   const parentScript = (request: ChatModel.ChatRequest) => {
     const last = request.messages.at(-1)!
     if (request.system === childSystem) {
@@ -177,14 +176,14 @@ describe("Tool.delegate: a child that pauses", () => {
 
   const setup = Effect.gen(function*() {
     const executions = new Executions()
-    const child = yield* Agent.make({
+    const child = Agent.make({
       name: "mailer",
       system: childSystem,
-      toolkit: yield* Toolkit.make(emailTool(executions))
+      tools: [emailTool(executions)]
     })
-    const parent = yield* Agent.make({
+    const parent = Agent.make({
       name: "boss",
-      toolkit: yield* Toolkit.make(Tool.delegate("assistant", { agent: child, description: "does errands" }))
+      tools: [Agent.toTool(child, { name: "assistant", description: "does errands" })]
     })
     return { executions, parent }
   })
@@ -219,7 +218,7 @@ describe("Tool.delegate: a child that pauses", () => {
     Effect.gen(function*() {
       const { executions, parent } = yield* setup
       const paused = yield* Agent.run(parent, { input: "mail it" })
-      const done = yield* Agent.resume(parent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.rejectAll("no mail today"))
+      const done = yield* Agent.resume(parent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.rejectAll({ message: "no mail today" }))
       expect(done._tag === "Completed" && done.text).toBe("parent: child: rejected: no mail today")
       expect(executions.counts).toEqual({})
     }).pipe(Effect.provide(ScriptedChatModel.layer(parentScript))))

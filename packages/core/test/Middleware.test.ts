@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
-import { Agent, ChatMemory, Decision, Middleware, ScriptedChatModel, Tool, Toolkit } from "../src/index.js"
+import { Agent, ChatMemory, Decision, Middleware, ScriptedChatModel, Tool } from "../src/index.js"
 
 const recorder = (log: Array<string>, label: string) =>
   Middleware.make({
@@ -37,8 +37,8 @@ describe("Middleware", () => {
   it.effect("composes as an onion in declaration order at every level", () =>
     Effect.gen(function*() {
       const log: Array<string> = []
-      const agent = yield* Agent.make({
-        toolkit: yield* Toolkit.make(echo),
+      const agent = Agent.make({
+        tools: [echo],
         middleware: [recorder(log, "A"), recorder(log, "B")]
       })
       yield* Agent.run(agent, { input: "hi" })
@@ -75,8 +75,8 @@ describe("Middleware", () => {
 
   it.effect("a middleware can rewrite the model's request and a tool's result", () =>
     Effect.gen(function*() {
-      const agent = yield* Agent.make({
-        toolkit: yield* Toolkit.make(echo),
+      const agent = Agent.make({
+        tools: [echo],
         system: "original",
         middleware: [{
           model: (input, next) => next({ ...input, request: { ...input.request, system: "rewritten" } }),
@@ -103,8 +103,8 @@ describe("Middleware", () => {
         timeout: "1 second",
         handler: () => Effect.sleep("1 hour").pipe(Effect.as("late"))
       })
-      const agent = yield* Agent.make({
-        toolkit: yield* Toolkit.make(slow),
+      const agent = Agent.make({
+        tools: [slow],
         middleware: [{
           tool: (input, next) =>
             Effect.sleep("5 seconds").pipe(
@@ -132,10 +132,10 @@ describe("Middleware", () => {
         parameters: Schema.Struct({}),
         success: Schema.String,
         timeout: "1 second",
-        sensitive: true,
+        needsApproval: true,
         handler: () => Effect.sleep("500 millis").pipe(Effect.as("done in time"))
       })
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(careful) })
+      const agent = Agent.make({ tools: [careful] })
       const paused = yield* Agent.run(agent, { input: "go", conversationId: "c1" })
       yield* TestClock.adjust("10 minutes")
       const fiber = yield* Effect.fork(Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.approveAll()))

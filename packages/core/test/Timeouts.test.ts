@@ -53,7 +53,7 @@ describe("Timeouts (real time)", () => {
 
   it.live("a fetch tool given the AbortSignal is aborted at its deadline: the server sees the connection close", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(fetchTool("fetch_slow", true))
+      const toolkit = Toolkit.make(fetchTool("fetch_slow", true))
       const started = performance.now()
       const results = yield* ToolCallingManager.executeBatch(toolkit, [
         { id: "c1", name: "fetch_slow", args: { id: "aborted" } }
@@ -68,7 +68,7 @@ describe("Timeouts (real time)", () => {
 
   it.live("a fetch tool that ignores the signal times out, but its request stays open (pass the signal!)", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(fetchTool("fetch_leaky", false))
+      const toolkit = Toolkit.make(fetchTool("fetch_leaky", false))
       const results = yield* ToolCallingManager.executeBatch(toolkit, [
         { id: "c1", name: "fetch_leaky", args: { id: "leaked" } }
       ])
@@ -86,7 +86,7 @@ describe("Timeouts (real time)", () => {
         timeout: "50 millis",
         handler: () => Effect.sync(() => busyFor(400)).pipe(Effect.as("finished"))
       })
-      const toolkit = yield* Toolkit.make(busy)
+      const toolkit = Toolkit.make(busy)
       const started = performance.now()
       const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "busy", args: {} }])
       expect(summary(results)).toEqual(["finished"])
@@ -111,12 +111,13 @@ describe("Timeouts (real time)", () => {
               return "finished"
             })
         })
-      const toolkit = yield* Toolkit.make(sliced("micro", Effect.yieldNow()), sliced("macro", Tool.yieldToEventLoop))
+      const toolkit = Toolkit.make(sliced("micro", Effect.yieldNow()), sliced("macro", Tool.yieldToEventLoop))
       const micro = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "micro", args: {} }])
       expect(summary(micro)).toEqual(["finished"])
       const started = performance.now()
       const macro = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c2", name: "macro", args: {} }])
       expect(summary(macro)).toEqual([`ToolTimeout(transient): Tool "macro" timed out after 50ms`])
-      expect(performance.now() - started).toBeLessThan(350)
+      // the timeout is the proof (the micro-sliced one finished); this bounds a hang, with room for a busy machine
+      expect(performance.now() - started).toBeLessThan(2000)
     }))
 })

@@ -15,7 +15,7 @@ const getWeather = Tool.make("get_weather", {
 describe("Tool", () => {
   it.effect("the handler's requirements flow into whatever runs it, and ctx carries the call id and tool name", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(getWeather)
+      const toolkit = Toolkit.make(getWeather)
       const batch = ToolCallingManager.executeBatch(toolkit, [{ id: "call_7", name: "get_weather", args: { city: "Oslo" } }])
       expectTypeOf(batch).toEqualTypeOf<Effect.Effect<Array<ToolCall.Result>, never, WeatherApi>>()
       const results = yield* batch.pipe(Effect.provideService(WeatherApi, { current: (city) => `Sunny in ${city}` }))
@@ -47,8 +47,8 @@ describe("Tool", () => {
     })
   })
 
-  it("make fills defaults that decide nothing: no timeout, no retry, not serial/sensitive/returnDirect", () => {
-    expect([getWeather.timeout, getWeather.retry, getWeather.serial, getWeather.sensitive, getWeather.returnDirect, getWeather.tags])
+  it("make fills defaults that decide nothing: no timeout, no retry, not serial/needing approval/returnDirect", () => {
+    expect([getWeather.timeout, getWeather.retry, getWeather.serial, getWeather.needsApproval, getWeather.returnDirect, getWeather.tags])
       .toEqual([undefined, undefined, false, false, false, []])
   })
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
 import { Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -9,11 +9,29 @@ const managers = {
   bounded: ToolCallingManager.bounded({ permits: 2 })
 } as const
 
+/** A tool that holds a resource until interrupted; `allStarted` once `expected` calls hold theirs. */
+const holding = (expected: number) =>
+  Effect.map(Deferred.make<void>(), (allStarted) => {
+    const released: Array<string> = []
+    let started = 0
+    const tool = Tool.make("hold", {
+      description: "holds a resource until interrupted",
+      parameters: Schema.Struct({ label: Schema.String }),
+      success: Schema.String,
+      handler: (_, { callId }) =>
+        Effect.suspend(() => ++started === expected ? Deferred.succeed(allStarted, undefined) : Effect.void).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.ensuring(Effect.sync(() => released.push(callId)))
+        )
+    })
+    return { tool, allStarted, released }
+  })
+
 describe("ToolCallingManager", () => {
   describe("timeout priority chain", () => {
     it.effect("the tool's own timeout beats the manager default", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 10_000, timeout: "1 second" }))
+        const toolkit = Toolkit.make(sleeper("slow", { millis: 10_000, timeout: "1 second" }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
           Effect.provide(ToolCallingManager.sequential({ defaultTimeout: "5 seconds" })),
           Effect.fork
@@ -26,7 +44,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("the manager default applies when the tool declares none", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 10_000 }))
+        const toolkit = Toolkit.make(sleeper("slow", { millis: 10_000 }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
           Effect.provide(ToolCallingManager.unbounded({ defaultTimeout: "5 seconds" })),
           Effect.fork
@@ -39,7 +57,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("with neither, a tool runs unbounded", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(sleeper("slow", { millis: 3_600_000 }))
+        const toolkit = Toolkit.make(sleeper("slow", { millis: 3_600_000 }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(Effect.fork)
         yield* TestClock.adjust("3599999 millis")
         expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -63,7 +81,7 @@ describe("ToolCallingManager", () => {
               Effect.zipRight(attempt < 3 ? Effect.never : Effect.succeed(`attempt ${attempt}`))
             )
         })
-        const toolkit = yield* Toolkit.make(flaky)
+        const toolkit = Toolkit.make(flaky)
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "flaky", args: {} }]).pipe(
           Effect.fork
         )
@@ -88,7 +106,7 @@ describe("ToolCallingManager", () => {
               Effect.zipRight(Effect.fail(ToolError.transient("HTTP 429")))
             )
         })
-        const toolkit = yield* Toolkit.make(down)
+        const toolkit = Toolkit.make(down)
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "down", args: {} }]).pipe(
           Effect.fork
         )
@@ -108,7 +126,7 @@ describe("ToolCallingManager", () => {
             retry: { times: 5 },
             handler: () => Effect.sync(() => calls++).pipe(Effect.zipRight(Effect.fail(error)))
           })
-        const toolkit = yield* Toolkit.make(
+        const toolkit = Toolkit.make(
           make("bad", ToolError.semantic("no such city")),
           make("broken", ToolError.environment("API key missing"))
         )
@@ -125,7 +143,7 @@ describe("ToolCallingManager", () => {
     for (const [mode, layer] of Object.entries(managers)) {
       it.effect(`${mode}: a timed-out call beside two fast ones leaves their results, in call order`, () =>
         Effect.gen(function*() {
-          const toolkit = yield* Toolkit.make(
+          const toolkit = Toolkit.make(
             sleeper("fast", { millis: 100 }),
             sleeper("hang", { millis: 60_000, timeout: "1 second" })
           )
@@ -150,7 +168,7 @@ describe("ToolCallingManager", () => {
     it.effect("max observed concurrency equals permits over 100 calls", () =>
       Effect.gen(function*() {
         const probe = new ConcurrencyProbe()
-        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 1000, probe }))
+        const toolkit = Toolkit.make(sleeper("work", { millis: 1000, probe }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 100)).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 4 })),
           Effect.fork
@@ -167,7 +185,7 @@ describe("ToolCallingManager", () => {
     it.effect("the permits are shared by every run that uses the layer", () =>
       Effect.gen(function*() {
         const probe = new ConcurrencyProbe()
-        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 1000, probe }))
+        const toolkit = Toolkit.make(sleeper("work", { millis: 1000, probe }))
         const batch = ToolCallingManager.executeBatch(toolkit, callsOf("work", 10))
         const fiber = yield* Effect.all([batch, batch, batch], { concurrency: "unbounded" }).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 3 })),
@@ -179,10 +197,34 @@ describe("ToolCallingManager", () => {
         expect(probe.finished).toBe(30)
       }))
 
+    it.effect("provided to each run, the Layer builds a bulkhead per run: permits are per service instance; freePermits counts them", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const toolkit = Toolkit.make(sleeper("work", { millis: 1000, probe }))
+        const layer = ToolCallingManager.bounded({ permits: 2 })
+        const batch = ToolCallingManager.executeBatch(toolkit, callsOf("work", 4))
+        const perRun = yield* Effect.all([batch, batch, batch].map((run) => Effect.provide(run, layer)), { concurrency: "unbounded" })
+          .pipe(Effect.fork)
+        yield* TestClock.adjust("2 seconds")
+        yield* Fiber.join(perRun)
+        expect(probe.max).toBe(6)
+        const shared = yield* Effect.gen(function*() {
+          const manager = yield* ToolCallingManager.ToolCallingManager
+          const fiber = yield* Effect.fork(Effect.all([batch, batch, batch], { concurrency: "unbounded" }))
+          yield* TestClock.adjust("10 millis")
+          const busy = yield* manager.freePermits
+          yield* TestClock.adjust("6 seconds")
+          yield* Fiber.join(fiber)
+          return { busy, idle: yield* manager.freePermits }
+        }).pipe(Effect.provide(layer))
+        expect(shared).toEqual({ busy: 0, idle: 2 })
+        expect(yield* (yield* ToolCallingManager.ToolCallingManager).freePermits).toBe(Infinity)
+      }))
+
     it.effect("0 permits leaked after 1,000 timed-out calls", () =>
       Effect.gen(function*() {
         const probe = new ConcurrencyProbe()
-        const toolkit = yield* Toolkit.make(
+        const toolkit = Toolkit.make(
           sleeper("hang", { millis: 60_000, timeout: "1 second" }),
           sleeper("work", { millis: 1000, probe })
         )
@@ -205,7 +247,7 @@ describe("ToolCallingManager", () => {
     it.effect("permits held or awaited by an interrupted batch are all given back", () =>
       Effect.gen(function*() {
         const probe = new ConcurrencyProbe()
-        const toolkit = yield* Toolkit.make(
+        const toolkit = Toolkit.make(
           sleeper("hang", { millis: 60_000 }),
           sleeper("work", { millis: 1000, probe })
         )
@@ -231,7 +273,7 @@ describe("ToolCallingManager", () => {
           success: Schema.String,
           handler: ({ label }) => Effect.sync(() => order.push(label)).pipe(Effect.zipRight(Effect.sleep(1000)), Effect.as(label))
         })
-        const toolkit = yield* Toolkit.make(record)
+        const toolkit = Toolkit.make(record)
         const calls = ["a", "b", "c", "d", "e"].map((label) => ({ id: label, name: "record", args: { label } }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
@@ -244,7 +286,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("a declared timeout bounds execution, not the wait for a permit", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(sleeper("work", { millis: 800, timeout: "1 second" }))
+        const toolkit = Toolkit.make(sleeper("work", { millis: 800, timeout: "1 second" }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 3)).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
           Effect.fork
@@ -270,7 +312,7 @@ describe("ToolCallingManager", () => {
     it.effect("a serial tool makes an unbounded batch sequential", () =>
       Effect.gen(function*() {
         const probe = new ConcurrencyProbe()
-        const toolkit = yield* Toolkit.make(
+        const toolkit = Toolkit.make(
           sleeper("work", { millis: 1000, probe }),
           sleeper("write", { millis: 1000, probe, serial: true })
         )
@@ -311,7 +353,7 @@ describe("ToolCallingManager", () => {
                 () => Effect.sync(() => released.push(callId))
               ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
           })
-          const toolkit = yield* Toolkit.make(hold)
+          const toolkit = Toolkit.make(hold)
           const calls = ["1", "2", "3", "4"].map((id) => ({ id, name: "hold", args: {} }))
           const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(Effect.provide(layer), Effect.fork)
           yield* Deferred.await(allStarted)
@@ -320,6 +362,151 @@ describe("ToolCallingManager", () => {
           expect(started).toHaveLength(expected)
           expect([...released].sort()).toEqual([...started].sort())
         }))
+    }
+  })
+
+  describe("call: one tool, through the executor", () => {
+    const flaky = (failures: number, attempts: Array<number>) =>
+      Tool.make("flaky", {
+        description: "fails transiently, then answers",
+        parameters: Schema.Struct({ n: Schema.NumberFromString }),
+        success: Schema.String,
+        retry: { times: 3, schedule: Schedule.spaced("1 second") },
+        handler: ({ n }, { attempt }) =>
+          Effect.suspend(() => {
+            attempts.push(attempt)
+            return attempt <= failures ? Effect.fail(ToolError.transient("HTTP 503")) : Effect.succeed(`n=${n + 1}`)
+          })
+      })
+
+    it.effect("decodes the encoded arguments and returns the handler's typed value", () =>
+      Effect.gen(function*() {
+        const value = yield* ToolCallingManager.call(flaky(0, []), { n: "41" })
+        expectTypeOf(value).toEqualTypeOf<string>()
+        expect(value).toBe("n=42")
+      }))
+
+    it.effect("arguments its parameters reject fail with a semantic ToolError naming the field", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(ToolCallingManager.call(flaky(0, []), { n: 41 }))
+        expect(error._tag === "ToolError" && [error.reason, error.message]).toEqual([
+          "semantic",
+          `Invalid arguments for tool "flaky": n: Expected string, actual 41`
+        ])
+      }))
+
+    it.effect("the declared timeout interrupts the handler at its virtual deadline", () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(ToolCallingManager.call(sleeper("slow", { millis: 5000, timeout: "1 second" }), { label: "a" }))
+        yield* TestClock.adjust("999 millis")
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* TestClock.adjust("1 millis")
+        const error = yield* Effect.flip(Fiber.join(fiber))
+        expect(error._tag === "ToolTimeout" && error.message).toBe(`Tool "slow" timed out after 1s`)
+      }))
+
+    it.effect("without a declared timeout, the manager's default applies", () =>
+      Effect.gen(function*() {
+        const fiber = yield* ToolCallingManager.call(sleeper("slow", { millis: 5000 }), { label: "a" }).pipe(
+          Effect.provide(ToolCallingManager.sequential({ defaultTimeout: "2 seconds" })),
+          Effect.fork
+        )
+        yield* TestClock.adjust("2 seconds")
+        expect((yield* Effect.flip(Fiber.join(fiber)))._tag).toBe("ToolTimeout")
+      }))
+
+    it.effect("transient failures are retried per the tool's policy, spaced by its schedule", () =>
+      Effect.gen(function*() {
+        const attempts: Array<number> = []
+        const fiber = yield* Effect.fork(ToolCallingManager.call(flaky(2, attempts), { n: "1" }))
+        yield* TestClock.adjust("1 second")
+        expect(attempts).toEqual([1, 2])
+        yield* TestClock.adjust("1 second")
+        expect(yield* Fiber.join(fiber)).toBe("n=2")
+        expect(attempts).toEqual([1, 2, 3])
+      }))
+
+    it.effect("a value the success schema rejects, and a defect, fail as semantic errors", () =>
+      Effect.gen(function*() {
+        const liar = Tool.make("liar", {
+          description: "returns a number as a string",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.succeed(42 as unknown as string)
+        })
+        const crash = Tool.make("crash", {
+          description: "dies",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.die(new Error("boom"))
+        })
+        const invalid = yield* Effect.flip(ToolCallingManager.call(liar, {}))
+        expect(invalid._tag === "ToolError" && invalid.reason).toBe("semantic")
+        expect(invalid.message).toBe(`Tool "liar" returned an invalid result: Expected string, actual 42`)
+        const died = yield* Effect.flip(ToolCallingManager.call(crash, {}))
+        expect(died._tag === "ToolError" && died.reason).toBe("semantic")
+        expect(died.message).toContain(`Tool "crash" failed unexpectedly`)
+      }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger))))
+
+    it.effect("each attempt holds a permit of the bounded manager", () =>
+      Effect.gen(function*() {
+        const probe = new ConcurrencyProbe()
+        const work = sleeper("work", { millis: 1000, probe })
+        const fiber = yield* Effect.all(Array.from({ length: 6 }, (_, i) => ToolCallingManager.call(work, { label: `${i}` })), {
+          concurrency: "unbounded"
+        }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 2 })), Effect.fork)
+        yield* TestClock.adjust("3 seconds")
+        expect(yield* Fiber.join(fiber)).toEqual(["work:0", "work:1", "work:2", "work:3", "work:4", "work:5"])
+        expect(probe.max).toBe(2)
+      }))
+
+    it.effect("a tool with invalid options is refused with InvalidToolkit; Tool.output's writes are dropped", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(ToolCallingManager.call(sleeper("bad", { millis: 1, timeout: 0 }), { label: "a" }))
+        expect(error._tag === "InvalidToolkit" && error.problems).toEqual([`tool "bad": timeout 0 is not positive`])
+        const writer = Tool.make("writer", {
+          description: "writes state",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.succeed(Tool.output("written", { writes: { notes: ["x"] } }))
+        })
+        expect(yield* ToolCallingManager.call(writer, {})).toBe("written")
+      }))
+  })
+
+  describe("stopping a wide batch", () => {
+    const width = 1000
+    const wide = {
+      sequential: ToolCallingManager.sequential(),
+      unbounded: ToolCallingManager.unbounded(),
+      bounded: ToolCallingManager.bounded({ permits: 40 })
+    } as const
+    for (const [mode, layer] of Object.entries(wide)) {
+      // Real time is the point: how long the interrupter waits (it used to be seconds of a busy
+      // core: each interrupted call interrupted all its siblings again). The best of four rounds
+      // is the cost (the first ones warm the JIT; GC and other processes only add); CPU time is
+      // asserted, as other processes on the machine stretch wall time; wall time bounds a hang.
+      it.live(`${mode}: interrupting ${width} running calls takes under 100 ms of CPU, every finalizer run, no permit held`, () =>
+        Effect.gen(function*() {
+          const running = mode === "sequential" ? 1 : mode === "bounded" ? 40 : width
+          const manager = yield* ToolCallingManager.ToolCallingManager
+          const round = Effect.gen(function*() {
+            const { allStarted, released, tool } = yield* holding(running)
+            const fiber = yield* Effect.fork(ToolCallingManager.executeBatch(Toolkit.make(tool), callsOf("hold", width)))
+            yield* Deferred.await(allStarted)
+            const wall = performance.now()
+            const cpu = process.cpuUsage()
+            const exit = yield* Fiber.interrupt(fiber)
+            const used = process.cpuUsage(cpu)
+            expect(Exit.isInterrupted(exit)).toBe(true)
+            expect(released).toHaveLength(running)
+            expect(yield* manager.freePermits).toBe(mode === "bounded" ? 40 : Infinity)
+            return { cpuMillis: (used.user + used.system) / 1000, wallMillis: performance.now() - wall }
+          })
+          const rounds = yield* Effect.all([round, round, round, round])
+          expect(Math.min(...rounds.map((r) => r.cpuMillis))).toBeLessThan(100)
+          expect(Math.max(...rounds.map((r) => r.wallMillis))).toBeLessThan(2000)
+        }).pipe(Effect.provide(layer)), 30_000)
     }
   })
 
@@ -333,7 +520,7 @@ describe("ToolCallingManager", () => {
           success: Schema.String,
           handler: () => Effect.sync(() => (ran = true)).pipe(Effect.as("sunny"))
         })
-        const toolkit = yield* Toolkit.make(weather)
+        const toolkit = Toolkit.make(weather)
         const results = yield* ToolCallingManager.executeBatch(toolkit, [
           { id: "1", name: "weather", args: { city: 42 } }
         ])
@@ -343,26 +530,36 @@ describe("ToolCallingManager", () => {
         expect(ran).toBe(false)
       }))
 
-    it.effect("a defect becomes a semantic error result and is logged with its cause", () =>
+    it.effect("a defect becomes a semantic error with a fixed message (its message only when the tool exposes defects); the cause is logged", () =>
       Effect.gen(function*() {
         const logs: Array<string> = []
-        const boom = Tool.make("boom", {
-          description: "throws",
-          parameters: Schema.Struct({}),
-          success: Schema.String,
-          handler: () => Effect.sync(() => { throw new Error("kaboom") })
-        })
-        const toolkit = yield* Toolkit.make(boom)
-        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "boom", args: {} }]).pipe(
-          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message, cause }) => {
-            logs.push(`${String(message)} | ${cause._tag}`)
+        const boom = (exposeDefects: boolean) =>
+          Tool.make(exposeDefects ? "boom_open" : "boom", {
+            description: "throws",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            exposeDefects,
+            handler: () =>
+              Effect.sync(() => {
+                throw new Error("kaboom: password=hunter2 at /home/ada/app.ts:12")
+              })
+          })
+        const results = yield* ToolCallingManager.executeBatch(Toolkit.make(boom(false), boom(true)), [
+          { id: "1", name: "boom", args: {} },
+          { id: "2", name: "boom_open", args: {} }
+        ]).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ cause, message }) => {
+            logs.push(`${String(message)} | ${cause._tag} | ${String(Cause.squash(cause))}`)
           })))
         )
-        expect(results).toHaveLength(1)
-        const [result] = results
-        expect(result._tag === "Failed" && result.error.errorClass).toBe("semantic")
-        expect(result._tag === "Failed" && result.error.message).toContain(`Tool "boom" failed unexpectedly: Error: kaboom`)
-        expect(logs).toEqual([`Tool "boom" died | Die`])
+        expect(results.map((r) => r._tag === "Failed" && [r.error.reason, r.error.message])).toEqual([
+          ["semantic", `Tool "boom" failed unexpectedly`],
+          ["semantic", `Tool "boom_open" failed unexpectedly: kaboom: password=hunter2 at /home/ada/app.ts:12`]
+        ])
+        expect(logs).toEqual([
+          `Tool "boom" died | Die | Error: kaboom: password=hunter2 at /home/ada/app.ts:12`,
+          `Tool "boom_open" died | Die | Error: kaboom: password=hunter2 at /home/ada/app.ts:12`
+        ])
       }))
 
     it.effect("a success value its schema rejects becomes a semantic error", () =>
@@ -373,7 +570,7 @@ describe("ToolCallingManager", () => {
           success: Schema.Number,
           handler: () => Effect.succeed("not a number" as unknown as number)
         })
-        const toolkit = yield* Toolkit.make(liar)
+        const toolkit = Toolkit.make(liar)
         const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "liar", args: {} }])
         expect(summary(results)).toEqual([
           `ToolError(semantic): Tool "liar" returned an invalid result: Expected number, actual "not a number"`
@@ -382,7 +579,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("a call to an unknown tool is a semantic error naming the available tools", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(sleeper("a", { millis: 1 }), sleeper("b", { millis: 1 }))
+        const toolkit = Toolkit.make(sleeper("a", { millis: 1 }), sleeper("b", { millis: 1 }))
         const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "c", args: {} }])
         expect(summary(results)).toEqual([`ToolError(semantic): Unknown tool "c". Available tools: a, b`])
       }))
@@ -399,7 +596,7 @@ describe("ToolCallingManager", () => {
           success: Schema.String,
           handler: ({ text }) => Effect.succeed(text)
         })
-        const toolkit = yield* Toolkit.make(shout)
+        const toolkit = Toolkit.make(shout)
         const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "shout", args: { text: "hi" } }])
         expect(summary(results)).toEqual(["HI"])
       }))
@@ -412,7 +609,7 @@ describe("ToolCallingManager", () => {
           success: Schema.String,
           handler: () => Effect.interrupt
         })
-        const toolkit = yield* Toolkit.make(quitter)
+        const toolkit = Toolkit.make(quitter)
         const exit = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "quitter", args: {} }]).pipe(
           Effect.exit
         )

@@ -15,7 +15,7 @@ const tool = (name: string, extra: Partial<Tool.Options<{ q: string }, { q: stri
 describe("Toolkit", () => {
   it.effect("refuses duplicate names and bad timeouts, naming every offender", () =>
     Effect.gen(function*() {
-      const error = yield* Toolkit.make(
+      const error = yield* Effect.flip(Toolkit.validate([
         tool("search"),
         tool("search"),
         tool("zero", { timeout: 0 }),
@@ -24,7 +24,7 @@ describe("Toolkit", () => {
         tool("typo", { timeout: "2 sekonds" as Duration.DurationInput }),
         tool("negative_string", { timeout: "-1 seconds" }),
         tool("fine", { timeout: "2 seconds" })
-      ).pipe(Effect.flip)
+      ]))
       expect(error._tag).toBe("InvalidToolkit")
       expect(error.problems).toEqual([
         `tool name "search" is used by 2 tools`,
@@ -39,11 +39,11 @@ describe("Toolkit", () => {
 
   it.effect("refuses retry counts that are negative or not integers", () =>
     Effect.gen(function*() {
-      const error = yield* Toolkit.make(
+      const error = yield* Effect.flip(Toolkit.validate([
         tool("negative", { retry: { times: -1 } }),
         tool("fraction", { retry: { times: 1.5 } }),
         tool("fine", { retry: { times: 0 } })
-      ).pipe(Effect.flip)
+      ]))
       expect(error.problems).toEqual([
         `tool "negative": retry.times -1 is not a non-negative integer`,
         `tool "fraction": retry.times 1.5 is not a non-negative integer`
@@ -58,7 +58,7 @@ describe("Toolkit", () => {
         success: Schema.String,
         handler: (s) => Effect.succeed(s)
       })
-      const error = yield* Toolkit.make(tool("get weather"), notObject).pipe(Effect.flip)
+      const error = yield* Effect.flip(Toolkit.validate([tool("get weather"), notObject]))
       expect(error.problems).toEqual([
         `tool "get weather": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`,
         `tool "scalar": parameters must describe a JSON object (use Schema.Struct)`
@@ -68,20 +68,20 @@ describe("Toolkit", () => {
   it.effect("builds one metadata table with normalised options", () =>
     Effect.gen(function*() {
       const schedule = Schedule.spaced("1 second")
-      const toolkit = yield* Toolkit.make(
+      const toolkit = Toolkit.make(
         tool("a", { timeout: "2 seconds", retry: { times: 2, schedule }, serial: true, tags: ["x"] }),
-        tool("b", { sensitive: true, returnDirect: true })
+        tool("b", { needsApproval: true, returnDirect: true })
       )
       expect([...toolkit.entries.keys()]).toEqual(["a", "b"])
       const a = toolkit.entries.get("a")!
       expect(a.timeout).toEqual(Option.some(Duration.seconds(2)))
       expect(a.retryTimes).toBe(2)
       expect(a.retrySchedule).toEqual(Option.some(schedule))
-      expect([a.serial, a.returnDirect, a.sensitive, a.tags]).toEqual([true, false, false, ["x"]])
+      expect([a.serial, a.returnDirect, a.needsApproval, a.tags]).toEqual([true, false, false, ["x"]])
       const b = toolkit.entries.get("b")!
       expect(b.timeout).toEqual(Option.none())
       expect(b.retryTimes).toBe(0)
-      expect([b.serial, b.returnDirect, b.sensitive]).toEqual([false, true, true])
+      expect([b.serial, b.returnDirect, b.needsApproval]).toEqual([false, true, true])
       expect(b.parametersJsonSchema).toEqual({
         $schema: "http://json-schema.org/draft-07/schema#",
         type: "object",
@@ -103,7 +103,7 @@ describe("Toolkit", () => {
           module: tools,
           ...extra
         } as Tool.WorkerOptions<{}, {}, string, string>)
-      const error = yield* Toolkit.make(
+      const error = yield* Effect.flip(Toolkit.validate([
         worker("no_module", { module: undefined }),
         worker("missing", { module: new URL("./workers/missing.mjs", import.meta.url) }),
         worker("relative", { module: "./workers/tools.mjs" }),
@@ -115,7 +115,7 @@ describe("Toolkit", () => {
         tool("in_process_module", { module: tools } as Record<string, unknown>),
         tool("no_handler", { handler: undefined } as Record<string, unknown>),
         worker("fine", { module: fileURLToPath(tools), export: "echo" })
-      ).pipe(Effect.flip)
+      ]))
       expect(error.problems).toEqual([
         `tool "no_module": isolation: "worker" needs a module (a file: URL of the module that exports the function)`,
         `tool "missing": module ${fileURLToPath(new URL("./workers/missing.mjs", import.meta.url))} does not exist`,
@@ -133,7 +133,7 @@ describe("Toolkit", () => {
   it.effect("a worker tool's row says where it runs", () =>
     Effect.gen(function*() {
       const module = new URL("./workers/tools.mjs", import.meta.url)
-      const toolkit = yield* Toolkit.make(
+      const toolkit = Toolkit.make(
         tool("here"),
         Tool.make("there", {
           description: "runs in a worker",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Schema, Tracer } from "effect"
-import { Agent, ScriptedChatModel, Tool, Toolkit } from "../src/index.js"
+import { Agent, ScriptedChatModel, Tool } from "../src/index.js"
 import { Executions, weatherTool } from "./agentFixtures.js"
 
 /** A tracer that records the spans Effect's own tracer would make. */
@@ -46,7 +46,7 @@ describe("Tracing", () => {
   it.effect("each run, iteration, model call and tool call runs in a span, parented as the loop nests them", () =>
     Effect.gen(function*() {
       const { spans, tracer } = recordingTracer()
-      const agent = yield* Agent.make({ name: "weather", toolkit: yield* Toolkit.make(weatherTool(new Executions())) })
+      const agent = Agent.make({ name: "weather", tools: [weatherTool(new Executions())] })
       yield* Agent.run(agent, { input: "Oslo?", conversationId: "c-trace" }).pipe(Effect.withTracer(tracer))
       expect(tree(spans)).toEqual([{
         "agentfx.run": [
@@ -91,7 +91,7 @@ describe("Tracing", () => {
             Effect.tap((name) => seen.push(name))
           )
       })
-      const agent = yield* Agent.make({ toolkit: yield* Toolkit.make(probe) })
+      const agent = Agent.make({ tools: [probe] })
       yield* Agent.run(agent, { input: "untraced" })
       yield* Agent.run(agent, { input: "traced" }).pipe(Effect.withTracer(recordingTracer().tracer))
       expect(seen).toEqual(["no span", "agentfx.tool"])

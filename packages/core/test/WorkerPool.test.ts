@@ -62,9 +62,9 @@ const canCountThreads = existsSync("/proc/self/task")
 const elapsedSince = (start: number) => performance.now() - start
 
 describe("WorkerPool", () => {
-  it.live("a while (true) {} tool with a 200 ms timeout gets ToolTimeout within 300 ms; a 10 ms ticker kept ticking; the pool serves the next call", () =>
+  it.live("a while (true) {} tool with a 200 ms timeout gets ToolTimeout; a 10 ms ticker kept ticking; the pool serves the next call", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(echo, spin("200 millis"))
+      const toolkit = Toolkit.make(echo, spin("200 millis"))
       const before = yield* echoThread(toolkit) // warm: the worker exists and has imported the module
       const ticks: Array<number> = []
       const ticker = setInterval(() => ticks.push(performance.now()), 10)
@@ -73,11 +73,12 @@ describe("WorkerPool", () => {
       const elapsed = elapsedSince(started)
       clearInterval(ticker)
       expect(summary([result])).toEqual([`ToolTimeout(transient): Tool "spin" timed out after 200ms`])
+      // generous bounds, for a busy machine: the bench measures the overshoot (docs/workers.md)
       expect(elapsed).toBeGreaterThanOrEqual(199)
-      expect(elapsed).toBeLessThan(300)
-      expect(ticks.length).toBeGreaterThanOrEqual(10) // ~20 expected; 0 if the main thread were blocked
+      expect(elapsed).toBeLessThan(2000)
+      expect(ticks.length).toBeGreaterThanOrEqual(5) // ~20 expected; 0 if the main thread were blocked
       const gaps = ticks.slice(1).map((t, i) => t - ticks[i]!)
-      expect(Math.max(...gaps)).toBeLessThan(100)
+      expect(Math.max(...gaps)).toBeLessThan(180) // a main thread blocked by the spin: a gap of 200 ms or more
       const after = yield* echoThread(toolkit)
       expect(after).not.toBe(before) // the killed worker was replaced by a new thread
       expect(yield* stats).toMatchObject({ live: 1, busy: 0, spawned: 2, exited: 1 })
@@ -85,7 +86,7 @@ describe("WorkerPool", () => {
 
   it.live("100 consecutive kills leave no extra threads", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(echo, spin("10 millis"))
+      const toolkit = Toolkit.make(echo, spin("10 millis"))
       // warm up once (lazily created libuv/V8 threads), then count
       yield* echoThread(toolkit).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
       const baseline = osThreads()
@@ -105,7 +106,7 @@ describe("WorkerPool", () => {
 
   it.live("a worker that throws, rejects, crashes or calls process.exit becomes a typed error; the pool serves the next call", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(
+      const toolkit = Toolkit.make(
         echo,
         workerTool("throws", "throws", Schema.String),
         workerTool("rejects", "rejects", Schema.String),
@@ -151,7 +152,7 @@ describe("WorkerPool", () => {
 
   it.live("a worker that dies while idle is never handed a call: the next call gets a new worker", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(echo, workerTool("time_bomb", "timeBomb", Schema.String))
+      const toolkit = Toolkit.make(echo, workerTool("time_bomb", "timeBomb", Schema.String))
       const first = yield* echoThread(toolkit)
       expect(summary([yield* runOne(toolkit, "time_bomb")])).toEqual(["ok"])
       yield* stats.pipe(Effect.repeat({ until: (s) => s.live === 0, schedule: Schedule.spaced("5 millis") }))
@@ -161,7 +162,7 @@ describe("WorkerPool", () => {
 
   it.live("a module that cannot be imported or lacks the export is an environment error; the pool goes on", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(
+      const toolkit = Toolkit.make(
         echo,
         workerTool("not_a_function", "notAFunction", Schema.String),
         workerTool("missing", "nope", Schema.String),
@@ -188,7 +189,7 @@ describe("WorkerPool", () => {
         module: new URL("./workers/hangs.mjs", import.meta.url),
         timeout: "10 seconds"
       })
-      const toolkit = yield* Toolkit.make(hangs)
+      const toolkit = Toolkit.make(hangs)
       const started = performance.now()
       const result = yield* runOne(toolkit, "hangs")
       expect(elapsedSince(started)).toBeLessThan(2000)
@@ -210,7 +211,7 @@ describe("WorkerPool", () => {
         isolation: "worker",
         module: Tool.workerModule(import.meta.url, "./workers/crunch.worker")
       })
-      const toolkit = yield* Toolkit.make(crunch)
+      const toolkit = Toolkit.make(crunch)
       const started = performance.now()
       const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "call_7", name: "crunch", args: { n: 100 } }])
       expect(summary(results)).toEqual([{ sum: 4950, callId: "call_7" }])
@@ -220,7 +221,7 @@ describe("WorkerPool", () => {
   describe("same semantics as in-process tools", () => {
     it.live("retry: a killed attempt is retried on a fresh worker; `times` bounds the kills", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(
+        const toolkit = Toolkit.make(
           workerTool("flaky", "flaky", Schema.String, { timeout: "100 millis", retry: { times: 1 } }),
           workerTool("stuck", "spin", Schema.String, { timeout: "50 millis", retry: { times: 1 } })
         )
@@ -234,7 +235,7 @@ describe("WorkerPool", () => {
 
     it.live("priority chain: the manager's defaultTimeout applies to a worker tool; its own timeout beats it", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(echo, spin(undefined, "spin_default"), spin("100 millis", "spin_own"))
+        const toolkit = Toolkit.make(echo, spin(undefined, "spin_default"), spin("100 millis", "spin_own"))
         yield* echoThread(toolkit)
         const started = performance.now()
         const results = yield* ToolCallingManager.executeBatch(toolkit, [call("spin_default"), call("spin_own")])
@@ -253,11 +254,7 @@ describe("WorkerPool", () => {
       return a!.start < b!.end && b!.start < a!.end
     }
     const twoBusyCalls = (timeout: Duration.DurationInput) =>
-      Effect.flatMap(
-        Toolkit.make(busy(timeout)),
-        (toolkit) =>
-          ToolCallingManager.executeBatch(toolkit, [call("busy", { millis: 150 }, "a"), call("busy", { millis: 150 }, "b")])
-      )
+      ToolCallingManager.executeBatch(Toolkit.make(busy(timeout)), [call("busy", { millis: 150 }, "a"), call("busy", { millis: 150 }, "b")])
 
     it.live("a bounded manager's permits bound worker calls; the wait for a permit does not count against the timeout", () =>
       Effect.gen(function*() {
@@ -280,7 +277,7 @@ describe("WorkerPool", () => {
 
     it.live("interrupting a batch of running worker tools terminates their workers", () =>
       Effect.gen(function*() {
-        const toolkit = yield* Toolkit.make(spin(), busy("1 second"))
+        const toolkit = Toolkit.make(spin(), busy("1 second"))
         // warm both workers so that the spins start at once
         yield* ToolCallingManager.executeBatch(toolkit, [call("busy", { millis: 50 }, "a"), call("busy", { millis: 50 }, "b")])
         const threads = osThreads()
@@ -300,10 +297,10 @@ describe("WorkerPool", () => {
       }).pipe(Effect.provide(Layer.merge(WorkerPool.layer({ size: 2 }), ToolCallingManager.unbounded()))))
   })
 
-  it.live("a worker tool's handler used on its own (no executor) is killed too when interrupted", () =>
+  it.live("a worker tool called on its own (ToolCallingManager.call) is killed too when interrupted from outside", () =>
     Effect.gen(function*() {
       const tool = spin()
-      const exit = yield* tool.handler({}, { callId: "c", toolName: "spin", attempt: 1, state: {} }).pipe(
+      const exit = yield* ToolCallingManager.call(tool, {}).pipe(
         Effect.timeout("100 millis"),
         Effect.exit
       )
@@ -313,7 +310,7 @@ describe("WorkerPool", () => {
 
   it.live("closing the Layer terminates a stuck worker at once (no graceful wait); its call fails typed", () =>
     Effect.gen(function*() {
-      const toolkit = yield* Toolkit.make(echo, spin())
+      const toolkit = Toolkit.make(echo, spin())
       let closing = 0
       const { pool, running } = yield* Effect.gen(function*() {
         const pool = yield* WorkerPool.WorkerPool
@@ -327,7 +324,7 @@ describe("WorkerPool", () => {
         closing = performance.now()
         return { pool, running }
       }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
-      expect(elapsedSince(closing)).toBeLessThan(500)
+      expect(elapsedSince(closing)).toBeLessThan(2000) // waiting for the spin to end would never return
       expect(yield* pool.stats).toMatchObject({ live: 0, busy: 0, spawned: 1, exited: 1 })
       expect(summary([yield* Fiber.join(running)])).toEqual([
         `ToolError(environment): Tool "spin" cannot run: its worker pool has been shut down`
@@ -363,6 +360,8 @@ describe("WorkerPool", () => {
       execArgv: [],
       stats: { live: 1, spawned: 2, exited: 1 }
     })
-    expect(report.elapsed).toBeLessThan(300)
+    // the spin never ends by itself: it was killed at its 200 ms deadline (generous bound: a busy machine is slow to kill and respawn)
+    expect(report.elapsed).toBeGreaterThanOrEqual(199)
+    expect(report.elapsed).toBeLessThan(5000)
   }, 60_000)
 })

@@ -24,7 +24,7 @@ export const emailTool = (executions: Executions) =>
     description: "Sends an email",
     parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
     success: Schema.String,
-    sensitive: true,
+    needsApproval: true,
     handler: (args) => Effect.sync(() => executions.record("send_email", args)).pipe(Effect.as(`sent to ${args.to}`))
   })
 
@@ -33,7 +33,7 @@ export const deleteTool = (executions: Executions) =>
     description: "Deletes a file",
     parameters: Schema.Struct({ path: Schema.String }),
     success: Schema.String,
-    sensitive: true,
+    needsApproval: true,
     handler: (args) => Effect.sync(() => executions.record("delete_file", args)).pipe(Effect.as(`deleted ${args.path}`))
   })
 

@@ -49,5 +49,5 @@ export const callsOf = (name: string, n: number): Array<ToolCall.ToolCall> =>
 /** Compact view of results: the value, or the failure's tag and message. */
 export const summary = (results: ReadonlyArray<ToolCall.Result>) =>
   results.map((r) =>
-    r._tag === "Succeeded" ? r.value : r._tag === "Failed" ? `${r.error._tag}(${r.error.errorClass}): ${r.error.message}` : r._tag
+    r._tag === "Succeeded" ? r.value : r._tag === "Failed" ? `${r.error._tag}(${r.error.reason}): ${r.error.message}` : r._tag
   )

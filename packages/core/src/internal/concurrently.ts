@@ -30,14 +30,22 @@ export const concurrently = <A, R>(
         scheduler.flush()
         const pending = fibers.filter((fiber) => fiber.unsafePoll() === null)
         if (pending.length === 0) return collect(fibers)
+        // the first child that dies (before or after the others started) interrupts its
+        // siblings, once: the siblings' own interrupted exits must not do it again (with n
+        // children that would be n² interruptions, seconds of a busy core for a wide batch)
+        let stopping = false
         const interruptOthers = (self?: Fiber.RuntimeFiber<A>) => {
+          if (stopping) return
+          stopping = true
           for (const fiber of pending) if (fiber !== self) fiber.unsafeInterruptAsFork(parent)
         }
-        // a child that died (before or after the others started) interrupts its siblings
         if (fibers.some((fiber) => fiber.unsafePoll()?._tag === "Failure")) interruptOthers()
         else for (const fiber of pending) fiber.addObserver((exit) => Exit.isFailure(exit) && interruptOthers(fiber))
         return restore(Effect.forEach(pending, F.await, { discard: true })).pipe(
-          Effect.onInterrupt(() => F.interruptAll(pending)),
+          Effect.onInterrupt(() => {
+            stopping = true
+            return F.interruptAll(pending)
+          }),
           Effect.flatMap(() => collect(fibers))
         )
       })

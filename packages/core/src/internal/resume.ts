@@ -16,7 +16,7 @@ import type { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
 import * as CheckpointCodec from "./checkpoint.js"
-import { invalidArguments } from "./executor.js"
+import { decodeArguments, invalidArguments } from "./executor.js"
 import type { BatchItem } from "./runState.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
@@ -35,12 +35,15 @@ export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEdite
 const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
   "environment": ["Retry", "Proceed"],
-  "max-iterations": ["Continue"]
+  "max-iterations": ["Continue"],
+  "running": []
 }
 
-const rejected = (call: ToolCall, reason: string | undefined): BatchItem => ({
+const approved = (item: BatchItem): BatchItem => ({ call: item.call, verdict: "proceed" })
+
+const rejected = (call: ToolCall, message: string | undefined): BatchItem => ({
   call,
-  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(reason === undefined ? {} : { reason }) }
+  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
 })
 
 const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<string, JsonValue>) =>
@@ -53,25 +56,25 @@ const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<st
 const byCall = (
   agent: Agent.Any,
   checkpoint: Checkpoint.Checkpoint,
-  decisions: { readonly [callId: string]: CallDecision }
+  decisions: ReadonlyMap<string, CallDecision>
 ): Either.Either<Plan, DecisionError> => {
   const pending = new Set(checkpoint.pending)
-  const unknown = Object.keys(decisions).filter((id) => !pending.has(id))
+  const unknown = [...decisions.keys()].filter((id) => !pending.has(id))
   if (unknown.length > 0) return Either.left(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
-  const missing = checkpoint.pending.filter((id) => decisions[id] === undefined)
+  const missing = checkpoint.pending.filter((id) => !decisions.has(id))
   if (missing.length > 0) return Either.left(new IncompleteDecisions({ callIds: missing }))
   const problems: Array<{ callId: string; toolName: string; message: string }> = []
   const edited = new Map<string, JsonValue>()
   const batch = checkpoint.batch.map((item): BatchItem => {
-    const decision = decisions[item.call.id]
+    const decision = decisions.get(item.call.id)
     if (decision === undefined) return item
     switch (decision._tag) {
       case "Reject":
         return rejected(item.call, decision.message)
       case "Reply":
-        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.message } }
+        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } }
       case "Approve": {
-        if (decision.args === undefined) return { call: item.call }
+        if (decision.args === undefined) return approved(item)
         const entry = agent.toolkit.entries.get(item.call.name)
         if (entry === undefined) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: "the agent has no such tool" })
@@ -83,7 +86,7 @@ const byCall = (
           return item
         }
         edited.set(item.call.id, decision.args)
-        return { call: { ...item.call, args: decision.args } }
+        return approved({ call: { ...item.call, args: decision.args } })
       }
     }
   })
@@ -102,9 +105,7 @@ const childDecision = (decision: Decision, parentCallId: string): Decision => {
   const prefix = nestedId(parentCallId, "")
   return {
     _tag: "ByCall",
-    decisions: Object.fromEntries(
-      Object.entries(decision.decisions).filter(([id]) => id.startsWith(prefix)).map(([id, d]) => [id.slice(prefix.length), d])
-    )
+    decisions: new Map([...decision.decisions].filter(([id]) => id.startsWith(prefix)).map(([id, d]) => [id.slice(prefix.length), d]))
   }
 }
 
@@ -131,7 +132,7 @@ const resumeSuspended = (
   agent: Agent.Any,
   batch: ReadonlyArray<BatchItem>,
   decision: Decision
-): Effect.Effect<Array<BatchItem>, DecisionError> =>
+): Effect.Effect<Array<BatchItem>, DecisionError, any> =>
   Effect.forEach(batch, (item) => {
     if (item.outcome?._tag !== "Suspended") return Effect.succeed(item)
     const child = (agent.toolkit.entries.get(item.call.name)?.tool as { [DelegateAgentKey]?: Agent.Any } | undefined)?.[
@@ -143,18 +144,57 @@ const resumeSuspended = (
     const forChild = childDecision(decision, item.call.id)
     const checkpoint = item.outcome.checkpoint
     return CheckpointCodec.decode(child, checkpoint).pipe(
-      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, forChild)),
+      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, true)),
       Effect.mapError(nestErrorIds(item.call.id)),
       Effect.as<BatchItem>({ call: item.call, resumption: { checkpoint, decision: forChild } })
     )
   })
 
-/** Turns a decision into the resumed run's first step, or refuses it; never consumes anything. */
+/**
+ * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
+ * the verdict `proceed` — the gate's, or the person's approval. A checkpoint that is not
+ * trusted (an unsigned copy imported from elsewhere) may have been edited: its `proceed`
+ * verdicts are asked of the gate again, with the arguments decoded, and must still hold.
+ */
+const verify = (
+  agent: Agent.Any,
+  planned: Plan,
+  state: { readonly [slot: string]: unknown },
+  trusted: boolean,
+  approvedNow: ReadonlySet<string>
+): Effect.Effect<Plan, InvalidCheckpoint, any> =>
+  Effect.forEach(planned.batch, (item) => {
+    if (item.outcome !== undefined || item.resumption !== undefined) return Effect.void
+    const refuse = (why: string) =>
+      Effect.fail(new InvalidCheckpoint({ reason: "verdicts", detail: `call ${JSON.stringify(item.call.id)} (${item.call.name}) ${why}` }))
+    if (item.verdict !== "proceed") return refuse("has no verdict that lets it run")
+    if (trusted || approvedNow.has(item.call.id)) return Effect.void
+    const tool = agent.toolkit.entries.get(item.call.name)
+    if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
+    return Effect.either(decodeArguments(tool, item.call.args)).pipe(
+      Effect.flatMap((args) =>
+        args._tag === "Left" // it runs as the failure that tells the model what was wrong
+          ? Effect.void
+          : Effect.flatMap(
+            agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
+            (verdict) => verdict._tag === "Proceed" ? Effect.void : refuse(`may run by the checkpoint, but the gate now says ${verdict._tag}`)
+          )
+      )
+    )
+  }, { discard: true }).pipe(Effect.as(planned))
+
+/**
+ * Turns a decision into the resumed run's first step, or refuses it; never consumes anything.
+ * `trusted`: the checkpoint is the run's own record (or a signed copy); otherwise its verdicts
+ * are checked with the gate again.
+ */
 export const plan = (
   agent: Agent.Any,
   checkpoint: Checkpoint.Checkpoint,
-  decision: Decision
-): Effect.Effect<Plan, DecisionError> => {
+  state: { readonly [slot: string]: unknown },
+  decision: Decision,
+  trusted: boolean
+): Effect.Effect<Plan, DecisionError, any> => {
   if (!accepted[checkpoint.reason].includes(decision._tag)) {
     return Effect.fail(new DecisionMismatch({ decision: decision._tag, reason: checkpoint.reason, accepted: accepted[checkpoint.reason] }))
   }
@@ -163,12 +203,16 @@ export const plan = (
   const own = ((): Effect.Effect<Plan, DecisionError> => {
     switch (decision._tag) {
       case "ApproveAll":
-        return Effect.succeed({ ...base, mode: "batch" })
+        return Effect.succeed({
+          ...base,
+          mode: "batch",
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? approved(item) : item)
+        })
       case "RejectAll":
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.reason) : item)
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.message) : item)
         })
       case "ByCall":
         return byCall(agent, checkpoint, decision.decisions)
@@ -176,7 +220,7 @@ export const plan = (
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? { call: item.call } : item)
+          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? approved(item) : item)
         })
       case "Proceed":
         return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
@@ -184,6 +228,9 @@ export const plan = (
         return Effect.succeed({ ...base, mode: "continue" })
     }
   })()
-  return Effect.flatMap(own, (planned) =>
-    Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch })))
+  const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" || decision._tag === "Retry" ? pending : new Set<string>()
+  return own.pipe(
+    Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch }))),
+    Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow))
+  )
 }

@@ -1,34 +1,37 @@
 /**
- * Running and resuming a turn: the run state, healing, the turn's span, events and
- * middleware, and the event stream.
+ * A turn: `Agent.run` starts a run. It reads its fiber once (memory, run store, event sinks,
+ * tracer), builds the run's state, holds its conversation, and runs the loop inside what
+ * observes the turn. Also: what every turn shares with a resumed one (`resumeRun.ts`), and a
+ * run as the stream of its events.
  */
-import { Context, Effect, Exit, HashSet, Stream } from "effect"
-import type { Any, ResumeError, RunOptions, Slots } from "../Agent.js"
-import { ConversationDiverged, InvalidRunInput } from "../AgentError.js"
+import type { Fiber, Scope } from "effect"
+import { Cause, Clock, Context, Effect, Exit, HashSet, Option, Stream } from "effect"
+import type { Any, RunOptions, Slots } from "../Agent.js"
+import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import { emptyUsage } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
-import type * as Decision from "../Decision.js"
 import { danglingToolCalls, user } from "../Message.js"
+import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
-import * as CheckpointCodec from "./checkpoint.js"
-import { compose, emit } from "./events.js"
+import { checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
-import { executeBatch } from "./batch.js"
-import { loop, untilDone } from "./loop.js"
+import { loop } from "./loop.js"
+import { observerOf, untouched } from "./observe.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
-import * as Resume from "./resume.js"
-import { annotate, isTraced, withSpan } from "./tracing.js"
+import { isTraced } from "./tracing.js"
 
 /** The run's initial state, or the refusal naming undeclared slots. */
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
   const unknown = given === undefined ? [] : Object.keys(given).filter((name) => !(name in agent.slots))
   if (unknown.length > 0) {
     return new InvalidRunInput({
-      problems: [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]
+      problems: [
+        `state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`
+      ]
     })
   }
   const state: { [slot: string]: unknown } = {}
@@ -38,145 +41,165 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 }
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
-const sinksOf = (sinks: HashSet.HashSet<AgentEvent.Sink>) => HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks)
 
-/** One turn: its span, its first event, the turn middleware around `body`, the final `Completed`/`Paused` event. */
-const turn = (
+/** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
+export const runState = (
   agent: Any,
-  run: RunState,
-  kind: "run" | "resume",
-  started: () => AgentEvent.Payload,
-  body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
-): Effect.Effect<AgentExit.AgentExit, ResumeError, any> =>
-  run.sinks.length === 0 && !run.traced && agent.middleware.turn.length === 0
-    ? body
-    : withSpan(run.traced, "agentfx.run", () => ({
-      "agentfx.agent": agent.name,
-      "agentfx.run.id": run.runId,
-      "agentfx.conversation.id": run.conversationId,
-      "agentfx.run.kind": kind
-    }))(observedTurn(agent, run, kind, started, body))
-
-const observedTurn = Effect.fnUntraced(
-  function*(
-    agent: Any,
-    run: RunState,
-    kind: "run" | "resume",
-    started: () => AgentEvent.Payload,
-    body: Effect.Effect<AgentExit.AgentExit, ResumeError, any>
-  ) {
-    yield* emit(run, started)
-    const exit = agent.middleware.turn.length === 0 ? yield* body : yield* compose(agent.middleware.turn, () => body)({
-      agent: agent.name,
-      runId: run.runId,
-      conversationId: run.conversationId,
-      kind
-    })
-    yield* emit(run, () => exit._tag === "Completed" ? { _tag: "Completed", exit } : { _tag: "Paused", exit })
-    yield* annotate(run.traced, () => ({ "agentfx.run.outcome": exit._tag, "agentfx.run.iterations": run.iteration }))
-    return exit
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  fields: Pick<RunState, "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "usage" | "outcomes" | "version">
+): RunState => {
+  const sinks = fiber.getFiberRef(currentSinks)
+  const run: { -readonly [K in keyof RunState]: RunState[K] } = {
+    runId: fields.runId,
+    conversationId: fields.conversationId,
+    ephemeral: fields.ephemeral,
+    history: fields.history,
+    state: fields.state,
+    iteration: fields.iteration,
+    usage: fields.usage,
+    outcomes: fields.outcomes,
+    sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),
+    traced: isTraced(fiber),
+    agentName: agent.name,
+    middleware: agent.middleware,
+    observe: untouched,
+    store: Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore),
+    version: fields.version,
+    unrecorded: undefined
   }
-)
-
-/**
- * Closes tool calls left without a result (a crash, an interrupted run) with a neutral
- * "cancelled" result, so that the model never sees a call without an answer.
- */
-const heal = (run: RunState) => {
-  const dangling = danglingToolCalls(run.history)
-  if (dangling.length === 0) return Effect.void
-  const cancelled = dangling.map((call): Outcome => ({ _tag: "Cancelled", callId: call.id, toolName: call.name }))
-  return appendMessages(run, cancelled.map(resultMessage))
+  run.observe = observerOf(run)
+  return run
 }
 
-/** What a resume reads of its fiber: event sinks, and whether a tracer is installed. */
-const observers = Effect.withFiberRuntime<{ readonly sinks: ReadonlyArray<AgentEvent.Sink>; readonly traced: boolean }>((fiber) =>
-  Effect.succeed({ sinks: sinksOf(fiber.getFiberRef(currentSinks)), traced: isTraced(fiber) })
-)
-
 /**
- * Starts a run: one step that reads the fiber (memory, sinks, tracer) and builds the run
- * state, then the turn in its place: a run suspended in a tool keeps no frame of its start.
+ * Starts a run, in one step that reads the fiber and builds the run state; the turn then
+ * takes its place. A run on an ephemeral conversation and an in-memory store holds nothing
+ * and writes nothing until it pauses: it is the loop alone.
  */
 export const startRun = (agent: Any, options: RunOptions<Slots>) =>
-  Effect.withFiberRuntime<AgentExit.AgentExit, ResumeError, any>((fiber) => {
+  Effect.withFiberRuntime<AgentExit.AgentExit, unknown, any>((fiber) => {
     const state = initialState(agent, options.state)
     if (state instanceof InvalidRunInput) return Effect.fail(state)
     const runId = newId()
-    const run: RunState = {
+    const run = runState(agent, fiber, {
       runId,
       conversationId: options.conversationId ?? ephemeralId(runId),
-      sinks: sinksOf(fiber.getFiberRef(currentSinks)),
-      traced: isTraced(fiber),
       ephemeral: options.conversationId === undefined,
       history: [],
       state,
       iteration: 0,
       usage: emptyUsage,
-      outcomes: []
-    }
+      outcomes: [],
+      version: undefined
+    })
+    const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(user(options.input))
-    return turn(
-      agent,
-      run,
+    if (run.ephemeral && !run.store.durable) return run.observe.turn("run", started, loop(agent, run))
+    const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
+    const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
+    return run.observe.turn(
       "run",
-      () => ({ _tag: "RunStarted", agent: agent.name, input: options.input }),
-      run.ephemeral
-        ? loop(agent, run)
-        : Effect.zipRight(prepareTurn(run, Context.get(fiber.currentContext, ChatMemory), options.input), loop(agent, run))
+      started,
+      Effect.scoped(Effect.zipRight(begin(agent, run, memory, options.input, wait), recorded(run, loop(agent, run))))
     )
   })
 
-/** Loads a named conversation, heals it, adds the input. */
-const prepareTurn = (run: RunState, memory: ChatMemory.Service, input: string) =>
-  Effect.flatMap(memory.get(run.conversationId), (stored) => {
-    for (const message of stored) run.history.push(message)
-    return Effect.zipRight(heal(run), appendMessages(run, [user(input)]))
-  })
-
-/** Continues a paused run: validates everything before anything is consumed, then finishes the paused batch (or iterates again). */
-export const resumeRun = Effect.fnUntraced(
-  function*(agent: Any, checkpoint: unknown, decision: Decision.Decision) {
-    const decoded = yield* CheckpointCodec.decode(agent, checkpoint)
-    const cp = decoded.checkpoint
-    const plan = yield* Resume.plan(agent, cp, decision)
-    if (!cp.ephemeral) {
-      const memory = yield* ChatMemory
-      const stored = yield* memory.get(cp.conversationId)
-      if (stored.length !== 0 && stored.length !== cp.messages.length) {
-        return yield* Effect.fail(
-          new ConversationDiverged({
-            conversationId: cp.conversationId,
-            expectedMessages: cp.messages.length,
-            foundMessages: stored.length
-          })
-        )
-      }
-      yield* memory.replace(cp.conversationId, plan.messages)
-    }
-    const run: RunState = {
-      runId: cp.runId,
-      conversationId: cp.conversationId,
-      ...(yield* observers),
-      ephemeral: cp.ephemeral,
-      history: [...plan.messages],
-      state: decoded.state,
-      iteration: plan.mode === "continue" ? 0 : cp.iteration,
-      usage: cp.usage,
-      outcomes: [...cp.outcomes]
-    }
-    return yield* turn(
-      agent,
-      run,
-      "resume",
-      () => ({ _tag: "Resumed", agent: agent.name, decision: decision._tag }),
-      plan.mode === "batch"
-        ? executeBatch(agent, run, plan.batch, plan.environmentPause, untilDone)
-        : loop(agent, run)
-    )
+/**
+ * What a run holds and writes before its loop, for the scope of the turn: its conversation
+ * (one turn at a time), and with a durable store its lease and its first record.
+ */
+const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string, wait: boolean) {
+  if (!run.ephemeral) yield* holdConversation(run, wait)
+  if (run.store.durable) {
+    yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
   }
-)
+  if (!run.ephemeral) yield* loadConversation(run, memory, input)
+  if (run.store.durable) {
+    const now = yield* Clock.currentTimeMillis
+    const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
+    yield* run.store.insert({
+      runId: run.runId,
+      agent: agent.name,
+      conversationId: run.conversationId,
+      ephemeral: run.ephemeral,
+      status: "running",
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      checkpoint
+    })
+    run.version = 1
+  }
+})
+
+/**
+ * Holds the run's conversation for the turn's scope (its owner: the run id), or refuses: with
+ * `RunAlreadyResumed` when the holder is this very run (a concurrent resume of it), else with
+ * `ConversationBusy`.
+ */
+export const holdConversation = (
+  run: RunState,
+  wait: boolean
+): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
+  const key = `conversation:${run.conversationId}`
+  return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
+    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder) =>
+      Effect.fail(
+        Option.getOrUndefined(holder) === run.runId
+          ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
+          : new ConversationBusy({ conversationId: run.conversationId })
+      )))
+}
+
+/**
+ * Loads a named conversation, closes the tool calls it left without a result, and adds the
+ * input. A call left by a run that crashed gets the result its durable store recorded (it
+ * is never run again); any other gets a neutral "cancelled" result, so that the model never
+ * sees a call without an answer. The crashed runs are marked failed: this turn supersedes them.
+ */
+const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: ChatMemory.Service, input: string) {
+  for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
+  const dangling = danglingToolCalls(run.history)
+  if (dangling.length > 0) {
+    const recorded = new Map<string, Outcome>()
+    if (run.store.durable) {
+      // this turn holds the conversation: a run still marked running on it has crashed
+      for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
+        for (const outcome of yield* run.store.outcomes(crashed.runId)) recorded.set(outcome.callId, outcome)
+        yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
+      }
+    }
+    const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
+    yield* appendMessages(run, results.map(resultMessage))
+  }
+  yield* appendMessages(run, [user(input)])
+})
+
+/**
+ * The loop of a run that has a record (a durable store's, or a resumed run's): the record
+ * follows its end — completed; failed on a typed error or a defect; on interruption, failed
+ * too unless the store is durable (the run stays running, for `Agent.recover`). A pause has
+ * already turned the record paused, and is left as it is.
+ */
+export const recorded = <E, R>(
+  run: RunState,
+  body: Effect.Effect<AgentExit.AgentExit, E, R>
+): Effect.Effect<AgentExit.AgentExit, E | StoreError, R> =>
+  Effect.onExit(
+    Effect.flatMap(body, (exit): Effect.Effect<AgentExit.AgentExit, StoreError> =>
+      exit._tag === "Completed" ? Effect.as(finish(run, "completed"), exit) : Effect.succeed(exit)),
+    (exit) =>
+      Exit.isSuccess(exit) || (Cause.isInterruptedOnly(exit.cause) && run.store.durable)
+        ? Effect.void
+        : Effect.catchAll(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
+  )
+
+/** Ends the run's record, if it is still the running record this run holds (not paused, not taken over). */
+const finish = (run: RunState, to: "completed" | "failed") =>
+  run.version === undefined
+    ? Effect.void
+    : Effect.asVoid(run.store.transition(run.runId, { from: { status: "running", version: run.version }, to }))
 
 /** A run (or resume) as the stream of its events, ending with the exit's event. */
 export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
@@ -185,4 +208,3 @@ export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, 
       Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
       Effect.forkScoped
     ), { bufferSize: "unbounded" })
-

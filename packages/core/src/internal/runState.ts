@@ -2,20 +2,17 @@
  * The state of one run as the loop advances it, and its history.
  */
 import { Effect } from "effect"
-import type * as Agent from "../Agent.js"
-import type * as AgentExit from "../AgentExit.js"
 import type { Usage } from "../ChatModel.js"
-import { ChatMemory } from "../ChatMemory.js"
+import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
-import type { Emitter } from "./events.js"
+import type { RunStore, StoreError } from "../RunStore.js"
+import type { Observer, Watchers } from "./observe.js"
 import type { Resumption } from "./suspension.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
-export interface RunState extends Emitter {
-  /** Whether a tracer is installed (checked once, when the run starts): spans are made only then. */
-  readonly traced: boolean
+export interface RunState extends Watchers {
   readonly ephemeral: boolean
   readonly history: Array<Message>
   state: { [slot: string]: unknown }
@@ -23,41 +20,41 @@ export interface RunState extends Emitter {
   iteration: number
   usage: Usage
   readonly outcomes: Array<Outcome>
-}
-
-/** One call of a batch: decided calls carry their outcome; the rest run (or await a decision when pending). */
-export interface BatchItem {
-  readonly call: ToolCall
-  readonly outcome?: Outcome | undefined
-  /** For a suspended call being resumed: what its handler continues from. */
-  readonly resumption?: Resumption | undefined
+  /** What observes the run's levels, decided when it starts. */
+  readonly observe: Observer
+  /** Where the run is recorded. */
+  readonly store: RunStore.Service
+  /** The version of the run's record in the store; `undefined` while it has none (a run of an in-memory store that has not paused). */
+  version: number | undefined
+  /** The first failure to record a call's result in a durable store, if any (the batch then fails with it). */
+  unrecorded: StoreError | undefined
 }
 
 /**
- * What follows an iteration, given the run's exit or `undefined` to iterate again. A
- * module-level function of the run, not a closure over it: one allocation less per
- * iteration, and nothing more kept while a tool runs.
+ * One call of a batch. A call decided without running carries its `outcome` (a gate's or a
+ * person's reject or reply, or a result already recorded); the others run, with their
+ * arguments once decoded (`args`), or wait for a person (`pending`).
  */
-export type Next<A> = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, Agent.RunError, any>
+export interface BatchItem {
+  readonly call: ToolCall
+  readonly outcome?: Outcome | undefined
+  /** `true` once the call's arguments were decoded with its tool's `parameters` (before the gate): then `args` holds them. */
+  readonly decoded?: true | undefined
+  readonly args?: unknown
+  /** For a suspended call being resumed: what its handler continues from. */
+  readonly resumption?: Resumption | undefined
+  /** For a call without outcome: what the gate (or, on resume, the person) said of it. */
+  readonly verdict?: "proceed" | "pause" | undefined
+}
 
 /**
  * Appends messages to the run's history and, unless the conversation is ephemeral, to
  * memory: an ephemeral conversation lives in the run (and its checkpoints) only
  * (docs/decisions/004-ephemeral-conversations.md).
  */
-export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>) =>
-  appendThen(run, messages, () => Effect.void)
-
-/** `appendMessages`, then `k`; for an ephemeral conversation, at once, with no effect of its own. */
-export const appendThen = <A, E, R>(run: RunState, messages: ReadonlyArray<Message>, k: () => Effect.Effect<A, E, R>) => {
-  if (run.ephemeral) {
-    for (const message of messages) run.history.push(message)
-    return k()
-  }
-  return Effect.flatMap(ChatMemory, (memory) => {
-    for (const message of messages) run.history.push(message)
-    return Effect.flatMap(memory.append(run.conversationId, messages), k)
-  })
+export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>): Effect.Effect<void, MemoryError> => {
+  for (const message of messages) run.history.push(message)
+  return run.ephemeral ? Effect.void : Effect.flatMap(ChatMemory, (memory) => memory.append(run.conversationId, messages))
 }
 
 /** The tool-result message the model is shown for an outcome. */
@@ -67,4 +64,3 @@ export const resultMessage = (outcome: Outcome): ToolResultMessage => ({
   toolName: outcome.toolName,
   ...modelContent(outcome)
 })
-

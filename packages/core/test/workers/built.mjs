@@ -19,7 +19,7 @@ const tool = (name, exportName, extra) =>
   })
 
 const program = Effect.gen(function*() {
-  const toolkit = yield* Toolkit.make(tool("shout", "default", {}), tool("spin", "spin", { timeout: "200 millis" }))
+  const toolkit = Toolkit.make(tool("shout", "default", {}), tool("spin", "spin", { timeout: "200 millis" }))
   yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "shout", args: { text: "warm up" } }])
   const started = performance.now()
   const [spin] = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "2", name: "spin", args: { text: "" } }])

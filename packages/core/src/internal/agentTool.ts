@@ -1,26 +1,30 @@
 /**
- * A tool that runs a child agent.
+ * An agent as a tool: the model sends `{ input }`, the child agent's answer is the result.
  */
 import { Effect, Layer, Schema } from "effect"
-import * as Agent from "../Agent.js"
+import type * as Agent from "../Agent.js"
+import type { ResumeError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { ChatModel } from "../ChatModel.js"
+import type * as Decision from "../Decision.js"
 import type * as Tool from "../Tool.js"
 import { make } from "../Tool.js"
 import * as ToolCallingManager from "../ToolCallingManager.js"
 import { environment, semantic, transient } from "../ToolError.js"
+import { resumeRun } from "./resumeRun.js"
+import { startRun } from "./run.js"
 import type { Resumption } from "./suspension.js"
 import { DelegateAgentKey, ResumptionKey, suspend } from "./suspension.js"
 
-/** Options of `Tool.delegate`. */
-export interface DelegateOptions<S extends Agent.Slots, R> extends
+/** Options of `Agent.toTool`. */
+export interface ToolOptions extends
   Pick<
     Tool.Options<{ readonly input: string }, { readonly input: string }, string, string, never>,
-    "description" | "timeout" | "retry" | "serial" | "returnDirect" | "sensitive" | "tags"
+    "description" | "timeout" | "retry" | "serial" | "returnDirect" | "idempotent" | "needsApproval" | "tags"
   >
 {
-  /** The child agent. It runs on an ephemeral conversation, removed when its run ends or is interrupted. */
-  readonly agent: Agent.Agent<S, R>
+  /** The tool's name, as the parent's model sees it. */
+  readonly name: string
   /**
    * The manager of the child's tool calls. Default: sequential, independent of the parent's
    * manager — a child holding its parent's bulkhead permit must not queue for another one.
@@ -28,32 +32,31 @@ export interface DelegateOptions<S extends Agent.Slots, R> extends
   readonly manager?: Layer.Layer<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>
 }
 
-const DelegateParameters = Schema.Struct({
+const Parameters = Schema.Struct({
   input: Schema.String.annotations({ description: "The task for the sub-agent, in plain language" })
 })
 
-/** See `Tool.delegate`. */
-export const delegate = <const Name extends string, S extends Agent.Slots, R>(
-  name: Name,
-  options: DelegateOptions<S, R>
-): Tool.Tool<Name, { readonly input: string }, string, R | ChatModel> => {
+/** See `Agent.toTool`. */
+export const toTool = <S extends Agent.Slots, R>(
+  agent: Agent.Agent<S, R>,
+  options: ToolOptions
+): Tool.Tool<string, { readonly input: string }, string, R | ChatModel> => {
   const manager = options.manager ?? ToolCallingManager.sequential()
-  const fail = (message: string) => `Sub-agent "${options.agent.name}": ${message}`
+  const fail = (message: string) => `Sub-agent "${agent.name}": ${message}`
+  const { manager: _, name, ...toolOptions } = options
   const tool = make(name, {
-    description: options.description,
-    parameters: DelegateParameters,
+    ...toolOptions,
+    parameters: Parameters,
     success: Schema.String,
-    ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
-    ...(options.serial === undefined ? {} : { serial: options.serial }),
-    ...(options.returnDirect === undefined ? {} : { returnDirect: options.returnDirect }),
-    ...(options.sensitive === undefined ? {} : { sensitive: options.sensitive }),
-    ...(options.tags === undefined ? {} : { tags: options.tags }),
     handler: ({ input }, context) => {
       const resumption = (context as { readonly [ResumptionKey]?: Resumption })[ResumptionKey]
-      const childRun: Effect.Effect<AgentExit.AgentExit<any>, Agent.ResumeError, R | ChatModel> = resumption === undefined
-        ? Agent.run(options.agent, { input })
-        : Agent.resume(options.agent, resumption.checkpoint, resumption.decision)
+      const childRun = (resumption === undefined
+        ? startRun(agent, { input })
+        : resumeRun(agent, resumption.checkpoint, resumption.decision as Decision.Decision)) as Effect.Effect<
+          AgentExit.AgentExit,
+          ResumeError,
+          R | ChatModel
+        >
       return childRun.pipe(
         Effect.provide(Layer.orDie(manager)),
         // A paused child suspends the call: the executor recognises the suspension (it is not a string).
@@ -71,5 +74,5 @@ export const delegate = <const Name extends string, S extends Agent.Slots, R>(
       )
     }
   })
-  return Object.assign(tool, { [DelegateAgentKey]: options.agent })
+  return Object.assign(tool, { [DelegateAgentKey]: agent })
 }

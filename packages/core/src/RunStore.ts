@@ -1,0 +1,257 @@
+/**
+ * Where runs are recorded: the authority on a paused run. A pause writes the run's record; a
+ * resume claims it atomically (`paused@v → running@v+1`), so that exactly one resume proceeds
+ * whoever holds a copy of the checkpoint; a durable store also records each batch and each
+ * call's result as they happen, so that a crashed run can be recovered without running a
+ * completed call again. The default is in memory; `@agentfx/sql` has SQLite and PostgreSQL.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Option, Scope } from "effect"
+import { Context, Data, Layer, Schema } from "effect"
+import * as internal from "./internal/runStore.js"
+import { Outcome } from "./ToolCall.js"
+
+/**
+ * Where a run is: running (a turn or a resume holds it), paused (waiting for a decision),
+ * or finished (`completed`, or `failed` with a typed error or an interruption).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { RunStore } from "@agentfx/core"
+ *
+ * Schema.is(RunStore.Status)("paused") // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Status = Schema.Literal("running", "paused", "completed", "failed")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = typeof Status.Type
+
+/**
+ * One run's record. `version` grows by one with every change; a change names the version it
+ * expects (compare-and-set). `checkpoint` is the run's encoded checkpoint (`Checkpoint.Encoded`):
+ * for a paused run, its pause — the batch with every call's gate verdict or outcome, the
+ * pending ids, state, usage, iteration, the messages; for a running run of a durable store,
+ * the batch it is running. A finished record keeps no checkpoint.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { RunStore } from "@agentfx/core"
+ *
+ * const paused = Effect.flatMap(RunStore.RunStore, (store) => store.list({ status: "paused" }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RunRecord = Schema.Struct({
+  runId: Schema.String,
+  agent: Schema.String,
+  conversationId: Schema.String,
+  ephemeral: Schema.Boolean,
+  status: Status,
+  version: Schema.Int,
+  createdAt: Schema.Number,
+  updatedAt: Schema.Number,
+  checkpoint: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "RunRecord" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunRecord extends Schema.Schema.Type<typeof RunRecord> {}
+
+/**
+ * A change of a record, made only if it is still at `from` (status and version): the new
+ * status, and the checkpoint it has afterwards (absent: none).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Transition {
+  readonly from: { readonly status: Status; readonly version: number }
+  readonly to: Status
+  readonly checkpoint?: unknown
+}
+
+/**
+ * What to list: every field given must match.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Filter {
+  readonly status?: Status
+  readonly agent?: string
+  readonly conversationId?: string
+  /** At most this many records, most recently updated first. */
+  readonly limit?: number
+}
+
+/**
+ * The store failed (I/O, a database error). Nothing was written by the failing call.
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * new RunStore.StoreError({ message: "database is locked" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StoreError extends Schema.TaggedError<StoreError>("@agentfx/core/StoreError")("StoreError", {
+  message: Schema.String
+}) {}
+
+/**
+ * Another turn or resume holds the conversation (the run was started with
+ * `onConversationBusy: "fail"`, the default). Nothing was consumed.
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * new RunStore.ConversationBusy({ conversationId: "c-1" }).message // Conversation "c-1" is busy: …
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConversationBusy extends Data.TaggedError("ConversationBusy")<{ readonly conversationId: string }> {
+  override get message(): string {
+    return `Conversation "${this.conversationId}" is busy: another turn or resume is running on it (start the run with onConversationBusy: "wait" to queue)`
+  }
+}
+
+/**
+ * The run store. A `Context.Reference`: without a Layer, runs share one process-wide
+ * in-memory store ({@link layerMemory}'s defaults). Exactly-once across processes holds when
+ * they share a store (`@agentfx/sql`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { RunStore } from "@agentfx/core"
+ *
+ * const record = Effect.flatMap(RunStore.RunStore, (store) => store.get("run-1"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class RunStore extends Context.Reference<RunStore>()("@agentfx/core/RunStore", {
+  defaultValue: (): RunStore.Service => internal.makeInMemory({})
+}) {}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export declare namespace RunStore {
+  /**
+   * @since 0.1.0
+   * @category services
+   */
+  export interface Service {
+    /**
+     * Whether runs write their progress here as it happens — a record from the start of a
+     * run, each batch before it runs, each call's result as it ends — so that a crashed run
+     * can be recovered. An in-memory store is not durable: only pauses are recorded.
+     */
+    readonly durable: boolean
+    /**
+     * How long a finished run is remembered (its id and status; a SQL store keeps the whole
+     * record). A checkpoint paused longer ago than this cannot be imported: a replay of it could
+     * no longer be told apart from a first use.
+     */
+    readonly retentionMillis: number
+    /** The record of a run, if the store has it. */
+    readonly get: (runId: string) => Effect.Effect<Option.Option<RunRecord>, StoreError>
+    /** The records that match, most recently updated first. Finished records are kept for the store's retention. */
+    readonly list: (filter?: Filter) => Effect.Effect<ReadonlyArray<RunRecord>, StoreError>
+    /** Writes a new record; `false` (and nothing written) when the store has, or had, a run with this id. */
+    readonly insert: (record: RunRecord) => Effect.Effect<boolean, StoreError>
+    /**
+     * Changes a record atomically if it is still at `transition.from`: the record afterwards
+     * (version + 1), or `undefined` when the record is not there or is not at `from` (nothing
+     * written). Exactly one of several concurrent transitions from one version succeeds.
+     */
+    readonly transition: (runId: string, transition: Transition) => Effect.Effect<RunRecord | undefined, StoreError>
+    /** Records one call's result of the batch a running run is executing (forgotten at its next transition). */
+    readonly recordOutcome: (runId: string, outcome: Outcome) => Effect.Effect<void, StoreError>
+    /** The results recorded since the run's last transition, in the order they were recorded. */
+    readonly outcomes: (runId: string) => Effect.Effect<ReadonlyArray<Outcome>, StoreError>
+    /** The status of a run whose record is no longer kept (finished longer ago than the retention), if the store remembers it. */
+    readonly finished: (runId: string) => Effect.Effect<Option.Option<"completed" | "failed">, StoreError>
+    /**
+     * Holds `key` for the scope (`conversation:<id>`: one turn at a time per conversation;
+     * `run:<id>`: the run is alive). `true` once held; with `wait: false`, `false` at once when
+     * another owner holds it; with `wait: true`, waits for it to be let go. In memory a keyed
+     * lock; a shared store's is a lease renewed while the scope is open, which expires when
+     * its holder crashed (so that another process can take over).
+     */
+    readonly lease: (
+      key: string,
+      options: { readonly owner: string; readonly wait: boolean }
+    ) => Effect.Effect<boolean, StoreError, Scope.Scope>
+    /** Who holds `key` now, if anyone (to tell a refusal's cause). */
+    readonly holder: (key: string) => Effect.Effect<Option.Option<string>, StoreError>
+  }
+}
+
+/**
+ * Options of the in-memory store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryOptions {
+  /**
+   * How long the id and status of a finished run are remembered, so that a copy of its
+   * checkpoint is refused (`RunAlreadyResumed`) rather than run again; a checkpoint older
+   * than this cannot be imported. Default 24 hours. The record itself is not kept.
+   */
+  readonly retention?: import("effect").Duration.DurationInput
+}
+
+/**
+ * A fresh in-memory store (what the default uses).
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * const store = RunStore.makeInMemory({ retention: "1 hour" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeInMemory: (options?: MemoryOptions) => RunStore.Service = internal.makeInMemory
+
+/**
+ * A Layer with its own in-memory store, isolated from other Layers and from the default.
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * const StoreLive = RunStore.layerMemory({ retention: "1 hour" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory = (options?: MemoryOptions): Layer.Layer<RunStore> => Layer.sync(RunStore, () => internal.makeInMemory(options))

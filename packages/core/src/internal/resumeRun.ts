@@ -1,0 +1,200 @@
+/**
+ * Continuing a run: `Agent.resume` claims a paused run — by run id, or from a copy of its
+ * checkpoint, imported into the store on first use — and `Agent.recover` takes over a run of
+ * a durable store whose process crashed. The record in the store is the authority: exactly
+ * one claimant proceeds; nothing runs that no verdict allowed.
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import type { Any } from "../Agent.js"
+import { ConversationDiverged, InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
+import type * as Checkpoint from "../Checkpoint.js"
+import { ChatMemory } from "../ChatMemory.js"
+import type * as Decision from "../Decision.js"
+import type { Message } from "../Message.js"
+import type { RunRecord } from "../RunStore.js"
+import { RunStore } from "../RunStore.js"
+import type { Outcome } from "../ToolCall.js"
+import { executeBatch } from "./batch.js"
+import * as CheckpointCodec from "./checkpoint.js"
+import { checkpointOf, lost } from "./exits.js"
+import { loop } from "./loop.js"
+import * as Resume from "./resume.js"
+import { holdConversation, recorded, runState } from "./run.js"
+import type { BatchItem, RunState } from "./runState.js"
+
+/** Where a run is now, for a refusal: its record's status, or `finished` when the store no longer keeps it. */
+const statusOf = (store: RunStore.Service, runId: string) =>
+  Effect.map(store.get(runId), (record) => Option.match(record, { onNone: () => "finished" as const, onSome: (r) => r.status }))
+
+/** The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the store does not have it). */
+const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown) {
+  if (typeof target === "string") {
+    const record = yield* store.get(target)
+    if (Option.isNone(record)) {
+      const finished = yield* store.finished(target)
+      return yield* Option.isSome(finished)
+        ? Effect.fail(new RunAlreadyResumed({ runId: target, status: finished.value }))
+        : Effect.fail(new RunNotFound({ runId: target }))
+    }
+    if (record.value.status !== "paused") return yield* new RunAlreadyResumed({ runId: target, status: record.value.status })
+    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
+  }
+  const decoded = yield* CheckpointCodec.decode(agent, target)
+  const { checkpoint } = decoded
+  const record = yield* store.get(checkpoint.runId)
+  if (Option.isSome(record)) {
+    if (record.value.status !== "paused" || record.value.version !== checkpoint.revision) {
+      return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: record.value.status })
+    }
+    if (record.value.conversationId !== checkpoint.conversationId) {
+      return yield* new InvalidCheckpoint({
+        reason: "conversation",
+        detail: `run ${checkpoint.runId} belongs to conversation "${record.value.conversationId}", not "${checkpoint.conversationId}"`
+      })
+    }
+    // the record is the authority; the copy only named it
+    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
+  }
+  const finished = yield* store.finished(checkpoint.runId)
+  if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: finished.value })
+  const now = yield* Clock.currentTimeMillis
+  if (now - checkpoint.pausedAt > store.retentionMillis) {
+    return yield* new InvalidCheckpoint({
+      reason: "expired",
+      detail: `paused ${Duration.format(Duration.millis(now - checkpoint.pausedAt))} ago, longer than the run store remembers finished runs (${
+        Duration.format(Duration.millis(store.retentionMillis))
+      }): it can no longer be told apart from a replay`
+    })
+  }
+  return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
+})
+
+/** The conversation as the checkpoint saw it, or a refusal: another turn ran since, or the checkpoint names a conversation it does not hold. */
+const sameMessages = (a: ReadonlyArray<Message>, b: ReadonlyArray<Message>) =>
+  a.length === b.length && JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Continues a paused run with a decision: validates the checkpoint, the decision and the
+ * conversation before anything is consumed, claims the record (`paused@v → running@v+1`: one
+ * claimant only), then finishes the paused batch (or iterates again, after
+ * `MaxIterationsReached`).
+ */
+export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* RunStore
+    const found = yield* pausedRecord(agent, store, target)
+    const cp = found.decoded.checkpoint
+    const plan = yield* Resume.plan(agent, cp, found.decoded.state, decision, found.trusted)
+    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
+      Effect.succeed(runState(agent, fiber, {
+        runId: cp.runId,
+        conversationId: cp.conversationId,
+        ephemeral: cp.ephemeral,
+        history: [...plan.messages],
+        state: found.decoded.state,
+        iteration: plan.mode === "continue" ? 0 : cp.iteration,
+        usage: cp.usage,
+        outcomes: [...cp.outcomes],
+        version: cp.revision
+      }))
+    )
+    if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
+    const memory = yield* ChatMemory
+    const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
+    if (stored.length !== 0 && !sameMessages(stored, cp.messages)) {
+      return yield* new ConversationDiverged({ conversationId: run.conversationId, expectedMessages: cp.messages.length, foundMessages: stored.length })
+    }
+    if (found.record === undefined) {
+      // a copy from elsewhere: imported as the run's paused record; a concurrent import wins once
+      const now = yield* Clock.currentTimeMillis
+      const inserted = yield* store.insert({
+        runId: cp.runId,
+        agent: agent.name,
+        conversationId: cp.conversationId,
+        ephemeral: cp.ephemeral,
+        status: "paused",
+        version: cp.revision,
+        createdAt: now,
+        updatedAt: now,
+        checkpoint: found.input
+      })
+      if (!inserted) return yield* new RunAlreadyResumed({ runId: cp.runId, status: yield* statusOf(store, cp.runId) })
+    }
+    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [])
+    if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
+    const body = plan.mode === "batch"
+      ? Effect.flatMap(executeBatch(agent, run, plan.batch, plan.environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+      : loop(agent, run)
+    return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
+  }))
+
+/**
+ * Claims the run's record: from `status` at the run's version to running at the next, or the
+ * refusal naming where the run is now. A durable store's running record holds the batch to
+ * run, for a recovery.
+ */
+const claim = Effect.fnUntraced(function*(agent: Any, run: RunState, status: "paused" | "running", batch: ReadonlyArray<BatchItem>) {
+  const checkpoint = run.store.durable
+    ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
+    : undefined
+  const next = yield* run.store.transition(run.runId, {
+    from: { status, version: run.version! },
+    to: "running",
+    ...(checkpoint === undefined ? {} : { checkpoint })
+  })
+  if (next === undefined) return yield* lost(run)
+  // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone
+  yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
+  run.version = next.version
+})
+
+/**
+ * Takes over a run of a durable store whose process crashed in a batch (its lease expired):
+ * the calls whose results were recorded are not run again; a call that was running at the
+ * crash runs again only when its tool is `idempotent`, else the model is told it was
+ * cancelled. Then the run goes on as if it had never stopped.
+ */
+export const recoverRun = (agent: Any, runId: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* RunStore
+    const record: RunRecord | undefined = Option.getOrUndefined(yield* store.get(runId))
+    if (record === undefined) return yield* new RunNotFound({ runId })
+    if (record.status !== "running" || record.checkpoint === undefined) {
+      return yield* new RunAlreadyResumed({ runId, status: record.status })
+    }
+    // alive elsewhere: its owner still renews the run's lease
+    if (!(yield* store.lease(`run:${runId}`, { owner: `recover:${runId}`, wait: false }))) {
+      return yield* new RunAlreadyResumed({ runId, status: "running" })
+    }
+    const decoded = yield* CheckpointCodec.decode(agent, record.checkpoint)
+    const cp: Checkpoint.Checkpoint = decoded.checkpoint
+    const results = new Map((yield* store.outcomes(runId)).map((outcome): [string, Outcome] => [outcome.callId, outcome]))
+    const batch = cp.batch.map((item): BatchItem => {
+      if (item.outcome !== undefined) return item
+      const result = results.get(item.call.id)
+      if (result !== undefined) return { call: item.call, outcome: result }
+      return agent.toolkit.entries.get(item.call.name)?.idempotent === true
+        ? item
+        : { call: item.call, outcome: { _tag: "Cancelled", callId: item.call.id, toolName: item.call.name } }
+    })
+    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
+      Effect.succeed(runState(agent, fiber, {
+        runId,
+        conversationId: cp.conversationId,
+        ephemeral: cp.ephemeral,
+        history: [...cp.messages],
+        state: decoded.state,
+        iteration: cp.iteration,
+        usage: cp.usage,
+        outcomes: [...cp.outcomes],
+        version: record.version
+      }))
+    )
+    if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
+    yield* claim(agent, run, "running", batch)
+    if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
+    const body = batch.length === 0
+      ? loop(agent, run)
+      : Effect.flatMap(executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+    return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }), recorded(run, body))
+  }))

@@ -1,0 +1,139 @@
+/**
+ * The in-memory run store: records of running and paused runs, the ids of finished runs for
+ * the retention, and keyed locks.
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import type { MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
+import type { Outcome } from "../ToolCall.js"
+
+interface Waiter {
+  readonly owner: string
+  granted: boolean
+  wake: (() => void) | undefined
+}
+
+interface Held {
+  owner: string
+  readonly queue: Array<Waiter>
+}
+
+/** Keyed locks handing over in arrival order; a key with no holder and no waiter is forgotten. */
+class Locks {
+  private readonly held = new Map<string, Held>()
+
+  holder(key: string): string | undefined {
+    return this.held.get(key)?.owner
+  }
+
+  take(key: string, owner: string, wait: boolean): Effect.Effect<boolean> {
+    return Effect.async<boolean>((resume) => {
+      const held = this.held.get(key)
+      if (held === undefined) {
+        this.held.set(key, { owner, queue: [] })
+        return resume(Effect.succeed(true))
+      }
+      if (!wait) return resume(Effect.succeed(false))
+      const queue = held.queue
+      const waiter: Waiter = { owner, granted: false, wake: () => resume(Effect.succeed(true)) }
+      queue.push(waiter)
+      // interrupted while waiting: leave the queue, or pass on a lock handed over meanwhile
+      return Effect.sync(() => {
+        if (waiter.granted) this.letGo(key)
+        else queue.splice(queue.indexOf(waiter), 1)
+      })
+    })
+  }
+
+  letGo(key: string): void {
+    const held = this.held.get(key)
+    const next = held?.queue.shift()
+    if (held === undefined || next === undefined) {
+      this.held.delete(key)
+      return
+    }
+    held.owner = next.owner
+    next.granted = true
+    next.wake?.()
+  }
+}
+
+const finishedStatus = (status: Status): status is "completed" | "failed" => status === "completed" || status === "failed"
+
+/** See `RunStore.makeInMemory`. */
+export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
+  const retention = Duration.toMillis(Duration.decode(options?.retention ?? "24 hours"))
+  const records = new Map<string, RunRecord>()
+  const outcomes = new Map<string, Array<Outcome>>()
+  // insertion order is finishing order: the oldest come first
+  const finished = new Map<string, { readonly status: "completed" | "failed"; readonly at: number }>()
+  const locks = new Locks()
+  const prune = (now: number) => {
+    for (const [runId, tombstone] of finished) {
+      if (tombstone.at + retention > now) break
+      finished.delete(runId)
+    }
+  }
+  return {
+    durable: false,
+    retentionMillis: retention,
+    get: (runId) => Effect.sync(() => Option.fromNullable(records.get(runId))),
+    list: (filter) =>
+      Effect.sync(() => {
+        const matching = [...records.values()].filter((record) =>
+          (filter?.status === undefined || record.status === filter.status) &&
+          (filter?.agent === undefined || record.agent === filter.agent) &&
+          (filter?.conversationId === undefined || record.conversationId === filter.conversationId)
+        ).sort((a, b) => b.updatedAt - a.updatedAt)
+        return filter?.limit === undefined ? matching : matching.slice(0, filter.limit)
+      }),
+    insert: (record) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        prune(now)
+        if (records.has(record.runId) || finished.has(record.runId)) return false
+        records.set(record.runId, record)
+        return true
+      }),
+    transition: (runId, transition) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const record = records.get(runId)
+        if (record === undefined || record.status !== transition.from.status || record.version !== transition.from.version) {
+          return undefined
+        }
+        outcomes.delete(runId)
+        const { checkpoint: _, ...rest } = record
+        const next: RunRecord = {
+          ...rest,
+          status: transition.to,
+          version: record.version + 1,
+          updatedAt: now,
+          ...(transition.checkpoint === undefined ? {} : { checkpoint: transition.checkpoint })
+        }
+        if (finishedStatus(transition.to)) {
+          records.delete(runId)
+          finished.set(runId, { status: transition.to, at: now })
+          prune(now)
+        } else {
+          records.set(runId, next)
+        }
+        return next
+      }),
+    recordOutcome: (runId, outcome) =>
+      Effect.sync(() => {
+        const recorded = outcomes.get(runId)
+        if (recorded === undefined) outcomes.set(runId, [outcome])
+        else recorded.push(outcome)
+      }),
+    outcomes: (runId) => Effect.sync(() => outcomes.get(runId)?.slice() ?? []),
+    finished: (runId) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        prune(now)
+        return Option.map(Option.fromNullable(finished.get(runId)), (tombstone) => tombstone.status)
+      }),
+    holder: (key) => Effect.sync(() => Option.fromNullable(locks.holder(key))),
+    lease: (key, { owner, wait }) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(locks.take(key, owner, wait)), (held) =>
+          held ? Effect.as(Effect.addFinalizer(() => Effect.sync(() => locks.letGo(key))), true) : Effect.succeed(false))
+      )
+  }
+}

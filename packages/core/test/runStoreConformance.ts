@@ -1,0 +1,162 @@
+/**
+ * What every `RunStore` must do — the in-memory one, `@agentfx/sql`'s SQLite and PostgreSQL
+ * ones. `conformance(name, layer)` declares the suite for a Layer that provides a fresh,
+ * empty store each time it is built.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, Schema, Scope, TestClock } from "effect"
+import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+
+const record = (runId: string, overrides: Partial<RunStore.RunRecord> = {}): RunStore.RunRecord => ({
+  runId,
+  agent: "agent",
+  conversationId: `conversation-${runId}`,
+  ephemeral: false,
+  status: "paused",
+  version: 1,
+  createdAt: 0,
+  updatedAt: 0,
+  checkpoint: { some: "checkpoint" },
+  ...overrides
+})
+
+const outcome = (callId: string) => ({ _tag: "Succeeded" as const, callId, toolName: "t", value: callId })
+
+/** A tool that counts its executions, and an agent whose gate pauses it. */
+const transferAgent = () => {
+  let executions = 0
+  const transfer = Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ amount }) => Effect.sync(() => `sent ${amount} (#${++executions})`)
+  })
+  return { agent: Agent.make({ name: "bank", tools: [transfer] }), executions: () => executions }
+}
+
+const transferScript = ScriptedChatModel.layer((request) =>
+  request.messages.at(-1)?._tag === "User"
+    ? ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 100 } })
+    : ScriptedChatModel.text("done")
+)
+
+/** The suite, for a Layer that builds a fresh, empty store. */
+export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, unknown>) => {
+  const withStore = <A, E>(body: (store: RunStore.RunStore.Service) => Effect.Effect<A, E, Scope.Scope | ChatMemory.ChatMemory | any>) =>
+    Effect.flatMap(RunStore.RunStore, body).pipe(Effect.provide(layer), Effect.scoped)
+
+  describe(`RunStore conformance: ${name}`, () => {
+    it.effect("insert, get, list by status, agent and conversation, most recently updated first", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          expect(yield* store.insert(record("a", { updatedAt: 1 }))).toBe(true)
+          expect(yield* store.insert(record("b", { status: "running", updatedAt: 3, agent: "other" }))).toBe(true)
+          expect(yield* store.insert(record("c", { updatedAt: 2, conversationId: "shared" }))).toBe(true)
+          expect(yield* store.insert(record("a"))).toBe(false)
+          expect(Option.map(yield* store.get("a"), (r) => [r.status, r.version, r.checkpoint])).toEqual(
+            Option.some(["paused", 1, { some: "checkpoint" }])
+          )
+          expect(yield* store.get("nope")).toEqual(Option.none())
+          expect((yield* store.list()).map((r) => r.runId)).toEqual(["b", "c", "a"])
+          expect((yield* store.list({ status: "paused" })).map((r) => r.runId)).toEqual(["c", "a"])
+          expect((yield* store.list({ agent: "other" })).map((r) => r.runId)).toEqual(["b"])
+          expect((yield* store.list({ conversationId: "shared" })).map((r) => r.runId)).toEqual(["c"])
+          expect((yield* store.list({ limit: 1 })).map((r) => r.runId)).toEqual(["b"])
+        })
+      ))
+
+    it.effect("a transition is a compare-and-set: of 8 claims of one version exactly one succeeds", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("r"))
+          const claims = yield* Effect.all(
+            Array.from({ length: 8 }, () => store.transition("r", { from: { status: "paused", version: 1 }, to: "running" })),
+            { concurrency: "unbounded" }
+          )
+          const won = claims.filter((next) => next !== undefined)
+          expect(won.map((next) => [next!.status, next!.version])).toEqual([["running", 2]])
+          expect(won[0]!.checkpoint).toBeUndefined()
+          expect(yield* store.transition("r", { from: { status: "paused", version: 1 }, to: "running" })).toBeUndefined()
+          expect(yield* store.transition("missing", { from: { status: "paused", version: 1 }, to: "running" })).toBeUndefined()
+          const paused = yield* store.transition("r", { from: { status: "running", version: 2 }, to: "paused", checkpoint: { again: true } })
+          expect([paused?.version, paused?.checkpoint]).toEqual([3, { again: true }])
+        })
+      ))
+
+    it.effect("a finished run is remembered: its id cannot be inserted again, and finished says how it ended", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("done", { status: "running" }))
+          expect((yield* store.transition("done", { from: { status: "running", version: 1 }, to: "completed" }))?.status).toBe("completed")
+          expect(yield* store.finished("done")).toEqual(Option.some("completed"))
+          expect(yield* store.finished("never")).toEqual(Option.none())
+          expect(yield* store.insert(record("done"))).toBe(false)
+          expect((yield* store.list({ status: "paused" })).map((r) => r.runId)).toEqual([])
+        })
+      ))
+
+    it.effect("after the retention a finished run is forgotten", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("old", { status: "running" }))
+          yield* store.transition("old", { from: { status: "running", version: 1 }, to: "failed" })
+          expect(yield* store.finished("old")).toEqual(Option.some("failed"))
+          yield* TestClock.adjust(store.retentionMillis + 1)
+          expect(yield* store.finished("old")).toEqual(Option.none())
+        })
+      ))
+
+    it.effect("outcomes are recorded in order and forgotten at the next transition", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("o", { status: "running" }))
+          yield* store.recordOutcome("o", outcome("c2"))
+          yield* store.recordOutcome("o", outcome("c1"))
+          expect((yield* store.outcomes("o")).map((o) => o.callId)).toEqual(["c2", "c1"])
+          expect(yield* store.outcomes("other")).toEqual([])
+          yield* store.transition("o", { from: { status: "running", version: 1 }, to: "running", checkpoint: { next: "batch" } })
+          expect(yield* store.outcomes("o")).toEqual([])
+        })
+      ))
+
+    it.effect("a lease is held for its scope: another owner is refused, or waits for it", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const first = yield* Scope.make()
+          expect(yield* Scope.extend(store.lease("conversation:c", { owner: "a", wait: false }), first)).toBe(true)
+          expect(yield* Effect.scoped(store.lease("conversation:c", { owner: "b", wait: false }))).toBe(false)
+          expect(yield* Effect.scoped(store.lease("conversation:other", { owner: "b", wait: false }))).toBe(true)
+          const waited = yield* Deferred.make<boolean>()
+          const waiter = yield* Effect.fork(
+            Effect.scoped(Effect.flatMap(store.lease("conversation:c", { owner: "b", wait: true }), (held) => Deferred.succeed(waited, held)))
+          )
+          yield* TestClock.adjust("1 second")
+          expect(yield* Deferred.isDone(waited)).toBe(false)
+          yield* Scope.close(first, Exit.void)
+          yield* TestClock.adjust("1 second")
+          expect(yield* Deferred.await(waited)).toBe(true)
+          yield* Fiber.join(waiter)
+        })
+      ))
+
+    it.effect("Agent.resume: 5 resumes of one paused run at once (2 from copies of the checkpoint): one runs the call, 4 are refused", () =>
+      Effect.gen(function*() {
+        const { agent, executions } = transferAgent()
+        const paused = yield* Agent.run(agent, { input: "pay", conversationId: "c-5" })
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
+        const results = yield* Effect.all(
+          [paused.runId, copy, paused.runId, copy, paused.runId].map((target) => Effect.either(Agent.resume(agent, target, Decision.approveAll()))),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter((r) => r._tag === "Right").map((r) => r.right._tag)).toEqual(["Completed"])
+        expect(results.filter((r) => r._tag === "Left").map((r) => r.left._tag)).toEqual(Array(4).fill("RunAlreadyResumed"))
+        expect(executions()).toBe(1)
+        const memory = yield* ChatMemory.ChatMemory
+        const results_ = (yield* memory.get("c-5")).filter((m) => m._tag === "ToolResult")
+        expect(results_).toHaveLength(1)
+      }).pipe(Effect.provide(layer), Effect.provide(ChatMemory.layerMemory), Effect.provide(transferScript)))
+  })
+}

@@ -1,0 +1,5 @@
+/**
+ * @since 0.1.0
+ */
+export * as McpToolkit from "./McpToolkit.js"
+export * as McpTransport from "./McpTransport.js"

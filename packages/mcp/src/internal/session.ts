@@ -1,0 +1,137 @@
+/**
+ * The life of an `McpToolkit`: the current connection (replaced when it is lost), the current
+ * tool list (refreshed on `tools/list_changed` and after a reconnection), and the scope that
+ * closes it all.
+ */
+import { ToolError } from "@agentfx/core"
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Queue } from "effect"
+import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "../McpToolkit.js"
+import type { Connection } from "./connection.js"
+import { connect, describeError, describeTransport } from "./connection.js"
+import { classify } from "./errors.js"
+import type { Arguments } from "./tools.js"
+import { needsTask, toTool } from "./tools.js"
+
+/** The longest timeout `setTimeout` takes (about 24.8 days): the SDK's own request timeout, switched off. */
+const noTimeout = 2_147_483_647
+
+const listAll = (connection: Connection): Effect.Effect<ReadonlyArray<McpTool>, string> =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const tools: Array<McpTool> = []
+      let cursor: string | undefined
+      do {
+        const page = await connection.client.listTools(cursor === undefined ? {} : { cursor }, { signal })
+        tools.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      return tools
+    },
+    catch: describeError
+  })
+
+type MakeError = (reason: McpToolkitError["reason"], message: string) => McpToolkitError
+
+export const make = (options: Options, error: MakeError) =>
+  Effect.gen(function*() {
+    const transport = options.transport
+    const prefix = options.prefix ?? ""
+    const overrides = options.overrides ?? {}
+    const refreshes = yield* Queue.sliding<void>(1)
+    const listener = { onToolsChanged: () => void Queue.unsafeOffer(refreshes, undefined) }
+    const lock = yield* Effect.makeSemaphore(1)
+    const closing = new Set<Promise<void>>()
+    const discarded = new WeakSet<Connection>()
+    let closed = false
+    let tools: ReadonlyArray<AgentTool> = []
+
+    /** Drops a connection; its closing is awaited when the scope closes. */
+    const discard = (connection: Connection) => {
+      connection.open = false
+      if (discarded.has(connection)) return
+      discarded.add(connection)
+      const done = connection.close().finally(() => closing.delete(done))
+      closing.add(done)
+    }
+
+    let current: Connection = yield* Effect.acquireRelease(
+      Effect.mapError(connect(transport, listener), (message) => error("Connect", message)),
+      () =>
+        lock.withPermits(1)(Effect.promise(() => {
+          closed = true
+          discard(current)
+          return Promise.all(closing)
+        }))
+    )
+    const server = current.server.name.length > 0 ? current.server.name : describeTransport(transport)
+
+    const build = (listed: ReadonlyArray<McpTool>) =>
+      listed.filter((tool) => !needsTask(tool)).map((tool) =>
+        toTool(tool, { server, prefix, override: overrides[tool.name], call })
+      )
+
+    const install = (listed: ReadonlyArray<McpTool>) =>
+      Effect.suspend(() => {
+        const built = build(listed)
+        tools = built.map(({ tool }) => tool)
+        return Effect.forEach(
+          built.flatMap(({ problems }) => problems),
+          (problem) => Effect.logWarning(`MCP server "${server}": ${problem}`),
+          { discard: true }
+        )
+      })
+
+    /** The open connection, or a new one when it was lost (the process died, the HTTP stream broke). */
+    const connection: Effect.Effect<Connection, ToolError.ToolError> = Effect.suspend(() =>
+      current.open ? Effect.succeed(current) : lock.withPermits(1)(Effect.suspend(() => {
+        if (closed) return Effect.fail(ToolError.environment(`MCP server "${server}": the toolkit's scope is closed`))
+        if (current.open) return Effect.succeed(current)
+        discard(current)
+        return connect(transport, listener).pipe(
+          Effect.mapError((message) => ToolError.environment(`MCP server "${server}" is not connected, and reconnecting failed: ${message}`)),
+          Effect.tap((opened) => {
+            current = opened
+            listener.onToolsChanged()
+          })
+        )
+      }))
+    )
+
+    function call(name: string, args: Arguments): Effect.Effect<CallToolResult, ToolError.ToolError> {
+      return Effect.flatMap(connection, (open) =>
+        Effect.tryPromise({
+          try: (signal) =>
+            open.client.callTool({ name, arguments: args }, undefined, { signal, timeout: noTimeout }) as Promise<CallToolResult>,
+          catch: (cause) => classify(server, name, cause)
+        }).pipe(Effect.tapError((failure) =>
+            Effect.sync(() => {
+              if (failure.reason === "environment") discard(open)
+            })
+          )
+        ))
+    }
+
+    const listed = yield* Effect.mapError(listAll(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
+    const unknown = Object.keys(overrides).filter((name) => !listed.some((tool) => tool.name === name))
+    if (unknown.length > 0) {
+      return yield* Effect.fail(error(
+        "InvalidOptions",
+        `overrides name tools that MCP server "${server}" does not list: ${unknown.map((name) => `"${name}"`).join(", ")} (it lists: ${
+          listed.map((tool) => tool.name).join(", ") || "no tools"
+        })`
+      ))
+    }
+    yield* install(listed)
+
+    // refreshes the list for the next toolkit; a failed refresh keeps the list it had
+    yield* Queue.take(refreshes).pipe(
+      Effect.zipRight(Effect.suspend(() => current.open ? listAll(current) : Effect.fail("not connected"))),
+      Effect.flatMap(install),
+      Effect.catchAll((message) => Effect.logWarning(`MCP server "${server}": refreshing the tool list failed: ${message}`)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return { tools: Effect.sync(() => tools), server: current.server } satisfies Service
+  })

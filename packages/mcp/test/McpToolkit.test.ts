@@ -1,0 +1,367 @@
+import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
+import { afterAll, describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Logger, Schema } from "effect"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { McpToolkit, McpTransport } from "../src/index.js"
+import { alive, batch, childrenRunning, eventually, lastResult } from "./fixtures/run.js"
+import { fixtureDir, fixtureStdio, packageDir } from "./fixtures/transports.js"
+
+const Fixture = McpToolkit.layer({
+  transport: fixtureStdio({ env: { FIXTURE_GREETING: "hello from the test" } }),
+  prefix: "fx_",
+  overrides: {
+    slow: { timeout: "300 millis" },
+    add: { serial: true, returnDirect: true, retry: { times: 2 } },
+    write_note: { needsApproval: false }
+  }
+})
+
+const tools = Effect.flatMap(McpToolkit.McpToolkit, (mcp) => mcp.tools)
+
+/** What the fixture was asked and what it saw cancelled, through its `log` tool (named with or without the prefix). */
+const serverLog = (all: ReadonlyArray<McpToolkit.McpTool>) =>
+  Effect.map(batch(all, [[all.some((tool) => tool.name === "fx_log") ? "fx_log" : "log", {}]]), ([line]) => JSON.parse(line!) as { calls: Array<string>; cancelled: Array<{ tool: string; reason: string }> })
+
+const managers = {
+  sequential: ToolCallingManager.sequential(),
+  unbounded: ToolCallingManager.unbounded(),
+  bounded: ToolCallingManager.bounded({ permits: 2 })
+} as const
+
+/** A file the fixture's `hang_while` waits on. */
+const blockerDir = mkdtempSync(join(tmpdir(), "agentfx-mcp-"))
+const blocker = join(blockerDir, "blocker")
+afterAll(() => rmSync(blockerDir, { recursive: true, force: true }))
+
+const pidOf = (all: ReadonlyArray<McpToolkit.McpTool>) => Effect.map(batch(all, [["pid", {}]]), ([pid]) => Number(pid))
+
+describe("McpToolkit over stdio (a server written with the SDK)", () => {
+  layer(Fixture, { timeout: 30_000, excludeTestServices: true })("one connection", (it) => {
+    it.effect("lists every page of tools, prefixed, leaving out task-only tools", () =>
+      Effect.gen(function*() {
+        const mcp = yield* McpToolkit.McpToolkit
+        expect(mcp.server).toEqual({ name: "fixture", version: "1.2.3" })
+        expect((yield* tools).map((tool) => tool.name)).toEqual([
+          "fx_add",
+          "fx_weather",
+          "fx_fail",
+          "fx_bad_weather",
+          "fx_bad_result",
+          "fx_protocol_error",
+          "fx_slow",
+          "fx_hang_while",
+          "fx_log",
+          "fx_pid",
+          "fx_env",
+          "fx_cwd",
+          "fx_picture",
+          "fx_order",
+          "fx_write_note",
+          "fx_toggle_extra"
+        ])
+      }))
+
+    it.effect("gives the model the server's description and JSON Schema unchanged", () =>
+      Effect.gen(function*() {
+        const toolkit = Toolkit.make(...yield* tools)
+        const add = toolkit.entries.get("fx_add")!
+        expect(add.description).toBe("Adds two numbers")
+        expect(add.parametersJsonSchema).toEqual({
+          type: "object",
+          properties: { a: { type: "number", description: "First" }, b: { type: "number" } },
+          required: ["a", "b"],
+          $schema: "http://json-schema.org/draft-07/schema#"
+        })
+      }))
+
+    it.effect("root $defs reach the model as definitions (effect's JSONSchema.make drops $defs), and still validate", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        const toolkit = Toolkit.make(...all)
+        expect(toolkit.entries.get("fx_order")!.parametersJsonSchema).toEqual({
+          $schema: "http://json-schema.org/draft-07/schema#",
+          type: "object",
+          properties: { item: { $ref: "#/definitions/Item" } },
+          required: ["item"],
+          definitions: {
+            Item: { type: "object", properties: { sku: { type: "string" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] }
+          }
+        })
+        expect(yield* batch(all, [["fx_order", { item: { sku: "A-1", qty: 2 } }], ["fx_order", { item: { sku: "A-1", qty: 0 } }]])).toEqual([
+          "ordered 2 × A-1",
+          `ToolError(semantic): Invalid arguments for tool "fx_order": data/item/qty must be >= 1`
+        ])
+      }))
+
+    it.effect("annotations decide approval and tags; overrides beat them and set every other option", () =>
+      Effect.gen(function*() {
+        const toolkit = Toolkit.make(...yield* tools)
+        const row = (name: string) => {
+          const entry = toolkit.entries.get(name)!
+          return {
+            needsApproval: entry.needsApproval,
+            tags: entry.tags,
+            timeout: entry.timeout._tag === "Some" ? entry.timeout.value.toString() : "none",
+            retryTimes: entry.retryTimes,
+            serial: entry.serial,
+            returnDirect: entry.returnDirect
+          }
+        }
+        const plain = { timeout: "none", retryTimes: 0, serial: false, returnDirect: false }
+        expect(row("fx_weather")).toEqual({ ...plain, needsApproval: false, tags: ["mcp", "readOnly", "idempotent"] })
+        // no annotations: MCP's defaults say destructive and open-world; the override lifts the approval
+        expect(row("fx_write_note")).toEqual({ ...plain, needsApproval: false, tags: ["mcp", "destructive", "openWorld"] })
+        expect(row("fx_toggle_extra")).toEqual({ ...plain, needsApproval: false, tags: ["mcp", "openWorld"] })
+        expect(row("fx_add")).toEqual({
+          needsApproval: false,
+          tags: ["mcp", "readOnly", "idempotent"],
+          timeout: "none",
+          retryTimes: 2,
+          serial: true,
+          returnDirect: true
+        })
+        expect(row("fx_slow").timeout).toBe("Duration(300ms)")
+      }))
+
+    it.effect("a call returns the text content, or structuredContent when the tool declares an output schema", () =>
+      Effect.gen(function*() {
+        expect(yield* batch(yield* tools, [["fx_add", { a: 2, b: 3 }], ["fx_weather", { city: "Oslo" }], ["fx_picture", {}]])).toEqual([
+          "5",
+          `{"city":"Oslo","tempC":21}`,
+          "A red dot:\n[image: image/png, 10 bytes]\n[resource: file:///dot.png (image/png)]"
+        ])
+      }))
+
+    it.effect("arguments the schema rejects are a semantic error naming the problem, and the server is not called", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        const before = (yield* serverLog(all)).calls.length
+        expect(yield* batch(all, [["fx_add", { a: "2" }]])).toEqual([
+          `ToolError(semantic): Invalid arguments for tool "fx_add": data must have required property 'b', data/a must be number`
+        ])
+        expect((yield* serverLog(all)).calls.slice(before)).toEqual(["log"])
+      }))
+
+    it.effect("isError: true is a semantic error with the server's text; a JSON-RPC error is semantic too", () =>
+      Effect.gen(function*() {
+        expect(yield* batch(yield* tools, [["fx_fail", { message: "no such city: Atlantis" }], ["fx_protocol_error", {}]])).toEqual([
+          "ToolError(semantic): no such city: Atlantis",
+          `ToolError(semantic): MCP server "fixture", tool "protocol_error": MCP error -32602: protocol_error wants nothing you can give`
+        ])
+      }))
+
+    it.effect("structured content its output schema rejects, and an answer the server's SDK refuses to send, are semantic", () =>
+      Effect.gen(function*() {
+        const [badWeather, badResult] = yield* batch(yield* tools, [["fx_bad_weather", {}], ["fx_bad_result", {}]])
+        expect(badWeather).toBe(
+          `ToolError(semantic): MCP server "fixture", tool "bad_weather": the structured content does not match the tool's output schema: data/tempC must be number`
+        )
+        expect(badResult).toMatch(/^ToolError\(semantic\): MCP server "fixture", tool "bad_result": MCP error -32602: Invalid tools\/call result: /)
+      }))
+
+    it.effect("a timeout aborts the request: the server sees notifications/cancelled, and the connection stays usable", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        const started = Date.now()
+        expect(yield* batch(all, [["fx_slow", { ms: 20_000 }]])).toEqual([`ToolTimeout(transient): Tool "fx_slow" timed out after 300ms`])
+        expect(Date.now() - started).toBeLessThan(5_000)
+        const log = yield* eventually(serverLog(all), (log) => log.cancelled.length > 0)
+        expect(log.cancelled).toEqual([{ tool: "slow", reason: "AbortError: This operation was aborted" }])
+        expect(yield* batch(all, [["fx_add", { a: 1, b: 1 }]])).toEqual(["2"])
+      }))
+
+    it.effect("interrupting a call cancels it on the server", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        const before = yield* serverLog(all)
+        const hangs = (log: typeof before) => log.calls.filter((call) => call === "hang_while").length
+        const fiber = yield* Effect.fork(batch(all, [["fx_hang_while", { path: import.meta.filename }]]))
+        yield* eventually(serverLog(all), (log) => hangs(log) > hangs(before))
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+        const log = yield* eventually(serverLog(all), (log) => log.cancelled.length > before.cancelled.length)
+        expect(log.cancelled.slice(before.cancelled.length)).toEqual([{ tool: "hang_while", reason: "AbortError: This operation was aborted" }])
+      }))
+
+    it.effect("tools/list_changed refreshes the list for the next toolkit", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        expect(yield* batch(all, [["fx_toggle_extra", {}]])).toEqual(["extra added"])
+        const refreshed = yield* eventually(tools, (list) => list.some((tool) => tool.name === "fx_extra"))
+        expect(yield* batch(refreshed, [["fx_extra", {}]])).toEqual(["extra here"])
+        // the toolkit assembled before the change is what it was
+        expect(all.some((tool) => tool.name === "fx_extra")).toBe(false)
+        expect(yield* batch(refreshed, [["fx_toggle_extra", {}]])).toEqual(["extra removed"])
+        yield* eventually(tools, (list) => !list.some((tool) => tool.name === "fx_extra"))
+      }))
+
+    it.effect("the child gets the safe default environment plus `env`, not this process's, and runs in `cwd`", () =>
+      Effect.gen(function*() {
+        process.env.AGENTFX_TEST_SECRET = "do not leak"
+        expect(yield* batch(yield* tools, [
+          ["fx_env", { name: "FIXTURE_GREETING" }],
+          ["fx_env", { name: "AGENTFX_TEST_SECRET" }],
+          ["fx_env", { name: "PATH" }],
+          ["fx_cwd", {}]
+        ])).toEqual(["hello from the test", "(unset)", process.env.PATH, packageDir.replace(/\/$/, "")])
+      }))
+
+    for (const [name, manager] of Object.entries(managers)) {
+      it.effect(`an MCP tool and a native tool run side by side in one batch (${name})`, () =>
+        Effect.gen(function*() {
+          const native = Tool.make("native_upper", {
+            description: "Upper-cases a text",
+            parameters: Schema.Struct({ text: Schema.String }),
+            success: Schema.String,
+            handler: ({ text }) => Effect.succeed(text.toUpperCase())
+          })
+          expect(yield* batch([...yield* tools, native], [
+            ["fx_weather", { city: "Oslo" }],
+            ["native_upper", { text: "oslo" }],
+            ["fx_slow", { ms: 50 }],
+            ["fx_fail", { message: "nope" }]
+          ]).pipe(Effect.provide(manager))).toEqual([`{"city":"Oslo","tempC":21}`, "OSLO", "slept 50 ms", "ToolError(semantic): nope"])
+        }))
+    }
+  })
+
+  it.live("the default gate pauses for a destructive tool; approved, it runs", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
+      const agent = Agent.make({ tools: [...yield* mcp.tools] })
+      const exit = yield* Agent.run(agent, { input: "Note it" })
+      expect(exit._tag === "Paused" && exit.reason === "approval" && exit.pending.map((p) => p.call.name)).toEqual(["write_note"])
+      if (exit._tag !== "Paused") return
+      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
+      expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy milk")
+    }).pipe(
+      Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
+        (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
+      ])),
+      Effect.scoped
+    ), 30_000)
+
+  it.live("closing the scope ends the server process", () =>
+    Effect.gen(function*() {
+      const pid = yield* Effect.scoped(Effect.flatMap(McpToolkit.make({ transport: fixtureStdio() }), (mcp) => Effect.flatMap(mcp.tools, pidOf)))
+      expect(pid).toBeGreaterThan(0)
+      expect(alive(pid)).toBe(false)
+    }), 30_000)
+
+  it.live("the server killed mid-call: an environment error, and the next call starts a new process", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
+      const all = yield* mcp.tools
+      const first = yield* pidOf(all)
+      const fiber = yield* Effect.fork(batch(all, [["slow", { ms: 60_000 }], ["slow", { ms: 60_000 }]]).pipe(Effect.provide(managers.unbounded)))
+      yield* eventually(serverLog(all), (log) => log.calls.filter((call) => call === "slow").length === 2)
+      process.kill(first, "SIGKILL")
+      const results = yield* Fiber.join(fiber).pipe(Effect.timeout("10 seconds"))
+      const lost = `ToolError(environment): MCP server "fixture", tool "slow": the connection was lost before the server answered; the next call reconnects`
+      expect(results).toEqual([lost, lost])
+      const second = yield* pidOf(yield* mcp.tools)
+      expect(second).not.toBe(first)
+      expect(alive(second)).toBe(true)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("killed mid-run with onEnvironmentError: \"pause\", the run pauses; retried after the fix, it completes on a new process", () =>
+    Effect.gen(function*() {
+      writeFileSync(blocker, "")
+      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
+      const all = yield* mcp.tools
+      const pid = yield* pidOf(all)
+      const agent = Agent.make({ tools: [...all], onEnvironmentError: "pause" })
+      const run = yield* Effect.fork(Agent.run(agent, { input: "Wait for it" }))
+      yield* eventually(serverLog(all), (log) => log.calls.includes("hang_while"))
+      process.kill(pid, "SIGKILL")
+      const exit = yield* Fiber.join(run).pipe(Effect.timeout("10 seconds"))
+      expect(exit._tag === "Paused" && exit.reason === "environment" && exit.pending.map((p) => [p.call.name, p.error?.message])).toEqual([[
+        "hang_while",
+        `MCP server "fixture", tool "hang_while": the connection was lost before the server answered; the next call reconnects`
+      ]])
+      if (exit._tag !== "Paused") return
+      rmSync(blocker)
+      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.retry())
+      expect(done._tag === "Completed" && done.text).toBe("It said: done")
+    }).pipe(
+      Effect.provide(ScriptedChatModel.layer([
+        () => ScriptedChatModel.toolCalls({ id: "call_1", name: "hang_while", args: { path: blocker } }),
+        (request) => ScriptedChatModel.text(`It said: ${lastResult(request)}`)
+      ])),
+      Effect.scoped
+    ), 30_000)
+
+  it.live("an override naming a tool the server does not list is refused, and the process is ended", () =>
+    Effect.gen(function*() {
+      expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
+      const error = yield* McpToolkit.make({ transport: fixtureStdio(), overrides: { ad: { timeout: "1 second" }, wether: {} } }).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
+      expect(error.reason).toBe("InvalidOptions")
+      expect(error.message).toBe(
+        `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
+      )
+    }), 30_000)
+
+  it.live("a server that cannot start fails the layer with Connect", () =>
+    Effect.gen(function*() {
+      const error = yield* Layer.build(McpToolkit.layer({ transport: McpTransport.stdio({ command: "/nonexistent/mcp-server", args: ["--x"] }) })).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect([error._tag, error.reason, error.message]).toEqual([
+        "McpToolkitError",
+        "Connect",
+        "could not start /nonexistent/mcp-server --x: spawn /nonexistent/mcp-server ENOENT"
+      ])
+    }))
+
+  it.live("a server whose tool list cannot be read fails the layer with ListTools, and is ended", () =>
+    Effect.gen(function*() {
+      const error = yield* McpToolkit.make({ transport: fixtureStdio({ env: { FIXTURE_VARIANT: "fail-list" } }) }).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect([error.reason, error.message]).toEqual([
+        "ListTools",
+        `MCP server "fixture": MCP error -32603: the tool registry is offline`
+      ])
+      expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
+    }), 30_000)
+
+  it.live("an input schema Ajv cannot compile is reported; the server alone checks those arguments", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const mcp = yield* McpToolkit.make({ transport: fixtureStdio({ env: { FIXTURE_VARIANT: "broken-schema" } }) }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`))))
+      )
+      expect(logs).toEqual([
+        `WARN: MCP server "fixture": the input schema of tool "broken" cannot be compiled (can't resolve reference #/$defs/Missing from id #); its arguments are checked by the server only`
+      ])
+      expect(yield* batch(yield* mcp.tools, [["broken", { x: 1 }], ["broken", [1]]])).toEqual([
+        `broken got {"x":1}`,
+        `ToolError(semantic): Invalid arguments for tool "broken": arguments must be an object`
+      ])
+    }).pipe(Effect.scoped), 30_000)
+
+  // `stderr: "ignore"` is pinned by examples/test/mcp.test.ts (no server banner on its stderr)
+  it("stderr: inherit passes the server's stderr through", () => {
+    const run = spawnSync(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", join(fixtureDir, "stderr.ts"), "inherit"], {
+      cwd: packageDir,
+      encoding: "utf8"
+    })
+    expect([run.status, run.stdout, run.stderr]).toEqual([0, "16 tools\n", "fixture: serving on stdio\n"])
+  }, 30_000)
+
+  it.live("a URL that does not parse fails the layer with Connect", () =>
+    Effect.gen(function*() {
+      const error = yield* McpToolkit.make({ transport: McpTransport.http({ url: "not a url" }) }).pipe(Effect.scoped, Effect.flip)
+      expect([error.reason, error.message]).toEqual(["Connect", `"not a url" is not a URL`])
+    }))
+})
+
