@@ -18,7 +18,7 @@ const program = Effect.gen(function*() {
   while (exit._tag === "Paused") { // a call that needs approval, or an environment error: a person decides
     console.log("paused for", exit.reason, exit.pending.map((p) => p.call.name))
     const decision = exit.reason === "approval" ? Decision.approveAll() : Decision.retry()
-    exit = yield* Agent.resume(agent, exit.checkpoint, decision) // the checkpoint is plain JSON
+    exit = yield* Agent.resume(agent, exit.runId, decision) // exactly one resume of a pause proceeds
   }
   console.log(exit.text)
 })

@@ -2,11 +2,11 @@
  * Every `@example` in the packages' JSDoc must compile: each is extracted into a file that
  * imports "@agentfx/<package>" and type-checked with the project's strict settings.
  */
-import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { tscErrors } from "./tsc.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const out = join(root, "examples", "build", "doc-examples")
@@ -50,12 +50,6 @@ describe("JSDoc examples", () => {
         include: packages.map((pkg) => `../../../packages/${pkg}/build/doc-examples/*.ts`)
       })
     )
-    let output = ""
-    try {
-      execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", out], { encoding: "utf8" })
-    } catch (error) {
-      output = (error as { stdout?: string }).stdout ?? String(error)
-    }
-    expect(output).toBe("")
+    expect(tscErrors(out)).toBe("")
   }, 120_000)
 })

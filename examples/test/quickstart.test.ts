@@ -1,7 +1,7 @@
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { response } from "../../packages/ai/test/fixtures.js"
+import { envelope } from "../../packages/ai/test/recordings/responses.js"
 import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -19,11 +19,12 @@ describe("README quick start (examples/quickstart.ts)", () => {
 
   it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
     const server = await jsonServer((_body, index) =>
-      response(
-        index === 0
+      envelope({
+        status: "completed",
+        output: index === 0
           ? [{ type: "function_call", call_id: "call_1", name: "get_weather", arguments: `{"city":"Oslo"}` }]
           : [{ type: "message", id: "m1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is sunny in Oslo.", annotations: [] }] }]
-      )
+      })
     )
     try {
       const { raw: stdout } = await run("quickstart.ts", "", { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${server.url}/v1` })

@@ -9,6 +9,7 @@ import * as AiToolkit from "@agentfx/ai/AiToolkit"
 import * as AnthropicChatModel from "@agentfx/ai/AnthropicChatModel"
 import * as ChatCompletionsModel from "@agentfx/ai/ChatCompletionsModel"
 import * as ModelRetry from "@agentfx/ai/ModelRetry"
+import * as ModelTimeout from "@agentfx/ai/ModelTimeout"
 import * as OpenAiChatModel from "@agentfx/ai/OpenAiChatModel"
 import { Agent } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
@@ -17,7 +18,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { getWeather } from "./index.js"
 
-const subpaths = { AiChatModel, AiToolkit, AnthropicChatModel, ChatCompletionsModel, ModelRetry, OpenAiChatModel }
+const subpaths = { AiChatModel, AiToolkit, AnthropicChatModel, ChatCompletionsModel, ModelRetry, ModelTimeout, OpenAiChatModel }
 
 const completion = (message: object) => ({
   id: "c",

@@ -6,13 +6,14 @@
  * @since 0.1.0
  */
 import type { Effect, Stream } from "effect"
-import { Either, Redacted } from "effect"
+import { Either, JSONSchema, ParseResult, Redacted, Schema } from "effect"
 import type { ResumeError, RunError } from "./AgentError.js"
 import { InvalidAgent } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type * as Checkpoint from "./Checkpoint.js"
-import type { ChatModel, ToolDefinition } from "./ChatModel.js"
+import * as Budget from "./Budget.js"
+import type { ChatModel, ModelSettings, OutputFormat, ToolChoice, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
 import * as Gate from "./Gate.js"
 import * as AgentTool from "./internal/agentTool.js"
@@ -53,8 +54,8 @@ export type Slots = { readonly [name: string]: Slot.Any }
  * @since 0.1.0
  * @category models
  */
-export interface Agent<out S extends Slots = Slots, out R = never> {
-  readonly [TypeId]: { readonly _S: (_: never) => S; readonly _R: (_: never) => R }
+export interface Agent<out S extends Slots = Slots, out R = never, out A = undefined> {
+  readonly [TypeId]: { readonly _S: (_: never) => S; readonly _R: (_: never) => R; readonly _A: (_: never) => A }
   readonly name: string
   readonly toolkit: Toolkit.Toolkit<any>
   readonly system: string | undefined
@@ -64,6 +65,14 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
   readonly onConversationBusy: "fail" | "wait"
   /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
   readonly limits: Limits
+  /** What a run may spend (each run may lower or raise it). */
+  readonly budget: Budget.Budget | undefined
+  /** Model settings of every model call (a run's settings win field by field). */
+  readonly settings: ModelSettings
+  /** Whether the first model call of a turn may, must or must not call tools (later calls: `"auto"`). */
+  readonly toolChoice: ToolChoice
+  /** The final answer's schema and its JSON Schema, and how often an answer that does not match is fed back. */
+  readonly output: { readonly schema: Schema.Schema<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
@@ -79,7 +88,7 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
  * @since 0.1.0
  * @category models
  */
-export interface Any extends Agent<any, any> {}
+export interface Any extends Agent<any, any, any> {}
 
 /**
  * Everything `Agent.make` accepts.
@@ -87,7 +96,7 @@ export interface Any extends Agent<any, any> {}
  * @since 0.1.0
  * @category models
  */
-export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM> {
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM, A = undefined, AI = unknown> {
   /** Names the agent in checkpoints: a checkpoint resumes only with an agent of the same name. Default `"agent"`. */
   readonly name?: string
   /** The tools the model may call; assembled into the agent's metadata table (see `Toolkit.validate`). */
@@ -118,6 +127,25 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * the most calls of one model answer that run (default 128).
    */
   readonly limits?: Partial<Limits>
+  /**
+   * The final answer's shape: the run completes with `value`, the answer decoded with this
+   * schema (an object schema; `Schema.Struct`), and adapters ask their provider for it
+   * natively. An answer that does not decode is fed back to the model with the problem, up
+   * to `outputRetries` times, then the run fails with `InvalidOutput`.
+   */
+  readonly output?: Schema.Schema<A, AI>
+  /** How often an answer that does not match `output` is fed back (a non-negative integer). Default 2. */
+  readonly outputRetries?: number
+  /** What a run may spend before it stops with `BudgetExceeded` (resumable). Default: no limit. */
+  readonly budget?: Budget.Budget
+  /** Settings of every model call: temperature, top-p, max output tokens, stop sequences, parallel tool calls. */
+  readonly settings?: ModelSettings
+  /**
+   * Whether the model may (`"auto"`, the default), must (`"required"`, or `{ tool }` for one
+   * tool) or must not (`"none"`) call tools — on the first model call of a turn only, then
+   * `"auto"`: a model made to call tools at every call would never answer.
+   */
+  readonly toolChoice?: ToolChoice
   /** Typed run state. */
   readonly slots?: S
   /** Signs checkpoints (HMAC-SHA256) with a secret of at least 32 bytes; unsigned or altered checkpoints are then refused. */
@@ -141,6 +169,39 @@ const MinSecretBytes = 32
 
 const levels = ["turn", "iteration", "model", "tool"] as const
 
+const settingsProblems = (settings: ModelSettings, label: string): Array<string> => {
+  const problems: Array<string> = []
+  const { maxOutputTokens, parallelToolCalls, stop, temperature, topP } = settings
+  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) problems.push(`${label}.temperature ${temperature} is not between 0 and 2`)
+  if (topP !== undefined && !(topP > 0 && topP <= 1)) problems.push(`${label}.topP ${topP} is not in (0, 1]`)
+  if (maxOutputTokens !== undefined && !(Number.isInteger(maxOutputTokens) && maxOutputTokens > 0)) {
+    problems.push(`${label}.maxOutputTokens ${maxOutputTokens} is not a positive integer`)
+  }
+  if (stop !== undefined && !(Array.isArray(stop) && stop.every((s) => typeof s === "string" && s.length > 0))) {
+    problems.push(`${label}.stop must be non-empty strings`)
+  }
+  if (parallelToolCalls !== undefined && typeof parallelToolCalls !== "boolean") problems.push(`${label}.parallelToolCalls must be a boolean`)
+  return problems
+}
+
+const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> =>
+  budget === undefined ? [] : Either.match(Schema.decodeUnknownEither(Budget.Budget, { onExcessProperty: "error" })(budget), {
+    onLeft: (error) => [`${label}: ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`],
+    onRight: () => []
+  })
+
+const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: Array<string>) => {
+  if (!Number.isInteger(retries) || retries < 0) problems.push(`outputRetries ${retries} is not a non-negative integer`)
+  if (!Schema.isSchema(schema)) {
+    problems.push("output must be a Schema")
+    return undefined
+  }
+  const json = JSONSchema.make(schema)
+  if (!("type" in json) || json.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
+  const { $schema: _, ...format } = json
+  return { schema, format: { name: "final_answer", schema: format as JSONSchema.JsonSchema7Root }, retries }
+}
+
 /**
  * Assembles an agent, or refuses with one `InvalidAgent` that names every problem: tools
  * that `Toolkit.validate` refuses (duplicate names, bad timeouts, …), a `maxIterations` that is
@@ -160,9 +221,16 @@ const levels = ["turn", "iteration", "model", "tool"] as const
  * @since 0.1.0
  * @category constructors
  */
-export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
-  options: Options<Tools, S, RG, RM>
-): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM>, InvalidAgent> => {
+export const validate = <
+  const Tools extends ReadonlyArray<Tool.Any> = [],
+  const S extends Slots = {},
+  RG = never,
+  RM = never,
+  A = undefined,
+  AI = unknown
+>(
+  options: Options<Tools, S, RG, RM, A, AI>
+): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A>, InvalidAgent> => {
   const problems: Array<string> = []
   const name = options.name ?? "agent"
   if (typeof name !== "string" || !NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
@@ -185,6 +253,13 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
       problems.push(`limits.${name} ${value} is not ${name === "depth" ? "an integer from 1 to 1000" : "a positive integer"}`)
     }
   }
+  const output = options.output === undefined ? undefined : outputOf(options.output, options.outputRetries ?? 2, problems)
+  const toolChoice = options.toolChoice ?? "auto"
+  const toolNames = tools.map((tool) => tool.name)
+  if (!(toolChoice === "auto" || toolChoice === "none" || toolChoice === "required" || (typeof toolChoice === "object" && toolNames.includes(toolChoice.tool)))) {
+    problems.push(`toolChoice ${JSON.stringify(toolChoice)} must be "auto", "none", "required" or { tool } naming one of the agent's tools`)
+  }
+  problems.push(...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
   const onConversationBusy = options.onConversationBusy ?? "fail"
   if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
     problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
@@ -215,7 +290,7 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
   const layer = <L extends typeof levels[number]>(level: L) =>
     middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
   return Either.right({
-    [TypeId]: { _S: (_: never) => _, _R: (_: never) => _ },
+    [TypeId]: { _S: (_: never) => _, _R: (_: never) => _, _A: (_: never) => _ },
     name,
     toolkit: toolkit.right,
     system: options.system,
@@ -224,6 +299,10 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
     onEnvironmentError,
     onConversationBusy,
     limits,
+    budget: options.budget,
+    settings: options.settings ?? {},
+    toolChoice,
+    output,
     slots,
     checkpointSecret: options.checkpointSecret,
     middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
@@ -260,9 +339,16 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
-  options: Options<Tools, S, RG, RM>
-): Agent<S, Tool.Requirements<Tools[number]> | RG | RM> => Either.getOrThrowWith(validate(options), (error) => error)
+export const make = <
+  const Tools extends ReadonlyArray<Tool.Any> = [],
+  const S extends Slots = {},
+  RG = never,
+  RM = never,
+  A = undefined,
+  AI = unknown
+>(
+  options: Options<Tools, S, RG, RM, A, AI>
+): Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A> => Either.getOrThrowWith(validate(options), (error) => error)
 
 /**
  * A tool that runs `agent` as a sub-agent: the model sends `{ input }`, the child's answer is
@@ -327,6 +413,12 @@ export interface RunOptions<S extends Slots> {
   readonly state?: InitialState<S>
   /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
   readonly onConversationBusy?: "fail" | "wait"
+  /** This run's budget: each limit given replaces the agent's. */
+  readonly budget?: Budget.Budget
+  /** This run's model settings: each field given replaces the agent's. */
+  readonly settings?: ModelSettings
+  /** The first model call's tool choice, instead of the agent's. */
+  readonly toolChoice?: ToolChoice
 }
 
 /**
@@ -352,11 +444,11 @@ export interface RunOptions<S extends Slots> {
  * @since 0.1.0
  * @category running
  */
-export const run = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const run = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   options: RunOptions<S>
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, RunError, R | ChatModel> =>
-  Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, RunError, R | ChatModel> =>
+  Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any, any>, RunError, any>
 
 /**
  * Continues a paused run (or one stopped by `MaxIterationsReached`) with a person's decision.
@@ -389,12 +481,12 @@ export const run = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const resume = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const resume = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
+  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
 
 /**
  * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run
@@ -421,11 +513,11 @@ export const resume = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const recover = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const recover = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   runId: string
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
+  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
 
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`
@@ -447,8 +539,8 @@ export const recover = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const stream = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const stream = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   options: RunOptions<S>
 ): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => Run.streamOf(run(agent, options))
 
@@ -468,8 +560,8 @@ export const stream = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const streamResume = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const streamResume = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
   decision: Decision.Decision
 ): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision))

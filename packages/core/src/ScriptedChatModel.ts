@@ -174,6 +174,7 @@ export const layer = (script: Script, options?: Options): Layer.Layer<ChatModel 
           : Effect.succeed(f(step, toResponse(step, index)))
       })
     const model: ChatModel.Service = {
+      model: "scripted",
       generate: (request) => next(request, (_, response) => response),
       stream: (request) =>
         Stream.unwrap(next(request, (step, response) => {

@@ -14,7 +14,7 @@ import { semantic } from "../ToolError.js"
 import { depthOf } from "./admit.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
-import { completed, pause, pendingOf } from "./exits.js"
+import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { withService } from "./service.js"
@@ -169,6 +169,6 @@ const finishBatch = Effect.fnUntraced(
       return typeof value === "string" ? value : JSON.stringify(value)
     }).join("\n")
     yield* appendMessages(run, [assistant(text)])
-    return completed(run, text)
+    return yield* finalAnswer(agent, run, text, false)
   }
 )

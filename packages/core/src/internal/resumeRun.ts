@@ -92,7 +92,9 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
         ephemeral: cp.ephemeral,
         history: [...plan.messages],
         state: found.decoded.state,
-        iteration: plan.mode === "continue" ? 0 : cp.iteration,
+        iteration: plan.mode === "continue" && cp.reason === "max-iterations" ? 0 : cp.iteration,
+        modelCalls: cp.modelCalls,
+        budget: plan.budget,
         usage: cp.usage,
         outcomes: [...cp.outcomes],
         version: cp.revision
@@ -185,6 +187,8 @@ export const recoverRun = (agent: Any, runId: string) =>
         history: [...cp.messages],
         state: decoded.state,
         iteration: cp.iteration,
+        modelCalls: cp.modelCalls,
+        budget: cp.budget,
         usage: cp.usage,
         outcomes: [...cp.outcomes],
         version: record.version

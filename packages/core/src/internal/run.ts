@@ -11,7 +11,7 @@ import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
-import { emptyUsage } from "../ChatModel.js"
+import { emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
 import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
@@ -46,7 +46,11 @@ const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 export const runState = (
   agent: Any,
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  fields: Pick<RunState, "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "usage" | "outcomes" | "version">
+  fields: Pick<
+    RunState,
+    "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "modelCalls" | "budget" | "usage" | "outcomes" | "version"
+  >,
+  turn: { readonly settings?: ModelSettings | undefined; readonly toolChoice?: ToolChoice | undefined } = {}
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
@@ -56,6 +60,11 @@ export const runState = (
     history: fields.history,
     state: fields.state,
     iteration: fields.iteration,
+    modelCalls: fields.modelCalls,
+    budget: fields.budget,
+    settings: turn.settings === undefined ? agent.settings : { ...agent.settings, ...turn.settings },
+    toolChoice: turn.toolChoice ?? agent.toolChoice,
+    outputRetries: 0,
     usage: fields.usage,
     outcomes: fields.outcomes,
     sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),
@@ -88,10 +97,12 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       history: [],
       state,
       iteration: 0,
+      modelCalls: 0,
+      budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...options.budget },
       usage: emptyUsage,
       outcomes: [],
       version: undefined
-    })
+    }, options)
     const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(user(options.input))
