@@ -4,7 +4,7 @@
  * events are skipped (Anthropic adds new ones); `error` events fail with the server's
  * error. No I/O here.
  */
-import type { ChatModel } from "@agentfx/core"
+import { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
@@ -57,28 +57,50 @@ const toWire = (request: ChatModel.ChatRequest) => {
   return { system, messages }
 }
 
-const toolChoice = (choice: ChatModel.ToolChoice) =>
-  choice === "auto"
-    ? { type: "auto" }
+/** The tool choice; `parallel: false` adds `disable_parallel_tool_use` (which `none` does not take). */
+const toolChoice = (choice: ChatModel.ToolChoice, parallel: boolean | undefined) => {
+  if (choice === "none") return { type: "none" }
+  const parallelism = parallel === undefined ? {} : { disable_parallel_tool_use: !parallel }
+  return choice === "auto"
+    ? { type: "auto", ...parallelism }
     : choice === "required"
-    ? { type: "any" }
-    : choice === "none"
-    ? { type: "none" }
-    : { type: "tool", name: choice.tool }
+    ? { type: "any", ...parallelism }
+    : { type: "tool", name: choice.tool, ...parallelism }
+}
 
+/** Sampling and stop settings, each sent only when set (`max_tokens` is always sent). */
+const sampling = (settings: ChatModel.ModelSettings = {}) => ({
+  ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+  ...(settings.topP === undefined ? {} : { top_p: settings.topP }),
+  ...(settings.stop === undefined ? {} : { stop_sequences: settings.stop })
+})
+
+/** `max_tokens` is required by the API: the request's `maxOutputTokens`, else `maxTokens`. */
 const requestBody = (model: string, maxTokens: number) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const { messages, system } = toWire(request)
   return {
     model,
-    max_tokens: maxTokens,
+    max_tokens: request.settings?.maxOutputTokens ?? maxTokens,
     ...(system.length === 0 ? {} : { system }),
     messages,
     ...(request.tools.length === 0 ? {} : {
       tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireParameters(tool.parameters) })),
-      tool_choice: toolChoice(request.toolChoice)
+      tool_choice: toolChoice(request.toolChoice, request.settings?.parallelToolCalls)
     }),
+    ...sampling(request.settings),
     ...(stream ? { stream: true } : {})
   }
+}
+
+/** Anthropic's temperature is from 0 to 1 (ours goes to 2): a higher one is refused before it is sent. */
+const refuse = (request: ChatModel.ChatRequest): ChatModel.ModelError | undefined => {
+  const temperature = request.settings?.temperature
+  return temperature !== undefined && temperature > 1
+    ? new ChatModel.ModelError({
+      reason: "InvalidRequest",
+      message: `Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`
+    })
+    : undefined
 }
 
 const finishReason = (reason: unknown): ChatModel.FinishReason => {
@@ -213,5 +235,5 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => stopped, response }
 }
 
-/** The Messages wire format, asking `model` for at most `maxTokens` output tokens. */
-export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader })
+/** The Messages wire format, asking `model` for at most `maxTokens` output tokens unless a request's settings say otherwise. */
+export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader, refuse })
