@@ -7,7 +7,7 @@ import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, S
 import { AiChatModel } from "../src/index.js"
 import { allSettings, collect, fastRetry, generate, request, weatherAgent, weatherOutput, weatherOutputSchema } from "./fixtures.js"
 import * as Features from "./features.js"
-import { anthropic, anthropicMessage, streamedAnswer, type WireFormat } from "./formats.js"
+import { anthropic, anthropicStreamedAnswer, streamedAnswer, type WireFormat } from "./formats.js"
 import { eventually, json, loopback, sse } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
 
@@ -191,20 +191,12 @@ describe("AiChatModel", () => {
     it.live("Agent.run with output: the tool runs, the call of the answer tool is Completed.value; spans name the model given", () =>
       Effect.asVoid(Features.structuredRunCompletes(throughEffectAi)))
 
-    it.live("the answer tool, streamed through @effect/ai: one TextDelta with the answer, then Done", () =>
+    it.live("the answer tool, streamed through @effect/ai: the text as it came, one TextDelta with the answer, then Done", () =>
       Effect.gen(function*() {
-        const server = yield* loopback((_req, res) =>
-          sse(res, [
-            { type: "message_start", message: anthropicMessage([], null, 30, 1) },
-            { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_01Answer", name: "final_answer", input: {} } },
-            { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"city\":\"Oslo\",\"celsius\":21}" } },
-            { type: "content_block_stop", index: 0 },
-            { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 7 } },
-            { type: "message_stop" }
-          ], { named: true })
-        )
+        const server = yield* loopback((_req, res) => sse(res, anthropicStreamedAnswer, { named: true }))
         const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(viaEffectAi(server.url)))
         expect(parts).toEqual([
+          { _tag: "TextDelta", text: "Here it is." },
           { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
           {
             _tag: "Done",

@@ -243,6 +243,20 @@ export const anthropicPreamble = { type: "text", text: "I have the temperature; 
 /** Claude's call of the answer tool (`final_answer`) with `value`. */
 export const anthropicAnswer = (value: object) => ({ type: "tool_use", id: "toolu_01Answer", name: "final_answer", input: value })
 
+/** Claude's streamed structured answer: a sentence, then the answer tool's input in two deltas. */
+export const anthropicStreamedAnswer = [
+  { type: "message_start", message: anthropicMessage([], null, 30, 1) },
+  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Here it is." } },
+  { type: "content_block_stop", index: 0 },
+  { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01Answer", name: "final_answer", input: {} } },
+  { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"city\": \"Oslo\"," } },
+  { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: " \"celsius\": 21}" } },
+  { type: "content_block_stop", index: 1 },
+  { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 7 } },
+  { type: "message_stop" }
+]
+
 const anthropicTextDelta = (text: string) => ({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })
 
 export const anthropic: WireFormat = {
