@@ -8,6 +8,7 @@ import { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
 import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
@@ -57,23 +58,16 @@ const toWire = (request: ChatModel.ChatRequest) => {
   return { system, messages }
 }
 
-/** The tool choice; `parallel: false` adds `disable_parallel_tool_use` (which `none` does not take). */
+/** The tool choice; `parallel` sets `disable_parallel_tool_use` (which `none` does not take). */
 const toolChoice = (choice: ChatModel.ToolChoice, parallel: boolean | undefined) => {
   if (choice === "none") return { type: "none" }
-  const parallelism = parallel === undefined ? {} : { disable_parallel_tool_use: !parallel }
+  const parallelism = defined({ disable_parallel_tool_use: parallel === undefined ? undefined : !parallel })
   return choice === "auto"
     ? { type: "auto", ...parallelism }
     : choice === "required"
     ? { type: "any", ...parallelism }
     : { type: "tool", name: choice.tool, ...parallelism }
 }
-
-/** Sampling and stop settings, each sent only when set (`max_tokens` is always sent). */
-const sampling = (settings: ChatModel.ModelSettings = {}) => ({
-  ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-  ...(settings.topP === undefined ? {} : { top_p: settings.topP }),
-  ...(settings.stop === undefined ? {} : { stop_sequences: settings.stop })
-})
 
 /** `max_tokens` is required by the API: the request's `maxOutputTokens`, else `maxTokens`. */
 const requestBody = (model: string, maxTokens: number) => (request: ChatModel.ChatRequest, stream: boolean) => {
@@ -87,7 +81,7 @@ const requestBody = (model: string, maxTokens: number) => (request: ChatModel.Ch
       tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireParameters(tool.parameters) })),
       tool_choice: toolChoice(request.toolChoice, request.settings?.parallelToolCalls)
     }),
-    ...sampling(request.settings),
+    ...defined({ temperature: request.settings?.temperature, top_p: request.settings?.topP, stop_sequences: request.settings?.stop }),
     ...(stream ? { stream: true } : {})
   }
 }

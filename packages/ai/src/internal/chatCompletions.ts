@@ -6,6 +6,7 @@ import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
@@ -102,14 +103,6 @@ const wireToolChoice = (choice: ChatModel.ToolChoice) =>
 /** Which field carries the most output tokens: OpenAI's current one, or the one compatible servers know. */
 export type MaxTokensField = "max_tokens" | "max_completion_tokens"
 
-/** Sampling, length and stop settings, each sent only when set. */
-const sampling = (settings: ChatModel.ModelSettings = {}, maxTokensField: MaxTokensField) => ({
-  ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-  ...(settings.topP === undefined ? {} : { top_p: settings.topP }),
-  ...(settings.maxOutputTokens === undefined ? {} : { [maxTokensField]: settings.maxOutputTokens }),
-  ...(settings.stop === undefined ? {} : { stop: settings.stop })
-})
-
 /** The answer's JSON Schema as `response_format`, strict when strict mode takes the schema. */
 const responseFormat = (output: ChatModel.OutputFormat) => ({
   type: "json_schema",
@@ -118,7 +111,7 @@ const responseFormat = (output: ChatModel.OutputFormat) => ({
 
 /** The request body; `tools`, `tool_choice` and `parallel_tool_calls` are left out when there are no tools. */
 const requestBody = (model: string, maxTokensField: MaxTokensField, request: ChatModel.ChatRequest, stream: boolean) => {
-  const parallel = request.settings?.parallelToolCalls
+  const settings = request.settings
   return {
     model,
     messages: [
@@ -131,9 +124,9 @@ const requestBody = (model: string, maxTokensField: MaxTokensField, request: Cha
         function: { name: tool.name, description: tool.description, parameters: wireParameters(tool.parameters) }
       })),
       tool_choice: wireToolChoice(request.toolChoice),
-      ...(parallel === undefined ? {} : { parallel_tool_calls: parallel })
+      ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
     }),
-    ...sampling(request.settings, maxTokensField),
+    ...defined({ temperature: settings?.temperature, top_p: settings?.topP, [maxTokensField]: settings?.maxOutputTokens, stop: settings?.stop }),
     ...(request.output === undefined ? {} : { response_format: responseFormat(request.output) }),
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {})
   }

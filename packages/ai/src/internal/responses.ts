@@ -8,6 +8,7 @@ import type { ChatModel, Message } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
 import { wireParameters } from "./toolSchema.js"
@@ -45,13 +46,6 @@ const inputItems = (role: string, message: Message.Message): ReadonlyArray<objec
 
 const toolChoice = (choice: ChatModel.ToolChoice) => typeof choice === "string" ? choice : { type: "function", name: choice.tool }
 
-/** Sampling and length settings; `stop` has no place in the Responses API (`ignores`). */
-const sampling = (settings: ChatModel.ModelSettings = {}) => ({
-  ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-  ...(settings.topP === undefined ? {} : { top_p: settings.topP }),
-  ...(settings.maxOutputTokens === undefined ? {} : { max_output_tokens: settings.maxOutputTokens })
-})
-
 /** The answer's JSON Schema as `text.format`, strict when strict mode takes the schema. */
 const textFormat = (output: ChatModel.OutputFormat) => ({
   format: { type: "json_schema", name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
@@ -59,7 +53,7 @@ const textFormat = (output: ChatModel.OutputFormat) => ({
 
 const requestBody = (model: string, strict: boolean) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const role = systemRole(model)
-  const parallel = request.settings?.parallelToolCalls
+  const settings = request.settings
   return {
     model,
     input: [
@@ -75,9 +69,10 @@ const requestBody = (model: string, strict: boolean) => (request: ChatModel.Chat
         strict
       })),
       tool_choice: toolChoice(request.toolChoice),
-      ...(parallel === undefined ? {} : { parallel_tool_calls: parallel })
+      ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
     }),
-    ...sampling(request.settings),
+    // `stop` has no place in the Responses API (`ignores`)
+    ...defined({ temperature: settings?.temperature, top_p: settings?.topP, max_output_tokens: settings?.maxOutputTokens }),
     ...(request.output === undefined ? {} : { text: textFormat(request.output) }),
     ...(stream ? { stream: true } : {})
   }

@@ -33,3 +33,7 @@ export const warnIgnored = (provider: string, ignoredFields: ReadonlyArray<Field
       return Effect.logWarning(`${provider} ignores ${fresh.map((field) => `settings.${field}`).join(", ")}: ${why}`)
     })
 }
+
+/** `fields` without the ones that are undefined: a request body leaves out the settings not set. */
+export const defined = (fields: { readonly [name: string]: unknown }): { readonly [name: string]: unknown } =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
