@@ -183,8 +183,10 @@ describe("AiChatModel", () => {
         expect(bodies.map((body) => [body.tools.map((tool: { name: string }) => tool.name), body.tool_choice])).toEqual([
           [["get_weather", "final_answer"], { type: "auto" }],
           [["final_answer"], { type: "tool", name: "final_answer" }],
-          [["final_answer"], { type: "tool", name: "final_answer" }]
+          [["final_answer"], { type: "tool", name: "final_answer" }],
+          [["get_weather", "final_answer"], { type: "auto" }]
         ])
+        expect(bodies[3].stream).toBe(true)
         expect(bodies[1].tools[0].input_schema).toEqual(weatherOutputSchema)
       }))
 

@@ -265,8 +265,10 @@ describe("AnthropicChatModel (Messages API)", () => {
         expect(bodies.map((body) => [body.tools, body.tool_choice])).toEqual([
           [[{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }, answerTool(weatherOutputSchema)], { type: "auto" }],
           [[answerTool(weatherOutputSchema)], { type: "tool", name: "final_answer" }],
-          [[answerTool(Features.looseOutput.schema)], { type: "tool", name: "final_answer" }]
+          [[answerTool(Features.looseOutput.schema)], { type: "tool", name: "final_answer" }],
+          [[{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }, answerTool(weatherOutputSchema)], { type: "auto" }]
         ])
+        expect(bodies[3].stream).toBe(true)
       }))
 
     it.live("a call of the answer tool is the answer: its input as JSON text, the sentence before it left out; other calls stay", () =>

@@ -418,13 +418,16 @@ describe("ChatCompletionsModel", () => {
         expect(bodies.map((body) => body.response_format)).toEqual([
           jsonSchema(weatherOutputSchema, true),
           jsonSchema(weatherOutputSchema, true),
-          jsonSchema(Features.looseOutput.schema, false)
+          jsonSchema(Features.looseOutput.schema, false),
+          jsonSchema(weatherOutputSchema, true)
         ])
         expect(bodies.map((body) => body.tools?.map((tool: { function: { name: string } }) => tool.function.name))).toEqual([
           ["get_weather"],
           undefined,
-          undefined
+          undefined,
+          ["get_weather"]
         ])
+        expect(bodies[3].stream).toBe(true)
       }))
 
     it.live("Agent.run with output: the tool runs, the JSON answer is Completed.value; every call asks for the format", () =>

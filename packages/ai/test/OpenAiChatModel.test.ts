@@ -258,9 +258,11 @@ describe("OpenAiChatModel (Responses API)", () => {
         expect(bodies.map((body) => body.text)).toEqual([
           jsonSchema(weatherOutputSchema, true),
           jsonSchema(weatherOutputSchema, true),
-          jsonSchema(Features.looseOutput.schema, false)
+          jsonSchema(Features.looseOutput.schema, false),
+          jsonSchema(weatherOutputSchema, true)
         ])
-        expect(bodies.map((body) => body.tools?.map((tool: { name: string }) => tool.name))).toEqual([["get_weather"], undefined, undefined])
+        expect(bodies.map((body) => body.tools?.map((tool: { name: string }) => tool.name))).toEqual([["get_weather"], undefined, undefined, ["get_weather"]])
+        expect(bodies[3].stream).toBe(true)
       }))
 
     it.live("Agent.run with output: the tool runs, the JSON answer is Completed.value; every call asks for the format", () =>

@@ -52,15 +52,21 @@ export const looseOutput: ChatModel.OutputFormat = Agent.make({
   output: Schema.Struct({ city: Schema.String, note: Schema.optional(Schema.String) })
 }).output!.format
 
-/** Three calls asking for an output format: with the weather tool, without tools, and with a schema strict mode refuses. The whole bodies. */
+/**
+ * Four calls asking for an output format: with the weather tool, without tools, with a schema
+ * strict mode refuses, and with the weather tool streamed. The whole bodies.
+ */
 export const outputSent = (format: WireFormat) =>
   Effect.gen(function*() {
-    const server = yield* loopback((_req, res) => format.answer(res))
+    const server = yield* loopback((req, res, index) =>
+      req.body.stream === true ? stream(format, streamedAnswer(format))(req, res, index) : format.answer(res)
+    )
     const tools = (yield* weatherAgent).toolDefinitions
     yield* Effect.all([
       generate(request({ tools, output: weatherOutput })),
       generate(request({ output: weatherOutput })),
-      generate(request({ output: looseOutput }))
+      generate(request({ output: looseOutput })),
+      collect(request({ tools, output: weatherOutput }))
     ]).pipe(Effect.provide(format.model(server.url)))
     return server.requests.map((r) => r.body)
   }).pipe(Effect.scoped)
