@@ -7,9 +7,10 @@
  */
 import type { Message } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
-import { main, showExit, traced } from "./trace.js"
+import { showExit, traced } from "./trace.js"
 
 const searchPapers = Tool.make("search_papers", {
   description: "Searches research papers; returns their titles",
@@ -56,4 +57,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`\n${limited._tag === "BudgetExceeded" ? `stopped: ${limited.message}` : `failed: ${limited.message}`}`)
 }).pipe(Effect.provide(traced(modelFromEnv(script))))
 
-main(program)
+NodeRuntime.runMain(program)

@@ -6,9 +6,10 @@
  * the model with the problem (up to `outputRetries` times). Run: `pnpm tsx examples/structured-output.ts`.
  */
 import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
-import { main, showExit, traced } from "./trace.js"
+import { showExit, traced } from "./trace.js"
 
 /** What the agent answers: a value of this Schema, not a paragraph. */
 const Outfit = Schema.Struct({
@@ -60,4 +61,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`  wear: ${outfit.wear.join(", ")}`)
 }).pipe(Effect.provide(traced(modelFromEnv(script))))
 
-main(program)
+NodeRuntime.runMain(program)

@@ -6,11 +6,23 @@ import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
+describe("docs/testing.md", () => {
+  it("shows examples/test/testing.test.ts verbatim", () => {
+    const guide = Fs.readFileSync(`${root}/docs/testing.md`, "utf8")
+    expect(guide).toContain(Fs.readFileSync(`${root}/examples/test/testing.test.ts`, "utf8").trim())
+  })
+})
+
 describe("README quick start (examples/quickstart.ts)", () => {
   it("is in the README verbatim", () => {
     const readme = Fs.readFileSync(`${root}/README.md`, "utf8")
     expect(readme).toContain(Fs.readFileSync(`${root}/examples/quickstart.ts`, "utf8").trim())
   })
+
+  it("without OPENAI_API_KEY it runs on its scripted model, and says what to set", async () => {
+    const { raw, stderr } = await run("quickstart.ts")
+    expect([raw, stderr]).toEqual(["Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)\n", ""])
+  }, 60_000)
 
   it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
     const server = await jsonServer((_body, index) =>

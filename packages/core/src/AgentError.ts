@@ -334,11 +334,14 @@ export class ConversationDiverged extends Data.TaggedError("ConversationDiverged
 export class RunAlreadyResumed extends Data.TaggedError("RunAlreadyResumed")<{
   readonly runId: string
   readonly status: "running" | "paused" | "completed" | "failed" | "finished"
+  /** Who decided the resume that won, when the store knows it. */
+  readonly decidedBy?: string | undefined
 }> {
   override get message(): string {
+    const by = this.decidedBy === undefined ? "" : ` by ${this.decidedBy}`
     return this.status === "paused"
-      ? `Run ${this.runId} was resumed already and paused again: decide on its current pause (resume it by run id)`
-      : `Run ${this.runId} was resumed already: it is ${this.status} now`
+      ? `Run ${this.runId} was resumed already${by} and paused again: decide on its current pause (resume it by run id)`
+      : `Run ${this.runId} was already decided${by}: it is ${this.status} now`
   }
 }
 

@@ -262,6 +262,29 @@ describe("the run store shows what is paused", () => {
       expect(unknown._tag === "RunNotFound" && unknown.message).toBe("No record of run no-such-run in the run store")
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 
+  it.effect("the winner's decidedBy is named to every other claimant", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const paused = yield* pausedRun(agent, "c-who")
+      yield* Agent.resume(agent, paused.runId, Decision.approveAll(), { decidedBy: "ada@example.com" })
+      const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.rejectAll(), { decidedBy: "bob@example.com" }))
+      expect(late.message).toBe(`Run ${paused.runId} was already decided by ada@example.com: it is completed now`)
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory({}))))
+
+  it.effect("a new turn on a conversation supersedes its paused run: no longer listed as paused, no longer resumable", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const store = yield* RunStore.RunStore
+      const paused = yield* pausedRun(agent, "c-new-turn")
+      yield* Agent.run(agent, { input: "never mind, what is my balance?", conversationId: "c-new-turn" }).pipe(
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("1000")]))
+      )
+      expect(yield* store.list({ status: "paused" })).toEqual([])
+      const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll()))
+      expect(late._tag === "RunAlreadyResumed" && late.status).toBe("failed")
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
   it.effect("a refused resume leaves the run paused and resumable by id", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()

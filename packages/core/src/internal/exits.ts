@@ -2,14 +2,14 @@
  * How a run ends, and what its record says: completed, or paused with its checkpoint (written
  * to the run store first: the record is the authority, the checkpoint a copy).
  */
-import { Clock, Effect, Either, Schema } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import type * as Agent from "../Agent.js"
 import { InvalidOutput, RunAlreadyResumed } from "../AgentError.js"
 import type { MemoryError } from "../ChatMemory.js"
 import { user } from "../Message.js"
 import type * as AgentExit from "../AgentExit.js"
 import type * as Checkpoint from "../Checkpoint.js"
-import type { StoreError } from "../RunStore.js"
+import type { RunStore, StoreError } from "../RunStore.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { describeParseError } from "./parseError.js"
 import type { BatchItem, RunState } from "./runState.js"
@@ -102,10 +102,28 @@ export const recordBatch = Effect.fnUntraced(function*(agent: Agent.Any, run: Ru
   run.version = next.version
 })
 
+/**
+ * The refusal of a run that someone else resumed: where it is now and who decided, from its
+ * record (`finished` when the store no longer keeps it). `claimed`: the status to report while
+ * the record still says paused (the winner holds the run but has not written its claim yet).
+ */
+export const alreadyDecided = (
+  store: RunStore.Service,
+  runId: string,
+  claimed: "running" | "paused" = "paused"
+): Effect.Effect<never, RunAlreadyResumed | StoreError> =>
+  Effect.flatMap(store.get(runId), (record) =>
+    record._tag === "None"
+      ? Effect.flatMap(store.finished(runId), (finished) =>
+        Effect.fail(new RunAlreadyResumed({ runId, ...Option.getOrElse(finished, () => ({ status: "finished" as const })) })))
+      : Effect.fail(new RunAlreadyResumed({
+          runId,
+          status: record.value.status === "paused" ? claimed : record.value.status,
+          decidedBy: record.value.decidedBy
+        })))
+
 /** The refusal for a run whose record another process took over. */
-export const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> =>
-  Effect.flatMap(run.store.get(run.runId), (record) =>
-    Effect.fail(new RunAlreadyResumed({ runId: run.runId, status: record._tag === "Some" ? record.value.status : "finished" })))
+export const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> => alreadyDecided(run.store, run.runId)
 
 /** Pauses the run: recorded, then a value, not an error. */
 export const pause = (

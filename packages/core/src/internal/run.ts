@@ -7,7 +7,7 @@
 import type { Fiber, Scope } from "effect"
 import { Cause, Clock, Context, Effect, Exit, HashSet, Option, Stream } from "effect"
 import type { Any, RunOptions, Slots } from "../Agent.js"
-import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
+import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
@@ -16,7 +16,7 @@ import { ChatMemory } from "../ChatMemory.js"
 import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
-import { checkpointOf } from "./exits.js"
+import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
@@ -155,22 +155,25 @@ export const holdConversation = (
 ): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
   const key = `conversation:${run.conversationId}`
   return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
-    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder) =>
-      Effect.fail(
-        Option.getOrUndefined(holder) === run.runId
-          ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
-          : new ConversationBusy({ conversationId: run.conversationId })
-      )))
+    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder): Effect.Effect<never, ConversationBusy | RunAlreadyResumed | StoreError> =>
+      Option.getOrUndefined(holder) === run.runId
+        ? alreadyDecided(run.store, run.runId, "running")
+        : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))))
 }
 
 /**
  * Loads a named conversation, closes the tool calls it left without a result, and adds the
  * input. A call left by a run that crashed gets the result its durable store recorded (it
  * is never run again); any other gets a neutral "cancelled" result, so that the model never
- * sees a call without an answer. The crashed runs are marked failed: this turn supersedes them.
+ * sees a call without an answer. The crashed runs, and the runs paused on the conversation, are
+ * marked failed: this turn supersedes them (a paused one could no longer resume: its calls are
+ * answered now).
  */
 const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
+  for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
+    yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
+  }
   const dangling = danglingToolCalls(run.history)
   if (dangling.length > 0) {
     const recorded = new Map<string, Outcome>()
