@@ -1,0 +1,152 @@
+/**
+ * The run store and the chat memory together on one database: SQLite (a file, nothing to
+ * run — the embedded default) or PostgreSQL (for many processes), or any `SqlClient` of
+ * either. Exactly-once across processes holds when they share a store: every process that
+ * may resume a run must use the same database.
+ *
+ * @since 0.1.0
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { ChatMemory, RunStore } from "@agentfx/core"
+import { Cause, Context, Effect, Layer } from "effect"
+import { describe } from "./internal/errors.js"
+import * as internal from "./internal/migrations.js"
+import * as SqlChatMemory from "./SqlChatMemory.js"
+import * as SqlRunStore from "./SqlRunStore.js"
+
+/**
+ * Options of the store: those of `SqlRunStore` (retention, lease ttl).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends SqlRunStore.Options {}
+
+/**
+ * Creates or updates agentfx's tables (`agentfx_runs`, `agentfx_outcomes`, `agentfx_leases`,
+ * `agentfx_messages`) with `@effect/sql`'s Migrator, recording what ran in its own table
+ * `agentfx_migrations`: the migrations that ran, none when the schema is up to date.
+ * Processes that start at once on a new database each run it; one migrates, the others
+ * wait for it. Fails with `StoreError` (the database's message) on any other dialect than
+ * SQLite and PostgreSQL, or when the database refuses.
+ *
+ * @example
+ * ```ts
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Effect } from "effect"
+ * import { SqlStore } from "@agentfx/sql"
+ *
+ * const ran = SqlStore.migrate.pipe(Effect.provide(SqliteClient.layer({ filename: "agentfx.db" })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
+export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, RunStore.StoreError, SqlClient.SqlClient> =
+  internal.migrate
+
+/**
+ * The run store and the chat memory on the `SqlClient` it is given, after migrating the
+ * schema once.
+ *
+ * @example
+ * ```ts
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Layer } from "effect"
+ * import { SqlStore } from "@agentfx/sql"
+ *
+ * // one client for the app's own tables and agentfx's
+ * const Database = SqliteClient.layer({ filename: "app.db" })
+ * const StoreLive = SqlStore.layer({ retention: "7 days" }).pipe(Layer.provideMerge(Database))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: Options
+): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError, SqlClient.SqlClient> =>
+  Layer.effectContext(Effect.gen(function*() {
+    yield* internal.migrate
+    const store = yield* SqlRunStore.make(options)
+    const memory = yield* SqlChatMemory.make
+    return Context.make(RunStore.RunStore, store).pipe(Context.add(ChatMemory.ChatMemory, memory))
+  }))
+
+/** A client Layer whose every failure, defects included (a file that cannot be opened), is a `StoreError`. */
+const opened = <E>(what: string, client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> =>
+  Layer.catchAllCause(client, (cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Layer.failCause(cause as Cause.Cause<never>)
+      : Layer.fail(new RunStore.StoreError({ message: `Could not open ${what}: ${describe(Cause.squash(cause))}` })))
+
+/**
+ * Options of the SQLite store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteOptions extends Options {
+  /** The database file (created when missing; its directory must exist). */
+  readonly filename: string
+}
+
+/**
+ * The run store and the chat memory in a SQLite file — the embedded default: nothing to
+ * install or run. The file is opened in WAL mode, with one connection (statements of one
+ * process run one at a time). Processes sharing the file share the store (writes are
+ * serialised by SQLite's lock; a process waits up to 5 s for it). A file that cannot be
+ * opened fails the Layer with `StoreError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ * import { SqlStore } from "@agentfx/sql"
+ *
+ * declare const agent: Agent.Agent
+ * const resumed = Agent.resume(agent, "run-id", { _tag: "ApproveAll" }).pipe(
+ *   Effect.provide(SqlStore.layerSqlite({ filename: "agentfx.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite = (options: SqliteOptions): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> =>
+  layer(options).pipe(Layer.provide(opened(`SQLite database ${options.filename}`, SqliteClient.layer({ filename: options.filename }))))
+
+/**
+ * Options of the PostgreSQL store: `@effect/sql-pg`'s `PgClientConfig` (given to
+ * `PgClient.layer` as is: `url` or `host`/`port`/`database`/`username`/`password`,
+ * `maxConnections`, `ssl`, …) and the store's own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PgOptions extends Options, PgClient.PgClientConfig {}
+
+/**
+ * The run store and the chat memory in PostgreSQL, for many processes: each process that
+ * may resume a run connects to the same database. A server that cannot be reached fails
+ * the Layer with `StoreError`.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { SqlStore } from "@agentfx/sql"
+ *
+ * const StoreLive = SqlStore.layerPg({ url: Redacted.make("postgres://agentfx@db.internal/agentfx"), maxConnections: 8 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPg = (options: PgOptions): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> => {
+  const { leaseTtl, retention, ...client } = options
+  return layer({ ...(leaseTtl === undefined ? {} : { leaseTtl }), ...(retention === undefined ? {} : { retention }) }).pipe(
+    Layer.provide(opened("PostgreSQL", PgClient.layer(client)))
+  )
+}
