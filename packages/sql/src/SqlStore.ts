@@ -103,11 +103,11 @@ export interface SqliteOptions extends Options {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Agent } from "@agentfx/core"
+ * import { Agent, Decision } from "@agentfx/core"
  * import { SqlStore } from "@agentfx/sql"
  *
  * declare const agent: Agent.Agent
- * const resumed = Agent.resume(agent, "run-id", { _tag: "ApproveAll" }).pipe(
+ * const resumed = Agent.resume(agent, "run-id", Decision.approveAll()).pipe(
  *   Effect.provide(SqlStore.layerSqlite({ filename: "agentfx.db" }))
  * )
  * ```

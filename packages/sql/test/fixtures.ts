@@ -3,8 +3,12 @@
  * own (on the server `AGENTFX_PG_URL` names; without it the PostgreSQL tests are skipped).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import { ChatMemory, RunStore } from "@agentfx/core"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import type { Scope } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -43,3 +47,37 @@ export const freshSchema = Effect.gen(function*() {
 /** A PostgreSQL store in a new schema, dropped with the Layer. */
 export const freshPg = (options: SqlStore.Options = {}) =>
   Layer.unwrapScoped(Effect.map(freshSchema, (url) => SqlStore.layerPg({ url: Redacted.make(url), ...options })))
+
+/** A database of a test: each build of `client` is a new client on it (another process's view). */
+export interface Database {
+  readonly client: Layer.Layer<SqlClient.SqlClient, unknown>
+}
+
+/** The dialects the store tests run on; PostgreSQL only with `AGENTFX_PG_URL`. */
+export const dialects: ReadonlyArray<{
+  readonly name: string
+  readonly skip: boolean
+  readonly database: Effect.Effect<Database, never, Scope.Scope>
+}> = [
+  {
+    name: "SQLite",
+    skip: false,
+    database: Effect.map(tempDir, (dir) => ({ client: SqliteClient.layer({ filename: join(dir, "store.db") }) }))
+  },
+  {
+    name: pgUrl === undefined ? `PostgreSQL (${pgSkipped})` : "PostgreSQL",
+    skip: pgUrl === undefined,
+    database: Effect.map(freshSchema, (url) => ({ client: PgClient.layer({ url: Redacted.make(url) }) }))
+  }
+]
+
+/** A store (run store and memory) on a new client of `database`, with that client. */
+export const storeOn = (database: Database, options: SqlStore.Options = {}) =>
+  Effect.map(
+    Layer.build(SqlStore.layer(options).pipe(Layer.provideMerge(database.client))),
+    (context) => ({
+      store: Context.get(context, RunStore.RunStore),
+      memory: Context.get(context, ChatMemory.ChatMemory),
+      sql: Context.get(context, SqlClient.SqlClient)
+    })
+  )

@@ -1,0 +1,134 @@
+import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
+import { join } from "node:path"
+import { SqlStore } from "../src/index.js"
+import { dialects, pgSkipped, pgUrl, tempDir } from "./fixtures.js"
+
+/** An agent whose model asks for a lookup and a transfer (which needs approval); each tool counts its executions. */
+const bank = () => {
+  const executions = { lookup: 0, transfer: 0 }
+  const lookup = Tool.make("lookup", {
+    description: "Finds an account",
+    parameters: Schema.Struct({ iban: Schema.String }),
+    success: Schema.String,
+    handler: ({ iban }) => Effect.sync(() => `account ${iban} (#${++executions.lookup})`)
+  })
+  const transfer = Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ amount }) => Effect.sync(() => `sent ${amount} (#${++executions.transfer})`)
+  })
+  return { agent: Agent.make({ name: "bank", tools: [lookup, transfer] }), executions }
+}
+
+const script = ScriptedChatModel.layer((request) =>
+  request.messages.at(-1)?._tag === "User"
+    ? ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { iban: "NO93" } }, { id: "t1", name: "transfer", args: { amount: 100 } })
+    : ScriptedChatModel.text("done")
+)
+
+/** Runs `body` with a store Layer built for it alone (one process's view of the database). */
+const inProcess = <A, E, R>(store: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>, body: Effect.Effect<A, E, R>) =>
+  body.pipe(Effect.provide(store), Effect.provide(script))
+
+for (const dialect of dialects) {
+  describe(`SqlStore on ${dialect.name}`, () => {
+    it.effect.skipIf(dialect.skip)("a run paused in one process is resumed by run id in another: the approved call runs once, a second resume is refused", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay", conversationId: "c-1" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        expect(executions).toEqual({ lookup: 0, transfer: 0 })
+        const listed = yield* inProcess(store, Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "paused" })))
+        expect(listed.map((r) => [r.runId, r.agent, r.conversationId, r.version])).toEqual([[paused.runId, "bank", "c-1", 2]])
+        const resumed = yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))
+        expect(resumed._tag === "Completed" && resumed.text).toBe("done")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const again = yield* inProcess(store, Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll())))
+        expect(again.message).toBe(`Run ${paused.runId} was resumed already: it is completed now`)
+        const copy = yield* inProcess(store, Effect.flip(Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())))
+        expect(copy._tag).toBe("RunAlreadyResumed")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const history = yield* inProcess(store, Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c-1")))
+        expect(history.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("an interrupted run stays running; Agent.recover in another process keeps the finished call's result and cancels the one cut off", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const counts = { fast: 0, stuck: 0 }
+        const started = yield* Deferred.make<void>()
+        const fast = Tool.make("fast", {
+          description: "Ends at once",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.sync(() => `fast #${++counts.fast}`)
+        })
+        const stuck = Tool.make("stuck", {
+          description: "Never ends",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.zipRight(Effect.sync(() => counts.stuck++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+        })
+        const agent = Agent.make({ name: "worker", tools: [fast, stuck] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User"
+            ? ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} }, { id: "s", name: "stuck", args: {} })
+            : ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
+        )
+        const run = yield* Effect.fork(Agent.run(agent, { input: "go", conversationId: "w-1" }).pipe(Effect.provide(store), Effect.provide(model)))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(run)
+        const running = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })).pipe(Effect.provide(store))
+        expect(running.map((r) => r.agent)).toEqual(["worker"])
+        const recovered = yield* Agent.recover(agent, running[0]!.runId).pipe(Effect.provide(store), Effect.provide(model))
+        expect(recovered._tag === "Completed" && recovered.text).toBe(`saw "fast #1", "cancelled: the call was interrupted before it returned a result"`)
+        expect(counts).toEqual({ fast: 1, stuck: 1 })
+      }).pipe(Effect.scoped))
+  })
+}
+
+describe("SqlStore layers", () => {
+  it.effect("layerSqlite opens the file in WAL mode; a file that cannot be opened is a StoreError with SQLite's message", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const filename = join(dir, "agentfx.db")
+      yield* Effect.provide(Effect.void, SqlStore.layerSqlite({ filename }))
+      const mode = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`PRAGMA journal_mode`).pipe(Effect.provide(SqliteClient.layer({ filename, disableWAL: true })))
+      expect(mode).toEqual([{ journal_mode: "wal" }])
+      const missing = join(dir, "no", "such", "dir", "agentfx.db")
+      const error = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: missing })))
+      expect(error).toEqual(new RunStore.StoreError({
+        message: `Could not open SQLite database ${missing}: Cannot open database because the directory does not exist (SQLITE_CANTOPEN)`
+      }))
+    }).pipe(Effect.scoped))
+
+  it.live("layerPg: a server that does not answer is a StoreError with the driver's message", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(SqlStore.layerPg({ url: Redacted.make("postgres://nobody@127.0.0.1:1/none") })))
+      expect(error._tag).toBe("StoreError")
+      expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
+    }).pipe(Effect.scoped))
+
+  it.live.skipIf(pgUrl === undefined)(`layerPg takes PgClient's options as they are (host, port, username, database) ${pgUrl === undefined ? pgSkipped : ""}`, () =>
+    Effect.gen(function*() {
+      const url = new URL(pgUrl!)
+      const context = yield* Layer.build(SqlStore.layerPg({
+        host: url.hostname,
+        port: Number(url.port),
+        username: decodeURIComponent(url.username),
+        database: url.pathname.slice(1),
+        retention: "2 hours"
+      }))
+      expect(Context.get(context, RunStore.RunStore).retentionMillis).toBe(7_200_000)
+      expect(Option.isNone(yield* Context.get(context, RunStore.RunStore).get("no-such-run"))).toBe(true)
+    }).pipe(Effect.scoped))
+})
