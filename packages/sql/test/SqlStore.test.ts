@@ -96,6 +96,31 @@ for (const dialect of dialects) {
   })
 }
 
+describe("SqlStore and the conversation's lease", () => {
+  it.effect("a conversation let go between a refused lease and the look at its holder is taken on a second try, not ConversationBusy", () =>
+    Effect.gen(function*() {
+      const database = yield* dialects[0]!.database
+      const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+      const inner = Context.get(sql, RunStore.RunStore)
+      let raced = 0
+      // another turn holds the conversation for the first attempt only, and lets it go right after
+      const racing: RunStore.RunStore.Service = {
+        ...inner,
+        lease: (key, options) =>
+          key.startsWith("conversation:") && raced++ === 0
+            ? Effect.scoped(Effect.zipRight(inner.lease(key, { owner: "other-turn", wait: false }), Effect.scoped(inner.lease(key, options))))
+            : inner.lease(key, options)
+      }
+      const { agent } = bank()
+      const exit = yield* Agent.run(agent, { input: "pay", conversationId: "c-race" }).pipe(
+        Effect.provideService(RunStore.RunStore, racing),
+        Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
+        Effect.provide(script)
+      )
+      expect([exit._tag, raced]).toEqual(["Paused", 2])
+    }).pipe(Effect.scoped))
+})
+
 describe("SqlStore layers", () => {
   it.effect("layerSqlite opens the file in WAL mode; a file that cannot be opened is a StoreError with SQLite's message", () =>
     Effect.gen(function*() {

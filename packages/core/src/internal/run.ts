@@ -136,7 +136,8 @@ const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: Cha
 /**
  * Holds the run's conversation for the turn's scope (its owner: the run id), or refuses: with
  * `RunAlreadyResumed` when the holder is this very run (a concurrent resume of it), else with
- * `ConversationBusy`.
+ * `ConversationBusy`. A conversation let go between the refusal and the look at its holder (a
+ * shared store's lease is two statements apart) is tried again.
  */
 export const holdConversation = (
   run: RunState,
@@ -145,11 +146,13 @@ export const holdConversation = (
   const key = `conversation:${run.conversationId}`
   return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
     held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder) =>
-      Effect.fail(
-        Option.getOrUndefined(holder) === run.runId
-          ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
-          : new ConversationBusy({ conversationId: run.conversationId })
-      )))
+      Option.isNone(holder)
+        ? holdConversation(run, wait)
+        : Effect.fail(
+          holder.value === run.runId
+            ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
+            : new ConversationBusy({ conversationId: run.conversationId })
+        )))
 }
 
 /**
