@@ -120,7 +120,7 @@ const crashTest = (manager: "unbounded" | "sequential") =>
     expect(left).toEqual([{ status: "running" }])
 
     const recovering = yield* start("recover", db, manager)
-    const result = (yield* recovering.next()) as { exit: string; text: string; refusedWhileLeased: boolean }
+    const result = (yield* recovering.next()) as { exit: string; text: string }
     expect(yield* recovering.exited).toBe(0)
     const crashPid = crashing.process.pid!
     const recoverPid = recovering.process.pid!
@@ -181,7 +181,7 @@ describe(`processes on PostgreSQL${pgUrl === undefined ? ` (${pgSkipped})` : ""}
 const leaseTest = (dialect: "sqlite" | "pg") =>
   Effect.gen(function*() {
     const where = dialect === "sqlite" ? join(yield* tempDir, "lease.db") : yield* freshSchema
-    const client = dialect === "sqlite" ? SqliteClient.layer({ filename: where }) : PgClient.layer({ url: Redacted.make(where) })
+    const client: Layer.Layer<SqlClient.SqlClient, unknown> = dialect === "sqlite" ? SqliteClient.layer({ filename: where }) : PgClient.layer({ url: Redacted.make(where) })
     const ttl = 600
     const { store } = yield* Effect.map(
       Layer.build(SqlStore.layer({ leaseTtl: ttl }).pipe(Layer.provide(client))),

@@ -204,7 +204,7 @@ describe("SqlRunStore options", () => {
     Effect.gen(function*() {
       const db = yield* dialects[0]!.database
       const refusal = (options: SqlRunStore.Options) =>
-        SqlRunStore.layer(options).pipe(Layer.provide(db.client), Layer.build, Effect.flip, Effect.map((e) => e.message))
+        SqlRunStore.layer(options).pipe(Layer.provide(db.client), Layer.build, Effect.flip, Effect.map((e) => (e as RunStore.StoreError).message))
       expect(yield* refusal({ leaseTtl: "0 millis" })).toBe("Invalid SqlRunStore option: leaseTtl must be a positive, finite duration (got 0)")
       expect(yield* refusal({ retention: Duration.infinity })).toBe("Invalid SqlRunStore option: retention must be a positive, finite duration (got Infinity)")
       expect(yield* refusal({ retention: "a while" as never })).toBe(`Invalid SqlRunStore option: retention "a while" is not a duration`)

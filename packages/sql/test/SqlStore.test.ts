@@ -121,6 +121,39 @@ describe("SqlStore and the conversation's lease", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("SqlStore and a resume that lost the race", () => {
+  it.effect("a resume that read the run paused, but holds the conversation only after another resume completed it, is RunAlreadyResumed, not ConversationDiverged", () =>
+    Effect.gen(function*() {
+      const database = yield* dialects[0]!.database
+      const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+      const inner = Context.get(sql, RunStore.RunStore)
+      const { agent, executions } = bank()
+      const provided = <A, E, R>(effect: Effect.Effect<A, E, R>, store: RunStore.RunStore.Service) =>
+        effect.pipe(
+          Effect.provideService(RunStore.RunStore, store),
+          Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
+          Effect.provide(script)
+        )
+      const paused = yield* provided(Agent.run(agent, { input: "pay", conversationId: "c-lost" }), inner)
+      if (paused._tag !== "Paused") throw new Error("expected a pause")
+      let overtaken = false
+      // the other resume claims and completes the run between this one's read and its hold of the conversation
+      const racing: RunStore.RunStore.Service = {
+        ...inner,
+        lease: (key, options) =>
+          key.startsWith("conversation:") && !overtaken
+            ? Effect.zipRight(
+              Effect.sync(() => void (overtaken = true)).pipe(Effect.zipRight(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner))),
+              inner.lease(key, options)
+            ).pipe(Effect.orDie)
+            : inner.lease(key, options)
+      }
+      const lost = yield* Effect.flip(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), racing))
+      expect([lost._tag, lost.message]).toEqual(["RunAlreadyResumed", `Run ${paused.runId} was resumed already: it is completed now`])
+      expect(executions).toEqual({ lookup: 1, transfer: 1 })
+    }).pipe(Effect.scoped))
+})
+
 describe("SqlStore layers", () => {
   it.effect("layerSqlite opens the file in WAL mode; a file that cannot be opened is a StoreError with SQLite's message", () =>
     Effect.gen(function*() {

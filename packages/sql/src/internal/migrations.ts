@@ -34,6 +34,14 @@ const store = Effect.gen(function*() {
     outcome TEXT NOT NULL
   )`
   yield* sql`CREATE INDEX agentfx_outcomes_run ON agentfx_outcomes (run_id, seq)`
+  // SQLite: a transition's UPDATE clears the run's outcomes in the same statement
+  // (PostgreSQL does it in the UPDATE's own statement, a data-modifying WITH)
+  yield* sql.onDialectOrElse({
+    sqlite: () =>
+      sql`CREATE TRIGGER agentfx_runs_transition AFTER UPDATE OF version ON agentfx_runs
+        BEGIN DELETE FROM agentfx_outcomes WHERE run_id = NEW.run_id; END`,
+    orElse: () => Effect.void
+  })
   yield* sql`CREATE TABLE agentfx_leases (
     lease_key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,

@@ -22,7 +22,7 @@ const RunRow = Schema.Struct({
   version: Schema.Number,
   created_at: Millis,
   updated_at: Millis,
-  checkpoint: Schema.NullOr(Schema.parseJson())
+  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null })
 })
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(RunRow))
@@ -42,6 +42,9 @@ const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
 })
 
 const records = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (decoded) => decoded.map(toRecord))
+
+/** Every column but the checkpoint. */
+const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at"
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
@@ -86,19 +89,18 @@ export const make = (options: Options | undefined) =>
         Effect.sync(() => void (prunedAt = now))
       )
 
+    /** One statement: the compare-and-set UPDATE, and the clearing of the run's outcomes (a trigger on SQLite, a WITH on PostgreSQL). */
     const transitionStatement = (runId: string, transition: RunStore.Transition, now: number) => {
       const update = sql`UPDATE agentfx_runs
         SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)}
         WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
-        RETURNING *`
+        RETURNING ${sql.literal(columns)}`
       return sql.onDialectOrElse({
-        // one statement: the update and the clearing of the outcomes commit together
         pg: () =>
           sql`WITH next AS (${update}),
             cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next))
             SELECT * FROM next`,
-        orElse: () =>
-          sql.withTransaction(Effect.tap(update, (rows) => rows.length === 0 ? Effect.void : sql`DELETE FROM agentfx_outcomes WHERE run_id = ${runId}`))
+        orElse: () => update
       })
     }
 
@@ -137,7 +139,8 @@ export const make = (options: Options | undefined) =>
       transition: (runId, transition) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => transitionStatement(runId, transition, now)).pipe(
           Effect.flatMap(records),
-          Effect.map((next) => next[0]),
+          // the checkpoint is the one just written: not read back
+          Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
         ),
       recordOutcome: (runId, outcome) =>

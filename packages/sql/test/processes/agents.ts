@@ -1,10 +1,11 @@
 /** The agent of the concurrent resumes (`Processes.test.ts` pauses it, children resume it). */
-import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, type ChatModel, ScriptedChatModel, Tool } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Layer } from "effect"
 import { Effect, Schema } from "effect"
 
 /** `transfer` needs approval and records its execution (tool name and process) in `executions`. */
-export const transferAgent = Agent.make({
+export const transferAgent: Agent.Agent<{}, SqlClient.SqlClient> = Agent.make({
   name: "bank",
   tools: [Tool.make("transfer", {
     description: "Sends money",
@@ -19,7 +20,7 @@ export const transferAgent = Agent.make({
   })]
 })
 
-export const transferModel = ScriptedChatModel.layer((request) =>
+export const transferModel: Layer.Layer<ChatModel.ChatModel | ScriptedChatModel.ScriptedChatModel> = ScriptedChatModel.layer((request) =>
   request.messages.at(-1)?._tag === "User"
     ? ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 100 } })
     : ScriptedChatModel.text("done")

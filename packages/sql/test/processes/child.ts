@@ -73,13 +73,11 @@ const recover = (db: string, managerName: string) =>
   Effect.gen(function*() {
     const store = yield* RunStore.RunStore
     const [running] = yield* store.list({ status: "running" })
-    let refused = 0
     const exit = yield* Agent.recover(crashAgent(false), running!.runId).pipe(
-      Effect.tapError((error) => Effect.sync(() => error._tag === "RunAlreadyResumed" && refused++)),
       // the crashed process's lease lives for up to a second after the crash
       Effect.retry({ while: (error) => error._tag === "RunAlreadyResumed", schedule: Schedule.spaced("100 millis"), times: 100 })
     )
-    yield* say({ exit: exit._tag, text: exit._tag === "Completed" ? exit.text : undefined, refusedWhileLeased: refused > 0 })
+    yield* say({ exit: exit._tag, text: exit._tag === "Completed" ? exit.text : undefined })
   }).pipe(
     Effect.provide(SqlStore.layer({ leaseTtl: "1 second" }).pipe(Layer.provideMerge(client("sqlite", db)))),
     Effect.provide(manager(managerName)),
