@@ -3,8 +3,8 @@
  *
  * - S1, SQLite (a temp file): one step's writes — the pause (running → paused, with the
  *   checkpoint), the claim (paused → running, with the batch) and three results — timed per
- *   step; and a whole `Agent.run` (pausing) + `Agent.resume` (completing) on SQLite beside the
- *   in-memory store.
+ *   step, with `synchronous` normal (the default) and full (an fsync per commit); and a whole
+ *   `Agent.run` (pausing) + `Agent.resume` (completing) on SQLite beside the in-memory store.
  * - S2, PostgreSQL (when `AGENTFX_PG_URL` is set; a schema of its own, dropped after): 1,000
  *   paused runs, 8 claimants each resuming every one of them, in its own order: resumes per
  *   second, and every run resumed exactly once.
@@ -52,65 +52,77 @@ const check = (name: string, ok: boolean, detail: string) => checks.push({ name,
 const rows: Array<readonly [string, string]> = []
 const ms = (x: number) => `${x.toFixed(3)} ms`
 
-/** S1: one step's writes on SQLite, timed per step; then Agent.run + Agent.resume on SQLite and in memory. */
-const sqlite = Effect.gen(function*() {
-  const dir = mkdtempSync(join(tmpdir(), "agentfx-bench-"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-  const layer = SqlStore.layerSqlite({ filename: join(dir, "bench.db") })
-  const context = yield* Layer.build(layer)
-  const store = Context.get(context, RunStore.RunStore)
-  // a real checkpoint: a paused run's
-  const { agent } = bankAgent()
-  const paused = yield* Agent.run(agent, { input: "100", conversationId: "bench" }).pipe(Effect.provide(context), Effect.provide(model))
-  if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
-  const checkpoint = paused.checkpoint
-  const outcome = (i: number) => ({ _tag: "Succeeded" as const, callId: `c${i}`, toolName: "transfer", value: `sent ${i}` })
-  const steps = quick ? 300 : 3_000
-  const warmup = quick ? 50 : 500
-  yield* store.insert({ runId: "s1", agent: "bank", conversationId: "s1", ephemeral: false, status: "running", version: 1, createdAt: 0, updatedAt: 0 })
-  let version = 1
-  const step = Effect.gen(function*() {
-    const pausedAt = yield* store.transition("s1", { from: { status: "running", version }, to: "paused", checkpoint })
-    const claimed = yield* store.transition("s1", { from: { status: "paused", version: version + 1 }, to: "running", checkpoint })
-    if (pausedAt === undefined || claimed === undefined) return yield* Effect.dieMessage("a transition was refused")
-    version += 2
-    for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", outcome(i))
+/** A real checkpoint (a paused run's) and a store's context, on a SQLite file that `synchronous` says how to commit. */
+const sqliteStore = (synchronous: "full" | "normal") =>
+  Effect.gen(function*() {
+    const dir = mkdtempSync(join(tmpdir(), "agentfx-bench-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+    const context = yield* Layer.build(SqlStore.layerSqlite({ filename: join(dir, "bench.db"), synchronous }))
+    const { agent } = bankAgent()
+    const paused = yield* Agent.run(agent, { input: "100", conversationId: "bench" }).pipe(Effect.provide(context), Effect.provide(model))
+    if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
+    return { context, checkpoint: paused.checkpoint }
   })
-  const times: Array<number> = []
-  for (let i = 0; i < warmup + steps; i++) {
-    const start = performance.now()
-    yield* step
-    if (i >= warmup) times.push(performance.now() - start)
-  }
-  check("S1: every transition of every step applied", version === 1 + 2 * (warmup + steps), `version ${version}`)
-  check("S1: the results since the last claim are the last step's 3", (yield* store.outcomes("s1")).length === 3, "")
-  const sorted = [...times].sort((a, b) => a - b)
-  const perStep = median(times)
-  rows.push(["S1 SQLite: pause-write + claim + 3 result writes, per step (median)", ms(perStep)])
-  rows.push(["S1 SQLite: the same, p99", ms(sorted[Math.floor(sorted.length * 0.99)]!)])
-  rows.push(["S1 SQLite: checkpoint written (bytes of JSON)", String(JSON.stringify(checkpoint).length)])
-  check("S1: target ≤ 1 ms per step (reported, never failed on)", true, ms(perStep))
 
-  // a whole pause and resume, through the agent
-  const cycles = quick ? 50 : 500
+/** S1: one step's writes — pause, claim, 3 results — timed per step. */
+const stepCost = (synchronous: "full" | "normal") =>
+  Effect.gen(function*() {
+    const { checkpoint, context } = yield* sqliteStore(synchronous)
+    const store = Context.get(context, RunStore.RunStore)
+    const outcome = (i: number) => ({ _tag: "Succeeded" as const, callId: `c${i}`, toolName: "transfer", value: `sent ${i}` })
+    const steps = quick ? 300 : 3_000
+    const warmup = quick ? 50 : 500
+    yield* store.insert({ runId: "s1", agent: "bank", conversationId: "s1", ephemeral: false, status: "running", version: 1, createdAt: 0, updatedAt: 0 })
+    let version = 1
+    const step = Effect.gen(function*() {
+      const pausedAt = yield* store.transition("s1", { from: { status: "running", version }, to: "paused", checkpoint })
+      const claimed = yield* store.transition("s1", { from: { status: "paused", version: version + 1 }, to: "running", checkpoint })
+      if (pausedAt === undefined || claimed === undefined) return yield* Effect.dieMessage("a transition was refused")
+      version += 2
+      for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", outcome(i))
+    })
+    const times: Array<number> = []
+    for (let i = 0; i < warmup + steps; i++) {
+      const start = performance.now()
+      yield* step
+      if (i >= warmup) times.push(performance.now() - start)
+    }
+    check(`S1 (${synchronous}): every transition of every step applied`, version === 1 + 2 * (warmup + steps), `version ${version}`)
+    check(`S1 (${synchronous}): the results since the last claim are the last step's 3`, (yield* store.outcomes("s1")).length === 3, "")
+    const sorted = [...times].sort((a, b) => a - b)
+    rows.push([`S1 SQLite, synchronous ${synchronous}${synchronous === "normal" ? " (default)" : ""}: pause-write + claim + 3 result writes per step, median`, ms(median(times))])
+    rows.push([`S1 SQLite, synchronous ${synchronous}: the same, p99`, ms(sorted[Math.floor(sorted.length * 0.99)]!)])
+    return JSON.stringify(checkpoint).length
+  }).pipe(Effect.scoped)
+
+/** S1: a whole pause and resume through the agent, on SQLite and in memory. */
+const cycles = Effect.gen(function*() {
+  const { context } = yield* sqliteStore("normal")
+  const count = quick ? 50 : 500
   const cycle = (provided: Layer.Layer<RunStore.RunStore>) =>
     Effect.gen(function*() {
       const { agent, executions } = bankAgent()
       const start = performance.now()
-      for (let i = 0; i < cycles; i++) {
+      for (let i = 0; i < count; i++) {
         const exit = yield* Agent.run(agent, { input: String(i), conversationId: `cycle-${i}` })
         if (exit._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
         yield* Agent.resume(agent, exit.runId, Decision.approveAll())
       }
-      const each = (performance.now() - start) / cycles
-      return { each, ran: [...executions.values()].filter((n) => n === 1).length }
+      return { each: (performance.now() - start) / count, ran: [...executions.values()].filter((n) => n === 1).length }
     }).pipe(Effect.provide(provided), Effect.provide(model))
   const onSqlite = yield* cycle(Layer.succeedContext(context))
   const inMemory = yield* cycle(RunStore.layerMemory())
-  check("S1: every cycle's transfer ran once (SQLite, in memory)", onSqlite.ran === cycles && inMemory.ran === cycles, `${onSqlite.ran}, ${inMemory.ran} of ${cycles}`)
-  rows.push(["S1 Agent.run (pauses) + Agent.resume (completes), SQLite", ms(onSqlite.each)])
+  check("S1: every cycle's transfer ran once (SQLite, in memory)", onSqlite.ran === count && inMemory.ran === count, `${onSqlite.ran}, ${inMemory.ran} of ${count}`)
+  rows.push(["S1 Agent.run (pauses) + Agent.resume (completes), SQLite (synchronous normal)", ms(onSqlite.each)])
   rows.push(["S1 the same, in-memory store", ms(inMemory.each)])
 }).pipe(Effect.scoped)
+
+const sqlite = Effect.gen(function*() {
+  const bytes = yield* stepCost("normal")
+  yield* stepCost("full")
+  rows.push(["S1 checkpoint written per transition (bytes of JSON)", String(bytes)])
+  yield* cycles
+})
 
 /** S2: 8 claimants, each resuming every one of the paused runs in its own order, on the store in context. */
 const resumes = Effect.gen(function*() {

@@ -83,22 +83,76 @@ const opened = <E>(what: string, client: Layer.Layer<SqlClient.SqlClient, E>): L
       : Layer.fail(new RunStore.StoreError({ message: `Could not open ${what}: ${describe(Cause.squash(cause))}` })))
 
 /**
+ * How SQLite opens the file.
+ *
+ * @example
+ * ```ts
+ * import type { SqlStore } from "@agentfx/sql"
+ *
+ * const options: SqlStore.SqliteClientOptions = { filename: "agentfx.db", synchronous: "full" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteClientOptions {
+  /** The database file (created when missing; its directory must exist). */
+  readonly filename: string
+  /**
+   * When a commit reaches the disk. `"normal"` (default, as better-sqlite3 sets WAL mode): at
+   * WAL checkpoints, not at every commit — a process crash loses nothing committed, but a
+   * power loss or an OS crash may roll back the last commits, a claim among them, after which
+   * an approved call could run again. `"full"`: before the commit returns (an fsync per
+   * commit) — nothing committed is lost even then, at the cost of an fsync per write (about
+   * 3 ms each on the test machine's virtual disk).
+   */
+  readonly synchronous?: "full" | "normal"
+}
+
+/**
  * Options of the SQLite store.
  *
  * @since 0.1.0
  * @category models
  */
-export interface SqliteOptions extends Options {
-  /** The database file (created when missing; its directory must exist). */
-  readonly filename: string
+export interface SqliteOptions extends Options, SqliteClientOptions {}
+
+/**
+ * The SQLite client the SQLite store uses — the file in WAL mode, with `synchronous` set,
+ * one connection (statements of one process run one at a time); a file that cannot be
+ * opened, or an invalid option, fails it with `StoreError`. Provide it to {@link layer}
+ * together with your own tables' code to use one connection for both.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { SqlStore } from "@agentfx/sql"
+ *
+ * const Database = SqlStore.layerSqliteClient({ filename: "app.db" })
+ * const StoreLive = SqlStore.layer().pipe(Layer.provideMerge(Database))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqliteClient = (options: SqliteClientOptions): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> => {
+  const synchronous = options.synchronous ?? "normal"
+  if (synchronous !== "full" && synchronous !== "normal") {
+    return Layer.fail(new RunStore.StoreError({ message: `Invalid SQLite option: synchronous must be "full" or "normal" (got ${JSON.stringify(synchronous)})` }))
+  }
+  return opened(
+    `SQLite database ${options.filename}`,
+    SqliteClient.layer({ filename: options.filename }).pipe(
+      Layer.tap((context) => Context.get(context, SqliteClient.SqliteClient).unsafe(`PRAGMA synchronous = ${synchronous.toUpperCase()}`))
+    )
+  )
 }
 
 /**
  * The run store and the chat memory in a SQLite file — the embedded default: nothing to
- * install or run. The file is opened in WAL mode, with one connection (statements of one
- * process run one at a time). Processes sharing the file share the store (writes are
- * serialised by SQLite's lock; a process waits up to 5 s for it). A file that cannot be
- * opened fails the Layer with `StoreError`.
+ * install or run ({@link layerSqliteClient} says how the file is opened). Processes sharing
+ * the file share the store: their writes are serialised by SQLite's lock (a process waits up
+ * to 5 s for it, blocking its event loop meanwhile: the driver is synchronous).
  *
  * @example
  * ```ts
@@ -116,7 +170,7 @@ export interface SqliteOptions extends Options {
  * @category layers
  */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> =>
-  layer(options).pipe(Layer.provide(opened(`SQLite database ${options.filename}`, SqliteClient.layer({ filename: options.filename }))))
+  layer(options).pipe(Layer.provide(layerSqliteClient(options)))
 
 /**
  * Options of the PostgreSQL store: `@effect/sql-pg`'s `PgClientConfig` (given to

@@ -1,5 +1,4 @@
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
@@ -155,14 +154,22 @@ describe("SqlStore and a resume that lost the race", () => {
 })
 
 describe("SqlStore layers", () => {
-  it.effect("layerSqlite opens the file in WAL mode; a file that cannot be opened is a StoreError with SQLite's message", () =>
+  it.effect("layerSqliteClient opens the file in WAL mode, synchronous NORMAL unless told \"full\"; anything else is refused", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const filename = join(dir, "agentfx.db")
-      yield* Effect.provide(Effect.void, SqlStore.layerSqlite({ filename }))
-      const mode = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`PRAGMA journal_mode`).pipe(Effect.provide(SqliteClient.layer({ filename, disableWAL: true })))
-      expect(mode).toEqual([{ journal_mode: "wal" }])
-      const missing = join(dir, "no", "such", "dir", "agentfx.db")
+      const pragmas = (options: SqlStore.SqliteClientOptions) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all([sql`PRAGMA journal_mode`, sql`PRAGMA synchronous`])).pipe(
+          Effect.provide(SqlStore.layerSqliteClient(options))
+        )
+      expect(yield* pragmas({ filename: join(dir, "normal.db") })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 1 }]])
+      expect(yield* pragmas({ filename: join(dir, "full.db"), synchronous: "full" })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 2 }]])
+      const refused = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: join(dir, "x.db"), synchronous: "off" as never })))
+      expect(refused.message).toBe(`Invalid SQLite option: synchronous must be "full" or "normal" (got "off")`)
+    }).pipe(Effect.scoped))
+
+  it.effect("layerSqlite: a file that cannot be opened is a StoreError with SQLite's message", () =>
+    Effect.gen(function*() {
+      const missing = join(yield* tempDir, "no", "such", "dir", "agentfx.db")
       const error = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: missing })))
       expect(error).toEqual(new RunStore.StoreError({
         message: `Could not open SQLite database ${missing}: Cannot open database because the directory does not exist (SQLITE_CANTOPEN)`

@@ -1,7 +1,8 @@
 /**
  * The schema of the store and the memory, applied with `@effect/sql`'s Migrator (its own
  * table: `agentfx_migrations`). Times are milliseconds since the epoch, read from `Clock`;
- * JSON is kept as text, byte for byte as written (a signed checkpoint stays verifiable).
+ * JSON is kept as text on both dialects (the store never queries inside it; PostgreSQL's
+ * jsonb would only reorder keys).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
