@@ -1,21 +1,9 @@
 import type { RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
+import { record } from "../../core/test/runStoreConformance.js"
 import { SqlRunStore, SqlStore } from "../src/index.js"
 import { dialects, storeOn } from "./fixtures.js"
-
-const record = (runId: string, overrides: Partial<RunStore.RunRecord> = {}): RunStore.RunRecord => ({
-  runId,
-  agent: "agent",
-  conversationId: `conversation-${runId}`,
-  ephemeral: false,
-  status: "paused",
-  version: 1,
-  createdAt: 0,
-  updatedAt: 0,
-  checkpoint: { pending: ["c1"] },
-  ...overrides
-})
 
 const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, toolName: "t", value: { id: callId } })
 
