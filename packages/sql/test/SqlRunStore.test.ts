@@ -1,9 +1,9 @@
 import type { RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
 import { record } from "../../core/test/runStoreConformance.js"
 import { SqlRunStore, SqlStore } from "../src/index.js"
-import { dialects, storeOn } from "./fixtures.js"
+import { dialects, pgSkipped, pgUrl, storeOn } from "./fixtures.js"
 
 const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, toolName: "t", value: { id: callId } })
 
@@ -185,6 +185,28 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       yield* TestClock.adjust("2 seconds")
       expect(yield* a.store.holder("conversation:c")).toEqual(Option.none())
     }).pipe(Effect.scoped))
+})
+
+describe(`SqlRunStore leases on PostgreSQL${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () => {
+  it.live.skipIf(pgUrl === undefined)("a lease attempt waiting on a database that does not answer can be interrupted: it ends at once and leaves no row", () =>
+    Effect.gen(function*() {
+      const db = yield* dialects[1]!.database
+      const { sql, store } = yield* storeOn(db)
+      const unlock = yield* Deferred.make<void>()
+      // another session holds the table: the lease's INSERT waits for it
+      const locker = yield* Effect.fork(sql.withTransaction(Effect.zipRight(sql`LOCK TABLE agentfx_leases IN ACCESS EXCLUSIVE MODE`, Deferred.await(unlock))))
+      yield* Effect.sleep("200 millis")
+      const attempt = yield* Effect.fork(Effect.scoped(store.lease("conversation:c", { owner: "interrupted", wait: false })))
+      const waiting = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO agentfx_leases%'`
+      yield* Effect.repeat(waiting, { until: (rows) => rows[0]!.n === 1, schedule: Schedule.spaced("20 millis") })
+      // the table is still locked: the interruption does not wait for it
+      yield* Fiber.interruptFork(attempt)
+      expect(Exit.isInterrupted(yield* Fiber.await(attempt).pipe(Effect.timeout("5 seconds")))).toBe(true)
+      yield* Deferred.succeed(unlock, undefined)
+      yield* Fiber.join(locker)
+      expect(yield* sql`SELECT owner FROM agentfx_leases`).toEqual([])
+      expect(yield* store.holder("conversation:c")).toEqual(Option.none())
+    }).pipe(Effect.scoped), 30_000)
 })
 
 describe("SqlRunStore options", () => {

@@ -50,15 +50,23 @@ export const make = (sql: SqlClient.SqlClient, ttl: number) => {
       })
     )
 
-  /** One attempt: held (released when the scope closes, renewed until then), or `false`. */
+  /**
+   * One attempt: held (released when the scope closes, renewed until then), or `false`. The
+   * statement can be interrupted (a database that does not answer): `@effect/sql-pg` cancels
+   * it; a row committed just before the cancel arrived expires after the ttl.
+   */
   const attempt = (key: string, owner: string) =>
-    Effect.uninterruptible(Effect.gen(function*() {
-      const token = randomUUID()
-      if (!(yield* acquire(key, owner, token))) return false
-      yield* Effect.addFinalizer(() => release(key, token))
-      yield* Effect.forkScoped(Effect.interruptible(keepAlive(key, token)))
-      return true
-    }))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const token = randomUUID()
+        const held = yield* restore(acquire(key, owner, token))
+        if (!held) return false
+        yield* Effect.addFinalizer(() => release(key, token))
+        // a fiber forked here would inherit the mask: its scope could not stop it
+        yield* Effect.forkScoped(Effect.interruptible(keepAlive(key, token)))
+        return true
+      })
+    )
 
   /** Attempts until held, waiting between attempts (on `Clock`): 10 ms, doubling up to 500 ms, each ±20%. */
   const waitFor = (key: string, owner: string, delay: number): Effect.Effect<boolean, RunStore.StoreError, import("effect").Scope.Scope> =>
