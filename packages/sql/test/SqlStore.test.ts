@@ -183,7 +183,7 @@ describe("SqlStore layers", () => {
       expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
     }).pipe(Effect.scoped))
 
-  it.live.skipIf(pgUrl === undefined)(`layerPg takes PgClient's options as they are (host, port, username, database) ${pgUrl === undefined ? pgSkipped : ""}`, () =>
+  it.live.skipIf(pgUrl === undefined)(`layerPg takes PgClient's options as they are (host, port, username, database)${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () =>
     Effect.gen(function*() {
       const url = new URL(pgUrl!)
       const context = yield* Layer.build(SqlStore.layerPg({
