@@ -59,6 +59,22 @@ for (const dialect of dialects) {
         expect(history.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
       }).pipe(Effect.scoped))
 
+    it.effect.skipIf(dialect.skip)("a run without a conversation id pauses with its messages in its record only, and resumes by id from another process", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const record = yield* inProcess(store, Effect.flatMap(RunStore.RunStore, (s) => s.get(paused.runId)))
+        expect(Option.map(record, (r) => [r.ephemeral, r.status])).toEqual(Option.some([true, "paused"]))
+        const resumed = yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))
+        expect(resumed._tag === "Completed" && resumed.messages.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const stored = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) AS n FROM agentfx_messages`).pipe(Effect.provide(database.client))
+        expect(Number(stored[0]!.n)).toBe(0)
+      }).pipe(Effect.scoped))
+
     it.effect.skipIf(dialect.skip)("an interrupted run stays running; Agent.recover in another process keeps the finished call's result and cancels the one cut off", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database

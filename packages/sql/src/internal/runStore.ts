@@ -17,7 +17,7 @@ const RunRow = Schema.Struct({
   run_id: Schema.String,
   agent: Schema.String,
   conversation_id: Schema.String,
-  ephemeral: Schema.Union(Schema.Number, Schema.Boolean),
+  ephemeral: Schema.Number,
   status: RunStore.Status,
   version: Schema.Number,
   created_at: Millis,
@@ -33,7 +33,7 @@ const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
   runId: row.run_id,
   agent: row.agent,
   conversationId: row.conversation_id,
-  ephemeral: row.ephemeral === true || row.ephemeral === 1,
+  ephemeral: row.ephemeral === 1,
   status: row.status,
   version: row.version,
   createdAt: row.created_at,
@@ -65,8 +65,8 @@ const positive = (name: string, value: Duration.DurationInput | undefined, fallb
         : Effect.fail(`${name} must be a positive, finite duration (got ${Duration.format(duration)})`)
   ).pipe(Effect.mapError((message) => new RunStore.StoreError({ message: `Invalid SqlRunStore option: ${message}` })))
 
-export const defaultRetention = "24 hours"
-export const defaultLeaseTtl = "30 seconds"
+const defaultRetention = "24 hours"
+const defaultLeaseTtl = "30 seconds"
 
 /** See `SqlRunStore.make`. */
 export const make = (options: Options | undefined) =>
