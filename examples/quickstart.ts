@@ -1,5 +1,6 @@
 import { OpenAiChatModel } from "@agentfx/ai"
-import { Agent, Decision, Tool, ToolCallingManager } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 
 const getWeather = Tool.make("get_weather", {
@@ -17,10 +18,17 @@ const program = Effect.gen(function*() {
   while (exit._tag === "Paused") { // a call that needs approval, or an environment error: a person decides
     console.log("paused for", exit.reason, exit.pending.map((p) => p.call.name))
     const decision = exit.reason === "approval" ? Decision.approveAll() : Decision.retry()
-    exit = yield* Agent.resume(agent, exit.checkpoint, decision) // the checkpoint is plain JSON
+    exit = yield* Agent.resume(agent, exit.runId, decision) // exactly one resume of a pause proceeds
   }
   console.log(exit.text)
 })
 
-const AppLive = Layer.mergeAll(OpenAiChatModel.layerConfig(), ToolCallingManager.bounded({ permits: 4 }))
-Effect.runPromise(program.pipe(Effect.provide(AppLive)))
+// OpenAI when OPENAI_API_KEY is set (OPENAI_MODEL, OPENAI_BASE_URL optional), else a scripted model
+const Model = OpenAiChatModel.layerConfig().pipe(Layer.orElse(() =>
+  ScriptedChatModel.layer([
+    ScriptedChatModel.toolCalls({ id: "call_1", name: "get_weather", args: { city: "Oslo" } }),
+    ScriptedChatModel.text("Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)")
+  ])
+))
+
+program.pipe(Effect.provide(Layer.mergeAll(Model, ToolCallingManager.bounded({ permits: 4 }))), NodeRuntime.runMain)

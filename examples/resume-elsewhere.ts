@@ -9,6 +9,7 @@
  */
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import { SqlStore } from "@agentfx/sql"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -54,7 +55,7 @@ const secondProcess = (filename: string, runId: string) =>
   Effect.gen(function*() {
     const paused = yield* Effect.flatMap(RunStore.RunStore, (store) => store.list({ status: "paused" }))
     yield* say(`paused runs in the store: ${paused.map((r) => `${r.runId} (${r.agent}, conversation ${r.conversationId})`).join(", ")}`)
-    const exit = yield* Agent.resume(agent, runId, Decision.approveAll())
+    const exit = yield* Agent.resume(agent, runId, Decision.approveAll(), { decidedBy: "ada@example.com" })
     if (exit._tag !== "Completed") return yield* Effect.dieMessage("expected the run to complete")
     yield* say(`completed: ${exit.text}`)
     const again = yield* Effect.flip(Agent.resume(agent, runId, Decision.approveAll()))
@@ -70,7 +71,4 @@ const program = resumeAt === -1
   )
   : secondProcess(process.argv[resumeAt + 1]!, process.argv[resumeAt + 2]!)
 
-Effect.runPromise(program.pipe(Effect.provide(model))).catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+NodeRuntime.runMain(program.pipe(Effect.provide(model)))

@@ -1,10 +1,17 @@
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { response } from "../../packages/ai/test/fixtures.js"
+import { envelope } from "../../packages/ai/test/recordings/responses.js"
 import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
+
+describe("docs/testing.md", () => {
+  it("shows examples/test/testing.test.ts verbatim", () => {
+    const guide = Fs.readFileSync(`${root}/docs/testing.md`, "utf8")
+    expect(guide).toContain(Fs.readFileSync(`${root}/examples/test/testing.test.ts`, "utf8").trim())
+  })
+})
 
 describe("README quick start (examples/quickstart.ts)", () => {
   it("is in the README verbatim", () => {
@@ -12,13 +19,19 @@ describe("README quick start (examples/quickstart.ts)", () => {
     expect(readme).toContain(Fs.readFileSync(`${root}/examples/quickstart.ts`, "utf8").trim())
   })
 
+  it("without OPENAI_API_KEY it runs on its scripted model, and says what to set", async () => {
+    const { raw, stderr } = await run("quickstart.ts")
+    expect([raw, stderr]).toEqual(["Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)\n", ""])
+  }, 60_000)
+
   it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
     const server = await jsonServer((_body, index) =>
-      response(
-        index === 0
+      envelope({
+        status: "completed",
+        output: index === 0
           ? [{ type: "function_call", call_id: "call_1", name: "get_weather", arguments: `{"city":"Oslo"}` }]
           : [{ type: "message", id: "m1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is sunny in Oslo.", annotations: [] }] }]
-      )
+      })
     )
     try {
       const { raw: stdout } = await run("quickstart.ts", "", { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${server.url}/v1` })

@@ -22,7 +22,7 @@ describe("examples/resume-elsewhere.ts", () => {
       "  [transfer] sending 250 to NO93 8601 1117 947",
       `completed: Done: "sent 250 to NO93 8601 1117 947"`,
       "resumed again? RunAlreadyResumed",
-      "resumed here too? RunAlreadyResumed: Run <id> was resumed already: it is completed now",
+      "resumed here too? RunAlreadyResumed: Run <id> was already decided by ada@example.com: it is completed now",
       `conversation "rent" in the store: User, Assistant, ToolResult, Assistant`
     ])
   }, 60_000)

@@ -1,6 +1,6 @@
 /**
  * Any `@effect/ai` `LanguageModel` as a `ChatModel`, so every `@effect/ai` provider works
- * with the agent loop (OpenAI Responses, Anthropic Messages, …). The loop owns tool
+ * with the agent loop (Google, Amazon Bedrock, OpenRouter, a custom one, …). The loop owns tool
  * execution: each call is made with `disableToolCallResolution: true`, the model's tool
  * calls come back unresolved, keyed by the provider's call ids.
  *
@@ -10,21 +10,32 @@ import { ChatModel } from "@agentfx/core"
 import { LanguageModel } from "@effect/ai"
 import type { AiError } from "@effect/ai"
 import type { ParseResult } from "effect"
-import { Clock, Effect, Layer, Stream } from "effect"
+import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "effect"
+import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
+import { maskError, masker } from "./internal/mask.js"
+import * as Timeout from "./internal/timeout.js"
 import * as ModelRetry from "./ModelRetry.js"
+import type * as ModelTimeout from "./ModelTimeout.js"
 
 /**
- * How the adapter reports and retries.
+ * How the adapter reports, bounds and retries. `idleTimeout` counts between the
+ * `LanguageModel`'s stream parts (this adapter sees no bytes).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** Names the provider in error messages, e.g. `"OpenAI"`. Default `"the language model"`. */
+export interface Options extends ModelTimeout.Options {
+  /** Names the provider in error messages, e.g. `"Google"`. Default `"the language model"`. */
   readonly provider?: string | undefined
-  /** Retries of transient failures (429, 5xx, network). */
+  /** Retries of transient failures (429, 5xx, network, timeouts, overloaded servers). */
   readonly retry?: ModelRetry.Options | undefined
+  /**
+   * Credentials the `LanguageModel`'s client was given (its API key): masked (`***`)
+   * wherever they appear in a `ModelError`'s message, like URL credentials and
+   * `Authorization`/`x-api-key` values always are.
+   */
+  readonly secrets?: ReadonlyArray<Redacted.Redacted> | undefined
 }
 
 /**
@@ -33,19 +44,24 @@ export interface Options {
  * ids, a tool result's `isError` as `isFailure`), sends our tools' JSON Schemas verbatim
  * (without their `$schema` key), and maps usage, finish reason and `AiError`s. A tool call
  * whose arguments are not JSON fails the call with `InvalidResponse` (`@effect/ai` parses
- * them). Streaming uses `LanguageModel.streamText`. Interrupting a call aborts its request.
+ * them). Streaming uses `LanguageModel.streamText`; an `error` part fails the stream with
+ * the server's error, classified like an HTTP status (`overloaded_error` is transient).
+ * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
+ * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
+ * `InvalidRequest`, not a defect.
  *
  * @example
  * ```ts
- * import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+ * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
  * import { FetchHttpClient } from "@effect/platform"
  * import { Layer, Redacted } from "effect"
  * import { ChatModel } from "@agentfx/core"
  * import { AiChatModel } from "@agentfx/ai"
  *
- * const ModelLive = Layer.effect(ChatModel.ChatModel, AiChatModel.fromLanguageModel({ provider: "OpenAI" })).pipe(
- *   Layer.provide(OpenAiLanguageModel.layer({ model: "gpt-4.1-mini" })),
- *   Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make("sk-…") })),
+ * const apiKey = Redacted.make("sk-ant-…")
+ * const ModelLive = Layer.effect(ChatModel.ChatModel, AiChatModel.fromLanguageModel({ provider: "Anthropic", secrets: [apiKey] })).pipe(
+ *   Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
+ *   Layer.provide(AnthropicClient.layer({ apiKey })),
  *   Layer.provide(FetchHttpClient.layer)
  * )
  * ```
@@ -58,6 +74,9 @@ export const fromLanguageModel = (
 ): Effect.Effect<ChatModel.ChatModel.Service, never, LanguageModel.LanguageModel> =>
   Effect.map(LanguageModel.LanguageModel, (model) => {
     const provider = options?.provider ?? "the language model"
+    const mask = maskError(masker((options?.secrets ?? []).map(Redacted.value)))
+    const timeouts = Timeout.resolve(options, provider)
+    const tooDeep = Internal.unencodable(provider)
     const toModelError = (error: AiError.AiError | ParseResult.ParseError) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Internal.fromAiError(provider, now)(error)))
     const callOptions = (request: ChatModel.ChatRequest) => ({
@@ -67,25 +86,37 @@ export const fromLanguageModel = (
     })
 
     const generate = (request: ChatModel.ChatRequest) =>
-      model.generateText(callOptions(request)).pipe(
-        Effect.catchAll(toModelError),
-        Effect.map((response): ChatModel.ChatResponse => ({
-          text: response.text,
-          toolCalls: response.toolCalls.map(Internal.toolCall),
-          finishReason: Internal.finishReason(response.finishReason),
-          usage: Internal.usage(response.usage)
-        })),
-        (call) => ModelRetry.retry(call, options?.retry),
+      Either.match(timeouts, {
+        onLeft: Effect.fail,
+        onRight: ({ request: requestTimeout }) =>
+          model.generateText(callOptions(request)).pipe(
+            Effect.catchAll(toModelError),
+            Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
+            Effect.map((response): ChatModel.ChatResponse => ({
+              text: response.text,
+              toolCalls: response.toolCalls.map(Internal.toolCall),
+              finishReason: Internal.finishReason(response.finishReason),
+              usage: Internal.usage(response.usage)
+            })),
+            (attempt) => Timeout.request(attempt, requestTimeout, provider),
+            (call) => ModelRetry.retry(call, options?.retry)
+          )
+      }).pipe(
+        Effect.mapError(mask),
         Effect.withSpan("AiChatModel.generate", { attributes: { provider } })
       )
 
-    const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
+    const attempt = (request: ChatModel.ChatRequest, bounds: Timeout.Resolved) =>
       Stream.suspend(() => {
         let text = ""
         const toolCalls: Array<ReturnType<typeof Internal.toolCall>> = []
         let finish: ChatModel.ChatResponse | undefined
         const parts = model.streamText(callOptions(request)).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
+          Stream.catchAllCause((cause) =>
+            Option.match(Option.flatMap(Cause.dieOption(cause), tooDeep), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
+          ),
+          (raw) => Timeout.idle(raw, bounds.idle, provider),
           Stream.mapEffect((part) => {
             switch (part.type) {
               case "text-delta":
@@ -103,9 +134,7 @@ export const fromLanguageModel = (
                 }
                 return Effect.succeed([])
               case "error":
-                return Effect.fail(
-                  new ChatModel.ModelError({ reason: "Other", message: `${provider} failed mid-stream: ${JSON.stringify(part.error)}` })
-                )
+                return Effect.fail(errorFromPayload({ provider, payload: part.error, where: "mid-stream" }))
               default:
                 return Effect.succeed([])
             }
@@ -117,9 +146,15 @@ export const fromLanguageModel = (
             ? Effect.fail(new ChatModel.ModelError({ reason: "InvalidResponse", message: `${provider}'s stream ended without finishing` }))
             : Effect.succeed<ChatModel.StreamPart>({ _tag: "Done", response: { ...finish, text, toolCalls } })
         )
-        return Stream.concat(parts, Stream.fromEffect(done))
+        return Timeout.requestStream(Stream.concat(parts, Stream.fromEffect(done)), bounds.request, provider)
+      })
+
+    const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
+      Either.match(timeouts, {
+        onLeft: (error) => Stream.fail(error),
+        onRight: (bounds) => ModelRetry.retryStream(attempt(request, bounds), options?.retry)
       }).pipe(
-        (call) => ModelRetry.retryStream(call, options?.retry),
+        Stream.mapError(mask),
         Stream.withSpan("AiChatModel.stream", { attributes: { provider } })
       )
 

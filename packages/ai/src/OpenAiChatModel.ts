@@ -1,38 +1,75 @@
 /**
- * OpenAI through `@effect/ai-openai`, which speaks the **Responses** API
- * (`POST {apiUrl}/responses`). For servers that only speak Chat Completions (Ollama, vLLM,
- * llama.cpp, LM Studio) use `ChatCompletionsModel`.
+ * OpenAI's **Responses** API (`POST {apiUrl}/responses`), spoken by our own adapter on
+ * `@effect/platform`'s `HttpClient` (see docs/decisions/020). For servers that only speak
+ * Chat Completions (Ollama, vLLM, llama.cpp, LM Studio) use `ChatCompletionsModel`.
  *
  * @since 0.1.0
  */
-import type { ChatModel } from "@agentfx/core"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { FetchHttpClient } from "@effect/platform"
+import { ChatModel } from "@agentfx/core"
+import { FetchHttpClient, HttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Effect, Layer } from "effect"
-import type { Redacted } from "effect"
-import * as AiChatModel from "./AiChatModel.js"
+import { Effect, Layer, Redacted } from "effect"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
+import * as Wire from "./internal/responses.js"
+import { endpoint } from "./internal/transport.js"
+import * as WireModel from "./internal/wireModel.js"
 import type * as ModelRetry from "./ModelRetry.js"
+import type * as ModelTimeout from "./ModelTimeout.js"
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export interface Options extends ModelTimeout.Options {
   readonly apiKey: Redacted.Redacted
   /** e.g. `gpt-4.1-mini`. */
   readonly model: string
-  /** Default `https://api.openai.com/v1`; the client posts to `{apiUrl}/responses`. */
+  /** Default `https://api.openai.com/v1`; requests go to `{apiUrl}/responses`. */
   readonly apiUrl?: string | undefined
   /**
    * OpenAI's strict function calling (`strict: true` on every tool). Strict mode refuses
    * schemas with optional properties, which tools commonly have, so the default is `false`.
    */
   readonly strict?: boolean | undefined
-  /** Retries of transient failures (429, 5xx, network). */
+  /** Retries of transient failures (429, 5xx, network, timeouts, `server_error` events). */
   readonly retry?: ModelRetry.Options | undefined
 }
+
+/**
+ * OpenAI as a `ChatModel` on the `HttpClient` in context: `Authorization: Bearer` with the
+ * key, the system prompt as a `developer` message for reasoning models (`o…`, `gpt-5…`).
+ * Tool-call arguments that are not valid JSON reach the tool as the raw string (it refuses
+ * them, the model is told), as with `ChatCompletionsModel`.
+ *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { Layer, Redacted } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ * import { OpenAiChatModel } from "@agentfx/ai"
+ *
+ * const ModelLive = Layer.effect(
+ *   ChatModel.ChatModel,
+ *   OpenAiChatModel.make({ apiKey: Redacted.make("sk-…"), model: "gpt-4.1-mini" })
+ * ).pipe(Layer.provide(FetchHttpClient.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (client) =>
+    WireModel.make(client, {
+      ...options,
+      wire: Wire.wire(options.model, options.strict ?? false),
+      endpoint: endpoint({
+        url: `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`,
+        provider: () => "OpenAI",
+        credentials: { authorization: Redacted.make(`Bearer ${Redacted.value(options.apiKey)}`) }
+      }),
+      span: "OpenAiChatModel",
+      attributes: { model: options.model }
+    }))
 
 /**
  * OpenAI as the `ChatModel`, on `fetch`.
@@ -49,16 +86,12 @@ export interface Options {
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
-  AiChatModel.layer({ provider: "OpenAI", retry: options.retry }).pipe(
-    Layer.provide(OpenAiLanguageModel.layer({ model: options.model, config: { strict: options.strict ?? false } })),
-    Layer.provide(OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.apiUrl })),
-    Layer.provide(FetchHttpClient.layer)
-  )
+  Layer.effect(ChatModel.ChatModel, make(options)).pipe(Layer.provide(FetchHttpClient.layer))
 
 /**
  * OpenAI as the `ChatModel`, configured from `Config` — by default the environment:
  * `OPENAI_API_KEY` (required), `OPENAI_MODEL` (default `gpt-4.1-mini`), `OPENAI_BASE_URL`
- * (optional); blank values count as unset.
+ * (optional); blank values count as unset (a blank key is a `ConfigError`).
  *
  * @example
  * ```ts
@@ -72,11 +105,11 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
  * @category layers
  */
 export const layerConfig = (
-  options?: ProviderConfig & {
+  options?: ProviderConfig & ModelTimeout.Options & {
     readonly strict?: boolean
     readonly retry?: ModelRetry.Options
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
-    Effect.map(readProviderConfig("OPENAI", "gpt-4.1-mini", options), (config) => layer({ ...config, strict: options?.strict, retry: options?.retry }))
+    Effect.map(readProviderConfig("OPENAI", "gpt-4.1-mini", options), (config) => layer({ ...options, ...config }))
   )

@@ -1,32 +1,16 @@
 import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer } from "effect"
 import { AnthropicChatModel } from "../src/index.js"
-import { fastRetry, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
-import { eventually, hang, json, loopback, sse } from "./loopback.js"
+import { collect, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { anthropic as format, anthropicMessage, anthropicToolUse as toolUse, stream, streamedAnswer } from "./formats.js"
+import { eventually, hang, json, loopback } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
 
-const model = (url: string) =>
-  AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: url, retry: fastRetry })
-
-/** A Messages API response. */
-const message = (content: ReadonlyArray<object>, stop_reason: string, input: number, output: number) => ({
-  id: "msg_01",
-  type: "message",
-  role: "assistant",
-  model: "claude-sonnet-4-5",
-  content,
-  stop_reason,
-  stop_sequence: null,
-  usage: { input_tokens: input, output_tokens: output }
-})
-
-const toolUse = { type: "tool_use", id: "toolu_01Oslo", name: "get_weather", input: { city: "Oslo" } }
-const callWeather = message([{ type: "text", text: "Let me check." }, toolUse], "tool_use", 20, 5)
-const answer = message([{ type: "text", text: "It is sunny in Oslo." }], "end_turn", 30, 7)
+const model = format.model
 
 const streamedCall = [
-  { type: "message_start", message: { ...message([], "tool_use", 20, 1), stop_reason: null } },
+  { type: "message_start", message: anthropicMessage([], null, 20, 1) },
   { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_01Oslo", name: "get_weather", input: {} } },
   { type: "ping" },
   { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"city\":" } },
@@ -35,43 +19,28 @@ const streamedCall = [
   { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } },
   { type: "message_stop" }
 ]
-const streamedText = [
-  { type: "message_start", message: { ...message([], "end_turn", 30, 1), stop_reason: null } },
-  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "It is sunny " } },
-  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "in Oslo." } },
-  { type: "content_block_stop", index: 0 },
-  { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 7 } },
-  { type: "message_stop" }
-]
 
 const toolResultTurn = {
   role: "user",
   content: [{ type: "tool_result", tool_use_id: "toolu_01Oslo", content: "\"Sunny in Oslo\"", is_error: false }]
 }
 
-const format: Scenarios.WireFormat = {
-  model,
-  callWeather: (res) => json(res, callWeather),
-  answer: (res) => json(res, answer)
-}
-
 describe("AnthropicChatModel (Messages API)", () => {
-  it.live("drives a full run: tool schemas sent verbatim, the tool result sent back with the tool_use id", () =>
+  it.live("drives a full run: the exact request, tool schemas verbatim, the tool result sent back with the tool_use id", () =>
     Effect.gen(function*() {
       const requests = yield* Scenarios.weatherRunCompletes(format)
-
-      expect(requests.map((r) => r.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"])
-      expect(requests[0]!.headers["x-api-key"]).toBe("sk-ant-test")
-      expect(requests[0]!.headers["anthropic-version"]).toBe("2023-06-01")
-      const first = requests[0]!.body
-      expect(first.model).toBe("claude-sonnet-4-5")
-      expect(first.system).toEqual([{ type: "text", text: "You are a weather bot." }])
-      expect(first.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] }])
-      expect(first.tools).toEqual([{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }])
-      expect(first.tool_choice).toEqual({ type: "auto" })
+      expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/messages", "POST /v1/messages"])
+      expect([requests[0]!.headers["x-api-key"], requests[0]!.headers["anthropic-version"]]).toEqual(["sk-ant-test", "2023-06-01"])
+      expect(requests[0]!.body).toEqual({
+        model: "claude-sonnet-4-5",
+        max_tokens: 4096,
+        system: [{ type: "text", text: "You are a weather bot." }],
+        messages: [{ role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] }],
+        tools: [{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }],
+        tool_choice: { type: "auto" }
+      })
       expect(requests[1]!.body.messages.slice(1)).toEqual([
-        { role: "assistant", content: [{ type: "text", text: "Let me check." }, { ...toolUse }] },
+        { role: "assistant", content: [{ type: "text", text: "Let me check." }, toolUse] },
         toolResultTurn
       ])
     }).pipe(Effect.scoped))
@@ -79,10 +48,9 @@ describe("AnthropicChatModel (Messages API)", () => {
   it.live("a failed tool call is sent back with is_error: true", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) =>
-        json(res, index === 0 ? message([{ ...toolUse, input: { town: "Oslo" } }], "tool_use", 1, 1) : answer)
+        index === 0 ? json(res, anthropicMessage([{ ...toolUse, input: { town: "Oslo" } }], "tool_use", 1, 1)) : format.answer(res)
       )
-      const agent = yield* weatherAgent
-      yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)))
+      yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)))
       const result = server.requests[1]!.body.messages[2].content[0]
       expect([result.type, result.tool_use_id, result.is_error]).toEqual(["tool_result", "toolu_01Oslo", true])
       expect(JSON.parse(result.content)).toMatch(/^semantic error: /)
@@ -90,20 +58,83 @@ describe("AnthropicChatModel (Messages API)", () => {
 
   it.live("streams (SSE): text deltas, then exactly one Done", () =>
     Effect.gen(function*() {
-      const [request] = yield* Scenarios.streamsTextThenDone(format, (res) => sse(res, streamedText, { named: true }))
-      expect(request!.body.stream).toBe(true)
+      const [sent] = yield* Scenarios.streamsTextThenDone(format)
+      expect(sent!.body.stream).toBe(true)
     }))
   it.live("drives a full run over SSE: the streamed tool_use reaches the tool and its result comes back", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) => sse(res, index === 0 ? streamedCall : streamedText, { named: true }))
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
+      const server = yield* loopback((req, res, index) => stream(format, index === 0 ? streamedCall : streamedAnswer(format))(req, res, index))
+      const exit = yield* Agent.run(yield* weatherAgent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
       expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
-      expect(server.requests[1]!.body.messages.slice(1)).toEqual([
-        { role: "assistant", content: [toolUse] },
-        toolResultTurn
+      expect(server.requests[1]!.body.messages.slice(1)).toEqual([{ role: "assistant", content: [toolUse] }, toolResultTurn])
+    }).pipe(Effect.scoped))
+
+  it.live("overloaded_error mid-stream before any text: transient, with Anthropic's message, retried", () => Scenarios.transientMidStreamRetried(format))
+  it.live("overloaded_error after text: not retried", () => Scenarios.transientAfterTextFails(format))
+
+  it.live("stop_reason refusal: its own finish reason, the text kept", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback(stream(format, [
+        ...format.streamed.before,
+        { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "I can't help with that." } },
+        { type: "content_block_stop", index: 0 },
+        { type: "message_delta", delta: { stop_reason: "refusal", stop_sequence: null }, usage: { output_tokens: 6 } },
+        { type: "message_stop" }
+      ]))
+      const parts = yield* collect().pipe(Effect.provide(model(server.url)))
+      const done = parts.at(-1)
+      expect(done?._tag === "Done" && [done.response.text, done.response.finishReason]).toEqual(["I can't help with that.", "refusal"])
+    }).pipe(Effect.scoped))
+
+  it.live("usage: input counts cache writes and reads; the last cumulative count wins; total is input + output", () =>
+    Effect.gen(function*() {
+      const cached = { input_tokens: 12, cache_creation_input_tokens: 300, cache_read_input_tokens: 2000, output_tokens: 1 }
+      const server = yield* loopback((_req, res, index) =>
+        index === 0
+          ? json(res, { ...anthropicMessage([{ type: "text", text: "Hi" }], "end_turn", 0, 0), usage: { ...cached, output_tokens: 9 } })
+          : stream(format, [
+            { type: "message_start", message: { ...anthropicMessage([], null, 0, 0), usage: cached } },
+            ...format.streamed.before.slice(1),
+            ...format.streamed.deltas,
+            { type: "content_block_stop", index: 0 },
+            { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { ...cached, output_tokens: 9 } },
+            { type: "message_stop" }
+          ])(_req, res, index)
+      )
+      const generated = yield* generate().pipe(Effect.provide(model(server.url)))
+      const streamed = (yield* collect().pipe(Effect.provide(model(server.url)))).at(-1)
+      const expected = { inputTokens: 2312, outputTokens: 9, totalTokens: 2321 }
+      expect(generated.usage).toEqual(expected)
+      expect(streamed?._tag === "Done" && streamed.response.usage).toEqual(expected)
+    }).pipe(Effect.scoped))
+
+  it.live("thinking blocks, server tools and events the adapter does not know are skipped", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback(stream(format, [
+        format.streamed.before[0],
+        { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
+        { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "The user wants weather." } },
+        { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCgIYAhIM" } },
+        { type: "content_block_stop", index: 0 },
+        { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+        { type: "a_future_event", detail: {} },
+        { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "It is sunny in Oslo." } },
+        { type: "content_block_delta", index: 1, delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } } },
+        { type: "content_block_stop", index: 1 },
+        ...format.streamed.after.slice(1)
+      ]))
+      const parts = yield* collect().pipe(Effect.provide(model(server.url)))
+      expect(parts).toEqual([
+        { _tag: "TextDelta", text: "It is sunny in Oslo." },
+        {
+          _tag: "Done",
+          response: { text: "It is sunny in Oslo.", toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
+        }
       ])
     }).pipe(Effect.scoped))
+
+  it.live("a cut stream (no message_stop, no stop reason) is InvalidResponse, never an answer", () => Scenarios.cutStreamIsInvalid(format))
+  it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
 
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
     Scenarios.rateLimitedThenCompletes(
@@ -119,18 +150,15 @@ describe("AnthropicChatModel (Messages API)", () => {
   it.live("a 400 fails the run with InvalidRequest and Anthropic's message, without a retry", () =>
     Scenarios.refused(
       format,
-      (res) =>
-        json(res, { type: "error", error: { type: "invalid_request_error", message: "tools.0.input_schema: JSON schema is invalid" } }, 400),
+      (res) => json(res, { type: "error", error: { type: "invalid_request_error", message: "tools.0.input_schema: JSON schema is invalid" } }, 400),
       () => "Anthropic answered HTTP 400: tools.0.input_schema: JSON schema is invalid. The request was refused; retrying will not help."
     ))
 
-  it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
-    Scenarios.abortedWhenInterrupted(format))
+  it.live("interrupting a run aborts the model request: the server sees the connection close", () => Scenarios.abortedWhenInterrupted(format))
   it.live("a timeout around a run aborts the model request: the server sees the connection close", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => hang(res))
-      const agent = yield* weatherAgent
-      const fiber = yield* Agent.run(agent, { input: "Weather?" }).pipe(
+      const fiber = yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(
         Effect.provide(model(server.url)),
         Effect.timeout("300 millis"),
         Effect.flip,
@@ -141,14 +169,36 @@ describe("AnthropicChatModel (Messages API)", () => {
       yield* eventually(() => server.aborted.length === 1)
       expect(server.aborted).toEqual([0])
     }).pipe(Effect.scoped))
+  it.live("sends tool_choice none, any and a named tool (with the tools)", () =>
+    Effect.map(Scenarios.toolChoicesSent(format), (sent) => expect(sent).toEqual([{ type: "none" }, { type: "any" }, { type: "tool", name: "get_weather" }])))
 
-  it.live("layerConfig reads ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL (default claude-sonnet-4-5)", () =>
+  describe("timeouts", () => {
+    it.effect("idleTimeout: headers and ping, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))
+    it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
+      Scenarios.requestTimeout(format))
+    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+  })
+
+  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+
+  describe("credentials", () => {
+    it.live("spans hold no credential: the key, the base URL's user:pass", () =>
+      Effect.map(Scenarios.spansMasked(format, "both"), (attributes) =>
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "claude-sonnet-4-5", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages$/) })))
+    it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a base URL with user:pass@ is sent as Authorization: Basic beside x-api-key, and never shown", () =>
+      Effect.map(Scenarios.urlCredentials(format), (requests) => expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test", "sk-ant-test"])))
+  })
+
+  it.live("layerConfig reads ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL (default claude-sonnet-4-5); a blank key is missing", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => json(res, answer))
-      const env = { ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }
-      yield* generate().pipe(
+      const server = yield* loopback((_req, res) => format.answer(res))
+      const withEnv = (env: Record<string, string>) =>
         Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
-      )
+      yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }))
       expect([server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]]).toEqual(["claude-sonnet-4-5", "sk-ant-env"])
+      const blank = yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: " ", ANTHROPIC_BASE_URL: server.url }), Effect.flip)
+      expect(String(blank)).toContain("Expected ANTHROPIC_API_KEY to be set, but it is blank (a blank value counts as unset)")
+      expect(server.requests).toHaveLength(1)
     }).pipe(Effect.scoped))
 })

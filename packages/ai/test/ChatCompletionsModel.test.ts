@@ -1,39 +1,16 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Either,  Layer, Redacted, Schedule, Stream } from "effect"
-import { ChatCompletionsModel, type ModelRetry } from "../src/index.js"
-import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
-import { eventually, json, loopback, sse } from "./loopback.js"
+import { ConfigProvider, Effect, Layer, Schedule, Stream } from "effect"
+import { ChatCompletionsModel } from "../src/index.js"
+import { collect, generate, request, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { chatCompletions as format, chunk, completion, stream, usageChunk } from "./formats.js"
+import { eventually, json, loopback, sse, sseText } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
 
-const model = (url: string, retry: ModelRetry.Options = fastRetry) =>
-  ChatCompletionsModel.layer({ baseUrl: `${url}/v1/`, model: "llama3.2", apiKey: Redacted.make("sk-local"), retry })
+const model = format.model
+const noRetry = { schedule: Schedule.stop }
 
-const completion = (message: object, finish_reason: string | null, usage?: object) => ({
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  created: 1_700_000_000,
-  model: "llama3.2",
-  choices: [{ index: 0, message: { role: "assistant", content: null, ...message }, finish_reason }],
-  ...(usage === undefined ? {} : { usage })
-})
-
-const callWeather = completion(
-  { tool_calls: [{ id: "call_oslo", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Oslo\"}" } }] },
-  "tool_calls",
-  { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 }
-)
-const answer = completion({ content: "It is sunny in Oslo." }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 })
-
-const chunk = (delta: object, finish_reason: string | null = null) => ({
-  id: "chatcmpl-2",
-  object: "chat.completion.chunk",
-  created: 1_700_000_000,
-  model: "llama3.2",
-  choices: [{ index: 0, delta, finish_reason }]
-})
-
-/** A streamed tool call whose arguments arrive in pieces, two calls interleaved by index. */
+/** A streamed tool call whose arguments arrive in pieces, two calls interleaved by index (OpenAI). */
 const streamedToolCalls = [
   chunk({ role: "assistant", content: null, tool_calls: null }),
   chunk({ tool_calls: [{ index: 0, id: "call_oslo", type: "function", function: { name: "get_weather", arguments: "" } }] }),
@@ -42,7 +19,7 @@ const streamedToolCalls = [
   chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Oslo\"}" } }] }),
   chunk({ tool_calls: [{ index: 1, function: { arguments: "ty\":\"Rome\"}" } }] }),
   chunk({}, "tool_calls"),
-  { id: "chatcmpl-2", object: "chat.completion.chunk", created: 1, model: "llama3.2", choices: [], usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 } },
+  usageChunk(20, 9),
   "[DONE]"
 ]
 const streamedAnswer = [
@@ -50,15 +27,31 @@ const streamedAnswer = [
   chunk({ content: "It is sunny " }),
   chunk({ content: "in Oslo." }),
   chunk({ content: null }, "stop"),
-  { id: "chatcmpl-3", object: "chat.completion.chunk", created: 1, model: "llama3.2", choices: [], usage: { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 } },
+  usageChunk(30, 7),
   "[DONE]"
 ]
 
-const format: Scenarios.WireFormat = {
-  model,
-  callWeather: (res) => json(res, callWeather),
-  answer: (res) => json(res, answer)
-}
+/** The tool calls of one streamed answer made of `chunks`, then `finish_reason: "tool_calls"` and `[DONE]`. */
+const streamedCalls = (chunks: ReadonlyArray<object>) =>
+  Effect.gen(function*() {
+    const server = yield* loopback(stream(format, [...chunks, chunk({}, "tool_calls"), "[DONE]"]))
+    const parts = yield* collect().pipe(Effect.provide(model(server.url)))
+    const done = parts.at(-1)
+    return done?._tag === "Done" ? done.response.toolCalls : []
+  }).pipe(Effect.scoped)
+
+const weather = (city: string) => ({ name: "get_weather", arguments: JSON.stringify({ city }) })
+
+/** The error a stream fails with, when the server sends `events` (or this raw event-stream text). */
+const streamError = (events: ReadonlyArray<unknown> | string) =>
+  Effect.gen(function*() {
+    const server = yield* loopback((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.end(typeof events === "string" ? events : sseText(events))
+    })
+    const error = yield* collect().pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.flip)
+    return { error, provider: format.provider(server.url) }
+  }).pipe(Effect.scoped)
 
 describe("ChatCompletionsModel", () => {
   it.live("drives a full run: tool schemas sent, the tool result sent back with the model's call id, usage summed", () =>
@@ -87,9 +80,9 @@ describe("ChatCompletionsModel", () => {
 
   it.live("streams (SSE): stream and stream_options sent, text deltas, then exactly one Done with the accumulated response", () =>
     Effect.gen(function*() {
-      const [request] = yield* Scenarios.streamsTextThenDone(format, (res) => sse(res, streamedAnswer))
-      expect(request!.headers.accept).toBe("text/event-stream")
-      expect(request!.body).toEqual({
+      const [sent] = yield* Scenarios.streamsTextThenDone(format)
+      expect(sent!.headers.accept).toBe("text/event-stream")
+      expect(sent!.body).toEqual({
         model: "llama3.2",
         messages: [{ role: "user", content: "hi" }],
         stream: true,
@@ -117,6 +110,191 @@ describe("ChatCompletionsModel", () => {
       ])
     }).pipe(Effect.scoped))
 
+  describe("tool-call deltas as servers send them", () => {
+    it.live("Mistral: whole calls without index, each with its own id", () =>
+      Effect.map(
+        streamedCalls([
+          chunk({ role: "assistant", content: "" }),
+          chunk({ tool_calls: [{ id: "D681PevKs", function: weather("Oslo") }] }),
+          chunk({ tool_calls: [{ id: "kIhwkEvZ2", function: weather("Rome") }] })
+        ]),
+        (calls) =>
+          expect(calls).toEqual([
+            { id: "D681PevKs", name: "get_weather", args: { city: "Oslo" } },
+            { id: "kIhwkEvZ2", name: "get_weather", args: { city: "Rome" } }
+          ])
+      ))
+    it.live("Gemini's compatible endpoint: two whole calls in one chunk, no index, empty ids", () =>
+      Effect.map(
+        streamedCalls([chunk({ role: "assistant", tool_calls: [{ id: "", type: "function", function: weather("Oslo") }, { id: "", type: "function", function: weather("Rome") }] })]),
+        (calls) => {
+          expect(calls.map((call) => [call.name, call.args])).toEqual([["get_weather", { city: "Oslo" }], ["get_weather", { city: "Rome" }]])
+          expect(calls.map((call) => call.id)).toEqual([expect.stringMatching(/^call_[0-9a-f-]{36}$/), expect.stringMatching(/^call_[0-9a-f-]{36}$/)])
+          expect(calls[0]!.id).not.toBe(calls[1]!.id)
+        }
+      ))
+    it.live("Ollama: every call numbered index 0, each a whole call with its own id: two calls, never {…}{…}", () =>
+      Effect.map(
+        streamedCalls([
+          chunk({ role: "assistant", content: "", tool_calls: [{ id: "call_0tq1l5v3", index: 0, type: "function", function: weather("Oslo") }] }),
+          chunk({ role: "assistant", content: "", tool_calls: [{ id: "call_x8f2kq0c", index: 0, type: "function", function: weather("Rome") }] })
+        ]),
+        (calls) =>
+          expect(calls).toEqual([
+            { id: "call_0tq1l5v3", name: "get_weather", args: { city: "Oslo" } },
+            { id: "call_x8f2kq0c", name: "get_weather", args: { city: "Rome" } }
+          ])
+      ))
+    it.live("Ollama without ids: index 0 twice, each piece named with whole arguments: two calls", () =>
+      Effect.map(
+        streamedCalls([
+          chunk({ tool_calls: [{ index: 0, function: weather("Oslo") }] }),
+          chunk({ tool_calls: [{ index: 0, function: weather("Rome") }] })
+        ]),
+        (calls) => expect(calls.map((call) => call.args)).toEqual([{ city: "Oslo" }, { city: "Rome" }])
+      ))
+    it.live("a server repeating a call's whole arguments: replaced, not concatenated", () =>
+      Effect.map(
+        streamedCalls([
+          chunk({ tool_calls: [{ index: 0, id: "call_1", function: { name: "get_weather", arguments: "{\"city\":" } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Oslo\"}" } }] }),
+          chunk({ tool_calls: [{ index: 0, id: "call_1", function: { arguments: "{\"city\":\"Oslo\"}" } }] })
+        ]),
+        (calls) => expect(calls).toEqual([{ id: "call_1", name: "get_weather", args: { city: "Oslo" } }])
+      ))
+    it.live("pieces with neither index nor id continue the latest call, in order", () =>
+      Effect.map(
+        streamedCalls([
+          chunk({ tool_calls: [{ id: "call_a", function: { name: "get_weather", arguments: "{\"city\"" } }] }),
+          chunk({ tool_calls: [{ function: { arguments: ":\"Oslo\"}" } }] }),
+          chunk({ tool_calls: [{ id: "call_b", function: { name: "get_weather", arguments: "" } }] }),
+          chunk({ tool_calls: [{ function: { arguments: "{\"city\":\"Rome\"}" } }] })
+        ]),
+        (calls) =>
+          expect(calls).toEqual([
+            { id: "call_a", name: "get_weather", args: { city: "Oslo" } },
+            { id: "call_b", name: "get_weather", args: { city: "Rome" } }
+          ])
+      ))
+  })
+
+  describe("refusals", () => {
+    it.live("a streamed delta.refusal: its own finish reason, its text kept and streamed", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback(stream(format, [
+          chunk({ role: "assistant", content: null, refusal: "" }),
+          chunk({ refusal: "I'm sorry, " }),
+          chunk({ refusal: "I can't help with that." }),
+          chunk({}, "stop"),
+          usageChunk(12, 9),
+          "[DONE]"
+        ]))
+        const parts = yield* collect().pipe(Effect.provide(model(server.url)))
+        expect(parts).toEqual([
+          { _tag: "TextDelta", text: "I'm sorry, " },
+          { _tag: "TextDelta", text: "I can't help with that." },
+          {
+            _tag: "Done",
+            response: {
+              text: "I'm sorry, I can't help with that.",
+              toolCalls: [],
+              finishReason: "refusal",
+              usage: { inputTokens: 12, outputTokens: 9, totalTokens: 21 }
+            }
+          }
+        ])
+      }).pipe(Effect.scoped))
+    it.live("message.refusal of a non-streamed answer", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => json(res, completion({ content: null, refusal: "I can't help with that." }, "stop")))
+        const response = yield* generate().pipe(Effect.provide(model(server.url)))
+        expect([response.text, response.finishReason]).toEqual(["I can't help with that.", "refusal"])
+      }).pipe(Effect.scoped))
+  })
+
+  describe("errors inside the stream", () => {
+    it.live("OpenAI's server_error with code null, before any text: Unavailable with the server's message, retried", () =>
+      Scenarios.transientMidStreamRetried(format))
+    it.live("a transient error after text was streamed is not retried", () => Scenarios.transientAfterTextFails(format))
+    it.live("Groq: an `event: error` whose status_code decides the class", () =>
+      Effect.gen(function*() {
+        const groq = yield* streamError(
+          `event: error\ndata: ${JSON.stringify({ error: { message: "Service Unavailable", type: "internal_server_error", status_code: 503 } })}\n\n`
+        )
+        expect([groq.error.reason, groq.error.status, groq.error.isTransient, groq.error.message]).toEqual([
+          "Unavailable",
+          503,
+          true,
+          `${groq.provider} failed mid-stream (internal_server_error): Service Unavailable`
+        ])
+        const bare = yield* streamError([{ error: { message: "Service Unavailable", status_code: 503 } }])
+        expect([bare.error.reason, bare.error.status, bare.error.message]).toEqual([
+          "Unavailable",
+          503,
+          `${bare.provider} failed mid-stream (503): Service Unavailable`
+        ])
+      }))
+    it.live("string codes (rate_limit_exceeded), vLLM's numeric code, unknown codes", () =>
+      Effect.gen(function*() {
+        const limited = yield* streamError([{ error: { message: "Rate limit reached", type: "tokens", code: "rate_limit_exceeded" } }])
+        const vllm = yield* streamError([{ error: { object: "error", message: "prompt is too long", type: "BadRequestError", param: null, code: 400 } }])
+        const unknown = yield* streamError([{ error: { message: "something odd", type: "weird_error" } }])
+        expect([limited.error.reason, limited.error.isTransient]).toEqual(["RateLimited", true])
+        expect([vllm.error.reason, vllm.error.status, vllm.error.message]).toEqual([
+          "InvalidRequest",
+          400,
+          `${vllm.provider} failed mid-stream (BadRequestError): prompt is too long`
+        ])
+        expect([unknown.error.reason, unknown.error.isTransient, unknown.error.message]).toEqual([
+          "Other",
+          false,
+          `${unknown.provider} failed mid-stream (weird_error): something odd`
+        ])
+      }))
+    it.live("a stream event that is not JSON is an InvalidResponse", () =>
+      Effect.gen(function*() {
+        const { error } = yield* streamError(["{not json"])
+        expect([error.reason, error.message]).toEqual(["InvalidResponse", expect.stringContaining("sent a stream event that is not JSON: {not json")])
+      }))
+  })
+
+  describe("the end of a stream", () => {
+    it.live("no finish_reason and no [DONE]: the connection was cut — InvalidResponse, never an answer", () =>
+      Scenarios.cutStreamIsInvalid(format))
+    it.live("a finish_reason without [DONE], or [DONE] without a finish_reason, is a whole answer", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res, index) =>
+          sse(res, index === 0 ? [chunk({ content: "Hi" }, "stop")] : [chunk({ content: "Hi" }), "[DONE]"])
+        )
+        const first = yield* collect().pipe(Effect.provide(model(server.url)))
+        const second = yield* collect().pipe(Effect.provide(model(server.url)))
+        expect([first.at(-1), second.at(-1)].map((part) => part?._tag === "Done" && [part.response.text, part.response.finishReason])).toEqual([
+          ["Hi", "stop"],
+          ["Hi", "unknown"]
+        ])
+      }).pipe(Effect.scoped))
+  })
+
+  it.live("usage: the total is input + output, whatever total_tokens the server sends", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) =>
+        json(res, completion({ content: "Hi" }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 52 }))
+      )
+      const response = yield* generate().pipe(Effect.provide(model(server.url)))
+      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+    }).pipe(Effect.scoped))
+
+  it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
+  it.live("a stream answered with JSON that is not an error is an InvalidResponse", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, completion({ content: "Hi" }, "stop")))
+      const error = yield* collect().pipe(Effect.provide(model(server.url)), Effect.flip)
+      expect([error.reason, error.message]).toEqual([
+        "InvalidResponse",
+        expect.stringContaining("sent JSON where an event stream was asked for: {\"id\":\"chatcmpl-1\"")
+      ])
+    }).pipe(Effect.scoped))
+
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
     Scenarios.rateLimitedThenCompletes(
       format,
@@ -124,48 +302,11 @@ describe("ChatCompletionsModel", () => {
     ))
   it.live("a 503 on a stream is retried before its first part", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) =>
-        index === 0 ? json(res, { error: "loading model" }, 503) : sse(res, streamedAnswer)
-      )
+      const server = yield* loopback((_req, res, index) => (index === 0 ? json(res, { error: "loading model" }, 503) : sse(res, streamedAnswer)))
       const parts = yield* collect().pipe(Effect.provide(model(server.url)))
       expect(parts.map((p) => p._tag)).toEqual(["TextDelta", "TextDelta", "Done"])
       expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
-
-  it.live("a stream that fails after its first part is not retried, even when the failure is transient", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) =>
-        sse(res, [chunk({ content: "Hel" }), { error: { message: "engine overloaded", code: 503 } }])
-      )
-      const parts = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        m.stream(request()).pipe(
-          Stream.either,
-          Stream.runCollect
-        )
-      ).pipe(Effect.provide(model(server.url)))
-      const [first, failure] = Chunk.toArray(parts)
-      expect(first).toEqual(Either.right({ _tag: "TextDelta", text: "Hel" }))
-      expect(Either.isLeft(failure!) && [failure.left.reason, failure.left.status, failure.left.message]).toEqual([
-        "Unavailable",
-        503,
-        `the Chat Completions server at ${server.url}/v1/chat/completions answered HTTP 503: engine overloaded.`
-      ])
-      expect(server.requests).toHaveLength(1)
-    }).pipe(Effect.scoped))
-
-  it.live("a stream event that is not JSON is an InvalidResponse", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => sse(res, ["{not json"]))
-      const error = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        m.stream(request()).pipe(
-          Stream.runCollect,
-          Effect.flip
-        )
-      ).pipe(Effect.provide(model(server.url)))
-      expect(error.reason).toBe("InvalidResponse")
-      expect(error.message).toContain("sent a stream event that is not JSON: {not json")
-    }).pipe(Effect.scoped))
-
   it.live("a 400 fails the run with InvalidRequest and the server's message, without a retry", () =>
     Scenarios.refused(
       format,
@@ -178,7 +319,7 @@ describe("ChatCompletionsModel", () => {
       const server = yield* loopback((_req, res, index) =>
         index === 0 ? json(res, { error: "bad key" }, 401) : json(res, { error: "slow down" }, 429, { "retry-after": "7" })
       )
-      const call = generate().pipe(Effect.provide(model(server.url, { schedule: Schedule.stop })), Effect.flip)
+      const call = generate().pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.flip)
       const unauthorized = yield* call
       expect([unauthorized.reason, unauthorized.status, unauthorized.message]).toEqual([
         "Unauthorized",
@@ -189,10 +330,9 @@ describe("ChatCompletionsModel", () => {
       expect([limited.reason, limited.status, limited.retryAfterMillis, limited.isTransient]).toEqual(["RateLimited", 429, 7000, true])
       expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
-
   it.live("a refused connection is a transient Network error", () =>
     Effect.gen(function*() {
-      const error = yield* generate().pipe(Effect.provide(model("http://127.0.0.1:1", { schedule: Schedule.stop })), Effect.flip)
+      const error = yield* generate().pipe(Effect.provide(model("http://127.0.0.1:1", { retry: noRetry })), Effect.flip)
       expect(error.reason).toBe("Network")
       expect(error.isTransient).toBe(true)
       expect(error.message).toContain("could not reach the Chat Completions server at http://127.0.0.1:1/v1/chat/completions")
@@ -201,12 +341,9 @@ describe("ChatCompletionsModel", () => {
   it.live("malformed tool-call arguments: the tool is not run, the model is told, the run goes on", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) =>
-        json(
-          res,
-          index === 0
-            ? completion({ tool_calls: [{ id: "call_bad", type: "function", function: { name: "get_weather", arguments: "{city: Oslo" } }] }, "tool_calls")
-            : answer
-        )
+        index === 0
+          ? json(res, completion({ tool_calls: [{ id: "call_bad", type: "function", function: { name: "get_weather", arguments: "{city: Oslo" } }] }, "tool_calls"))
+          : format.answer(res)
       )
       const agent = yield* weatherAgent
       const exit = yield* Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)))
@@ -217,47 +354,59 @@ describe("ChatCompletionsModel", () => {
       expect(result.content).toMatch(/^semantic error: /)
     }).pipe(Effect.scoped))
 
-  it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
-    Scenarios.abortedWhenInterrupted(format))
+  it.live("interrupting a run aborts the model request: the server sees the connection close", () => Scenarios.abortedWhenInterrupted(format))
   it.live("a timeout around a stream aborts its request", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })
         res.write(`data: ${JSON.stringify(chunk({ content: "Hel" }))}\n\n`)
       })
-      const error = yield* Effect.flatMap(ChatModel.ChatModel, (m) =>
-        m.stream(request()).pipe(
-          Stream.runCollect,
-          Effect.timeout("200 millis"),
-          Effect.flip
-        )
-      ).pipe(Effect.provide(model(server.url)))
+      const error = yield* Effect.flatMap(ChatModel.ChatModel, (m) => m.stream(request()).pipe(Stream.runCollect, Effect.timeout("200 millis"), Effect.flip)).pipe(
+        Effect.provide(model(server.url))
+      )
       expect(error._tag).toBe("TimeoutException")
       yield* eventually(() => server.aborted.length === 1)
     }).pipe(Effect.scoped))
 
-  it.live("sends tool_choice: none, required, and a named function", () =>
-    Effect.map(Scenarios.toolChoicesSent(format), (sent) =>
-      expect(sent).toEqual([
-        "none",
-        "required",
-        { type: "function", function: { name: "get_weather" } }
-      ]))
-  )
+  describe("timeouts", () => {
+    it.effect("idleTimeout: headers, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))
+    it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
+      Scenarios.requestTimeout(format))
+    it.effect("requestTimeout: the error names the timeout", () => Effect.asVoid(Scenarios.requestTimeoutError(format)))
+    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+  })
 
-  it.live("layerConfig reads AGENTFX_BASE_URL, AGENTFX_MODEL and the optional AGENTFX_API_KEY (blank: none)", () =>
+  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+
+  describe("credentials", () => {
+    it.live("spans hold no credential: the key, or the base URL's user:pass", () =>
+      Effect.gen(function*() {
+        const attributes = yield* Scenarios.spansMasked(format, "key")
+        yield* Scenarios.spansMasked(format, "url")
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "llama3.2", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions$/) })
+      }))
+    it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a base URL with user:pass@ is sent as Authorization: Basic and never shown", () =>
+      Scenarios.urlCredentials(format, { apiKey: null }))
+    it.live("a base URL with user:pass@ and an API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
+  })
+
+  it.live("sends tool_choice: none, required, and a named function", () =>
+    Effect.map(Scenarios.toolChoicesSent(format), (sent) => expect(sent).toEqual(["none", "required", { type: "function", function: { name: "get_weather" } }])))
+
+  it.live("layerConfig reads AGENTFX_BASE_URL, AGENTFX_MODEL and the optional AGENTFX_API_KEY (blank: none; a blank model is missing)", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => json(res, answer))
+      const server = yield* loopback((_req, res) => format.answer(res))
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(ChatCompletionsModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
       yield* generate().pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b", AGENTFX_API_KEY: "" }))
       yield* generate().pipe(withEnv({ AGENTFX_BASE_URL: `${server.url}/v1`, AGENTFX_MODEL: "qwen2.5:7b", AGENTFX_API_KEY: "k" }))
-      expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([["qwen2.5:7b", undefined], [
-        "qwen2.5:7b",
-        "Bearer k"
-      ]])
+      expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([["qwen2.5:7b", undefined], ["qwen2.5:7b", "Bearer k"]])
       const missing = yield* generate().pipe(withEnv({ AGENTFX_BASE_URL: server.url }), Effect.flip)
       expect(missing._tag).toBe("ConfigError")
       expect(String(missing)).toContain("AGENTFX_MODEL")
+      const blank = yield* generate().pipe(withEnv({ AGENTFX_BASE_URL: server.url, AGENTFX_MODEL: "  " }), Effect.flip)
+      expect(String(blank)).toContain("Expected AGENTFX_MODEL to be set, but it is blank (a blank value counts as unset)")
+      expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
 })

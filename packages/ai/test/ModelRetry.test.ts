@@ -1,7 +1,7 @@
 import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Either, Fiber, Schedule, Stream, TestClock } from "effect"
-import { errorFromStatus, retryAfterMillis } from "../src/internal/httpError.js"
+import { errorFromPayload, errorFromStatus, isErrorPayload, retryAfterMillis } from "../src/internal/httpError.js"
 import { ModelRetry } from "../src/index.js"
 
 const rateLimited = (retryAfter?: number) =>
@@ -58,13 +58,58 @@ describe("ModelRetry", () => {
       expect(of(400, { "retry-after": "3" }).retryAfterMillis).toBeUndefined()
     })
 
-    it("quotes the server's own message (OpenAI/Anthropic, Ollama, plain text)", () => {
+    it("quotes the server's own message (OpenAI/Anthropic, Ollama, Google's array, plain text)", () => {
       const message = (body: string) => errorFromStatus({ provider: "P", status: 400, headers: {}, body, nowMillis: 0 }).message
       const suffix = " The request was refused; retrying will not help."
       expect(message(`{"error":{"message":"bad tool"}}`)).toBe(`P answered HTTP 400: bad tool.${suffix}`)
       expect(message(`{"error":"model not found"}`)).toBe(`P answered HTTP 400: model not found.${suffix}`)
+      expect(message(`[{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}]`)).toBe(
+        `P answered HTTP 400: API key not valid.${suffix}`
+      )
       expect(message("Bad Gateway")).toBe(`P answered HTTP 400: Bad Gateway.${suffix}`)
       expect(message("")).toBe(`P answered HTTP 400.${suffix}`)
+    })
+  })
+
+  describe("errorFromPayload", () => {
+    const of = (payload: unknown) => errorFromPayload({ provider: "P", payload, where: "mid-stream" })
+
+    it("classifies by a numeric status first, then by the first known code, type or status name", () => {
+      const cases: ReadonlyArray<readonly [unknown, string, number | undefined]> = [
+        [{ error: { message: "m", type: "server_error", code: null } }, "Unavailable", undefined],
+        [{ error: { message: "m", type: "tokens", code: "rate_limit_exceeded" } }, "RateLimited", undefined],
+        [{ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "Unavailable", undefined],
+        [{ type: "error", code: "invalid_prompt", message: "m" }, "InvalidRequest", undefined],
+        [{ error: { message: "m", type: "BadRequestError", code: 400 } }, "InvalidRequest", 400],
+        [{ error: { message: "m", status_code: 429 } }, "RateLimited", 429],
+        [[{ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }], "Unavailable", 503],
+        [{ error: { message: "m", status: "RESOURCE_EXHAUSTED" } }, "RateLimited", undefined],
+        [{ error: { message: "m", type: "authentication_error" } }, "Unauthorized", undefined],
+        [{ error: "model not loaded" }, "Other", undefined],
+        [{ error: { message: "m", type: "mystery" } }, "Other", undefined]
+      ]
+      expect(cases.map(([payload]) => [of(payload).reason, of(payload).status])).toEqual(cases.map(([, reason, status]) => [reason, status]))
+    })
+
+    it("quotes the server's message and names the code; without a message, shows the payload's start", () => {
+      expect(of([{ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }]).message).toBe(
+        "P failed mid-stream (UNAVAILABLE): The model is overloaded."
+      )
+      expect(of({ error: "model not loaded" }).message).toBe("P failed mid-stream: model not loaded")
+      expect(errorFromPayload({ provider: "P", payload: { error: { code: 500 } }, where: "with HTTP 200" }).message).toBe(
+        "P answered HTTP 200 with an error (500): {\"error\":{\"code\":500}}"
+      )
+    })
+
+    it("isErrorPayload: an error envelope, not an answer that carries a null or failed error field", () => {
+      expect([
+        { error: { message: "m" } },
+        { type: "error", error: { type: "api_error", message: "m" } },
+        [{ error: { code: 503 } }],
+        { object: "response", error: { code: "server_error" }, output: [] },
+        { object: "chat.completion", choices: [], error: null },
+        { error: null }
+      ].map(isErrorPayload)).toEqual([true, true, true, false, false, false])
     })
   })
 

@@ -1,36 +1,19 @@
-import { Agent } from "@agentfx/core"
+import { Agent, type ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { ConfigProvider, Effect, Either, Layer, Redacted, Schedule } from "effect"
 import { OpenAiChatModel } from "../src/index.js"
-import { fastRetry, generate, response, streaming, usage, weatherAgent, weatherSchema } from "./fixtures.js"
+import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { functionCall, responses as format, responsesMessage, stream, streamedAnswer } from "./formats.js"
 import { json, loopback, sse } from "./loopback.js"
+import * as Recorded from "./recordings/responses.js"
 import * as Scenarios from "./scenarios.js"
 
-const model = (url: string, options?: { readonly strict?: boolean }) =>
-  OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${url}/v1`, retry: fastRetry, ...options })
-
-const functionCall = (callId: string, city: string) => ({
-  type: "function_call",
-  id: `fc_${callId}`,
-  call_id: callId,
-  name: "get_weather",
-  arguments: JSON.stringify({ city }),
-  status: "completed"
-})
-const message = (text: string) => ({
-  type: "message",
-  id: "msg_1",
-  role: "assistant",
-  status: "completed",
-  content: [{ type: "output_text", text, annotations: [] }]
-})
-
-const callWeather = response([functionCall("call_oslo", "Oslo")], usage(20, 5))
-const answer = response([message("It is sunny in Oslo.")], usage(30, 7))
+const model = format.model
+const noRetry = { schedule: Schedule.stop }
 
 /** The SSE events of a streamed function call, arguments in two deltas. */
 const streamedCall = [
-  { type: "response.created", sequence_number: 0, response: response([], undefined, "in_progress") },
+  { type: "response.created", sequence_number: 0, response: Recorded.envelope({ status: "in_progress" }) },
   {
     type: "response.output_item.added",
     sequence_number: 1,
@@ -40,20 +23,11 @@ const streamedCall = [
   { type: "response.function_call_arguments.delta", sequence_number: 2, item_id: "fc_call_oslo", output_index: 0, delta: "{\"city\":" },
   { type: "response.function_call_arguments.delta", sequence_number: 3, item_id: "fc_call_oslo", output_index: 0, delta: "\"Oslo\"}" },
   { type: "response.output_item.done", sequence_number: 4, output_index: 0, item: functionCall("call_oslo", "Oslo") },
-  { type: "response.completed", sequence_number: 5, response: response([functionCall("call_oslo", "Oslo")], usage(20, 5)) }
-]
-const streamedText = [
-  { type: "response.created", sequence_number: 0, response: response([], undefined, "in_progress") },
   {
-    type: "response.output_item.added",
-    sequence_number: 1,
-    output_index: 0,
-    item: { type: "message", id: "msg_1", role: "assistant", status: "in_progress", content: [] }
-  },
-  { type: "response.output_text.delta", sequence_number: 2, output_index: 0, content_index: 0, item_id: "msg_1", delta: "It is sunny " },
-  { type: "response.output_text.delta", sequence_number: 3, output_index: 0, content_index: 0, item_id: "msg_1", delta: "in Oslo." },
-  { type: "response.output_item.done", sequence_number: 4, output_index: 0, item: message("It is sunny in Oslo.") },
-  { type: "response.completed", sequence_number: 5, response: response([message("It is sunny in Oslo.")], usage(30, 7)) }
+    type: "response.completed",
+    sequence_number: 5,
+    response: Recorded.envelope({ status: "completed", output: [functionCall("call_oslo", "Oslo")], usage: Recorded.usage(20, 5) })
+  }
 ]
 
 const expectedSecondInput = [
@@ -63,56 +37,192 @@ const expectedSecondInput = [
   { type: "function_call_output", call_id: "call_oslo", output: "\"Sunny in Oslo\"" }
 ]
 
-const format: Scenarios.WireFormat = {
-  model,
-  callWeather: (res) => json(res, callWeather),
-  answer: (res) => json(res, answer)
-}
+const sunny = (usage: ChatModel.Usage, finishReason: ChatModel.FinishReason = "stop"): ChatModel.ChatResponse => ({
+  text: "It is sunny in Oslo.",
+  toolCalls: [],
+  finishReason,
+  usage
+})
+
+/**
+ * What each recorded stream must give: the answer, or the error's reason and message. Before
+ * this adapter (through `@effect/ai-openai`), `unnumbered`, `refusal`, `errorNested`,
+ * `errorFlat`, `failedServerError` and `failedUnknownCode` came out wrong (docs/decisions/020).
+ */
+const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Either.Either<ChatModel.ChatResponse, readonly [string, string]>]> = [
+  ["a plain answer", Recorded.text, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+  [
+    "two parallel calls, arguments in deltas then whole in .done events",
+    Recorded.parallelCalls,
+    Either.right({
+      text: "",
+      toolCalls: [
+        { id: "call_oslo", name: "get_weather", args: { city: "Oslo" } },
+        { id: "call_rome", name: "get_weather", args: { city: "Rome" } }
+      ],
+      finishReason: "tool-calls",
+      usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 }
+    })
+  ],
+  ["events without sequence_number", Recorded.unnumbered, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+  ["keepalive events between deltas", Recorded.keepalive, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+  ["a reasoning item before the answer", Recorded.reasoning, Either.right(sunny({ inputTokens: 30, outputTokens: 27, totalTokens: 57 }))],
+  [
+    "a refusal",
+    Recorded.refusal,
+    Either.right({ text: "I'm sorry, I can't help with that.", toolCalls: [], finishReason: "refusal", usage: { inputTokens: 25, outputTokens: 9, totalTokens: 34 } })
+  ],
+  [
+    "response.incomplete (max_output_tokens)",
+    Recorded.incomplete,
+    Either.right({ text: "It is sunny", toolCalls: [], finishReason: "length", usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 } })
+  ],
+  [
+    "the error event as sent: code and message nested under error",
+    Recorded.errorNested,
+    Either.left(["Unavailable", "OpenAI failed mid-stream (server_error): The server had an error processing your request. Sorry about that! You can retry your request."])
+  ],
+  [
+    "the error event in the reference's flat shape",
+    Recorded.errorFlat,
+    Either.left(["RateLimited", "OpenAI failed mid-stream (rate_limit_exceeded): Rate limit reached for gpt-4.1-mini on tokens per min (TPM)."])
+  ],
+  [
+    "response.failed with server_error: an error, never an empty answer",
+    Recorded.failedServerError,
+    Either.left(["Unavailable", "OpenAI failed mid-stream (server_error): An error occurred while processing your request. You can retry your request."])
+  ],
+  [
+    "response.failed with a code outside the generated schema",
+    Recorded.failedUnknownCode,
+    Either.left(["InvalidRequest", "OpenAI failed mid-stream (context_length_exceeded): Your input exceeds the context window of this model."])
+  ],
+  [
+    "a stream cut before response.completed",
+    Recorded.cut,
+    Either.left(["InvalidResponse", "OpenAI's stream ended before the answer did (no response.completed): the connection was cut"])
+  ]
+]
 
 describe("OpenAiChatModel (Responses API)", () => {
-  it.live("drives a full run: tool schemas sent verbatim, the tool result sent back with the provider's call id", () =>
+  it.live("drives a full run: the exact request, tool schemas verbatim, the tool result sent back with the provider's call id", () =>
     Effect.gen(function*() {
       const requests = yield* Scenarios.weatherRunCompletes(format)
-
       expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/responses", "POST /v1/responses"])
-      expect(requests[0]!.headers.authorization).toBe("Bearer sk-test")
-      const first = requests[0]!.body
-      expect(first.model).toBe("gpt-4.1-mini")
-      expect(first.input).toEqual(expectedSecondInput.slice(0, 2))
-      expect(first.tools).toEqual([
-        { type: "function", name: "get_weather", description: "Current weather for a city", parameters: weatherSchema, strict: false }
-      ])
-      expect(first.tool_choice).toBe("auto")
+      expect(requests[0]!.headers.authorization).toBe("Bearer sk-test-key")
+      expect(requests[0]!.body).toEqual({
+        model: "gpt-4.1-mini",
+        input: expectedSecondInput.slice(0, 2),
+        tools: [{ type: "function", name: "get_weather", description: "Current weather for a city", parameters: weatherSchema, strict: false }],
+        tool_choice: "auto"
+      })
       expect(requests[1]!.body.input).toEqual(expectedSecondInput)
     }).pipe(Effect.scoped))
 
-  it.live("strict: true is sent on every tool", () =>
+  it.live("strict: true is sent on every tool; reasoning models get the system prompt as a developer message", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => json(res, answer))
+      const server = yield* loopback((_req, res) => format.answer(res))
       const agent = yield* weatherAgent
-      yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(model(server.url, { strict: true })))
-      expect(server.requests[0]!.body.tools[0].strict).toBe(true)
+      const layer = (name: string) =>
+        OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test-key"), model: name, apiUrl: `${server.url}/v1`, strict: true })
+      yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("gpt-4.1-mini")))
+      yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("o4-mini")))
+      expect(server.requests.map((r) => [r.body.tools[0].strict, r.body.input[0].role])).toEqual([[true, "system"], [true, "developer"]])
     }).pipe(Effect.scoped))
 
   it.live("streams (SSE): text deltas, then exactly one Done", () =>
     Effect.gen(function*() {
-      const [request] = yield* Scenarios.streamsTextThenDone(format, (res) => sse(res, streamedText))
-      expect(request!.body.stream).toBe(true)
+      const [sent] = yield* Scenarios.streamsTextThenDone(format)
+      expect(sent!.body.stream).toBe(true)
     }))
   it.live("drives a full run over SSE: the streamed call's id and arguments reach the tool and come back", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) => sse(res, index === 0 ? streamedCall : streamedText))
-      const agent = yield* weatherAgent
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
+      const server = yield* loopback((req, res, index) => stream(format, index === 0 ? streamedCall : streamedAnswer(format))(req, res, index))
+      const exit = yield* Agent.run(yield* weatherAgent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
       expect(exit._tag === "Completed" && exit.text).toBe("It is sunny in Oslo.")
       expect(server.requests[1]!.body.input).toEqual(expectedSecondInput)
     }).pipe(Effect.scoped))
 
+  describe("recorded streams (docs/decisions/020)", () => {
+    for (const [name, events, expected] of expectations) {
+      it.live(name, () =>
+        Effect.gen(function*() {
+          const server = yield* loopback((_req, res) => sse(res, events, { named: true }))
+          const tools = (yield* weatherAgent).toolDefinitions
+          const parts = yield* collect(request({ tools })).pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.either)
+          if (Either.isRight(expected)) {
+            const done = Either.isRight(parts) ? parts.right.at(-1) : undefined
+            expect(done).toEqual({ _tag: "Done", response: expected.right })
+            const deltas = Either.isRight(parts) ? parts.right.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
+            expect(deltas.join("")).toBe(expected.right.text)
+          } else {
+            expect(Either.isLeft(parts) && [parts.left.reason, parts.left.message]).toEqual(expected.left)
+          }
+        }).pipe(Effect.scoped))
+    }
+  })
+
+  describe("non-streamed responses", () => {
+    it.live("status failed: the server's error, never an empty answer", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) =>
+          json(res, Recorded.envelope({ status: "failed", error: { code: "server_error", message: "An error occurred while processing your request." } }))
+        )
+        const error = yield* generate().pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.flip)
+        expect([error.reason, error.isTransient, error.message]).toEqual([
+          "Unavailable",
+          true,
+          "OpenAI answered HTTP 200 with an error (server_error): An error occurred while processing your request."
+        ])
+      }).pipe(Effect.scoped))
+    it.live("a refusal part, an incomplete response, a still queued one", () =>
+      Effect.gen(function*() {
+        const refusal = { ...responsesMessage(""), content: [{ type: "refusal", refusal: "I can't help with that." }] }
+        const bodies = [
+          Recorded.envelope({ status: "completed", output: [refusal], usage: Recorded.usage(9, 6) }),
+          Recorded.envelope({ status: "incomplete", incomplete_details: { reason: "content_filter" }, output: [responsesMessage("It is")] }),
+          { ...Recorded.envelope({ status: "completed" }), status: "queued" }
+        ]
+        const server = yield* loopback((_req, res, index) => json(res, bodies[index]))
+        const layer = model(server.url, { retry: noRetry })
+        const refused = yield* generate().pipe(Effect.provide(layer))
+        const filtered = yield* generate().pipe(Effect.provide(layer))
+        const queued = yield* generate().pipe(Effect.provide(layer), Effect.flip)
+        expect([refused.text, refused.finishReason, refused.usage.totalTokens]).toEqual(["I can't help with that.", "refusal", 15])
+        expect([filtered.text, filtered.finishReason]).toEqual(["It is", "content-filter"])
+        expect([queued.reason, queued.message]).toEqual(["InvalidResponse", "OpenAI answered a response that is queued, not completed"])
+      }).pipe(Effect.scoped))
+    it.live("arguments that are not JSON, and an unknown tool, reach the loop: refused there, the model is told, the run goes on", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res, index) =>
+          index === 0
+            ? json(
+              res,
+              Recorded.envelope({
+                status: "completed",
+                output: [{ ...functionCall("call_x", "Oslo"), arguments: "{city: Oslo" }, { ...functionCall("call_y", "Rome"), name: "get_wether" }]
+              })
+            )
+            : format.answer(res)
+        )
+        const exit = yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)))
+        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag)).toEqual(["Failed", "Failed"])
+        const [malformed, unknown, malformedResult, unknownResult] = server.requests[1]!.body.input.slice(2)
+        expect([malformed.arguments, unknown.name]).toEqual([JSON.stringify("{city: Oslo"), "get_wether"])
+        expect([malformedResult.call_id, JSON.parse(malformedResult.output)]).toEqual(["call_x", expect.stringMatching(/^semantic error: /)])
+        expect([unknownResult.call_id, JSON.parse(unknownResult.output)]).toEqual(["call_y", expect.stringMatching(/^semantic error: .*get_wether/)])
+      }).pipe(Effect.scoped))
+  })
+
+  it.live("a transient error event before any text is retried", () => Scenarios.transientMidStreamRetried(format))
+  it.live("a transient error event after text is not retried", () => Scenarios.transientAfterTextFails(format))
+  it.live("a cut stream is InvalidResponse, never an answer", () => Scenarios.cutStreamIsInvalid(format))
+  it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
+
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
     Scenarios.rateLimitedThenCompletes(
       format,
-      (res) =>
-        json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
+      (res) => json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
     ))
   it.live("a 400 fails the run with InvalidRequest and OpenAI's message, without a retry", () =>
     Scenarios.refused(
@@ -120,18 +230,34 @@ describe("OpenAiChatModel (Responses API)", () => {
       (res) => json(res, { error: { message: "Invalid schema for function 'get_weather'", type: "invalid_request_error" } }, 400),
       () => "OpenAI answered HTTP 400: Invalid schema for function 'get_weather'. The request was refused; retrying will not help."
     ))
-  it.live("interrupting a run aborts the model request: the server sees the connection close", () =>
-    Scenarios.abortedWhenInterrupted(format))
+  it.live("interrupting a run aborts the model request: the server sees the connection close", () => Scenarios.abortedWhenInterrupted(format))
   it.live("sends tool_choice: none, required, and a named function", () =>
-    Effect.map(Scenarios.toolChoicesSent(format), (sent) =>
-      expect(sent).toEqual(["none", "required", { type: "function", name: "get_weather" }]))
-  )
+    Effect.map(Scenarios.toolChoicesSent(format), (sent) => expect(sent).toEqual(["none", "required", { type: "function", name: "get_weather" }])))
 
-  it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini, also when blank)", () =>
+  describe("timeouts", () => {
+    it.effect("idleTimeout: headers, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))
+    it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
+      Scenarios.requestTimeout(format))
+    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+  })
+
+  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+
+  describe("credentials", () => {
+    it.live("spans hold no credential", () =>
+      Effect.map(Scenarios.spansMasked(format, "key"), (attributes) =>
+        expect(Object.fromEntries(attributes)).toMatchObject({ model: "gpt-4.1-mini", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/responses$/) })))
+    it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a base URL with user:pass@ and the API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
+  })
+
+  it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini, also when blank); a blank key is missing", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) => json(res, answer))
+      const server = yield* loopback((_req, res) => format.answer(res))
       const withEnv = (env: Record<string, string>) =>
-        Effect.provide(OpenAiChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
+        Effect.provide(
+          OpenAiChatModel.layerConfig({ retry: fastRetry }).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env))))
+        )
       yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: " " }))
       yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
       expect(server.requests.map((r) => [r.body.model, r.headers.authorization])).toEqual([
@@ -140,22 +266,11 @@ describe("OpenAiChatModel (Responses API)", () => {
       ])
       const missing = yield* generate().pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
       expect(String(missing)).toContain("OPENAI_API_KEY")
-    }).pipe(Effect.scoped))
-
-  it.live("through @effect/ai, arguments that are not JSON, or an unknown tool, fail the call with InvalidResponse", () =>
-    Effect.gen(function*() {
-      const server = yield* loopback((_req, res, index) =>
-        json(res, response([{ ...functionCall("call_x", "Oslo"), ...(index === 0 ? { arguments: "{city: Oslo" } : { name: "get_wether" }) }]))
-      )
-      const agent = yield* weatherAgent
-      const run = Agent.run(agent, { input: "Weather?" }).pipe(Effect.provide(model(server.url)), Effect.flip)
-      const malformed = yield* run
-      const unknown = yield* run
-      expect(malformed._tag === "ModelError" && [malformed.reason, malformed.message]).toEqual([
-        "InvalidResponse",
-        expect.stringContaining("Failed to securely parse tool call parameters for tool 'get_weather'")
+      const blank = yield* generate().pipe(withEnv({ OPENAI_API_KEY: "", OPENAI_BASE_URL: server.url }), Effect.flip)
+      expect([blank._tag, String(blank)]).toEqual([
+        "ConfigError",
+        expect.stringContaining("Expected OPENAI_API_KEY to be set, but it is blank (a blank value counts as unset)")
       ])
-      expect(unknown._tag === "ModelError" && unknown.reason).toBe("InvalidResponse")
       expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
 })

@@ -46,32 +46,3 @@ export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
 
 /** Retries without waiting (Retry-After still applies). */
 export const fastRetry: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
-
-/** Token usage as the Responses API reports it. */
-export const usage = (input: number, output: number) => ({
-  input_tokens: input,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: output,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: input + output
-})
-
-/** A Responses API response object with the keys its decoder requires. */
-export const response = (output: ReadonlyArray<object>, tokens?: ReturnType<typeof usage>, status = "completed") => ({
-  id: "resp_1",
-  object: "response",
-  created_at: 1_700_000_000,
-  status,
-  error: null,
-  incomplete_details: null,
-  instructions: null,
-  model: "gpt-4.1-mini",
-  output,
-  parallel_tool_calls: true,
-  tools: [],
-  tool_choice: "auto",
-  metadata: null,
-  temperature: null,
-  top_p: null,
-  ...(tokens === undefined ? {} : { usage: tokens })
-})

@@ -63,13 +63,18 @@ export const loopback = (handler: Handler) =>
       })
   )
 
-/** Polls (real time) until `condition` holds, for at most `millis`. */
-export const eventually = (condition: () => boolean, millis = 3000) =>
+/** Waits `millis` of real time, also under the `TestClock`. */
+const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
+
+/** Polls (real time, also under the `TestClock`) until `condition` holds, for at most `millis`. */
+export const eventually = (condition: () => boolean | Effect.Effect<boolean>, millis = 3000) =>
   Effect.gen(function*() {
     const end = performance.now() + millis
-    while (!condition()) {
+    while (true) {
+      const holds = condition()
+      if (typeof holds === "boolean" ? holds : yield* holds) return
       if (performance.now() > end) return yield* Effect.dieMessage("condition not met in time")
-      yield* Effect.sleep("5 millis")
+      yield* realSleep(5)
     }
   })
 
@@ -84,16 +89,26 @@ export const json = (
 }
 
 /** Server-sent events: `data:` lines (and `event:` lines when the event has a `type` and `named`). */
-export const sse = (res: Http.ServerResponse, events: ReadonlyArray<unknown>, options?: { readonly named?: boolean }) => {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-  for (const event of events) {
+export const sseText = (events: ReadonlyArray<unknown>, options?: { readonly named?: boolean }) =>
+  events.map((event) => {
     const name = options?.named === true && typeof event === "object" && event !== null && "type" in event
       ? `event: ${String(event.type)}\n`
       : ""
-    res.write(`${name}data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`)
-  }
-  res.end()
+    return `${name}data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`
+  }).join("")
+
+/** Answers with server-sent events (see `sseText`). */
+export const sse = (res: Http.ServerResponse, events: ReadonlyArray<unknown>, options?: { readonly named?: boolean }) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  res.end(sseText(events, options))
 }
 
 /** Never answers. */
 export const hang = (_res: Http.ServerResponse) => {}
+
+/** Sends the headers of an event stream and `text`, then nothing more. */
+export const hangAfter = (res: Http.ServerResponse, text = "") => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  res.flushHeaders()
+  if (text.length > 0) res.write(text)
+}

@@ -5,24 +5,26 @@
  *
  * @since 0.1.0
  */
-import type { Effect, Stream } from "effect"
-import { Either, Redacted } from "effect"
-import type { ResumeError, RunError } from "./AgentError.js"
-import { InvalidAgent } from "./AgentError.js"
+import type { Effect, Redacted, Schema, Stream } from "effect"
+import { Either } from "effect"
+import type { InvalidAgent, ResumeError, RunError } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type * as Checkpoint from "./Checkpoint.js"
-import type { ChatModel, ToolDefinition } from "./ChatModel.js"
+import type * as Budget from "./Budget.js"
+import type { ChatModel, ModelSettings, OutputFormat, ToolChoice, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
-import * as Gate from "./Gate.js"
+import type * as Gate from "./Gate.js"
 import * as AgentTool from "./internal/agentTool.js"
+import type { Limits as AdmitLimits } from "./internal/admit.js"
+import * as Assemble from "./internal/assemble.js"
 import type { Layers } from "./internal/observe.js"
 import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
-import * as Slot from "./Slot.js"
-import * as Tool from "./Tool.js"
-import * as Toolkit from "./Toolkit.js"
+import type * as Slot from "./Slot.js"
+import type * as Tool from "./Tool.js"
+import type * as Toolkit from "./Toolkit.js"
 
 /**
  * @since 0.1.0
@@ -52,8 +54,8 @@ export type Slots = { readonly [name: string]: Slot.Any }
  * @since 0.1.0
  * @category models
  */
-export interface Agent<out S extends Slots = Slots, out R = never> {
-  readonly [TypeId]: { readonly _S: (_: never) => S; readonly _R: (_: never) => R }
+export interface Agent<out S extends Slots = Slots, out R = never, out A = undefined> {
+  readonly [TypeId]: { readonly _S: (_: never) => S; readonly _R: (_: never) => R; readonly _A: (_: never) => A }
   readonly name: string
   readonly toolkit: Toolkit.Toolkit<any>
   readonly system: string | undefined
@@ -61,6 +63,16 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
   readonly gate: Gate.Gate<any, any>
   readonly onEnvironmentError: "proceed" | "pause"
   readonly onConversationBusy: "fail" | "wait"
+  /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
+  readonly limits: Limits
+  /** What a run may spend (each run may lower or raise it). */
+  readonly budget: Budget.Budget | undefined
+  /** Model settings of every model call (a run's settings win field by field). */
+  readonly settings: ModelSettings
+  /** Whether the first model call of a turn may, must or must not call tools (later calls: `"auto"`). */
+  readonly toolChoice: ToolChoice
+  /** The final answer's schema and its JSON Schema, and how often an answer that does not match is fed back. */
+  readonly output: { readonly schema: Schema.Schema<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
@@ -76,7 +88,7 @@ export interface Agent<out S extends Slots = Slots, out R = never> {
  * @since 0.1.0
  * @category models
  */
-export interface Any extends Agent<any, any> {}
+export interface Any extends Agent<any, any, any> {}
 
 /**
  * Everything `Agent.make` accepts.
@@ -84,7 +96,7 @@ export interface Any extends Agent<any, any> {}
  * @since 0.1.0
  * @category models
  */
-export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM> {
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM, A = undefined, AI = unknown> {
   /** Names the agent in checkpoints: a checkpoint resumes only with an agent of the same name. Default `"agent"`. */
   readonly name?: string
   /** The tools the model may call; assembled into the agent's metadata table (see `Toolkit.validate`). */
@@ -107,6 +119,33 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * `RunOptions.onConversationBusy` overrides it for a run.
    */
   readonly onConversationBusy?: "fail" | "wait"
+  /**
+   * What a run accepts of the model's calls; a call beyond a limit is not run, and the model
+   * is told which limit it crossed (a `semantic` error) — the conversation stays usable.
+   * `depth`: how deeply arguments and tool results may nest (default 64, at most 1000);
+   * `argumentBytes`: the largest arguments of one call as JSON (default 1 MiB); `batchWidth`:
+   * the most calls of one model answer that run (default 128).
+   */
+  readonly limits?: Partial<Limits>
+  /**
+   * The final answer's shape: the run completes with `value`, the answer decoded with this
+   * schema (an object schema; `Schema.Struct`), and adapters ask their provider for it
+   * natively. An answer that does not decode is fed back to the model with the problem, up
+   * to `outputRetries` times, then the run fails with `InvalidOutput`.
+   */
+  readonly output?: Schema.Schema<A, AI>
+  /** How often an answer that does not match `output` is fed back (a non-negative integer). Default 2. */
+  readonly outputRetries?: number
+  /** What a run may spend before it stops with `BudgetExceeded` (resumable). Default: no limit. */
+  readonly budget?: Budget.Budget
+  /** Settings of every model call: temperature, top-p, max output tokens, stop sequences, parallel tool calls. */
+  readonly settings?: ModelSettings
+  /**
+   * Whether the model may (`"auto"`, the default), must (`"required"`, or `{ tool }` for one
+   * tool) or must not (`"none"`) call tools — on the first model call of a turn only, then
+   * `"auto"`: a model made to call tools at every call would never answer.
+   */
+  readonly toolChoice?: ToolChoice
   /** Typed run state. */
   readonly slots?: S
   /** Signs checkpoints (HMAC-SHA256) with a secret of at least 32 bytes; unsigned or altered checkpoints are then refused. */
@@ -122,13 +161,6 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
  * @category models
  */
 export type InitialState<S extends Slots> = { readonly [K in keyof S]?: S[K]["initial"] }
-
-const NamePattern = /^[\w.:-]{1,128}$/
-
-/** The shortest checkpoint secret: 32 bytes, the HMAC-SHA256 block's half (NIST SP 800-107 key strength). */
-const MinSecretBytes = 32
-
-const levels = ["turn", "iteration", "model", "tool"] as const
 
 /**
  * Assembles an agent, or refuses with one `InvalidAgent` that names every problem: tools
@@ -149,70 +181,22 @@ const levels = ["turn", "iteration", "model", "tool"] as const
  * @since 0.1.0
  * @category constructors
  */
-export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
-  options: Options<Tools, S, RG, RM>
-): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM>, InvalidAgent> => {
-  const problems: Array<string> = []
-  const name = options.name ?? "agent"
-  if (typeof name !== "string" || !NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
-  const tools = options.tools ?? []
-  const notTools = tools.flatMap((tool, i) => typeof tool === "object" && tool !== null && Tool.TypeId in tool ? [] : [i + 1])
-  if (notTools.length > 0) problems.push(`tools #${notTools.join(", #")} are not tools (use Tool.make or Agent.toTool)`)
-  const toolkit = notTools.length > 0 ? Either.right(Toolkit.empty) : Toolkit.validate(tools)
-  if (Either.isLeft(toolkit)) problems.push(...toolkit.left.problems)
-  const maxIterations = options.maxIterations ?? 10
-  if (!Number.isInteger(maxIterations) || maxIterations < 1) {
-    problems.push(`maxIterations ${maxIterations} is not a positive integer`)
-  }
-  const onEnvironmentError = options.onEnvironmentError ?? "proceed"
-  if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
-    problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
-  }
-  const onConversationBusy = options.onConversationBusy ?? "fail"
-  if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
-    problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
-  }
-  const slots = options.slots ?? ({} as S)
-  for (const [slotName, slot] of Object.entries(slots)) {
-    if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)
-    if (typeof slot !== "object" || slot === null || !(Slot.TypeId in slot)) {
-      problems.push(`slot "${slotName}" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`)
-    }
-  }
-  if (options.gate !== undefined && typeof options.gate !== "function") problems.push("gate must be a function")
-  if (
-    options.checkpointSecret !== undefined &&
-    (!Redacted.isRedacted(options.checkpointSecret) ||
-      Buffer.byteLength(`${Redacted.value(options.checkpointSecret)}`, "utf8") < MinSecretBytes)
-  ) {
-    problems.push(`checkpointSecret must be a Redacted string of at least ${MinSecretBytes} bytes`)
-  }
-  const middleware = options.middleware ?? []
-  middleware.forEach((m, i) => {
-    for (const level of levels) {
-      if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
-    }
-  })
-  if (problems.length > 0 || Either.isLeft(toolkit)) return Either.left(new InvalidAgent({ problems }))
-  const entries = [...toolkit.right.entries.values()]
-  const layer = <L extends typeof levels[number]>(level: L) =>
-    middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
-  return Either.right({
-    [TypeId]: { _S: (_: never) => _, _R: (_: never) => _ },
-    name,
-    toolkit: toolkit.right,
-    system: options.system,
-    maxIterations,
-    gate: options.gate ?? Gate.needsApproval,
-    onEnvironmentError,
-    onConversationBusy,
-    slots,
-    checkpointSecret: options.checkpointSecret,
-    middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
-    toolDefinitions: entries.map((entry) => ({ name: entry.name, description: entry.description, parameters: entry.parametersJsonSchema })),
-    toolNames: entries.map((entry) => entry.name)
-  })
-}
+export const validate = <
+  const Tools extends ReadonlyArray<Tool.Any> = [],
+  const S extends Slots = {},
+  RG = never,
+  RM = never,
+  A = undefined,
+  AI = unknown
+>(
+  options: Options<Tools, S, RG, RM, A, AI>
+): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A>, InvalidAgent> =>
+  Either.map(
+    Assemble.assemble(options as Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown>),
+    (fields) => ({ [TypeId]: variance, ...fields }) as unknown as Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A>
+  )
+
+const variance = { _S: (_: never) => _, _R: (_: never) => _, _A: (_: never) => _ }
 
 /**
  * Assembles an agent, like {@link validate}; throws its `InvalidAgent` (a tagged error naming
@@ -242,9 +226,16 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any> = [], const
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const Tools extends ReadonlyArray<Tool.Any> = [], const S extends Slots = {}, RG = never, RM = never>(
-  options: Options<Tools, S, RG, RM>
-): Agent<S, Tool.Requirements<Tools[number]> | RG | RM> => Either.getOrThrowWith(validate(options), (error) => error)
+export const make = <
+  const Tools extends ReadonlyArray<Tool.Any> = [],
+  const S extends Slots = {},
+  RG = never,
+  RM = never,
+  A = undefined,
+  AI = unknown
+>(
+  options: Options<Tools, S, RG, RM, A, AI>
+): Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A> => Either.getOrThrowWith(validate(options), (error) => error)
 
 /**
  * A tool that runs `agent` as a sub-agent: the model sends `{ input }`, the child's answer is
@@ -278,6 +269,14 @@ export const toTool: <S extends Slots, R>(
 ) => Tool.Tool<string, { readonly input: string }, string, R | ChatModel> = AgentTool.toTool
 
 /**
+ * The limits a run holds the model's calls to (see `Options.limits`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits extends AdmitLimits {}
+
+/**
  * Options of {@link toTool}: the tool's name, description and tool options, and the manager
  * of the child's own tool calls.
  *
@@ -301,6 +300,12 @@ export interface RunOptions<S extends Slots> {
   readonly state?: InitialState<S>
   /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
   readonly onConversationBusy?: "fail" | "wait"
+  /** This run's budget: each limit given replaces the agent's. */
+  readonly budget?: Budget.Budget
+  /** This run's model settings: each field given replaces the agent's. */
+  readonly settings?: ModelSettings
+  /** The first model call's tool choice, instead of the agent's. */
+  readonly toolChoice?: ToolChoice
 }
 
 /**
@@ -326,11 +331,11 @@ export interface RunOptions<S extends Slots> {
  * @since 0.1.0
  * @category running
  */
-export const run = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const run = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   options: RunOptions<S>
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, RunError, R | ChatModel> =>
-  Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any>, RunError, any>
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, RunError, R | ChatModel> =>
+  Run.startRun(agent, options) as Effect.Effect<AgentExit.AgentExit<any, any>, RunError, any>
 
 /**
  * Continues a paused run (or one stopped by `MaxIterationsReached`) with a person's decision.
@@ -363,12 +368,24 @@ export const run = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const resume = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const resume = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
-  decision: Decision.Decision
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  ResumeRun.resumeRun(agent, target, decision) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+  decision: Decision.Decision,
+  options?: ResumeOptions
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
+  ResumeRun.resumeRun(agent, target, decision, options?.decidedBy) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
+
+/**
+ * Options of {@link resume}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResumeOptions {
+  /** Who decides (a user id, an email): recorded with the claim, and named to every other claimant (`RunAlreadyResumed.decidedBy`). */
+  readonly decidedBy?: string
+}
 
 /**
  * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run
@@ -395,11 +412,11 @@ export const resume = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const recover = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const recover = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   runId: string
-): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>>, ResumeError, R | ChatModel> =>
-  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any>, ResumeError, any>
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
+  ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
 
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`
@@ -421,8 +438,8 @@ export const recover = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const stream = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const stream = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   options: RunOptions<S>
 ): Stream.Stream<AgentEvent.AgentEvent, RunError, R | ChatModel> => Run.streamOf(run(agent, options))
 
@@ -442,8 +459,9 @@ export const stream = <S extends Slots, R>(
  * @since 0.1.0
  * @category running
  */
-export const streamResume = <S extends Slots, R>(
-  agent: Agent<S, R>,
+export const streamResume = <S extends Slots, R, A>(
+  agent: Agent<S, R, A>,
   target: string | Checkpoint.Encoded | unknown,
-  decision: Decision.Decision
-): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision))
+  decision: Decision.Decision,
+  options?: ResumeOptions
+): Stream.Stream<AgentEvent.AgentEvent, ResumeError, R | ChatModel> => Run.streamOf(resume(agent, target, decision, options))

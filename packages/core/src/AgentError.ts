@@ -7,6 +7,7 @@
 import { Data } from "effect"
 import type { ModelError } from "./ChatModel.js"
 import type { MemoryError } from "./ChatMemory.js"
+import type * as Budget from "./Budget.js"
 import type * as Checkpoint from "./Checkpoint.js"
 import type { ConversationBusy, StoreError } from "./RunStore.js"
 
@@ -82,6 +83,61 @@ export class MaxIterationsReached extends Data.TaggedError("MaxIterationsReached
     return `No answer after ${
       plural(this.maxIterations, "iteration")
     }; resume the checkpoint with Decision.continue() to go on`
+  }
+}
+
+/**
+ * A limit of the run's budget was reached: the run stopped before its next model call or
+ * batch. `checkpoint` continues it — `Agent.resume(agent, error.checkpoint, Decision.continue({
+ * raise: { [limit]: more } }))` (or resume by run id).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Agent.run(agent, { input: "go", budget: { tokens: 10_000 } }).pipe(
+ *   Effect.catchTag("BudgetExceeded", (e) =>
+ *     Agent.resume(agent, e.checkpoint, Decision.continue({ raise: { [e.limit]: e.allowed * 2 } })))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
+  readonly limit: Budget.Limit
+  readonly allowed: number
+  readonly used: number
+  readonly checkpoint: Checkpoint.Encoded
+}> {
+  override get message(): string {
+    return `Budget reached: ${this.limit} ${this.used} of ${this.allowed}; resume the checkpoint with Decision.continue({ raise }) to go on`
+  }
+}
+
+/**
+ * The model's final answer did not match the agent's `output` schema, after `outputRetries`
+ * answers fed back with the problem. `text` is the last answer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.run(agent, { input: "extract" }).pipe(
+ *   Effect.catchTag("InvalidOutput", (e) => Effect.logWarning(e.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOutput extends Data.TaggedError("InvalidOutput")<{ readonly problem: string; readonly text: string }> {
+  override get message(): string {
+    return `The model's answer does not match the output schema: ${this.problem}`
   }
 }
 
@@ -200,7 +256,7 @@ export class InvalidEditedArguments extends Data.TaggedError("InvalidEditedArgum
 
 /**
  * The decision does not fit the pause: approval pauses take `approveAll`/`rejectAll`/`byCall`,
- * environment pauses `retry`/`proceed`, `MaxIterationsReached` `continue`. Nothing was consumed.
+ * environment pauses `retry`/`proceed`, `MaxIterationsReached` and `BudgetExceeded` `continue`. Nothing was consumed.
  *
  * @example
  * ```ts
@@ -278,11 +334,14 @@ export class ConversationDiverged extends Data.TaggedError("ConversationDiverged
 export class RunAlreadyResumed extends Data.TaggedError("RunAlreadyResumed")<{
   readonly runId: string
   readonly status: "running" | "paused" | "completed" | "failed" | "finished"
+  /** Who decided the resume that won, when the store knows it. */
+  readonly decidedBy?: string | undefined
 }> {
   override get message(): string {
+    const by = this.decidedBy === undefined ? "" : ` by ${this.decidedBy}`
     return this.status === "paused"
-      ? `Run ${this.runId} was resumed already and paused again: decide on its current pause (resume it by run id)`
-      : `Run ${this.runId} was resumed already: it is ${this.status} now`
+      ? `Run ${this.runId} was resumed already${by} and paused again: decide on its current pause (resume it by run id)`
+      : `Run ${this.runId} was already decided${by}: it is ${this.status} now`
   }
 }
 
@@ -323,6 +382,8 @@ export type RunError =
   | ConversationBusy
   | RunAlreadyResumed
   | MaxIterationsReached
+  | BudgetExceeded
+  | InvalidOutput
   | InvalidRunInput
 
 /**

@@ -16,12 +16,14 @@ import type { ToolFailure } from "./ToolError.js"
  * @since 0.1.0
  * @category models
  */
-export interface Completed<out State = { readonly [slot: string]: unknown }> {
+export interface Completed<out State = { readonly [slot: string]: unknown }, out Output = unknown> {
   readonly _tag: "Completed"
   readonly runId: string
   readonly conversationId: string
   /** The answer. */
   readonly text: string
+  /** The answer decoded with the agent's `output` schema; `undefined` for an agent without one. */
+  readonly value: Output
   /** The whole conversation, this turn included. */
   readonly messages: ReadonlyArray<Message>
   /** The run state after the last batch. */
@@ -77,10 +79,10 @@ export interface Paused {
  * @since 0.1.0
  * @category models
  */
-export type AgentExit<State = { readonly [slot: string]: unknown }> = Completed<State> | Paused
+export type AgentExit<State = { readonly [slot: string]: unknown }, Output = unknown> = Completed<State, Output> | Paused
 
-interface AgentExitDefinition extends Data.TaggedEnum.WithGenerics<1> {
-  readonly taggedEnum: AgentExit<this["A"]>
+interface AgentExitDefinition extends Data.TaggedEnum.WithGenerics<2> {
+  readonly taggedEnum: AgentExit<this["A"], this["B"]>
 }
 
 const Exits = Data.taggedEnum<AgentExitDefinition>()

@@ -30,6 +30,47 @@ export interface ToolDefinition {
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
 
 /**
+ * How the model samples and how long it may answer; every field is optional, and one left
+ * out is the provider's default. Set per agent and per run (`Agent.make({ settings })`,
+ * `Agent.run(agent, { settings })`; the run's win field by field), passed by every adapter in
+ * its provider's wire shape (`docs/providers.md` says which provider ignores what).
+ *
+ * @example
+ * ```ts
+ * import type { ChatModel } from "@agentfx/core"
+ *
+ * const precise: ChatModel.ModelSettings = { temperature: 0, maxOutputTokens: 500, stop: ["\n\n"], parallelToolCalls: false }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModelSettings {
+  /** Sampling temperature, from 0 to 2. */
+  readonly temperature?: number
+  /** Nucleus sampling: the probability mass to sample from, in (0, 1]. */
+  readonly topP?: number
+  /** The most tokens of one answer. */
+  readonly maxOutputTokens?: number
+  /** Sequences that end the answer. */
+  readonly stop?: ReadonlyArray<string>
+  /** `false`: at most one tool call per answer. */
+  readonly parallelToolCalls?: boolean
+}
+
+/**
+ * The shape of a final answer: JSON matching `schema` (an object schema, from the agent's
+ * `output`). Adapters ask their provider for it natively.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OutputFormat {
+  readonly name: string
+  readonly schema: JSONSchema.JsonSchema7Root
+}
+
+/**
  * One model call.
  *
  * @since 0.1.0
@@ -42,10 +83,17 @@ export interface ChatRequest {
   readonly messages: ReadonlyArray<Message>
   readonly tools: ReadonlyArray<ToolDefinition>
   readonly toolChoice: ToolChoice
+  /** Sampling and length settings (absent: the provider's defaults). */
+  readonly settings?: ModelSettings | undefined
+  /** The final answer must be JSON of this shape (absent: free text). */
+  readonly output?: OutputFormat | undefined
+  /** The run that asks (absent outside a run): for logs, caches, and scripts that follow one run. */
+  readonly runId?: string | undefined
 }
 
 /**
- * Why the model stopped.
+ * Why the model stopped. `refusal`: the model declined to answer (OpenAI's `refusal`
+ * content, Anthropic's `refusal` stop reason); the response's `text` is the refusal.
  *
  * @example
  * ```ts
@@ -58,7 +106,16 @@ export interface ChatRequest {
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "other", "unknown")
+export const FinishReason = Schema.Literal(
+  "stop",
+  "tool-calls",
+  "length",
+  "content-filter",
+  "refusal",
+  "error",
+  "other",
+  "unknown"
+)
 
 /**
  * @since 0.1.0
@@ -240,6 +297,8 @@ export declare namespace ChatModel {
    * @category services
    */
   export interface Service {
+    /** The model's name, for telemetry (`gen_ai.request.model`), when the adapter knows it. */
+    readonly model?: string | undefined
     /** One model call. Interrupting it must abort the underlying request. */
     readonly generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
     /**

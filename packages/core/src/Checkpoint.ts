@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { Budget } from "./Budget.js"
 import { Usage } from "./ChatModel.js"
 import { JsonValue } from "./Json.js"
 import { Message } from "./Message.js"
@@ -69,7 +70,8 @@ export const BatchItem = Schema.Struct({
 
 /**
  * Why the run stopped: a person must approve calls, the environment must be fixed, or the
- * iteration budget ran out (`MaxIterationsReached`). `running`: not a pause — the batch a run
+ * iteration budget ran out (`MaxIterationsReached`), or a limit of the run's budget was
+ * reached (`BudgetExceeded`). `running`: not a pause — the batch a run
  * of a durable store is executing, recorded for its recovery.
  *
  * @example
@@ -83,7 +85,7 @@ export const BatchItem = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const Reason = Schema.Literal("approval", "environment", "max-iterations", "running")
+export const Reason = Schema.Literal("approval", "environment", "max-iterations", "budget", "running")
 
 /**
  * @since 0.1.0
@@ -124,6 +126,8 @@ export const Checkpoint = Schema.Struct({
   ephemeral: Schema.Boolean,
   reason: Reason,
   iteration: Schema.Int,
+  modelCalls: Schema.Int,
+  budget: Schema.optional(Budget),
   messages: Schema.Array(Message),
   batch: Schema.Array(BatchItem),
   pending: Schema.Array(Schema.String),

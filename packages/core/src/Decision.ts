@@ -7,6 +7,7 @@
  */
 import { Data, Schema } from "effect"
 import { CallDecisionsFromRecord } from "./internal/callDecisions.js"
+import { Budget } from "./Budget.js"
 import { JsonValue } from "./Json.js"
 
 /**
@@ -41,7 +42,8 @@ export type CallDecision = typeof CallDecision.Type
  * A resume decision:
  * - approval pauses: `ApproveAll`, `RejectAll`, or `ByCall` (one decision per pending call id);
  * - environment pauses: `Retry` (re-run only the failed calls) or `Proceed` (the model gets the errors);
- * - `MaxIterationsReached`: `Continue` (another `maxIterations` iterations).
+ * - `MaxIterationsReached`: `Continue` (another `maxIterations` iterations);
+ * - `BudgetExceeded`: `Continue`, with `raise` giving the limits' new values.
  *
  * Encoded, it is JSON: `ByCall`'s decisions are an object keyed by call id, decoded into a
  * `ReadonlyMap` (so any id works, `"__proto__"` included).
@@ -66,7 +68,7 @@ export const Decision = Schema.Union(
   Schema.TaggedStruct("ByCall", { decisions: CallDecisionsFromRecord(CallDecision) }),
   Schema.TaggedStruct("Retry", {}),
   Schema.TaggedStruct("Proceed", {}),
-  Schema.TaggedStruct("Continue", {})
+  Schema.TaggedStruct("Continue", { raise: Schema.optional(Budget) })
 ).annotations({ identifier: "Decision" })
 
 /**
@@ -263,18 +265,22 @@ export const proceed = (): Decision => ({ _tag: "Proceed" })
 
 /**
  * After `MaxIterationsReached`: continue the run for another `maxIterations` iterations.
+ * After `BudgetExceeded`: continue with the limits in `raise` set to their new values (a
+ * limit left as it was stops the run again at once).
  *
  * @example
  * ```ts
  * import { Decision } from "@agentfx/core"
  *
  * Decision.continue()
+ * Decision.continue({ raise: { tokens: 50_000 } })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-const continue_ = (): Decision => ({ _tag: "Continue" })
+const continue_ = (options?: { readonly raise?: Budget | undefined }): Decision =>
+  options?.raise === undefined ? { _tag: "Continue" } : { _tag: "Continue", raise: options.raise }
 
 export {
   /**

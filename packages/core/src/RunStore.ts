@@ -62,7 +62,9 @@ export const RunRecord = Schema.Struct({
   version: Schema.Int,
   createdAt: Schema.Number,
   updatedAt: Schema.Number,
-  checkpoint: Schema.optional(Schema.Unknown)
+  checkpoint: Schema.optional(Schema.Unknown),
+  /** Who made the decision that resumed the run (`Agent.resume`'s `decidedBy`), until it pauses again. */
+  decidedBy: Schema.optional(Schema.String)
 }).annotations({ identifier: "RunRecord" })
 
 /**
@@ -82,6 +84,19 @@ export interface Transition {
   readonly from: { readonly status: Status; readonly version: number }
   readonly to: Status
   readonly checkpoint?: unknown
+  /** Recorded as the record's `decidedBy` (a transition to `paused` clears it; any other keeps it). */
+  readonly decidedBy?: string | undefined
+}
+
+/**
+ * How a finished run ended, as the store remembers it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Finished {
+  readonly status: "completed" | "failed"
+  readonly decidedBy?: string | undefined
 }
 
 /**
@@ -179,7 +194,11 @@ export declare namespace RunStore {
     readonly retentionMillis: number
     /** The record of a run, if the store has it. */
     readonly get: (runId: string) => Effect.Effect<Option.Option<RunRecord>, StoreError>
-    /** The records that match, most recently updated first. Finished records are kept for the store's retention. */
+    /**
+     * The records that match, most recently updated first. Finished records are listed for the
+     * store's retention where it keeps them (a SQL store); the in-memory store keeps only their
+     * id and status (see `finished`).
+     */
     readonly list: (filter?: Filter) => Effect.Effect<ReadonlyArray<RunRecord>, StoreError>
     /** Writes a new record; `false` (and nothing written) when the store has, or had, a run with this id. */
     readonly insert: (record: RunRecord) => Effect.Effect<boolean, StoreError>
@@ -193,8 +212,11 @@ export declare namespace RunStore {
     readonly recordOutcome: (runId: string, outcome: Outcome) => Effect.Effect<void, StoreError>
     /** The results recorded since the run's last transition, in the order they were recorded. */
     readonly outcomes: (runId: string) => Effect.Effect<ReadonlyArray<Outcome>, StoreError>
-    /** The status of a run whose record is no longer kept (finished longer ago than the retention), if the store remembers it. */
-    readonly finished: (runId: string) => Effect.Effect<Option.Option<"completed" | "failed">, StoreError>
+    /**
+     * How a finished run ended, and who decided its last resume, while the store remembers it
+     * (for the retention) — whether or not it keeps the whole record.
+     */
+    readonly finished: (runId: string) => Effect.Effect<Option.Option<Finished>, StoreError>
     /**
      * Holds `key` for the scope (`conversation:<id>`: one turn at a time per conversation;
      * `run:<id>`: the run is alive). `true` once held; with `wait: false`, `false` at once when

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { Duration, Schedule } from "effect"
-import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
+import { Effect, JSONSchema, Option, Pipeable, Schema, SchemaAST } from "effect"
 import { HandlerKey } from "./internal/handler.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
@@ -198,6 +198,12 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
    */
   readonly idempotent?: boolean
   /**
+   * What the model is told when the handler dies (throws, or `Effect.die`): by default only
+   * that the tool failed unexpectedly — a defect's message may hold paths or secrets; `true`:
+   * the defect's message too (never its stack). The full cause always goes to the log.
+   */
+  readonly exposeDefects?: boolean
+  /**
    * Whether the default gate pauses the run for a person's approval before a call runs:
    * `true`, `false` (the default), or a rule over the decoded arguments.
    */
@@ -377,6 +383,7 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly serial: boolean
   readonly returnDirect: boolean
   readonly idempotent: boolean
+  readonly exposeDefects: boolean
   readonly needsApproval: NeedsApproval<Params, R>
   readonly tags: ReadonlyArray<string>
   readonly isolation: Isolation
@@ -491,6 +498,7 @@ export const make: {
     serial: options.serial ?? false,
     returnDirect: options.returnDirect ?? false,
     idempotent: options.idempotent ?? false,
+    exposeDefects: options.exposeDefects ?? false,
     needsApproval: options.needsApproval ?? false,
     tags: options.tags ?? [],
     isolation,
@@ -534,7 +542,8 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
   SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
 
 /**
- * The JSON Schema of a tool's parameters: what a model provider is sent. An empty
+ * The JSON Schema of a tool's parameters: what a model provider is sent. A schema annotated
+ * with its own `jsonSchema` (e.g. an MCP server's, with its `$defs`) is sent as is; an empty
  * `Schema.Struct({})` becomes an object with no properties (providers require an object).
  *
  * @example
@@ -555,6 +564,12 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
  * @category accessors
  */
 export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
+  Option.getOrElse(
+    SchemaAST.getJSONSchemaAnnotation(tool.parameters.ast) as Option.Option<JSONSchema.JsonSchema7Root>,
+    () => derivedJsonSchema(tool)
+  )
+
+const derivedJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
   isEmptyStruct(SchemaAST.encodedAST(tool.parameters.ast))
     ? {
       $schema: "http://json-schema.org/draft-07/schema#",

@@ -147,7 +147,7 @@ describe("Decision (Agent.resume)", () => {
       const first = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(first._tag).toBe("Completed")
       const second = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll()).pipe(Effect.flip)
-      expect(second._tag === "RunAlreadyResumed" && second.message).toBe(`Run ${exit.runId} was resumed already: it is completed now`)
+      expect(second._tag === "RunAlreadyResumed" && second.message).toBe(`Run ${exit.runId} was already decided: it is completed now`)
       expect(executions.counts).toEqual({ send_email: 1, delete_file: 1, get_weather: 1 })
     }).pipe(Effect.provide(Layer.merge(
       ScriptedChatModel.layer([firstBatch, ScriptedChatModel.text("done")]),

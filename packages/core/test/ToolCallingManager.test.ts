@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
+import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
 import { Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -530,26 +530,36 @@ describe("ToolCallingManager", () => {
         expect(ran).toBe(false)
       }))
 
-    it.effect("a defect becomes a semantic error result and is logged with its cause", () =>
+    it.effect("a defect becomes a semantic error with a fixed message (its message only when the tool exposes defects); the cause is logged", () =>
       Effect.gen(function*() {
         const logs: Array<string> = []
-        const boom = Tool.make("boom", {
-          description: "throws",
-          parameters: Schema.Struct({}),
-          success: Schema.String,
-          handler: () => Effect.sync(() => { throw new Error("kaboom") })
-        })
-        const toolkit = Toolkit.make(boom)
-        const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "boom", args: {} }]).pipe(
-          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message, cause }) => {
-            logs.push(`${String(message)} | ${cause._tag}`)
+        const boom = (exposeDefects: boolean) =>
+          Tool.make(exposeDefects ? "boom_open" : "boom", {
+            description: "throws",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            exposeDefects,
+            handler: () =>
+              Effect.sync(() => {
+                throw new Error("kaboom: password=hunter2 at /home/ada/app.ts:12")
+              })
+          })
+        const results = yield* ToolCallingManager.executeBatch(Toolkit.make(boom(false), boom(true)), [
+          { id: "1", name: "boom", args: {} },
+          { id: "2", name: "boom_open", args: {} }
+        ]).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ cause, message }) => {
+            logs.push(`${String(message)} | ${cause._tag} | ${String(Cause.squash(cause))}`)
           })))
         )
-        expect(results).toHaveLength(1)
-        const [result] = results
-        expect(result._tag === "Failed" && result.error.reason).toBe("semantic")
-        expect(result._tag === "Failed" && result.error.message).toContain(`Tool "boom" failed unexpectedly: Error: kaboom`)
-        expect(logs).toEqual([`Tool "boom" died | Die`])
+        expect(results.map((r) => r._tag === "Failed" && [r.error.reason, r.error.message])).toEqual([
+          ["semantic", `Tool "boom" failed unexpectedly`],
+          ["semantic", `Tool "boom_open" failed unexpectedly: kaboom: password=hunter2 at /home/ada/app.ts:12`]
+        ])
+        expect(logs).toEqual([
+          `Tool "boom" died | Die | Error: kaboom: password=hunter2 at /home/ada/app.ts:12`,
+          `Tool "boom_open" died | Die | Error: kaboom: password=hunter2 at /home/ada/app.ts:12`
+        ])
       }))
 
     it.effect("a success value its schema rejects becomes a semantic error", () =>

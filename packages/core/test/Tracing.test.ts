@@ -43,10 +43,10 @@ const tree = (spans: ReadonlyArray<Tracer.Span>) => {
 }
 
 describe("Tracing", () => {
-  it.effect("each run, iteration, model call and tool call runs in a span, parented as the loop nests them", () =>
+  it.effect("each run, iteration, model call and tool call runs in a span, parented as the loop nests them, with GenAI attributes", () =>
     Effect.gen(function*() {
       const { spans, tracer } = recordingTracer()
-      const agent = Agent.make({ name: "weather", tools: [weatherTool(new Executions())] })
+      const agent = Agent.make({ name: "weather", tools: [weatherTool(new Executions())], settings: { temperature: 0.2, maxOutputTokens: 300 } })
       yield* Agent.run(agent, { input: "Oslo?", conversationId: "c-trace" }).pipe(Effect.withTracer(tracer))
       expect(tree(spans)).toEqual([{
         "agentfx.run": [
@@ -60,20 +60,36 @@ describe("Tracing", () => {
         "agentfx.conversation.id": "c-trace",
         "agentfx.run.kind": "run",
         "agentfx.run.outcome": "Completed",
-        "agentfx.run.iterations": 2
+        "agentfx.run.iterations": 2,
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "weather",
+        "gen_ai.conversation.id": "c-trace"
       })
       expect(attributes("agentfx.tool")).toEqual({
         "agentfx.tool.name": "get_weather",
         "agentfx.tool.call_id": "w1",
-        "agentfx.tool.outcome": "success"
+        "agentfx.tool.outcome": "success",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.id": "w1"
       })
       expect(attributes("agentfx.model")).toEqual({
         "agentfx.iteration": 1,
         "agentfx.model.finish_reason": "tool-calls",
-        "agentfx.model.tool_calls": 1
+        "agentfx.model.tool_calls": 1,
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "scripted",
+        "gen_ai.request.temperature": 0.2,
+        "gen_ai.request.max_tokens": 300,
+        "gen_ai.response.finish_reasons": ["tool-calls"],
+        "gen_ai.usage.input_tokens": 12,
+        "gen_ai.usage.output_tokens": 5
       })
     }).pipe(Effect.provide(ScriptedChatModel.layer([
-      ScriptedChatModel.toolCalls({ id: "w1", name: "get_weather", args: { city: "Oslo" } }),
+      {
+        toolCalls: [{ id: "w1", name: "get_weather", args: { city: "Oslo" } }],
+        usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 }
+      },
       ScriptedChatModel.text("Sunny")
     ]))))
 

@@ -254,23 +254,24 @@ describe("WorkerPool", () => {
       return a!.start < b!.end && b!.start < a!.end
     }
     const twoBusyCalls = (timeout: Duration.DurationInput) =>
-      ToolCallingManager.executeBatch(Toolkit.make(busy(timeout)), [call("busy", { millis: 150 }, "a"), call("busy", { millis: 150 }, "b")])
+      // each call works 600 ms: run one after the other, the second's wait (600 ms) plus its work would pass a 1 s deadline
+      ToolCallingManager.executeBatch(Toolkit.make(busy(timeout)), [call("busy", { millis: 600 }, "a"), call("busy", { millis: 600 }, "b")])
 
     it.live("a bounded manager's permits bound worker calls; the wait for a permit does not count against the timeout", () =>
       Effect.gen(function*() {
-        const results = yield* twoBusyCalls("250 millis")
+        const results = yield* twoBusyCalls("1 second")
         expect(results.map((r) => r._tag)).toEqual(["Succeeded", "Succeeded"])
         expect(overlaps(results)).toBe(false)
       }).pipe(Effect.provide(Layer.merge(WorkerPool.layer({ size: 2 }), ToolCallingManager.bounded({ permits: 1 })))))
 
     it.live("the wait for a free worker does not count against the timeout; with a worker each, calls overlap", () =>
       Effect.gen(function*() {
-        const queued = yield* twoBusyCalls("250 millis").pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
+        const queued = yield* twoBusyCalls("1 second").pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
         expect(queued.map((r) => r._tag)).toEqual(["Succeeded", "Succeeded"])
         expect(overlaps(queued)).toBe(false)
         const parallel = yield* Effect.zipRight(
-          twoBusyCalls("1 second"), // spawns both workers
-          twoBusyCalls("1 second") // both warm: they start together
+          twoBusyCalls("5 seconds"), // spawns both workers
+          twoBusyCalls("5 seconds") // both warm: they start together
         ).pipe(Effect.provide(WorkerPool.layer({ size: 2 })))
         expect(overlaps(parallel)).toBe(true)
       }).pipe(Effect.provide(ToolCallingManager.unbounded())))
@@ -347,8 +348,8 @@ describe("WorkerPool", () => {
     }))
 
   it("works from built JavaScript under plain node, without tsx", () => {
-    const core = fileURLToPath(new URL("..", import.meta.url))
-    execFileSync(process.execPath, [fileURLToPath(new URL("../../../node_modules/typescript/bin/tsc", import.meta.url)), "-b", core])
+    const build = fileURLToPath(new URL("../tsconfig.src.json", import.meta.url))
+    execFileSync(process.execPath, [fileURLToPath(new URL("../../../node_modules/typescript/bin/tsc", import.meta.url)), "-b", build])
     const output = execFileSync(process.execPath, [fileURLToPath(new URL("./workers/built.mjs", import.meta.url))], {
       encoding: "utf8",
       timeout: 20_000

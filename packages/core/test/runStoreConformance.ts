@@ -91,10 +91,26 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         Effect.gen(function*() {
           yield* store.insert(record("done", { status: "running" }))
           expect((yield* store.transition("done", { from: { status: "running", version: 1 }, to: "completed" }))?.status).toBe("completed")
-          expect(yield* store.finished("done")).toEqual(Option.some("completed"))
+          expect(yield* store.finished("done")).toEqual(Option.some({ status: "completed" }))
           expect(yield* store.finished("never")).toEqual(Option.none())
           expect(yield* store.insert(record("done"))).toBe(false)
           expect((yield* store.list({ status: "paused" })).map((r) => r.runId)).toEqual([])
+        })
+      ))
+
+    it.effect("decidedBy is set by a transition, kept until the run pauses again, and remembered with a finished run", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("d"))
+          const claimed = yield* store.transition("d", { from: { status: "paused", version: 1 }, to: "running", decidedBy: "ada" })
+          expect(claimed?.decidedBy).toBe("ada")
+          const kept = yield* store.transition("d", { from: { status: "running", version: 2 }, to: "running", checkpoint: { batch: 2 } })
+          expect(kept?.decidedBy).toBe("ada")
+          const pausedAgain = yield* store.transition("d", { from: { status: "running", version: 3 }, to: "paused", checkpoint: {} })
+          expect(pausedAgain?.decidedBy).toBeUndefined()
+          yield* store.transition("d", { from: { status: "paused", version: 4 }, to: "running", decidedBy: "bob" })
+          yield* store.transition("d", { from: { status: "running", version: 5 }, to: "completed" })
+          expect(yield* store.finished("d")).toEqual(Option.some({ status: "completed", decidedBy: "bob" }))
         })
       ))
 
@@ -103,7 +119,7 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         Effect.gen(function*() {
           yield* store.insert(record("old", { status: "running" }))
           yield* store.transition("old", { from: { status: "running", version: 1 }, to: "failed" })
-          expect(yield* store.finished("old")).toEqual(Option.some("failed"))
+          expect(yield* store.finished("old")).toEqual(Option.some({ status: "failed" }))
           yield* TestClock.adjust(store.retentionMillis + 1)
           expect(yield* store.finished("old")).toEqual(Option.none())
         })

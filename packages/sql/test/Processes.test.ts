@@ -32,7 +32,7 @@ interface Child {
 const start = (...args: ReadonlyArray<string>): Effect.Effect<Child, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, ["--import", "tsx", childScript, ...args], {
+      const child = spawn(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", childScript, ...args], {
         cwd: fileURLToPath(new URL("..", import.meta.url)),
         stdio: ["pipe", "pipe", "pipe"]
       })

@@ -69,7 +69,7 @@ for (const dialect of dialects) {
         yield* TestClock.adjust("59 minutes")
         expect(Option.map(yield* store.get("done"), (r) => r.status)).toEqual(Option.some("completed"))
         expect((yield* store.list()).map((r) => r.runId)).toEqual(["done", "waiting"])
-        expect(yield* store.finished("done")).toEqual(Option.some("completed"))
+        expect(yield* store.finished("done")).toEqual(Option.some({ status: "completed" }))
         expect(yield* store.insert(record("done"))).toBe(false)
         yield* TestClock.adjust("1 minute")
         expect(yield* store.get("done")).toEqual(Option.none())

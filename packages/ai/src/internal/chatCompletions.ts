@@ -3,10 +3,14 @@
  * and SSE chunks → neutral response. No I/O here.
  */
 import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
-import { ChatModel as Model } from "@agentfx/core"
-import { Effect, ParseResult, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { errorFromPayload } from "./httpError.js"
+import type * as Sse from "./sse.js"
+import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireParameters } from "./toolSchema.js"
+import { invalid, isObject, parseEvent } from "./wireJson.js"
+import type { StreamReader, WireFormat } from "./wireModel.js"
 
 const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
@@ -22,29 +26,33 @@ const ToolCallWire = Schema.Struct({
 })
 
 /** A non-streamed answer (`object: "chat.completion"`); unknown keys are ignored. */
-export const Completion = Schema.Struct({
+const Completion = Schema.Struct({
   choices: Schema.Array(Schema.Struct({
-    message: Schema.Struct({ content: nullish(Schema.String), tool_calls: nullish(Schema.Array(ToolCallWire)) }),
+    message: Schema.Struct({
+      content: nullish(Schema.String),
+      refusal: nullish(Schema.String),
+      tool_calls: nullish(Schema.Array(ToolCallWire))
+    }),
     finish_reason: nullish(Schema.String)
   })),
   usage: nullish(UsageWire)
 })
 
-/** One streamed chunk (`object: "chat.completion.chunk"`), or a server's in-stream error. */
-export const Chunk = Schema.Struct({
+/** One streamed chunk (`object: "chat.completion.chunk"`); a tool-call piece's `index` may be missing. */
+const Chunk = Schema.Struct({
   choices: nullish(Schema.Array(Schema.Struct({
     delta: nullish(Schema.Struct({
       content: nullish(Schema.String),
+      refusal: nullish(Schema.String),
       tool_calls: nullish(Schema.Array(Schema.Struct({
-        index: Schema.Number,
+        index: nullish(Schema.Number),
         id: nullish(Schema.String),
         function: nullish(Schema.Struct({ name: nullish(Schema.String), arguments: nullish(Schema.String) }))
       })))
     })),
     finish_reason: nullish(Schema.String)
   }))),
-  usage: nullish(UsageWire),
-  error: nullish(Schema.Unknown)
+  usage: nullish(UsageWire)
 })
 
 type WireMessage =
@@ -91,7 +99,7 @@ const wireToolChoice = (choice: ChatModel.ToolChoice) =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
 /** The request body; `tools` and `tool_choice` are left out when there are no tools. */
-export const requestBody = (model: string, request: ChatModel.ChatRequest, stream: boolean) => ({
+const requestBody = (model: string, request: ChatModel.ChatRequest, stream: boolean) => ({
   model,
   messages: [
     ...(request.system === undefined ? [] : [{ role: "system", content: request.system } as const]),
@@ -127,7 +135,7 @@ const toolCall = (id: string | null | undefined, name: string, args: string | nu
   args: parseArguments(args)
 })
 
-export const finishReason = (reason: string | null | undefined): ChatModel.FinishReason => {
+const finishReason = (reason: string | null | undefined): ChatModel.FinishReason => {
   switch (reason) {
     case "stop":
       return "stop"
@@ -146,76 +154,106 @@ export const finishReason = (reason: string | null | undefined): ChatModel.Finis
   }
 }
 
+/** The usage rule of every adapter: counts the server did not send are 0, the total is input + output. */
 const usage = (wire: typeof UsageWire.Type | null | undefined): ChatModel.Usage => {
   const inputTokens = wire?.prompt_tokens ?? 0
   const outputTokens = wire?.completion_tokens ?? 0
-  return { inputTokens, outputTokens, totalTokens: wire?.total_tokens ?? inputTokens + outputTokens }
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
-
-const invalid = (message: string) => new Model.ModelError({ reason: "InvalidResponse", message })
 
 /** Decodes a JSON value with a wire schema; a mismatch is an `InvalidResponse`. */
-export const decode = <A, I>(schema: Schema.Schema<A, I>, what: "response" | "chunk") => (body: unknown) =>
-  Schema.decodeUnknown(schema)(body).pipe(
-    Effect.mapError((error) =>
-      invalid(`the server's ${what} is not a Chat Completions ${what}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
-    )
+const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(schema)(body),
+    (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
   )
 
+/** A refusal's text is the answer's text (after any other text); it makes the finish reason `refusal`. */
+const answer = (text: string, refused: boolean, reason: string | null | undefined) => ({
+  text,
+  finishReason: refused ? "refusal" as const : finishReason(reason)
+})
+
 /** The neutral response of a non-streamed answer. */
-export const fromCompletion = (completion: typeof Completion.Type): Effect.Effect<ChatModel.ChatResponse, ChatModel.ModelError> => {
-  const choice = completion.choices[0]
-  if (choice === undefined) return Effect.fail(invalid("the Chat Completions response has no choices"))
-  return Effect.succeed({
-    text: choice.message.content ?? "",
-    toolCalls: (choice.message.tool_calls ?? []).map((call) => toolCall(call.id, call.function.name, call.function.arguments)),
-    finishReason: finishReason(choice.finish_reason),
-    usage: usage(completion.usage)
+const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> =>
+  Either.flatMap(decodeWith(Completion, "a response", provider)(body), (completion) => {
+    const choice = completion.choices[0]
+    if (choice === undefined) return Either.left(invalid(`${provider} sent a response without choices`))
+    return Either.right({
+      ...answer(
+        (choice.message.content ?? "") + (choice.message.refusal ?? ""),
+        (choice.message.refusal ?? "").length > 0,
+        choice.finish_reason
+      ),
+      toolCalls: (choice.message.tool_calls ?? []).map((call) => toolCall(call.id, call.function.name, call.function.arguments)),
+      usage: usage(completion.usage)
+    })
   })
-}
 
-/** Accumulates streamed chunks: text as it comes, tool-call pieces by `index`, usage from the last chunk. */
-export class StreamAccumulator {
-  private text = ""
-  private readonly calls = new Map<number, { id: string | undefined; name: string; args: string }>()
-  private finish: string | null | undefined = undefined
-  private wireUsage: typeof UsageWire.Type | null | undefined = undefined
-  private chunks = 0
-
-  /** Folds one chunk in; returns the text it added. */
-  add(chunk: typeof Chunk.Type): string {
-    this.chunks += 1
-    if (chunk.usage !== undefined && chunk.usage !== null) this.wireUsage = chunk.usage
-    let added = ""
-    for (const choice of chunk.choices ?? []) {
-      if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finish = choice.finish_reason
-      const delta = choice.delta
-      if (delta === undefined || delta === null) continue
-      if (typeof delta.content === "string") added += delta.content
-      for (const piece of delta.tool_calls ?? []) {
-        const call = this.calls.get(piece.index) ?? { id: undefined, name: "", args: "" }
-        if (call.id === undefined && typeof piece.id === "string" && piece.id.length > 0) call.id = piece.id
-        const name = piece.function?.name
-        if (call.name.length === 0 && typeof name === "string") call.name = name
-        call.args += piece.function?.arguments ?? ""
-        this.calls.set(piece.index, call)
-      }
+/**
+ * Reads a streamed answer: text and refusal as they come, tool-call pieces assembled by
+ * `ToolCallDeltas`, usage from the last chunk that has it, up to `[DONE]`. An event that
+ * carries an error (`{ error }`, or an `event: error`, as Groq names it) fails the stream
+ * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
+ * was cut: `InvalidResponse`.
+ */
+const reader = (provider: string): StreamReader => {
+  const decodeChunk = decodeWith(Chunk, "a stream event", provider)
+  const calls = new ToolCallDeltas()
+  let text = ""
+  let refused = false
+  let finish: string | undefined = undefined
+  let wireUsage: typeof UsageWire.Type | undefined = undefined
+  let chunks = 0
+  let done = false
+  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
+    if (event.data.trim() === "[DONE]") {
+      done = true
+      return Either.right("")
     }
-    this.text += added
-    return added
+    return Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
   }
-
-  /** The whole response, once the stream ended. */
-  response(): Effect.Effect<ChatModel.ChatResponse, ChatModel.ModelError> {
-    if (this.chunks === 0) return Effect.fail(invalid("the Chat Completions stream ended without a chunk"))
-    const calls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call)
-    const nameless = calls.find((call) => call.name.length === 0)
-    if (nameless !== undefined) return Effect.fail(invalid("the Chat Completions stream sent a tool call without a name"))
-    return Effect.succeed({
-      text: this.text,
-      toolCalls: calls.map((call) => toolCall(call.id, call.name, call.args)),
-      finishReason: finishReason(this.finish),
-      usage: usage(this.wireUsage)
+  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+    const carriesError = event.event === "error" || (isObject(json) && json.error !== null && json.error !== undefined)
+    if (carriesError) return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+    return Either.map(decodeChunk(json), (chunk) => {
+      chunks += 1
+      if (chunk.usage !== undefined && chunk.usage !== null) wireUsage = chunk.usage
+      let added = ""
+      for (const choice of chunk.choices ?? []) {
+        if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
+        const delta = choice.delta
+        if (delta === undefined || delta === null) continue
+        if (typeof delta.content === "string") added += delta.content
+        if (typeof delta.refusal === "string" && delta.refusal.length > 0) {
+          refused = true
+          added += delta.refusal
+        }
+        for (const piece of delta.tool_calls ?? []) calls.add(piece)
+      }
+      text += added
+      return added
     })
   }
+  const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+    if (!done && finish === undefined) {
+      return Either.left(invalid(`${provider}'s stream ended before the answer did (no finish_reason, no [DONE]): the connection was cut`))
+    }
+    if (chunks === 0) return Either.left(invalid(`${provider}'s stream ended without a chunk`))
+    const nameless = calls.all().find((call) => call.name.length === 0)
+    if (nameless !== undefined) return Either.left(invalid(`${provider} streamed a tool call without a name`))
+    return Either.right({
+      ...answer(text, refused, finish),
+      toolCalls: calls.all().map((call) => toolCall(call.id, call.name, call.args)),
+      usage: usage(wireUsage)
+    })
+  }
+  return { add, finished: () => done, response }
 }
+
+/** The Chat Completions wire format, asking for `model`. */
+export const wire = (model: string): WireFormat => ({
+  body: (request, stream) => requestBody(model, request, stream),
+  decode,
+  reader
+})

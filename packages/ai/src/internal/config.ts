@@ -1,12 +1,21 @@
 /**
- * Config helpers shared by the adapters' `layerConfig`.
+ * Config helpers shared by the adapters' `layerConfig`. A blank value (`OPENAI_API_KEY=` in
+ * a .env file) counts as unset everywhere: a required setting that is blank is missing.
  */
-import type { Redacted } from "effect"
-import { Config, Effect, Option } from "effect"
+import { Config, ConfigError, Effect, Either, Option, Redacted } from "effect"
 
-/** An optional string setting; a blank value (`OPENAI_MODEL=` in a .env file) counts as unset. */
+const isBlank = (value: string) => value.trim().length === 0
+
+/** An optional string setting; blank counts as unset. */
 export const optionalString = (name: string): Config.Config<Option.Option<string>> =>
-  Config.map(Config.option(Config.string(name)), Option.filter((value) => value.trim().length > 0))
+  Config.map(Config.option(Config.string(name)), Option.filter((value) => !isBlank(value)))
+
+/** A required string setting; blank is a `ConfigError` naming it, as if it were missing. */
+export const requiredString = (name: string): Config.Config<string> =>
+  Config.mapOrFail(Config.string(name), (value) =>
+    isBlank(value)
+      ? Either.left(ConfigError.MissingData([name], `Expected ${name} to be set, but it is blank (a blank value counts as unset)`))
+      : Either.right(value))
 
 /** A string setting with a default for when it is unset or blank. */
 export const stringWithDefault = (name: string, fallback: string): Config.Config<string> =>
@@ -19,10 +28,10 @@ export interface ProviderConfig {
   readonly apiUrl?: Config.Config<Option.Option<string>>
 }
 
-/** Reads a hosted provider's API key (required), model (default `defaultModel`) and base URL (optional). */
+/** Reads a hosted provider's API key (required, not blank), model (default `defaultModel`) and base URL (optional). */
 export const readProviderConfig = (prefix: string, defaultModel: string, options: ProviderConfig | undefined) =>
   Effect.gen(function*() {
-    const apiKey = yield* (options?.apiKey ?? Config.redacted(`${prefix}_API_KEY`))
+    const apiKey = yield* (options?.apiKey ?? Config.map(requiredString(`${prefix}_API_KEY`), Redacted.make))
     const model = yield* (options?.model ?? stringWithDefault(`${prefix}_MODEL`, defaultModel))
     const apiUrl = yield* (options?.apiUrl ?? optionalString(`${prefix}_BASE_URL`))
     return { apiKey, model, apiUrl: Option.getOrUndefined(apiUrl) }

@@ -6,9 +6,10 @@ import type { Json } from "@agentfx/core"
 import { ChatModel } from "@agentfx/core"
 import type { AiError, Prompt, Response } from "@effect/ai"
 import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
-import { Effect, ParseResult, Schema } from "effect"
-import { errorFromStatus } from "./httpError.js"
+import { Effect, Option, ParseResult, Schema } from "effect"
+import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
+import { invalid } from "./wireJson.js"
 
 /** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
@@ -84,11 +85,11 @@ const finishReasons: { readonly [K in Response.FinishReason]: ChatModel.FinishRe
 /** `@effect/ai`'s finish reason (`pause` becomes `other`). */
 export const finishReason = (reason: Response.FinishReason): ChatModel.FinishReason => finishReasons[reason]
 
-/** `@effect/ai`'s usage; counts a provider did not report are 0. */
+/** The usage rule of every adapter: counts the provider did not report are 0, the total is input + output. */
 export const usage = (usage: Response.Usage): ChatModel.Usage => {
   const inputTokens = usage.inputTokens ?? 0
   const outputTokens = usage.outputTokens ?? 0
-  return { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens }
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
 /** A tool call with the provider's call id; its params must be JSON (they were parsed from JSON). */
@@ -98,12 +99,11 @@ export const toolCall = (part: { readonly id: string; readonly name: string; rea
   args: part.params as Json.JsonValue
 })
 
-const invalid = (message: string) => new ChatModel.ModelError({ reason: "InvalidResponse", message })
-
 /**
  * An `AiError` as a `ModelError`: an HTTP status is classified like every other adapter's
  * (429, 5xx transient; 401/403; other 4xx), a transport failure is `Network`, unreadable
- * output `InvalidResponse`, a prompt the provider cannot express `InvalidRequest`.
+ * output `InvalidResponse` — unless it was an error envelope sent with HTTP 200 (`{ error }`),
+ * which gives the server's error — a prompt the provider cannot express `InvalidRequest`.
  */
 export const fromAiError = (provider: string, nowMillis: number) => (error: AiError.AiError | ParseResult.ParseError): ChatModel.ModelError => {
   switch (error._tag) {
@@ -119,10 +119,24 @@ export const fromAiError = (provider: string, nowMillis: number) => (error: AiEr
     case "MalformedInput":
       return new ChatModel.ModelError({ reason: "InvalidRequest", message: `${provider} cannot express the request: ${error.message}` })
     case "MalformedOutput":
-      return invalid(`${provider} sent a response that could not be decoded: ${error.message}`)
+      return error.cause instanceof ParseResult.ParseError
+        ? fromAiError(provider, nowMillis)(error.cause)
+        : invalid(`${provider} sent a response that could not be decoded: ${error.message}`)
     case "ParseError":
-      return invalid(`${provider} sent a response that could not be decoded: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+      return isErrorPayload(error.issue.actual)
+        ? errorFromPayload({ provider, payload: error.issue.actual, where: "with HTTP 200" })
+        : invalid(`${provider} sent a response that could not be decoded: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
     case "UnknownError":
       return new ChatModel.ModelError({ reason: "Other", message: `${provider} failed: ${error.message}` })
   }
 }
+
+/**
+ * A stack overflow (`RangeError`) while the `LanguageModel` builds or sends the request —
+ * a history nested deeper than its encoders can go — as an `InvalidRequest`, instead of a
+ * defect; any other defect stays one.
+ */
+export const unencodable = (provider: string) => (defect: unknown): Option.Option<ChatModel.ModelError> =>
+  defect instanceof RangeError
+    ? Option.some(new ChatModel.ModelError({ reason: "InvalidRequest", message: `could not encode the request to ${provider}: ${String(defect)}` }))
+    : Option.none()

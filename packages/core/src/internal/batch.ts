@@ -11,9 +11,10 @@ import { assistant } from "../Message.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
+import { depthOf } from "./admit.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
-import { completed, pause, pendingOf } from "./exits.js"
+import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { withService } from "./service.js"
@@ -61,6 +62,20 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
 const recordOutcome = (run: RunState, executed: Executed) =>
   Effect.catchAll(run.store.recordOutcome(run.runId, executed.result), (error) => Effect.sync(() => void (run.unrecorded ??= error)))
 
+/** A result nested deeper than the agent's limit becomes a `semantic` failure: the history must stay serialisable. */
+const withinDepth = (executed: Executed, limit: number): Executed =>
+  executed.result._tag === "Succeeded" && typeof executed.result.value === "object" && depthOf(executed.result.value, limit) > limit
+    ? {
+      result: {
+        _tag: "Failed",
+        callId: executed.result.callId,
+        toolName: executed.result.toolName,
+        error: semantic(`Tool "${executed.result.toolName}" returned a result nested deeper than ${limit} levels (the agent's limit)`)
+      },
+      writes: undefined
+    }
+    : executed
+
 /** What follows the calls: built apart, so that the frame a waiting run keeps holds only these four. */
 const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
 (executed: Executed | ReadonlyArray<Executed>) => afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause)
@@ -74,7 +89,7 @@ const afterCalls = Effect.fnUntraced(function*(
   environmentPause: boolean
 ) {
   if (run.unrecorded !== undefined) return yield* run.unrecorded
-  const outcomes = yield* foldWrites(agent, run, executed)
+  const outcomes = yield* foldWrites(agent, run, executed.map((e) => withinDepth(e, agent.limits.depth)))
   let next = 0
   const finished = batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
   return yield* finishBatch(agent, run, finished, environmentPause)
@@ -154,6 +169,6 @@ const finishBatch = Effect.fnUntraced(
       return typeof value === "string" ? value : JSON.stringify(value)
     }).join("\n")
     yield* appendMessages(run, [assistant(text)])
-    return completed(run, text)
+    return yield* finalAnswer(agent, run, text, false)
   }
 )

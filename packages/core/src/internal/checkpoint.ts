@@ -7,11 +7,13 @@ import { InvalidCheckpoint } from "../AgentError.js"
 import * as Checkpoint from "../Checkpoint.js"
 import type { JsonValue } from "../Json.js"
 import type * as Slot from "../Slot.js"
+import { depthOf } from "./admit.js"
 import { describeParseError } from "./parseError.js"
 
 /** What checkpoint handling needs to know of an agent. */
 export interface CheckpointOwner {
   readonly name: string
+  readonly limits: { readonly depth: number }
   readonly toolNames: ReadonlyArray<string>
   readonly slots: { readonly [name: string]: Slot.Any }
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
@@ -78,6 +80,11 @@ export const decode = (
       return yield* refuse("malformed", "not an agentfx checkpoint (expected format \"agentfx/checkpoint\")")
     }
     const raw = input as { readonly version?: unknown; readonly signature?: unknown }
+    // a checkpoint nests messages, calls and the agent's state around arguments and results
+    const depthLimit = owner.limits.depth + 256
+    if (depthOf(input, depthLimit) > depthLimit) {
+      return yield* refuse("malformed", `nested deeper than ${depthLimit} levels (the agent's depth limit and the checkpoint's own structure)`)
+    }
     if (raw.version !== Checkpoint.version) {
       return yield* refuse("version", `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads version ${Checkpoint.version})`)
     }

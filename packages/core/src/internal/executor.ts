@@ -137,11 +137,25 @@ const failed = (call: ToolCall.ToolCall, error: ToolFailure): Executed => ({
   writes: undefined
 })
 
-/** The `semantic` failure a defect becomes; the full cause goes to the log. */
+/** A defect's own message, without its stack. */
+const defectMessage = (cause: Cause.Cause<unknown>) => {
+  const defect = Cause.squash(cause)
+  return defect instanceof Error ? defect.message : String(defect)
+}
+
+/**
+ * The `semantic` failure a defect becomes: a short, fixed message for the model (the defect's
+ * own message only when the tool exposes defects); the full cause goes to the log (and, with a
+ * tracer, to the call's span).
+ */
 const died = (entry: Toolkit.Entry, cause: Cause.Cause<unknown>) =>
   Effect.as(
     Effect.logError(`Tool "${entry.name}" died`, cause),
-    semantic(`Tool "${entry.name}" failed unexpectedly: ${Cause.pretty(cause)}`)
+    semantic(
+      entry.tool.exposeDefects
+        ? `Tool "${entry.name}" failed unexpectedly: ${defectMessage(cause)}`
+        : `Tool "${entry.name}" failed unexpectedly`
+    )
   )
 
 /** The `semantic` failure of a value the tool's `success` schema rejects; logged. */

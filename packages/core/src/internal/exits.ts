@@ -2,14 +2,18 @@
  * How a run ends, and what its record says: completed, or paused with its checkpoint (written
  * to the run store first: the record is the authority, the checkpoint a copy).
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import type * as Agent from "../Agent.js"
-import { RunAlreadyResumed } from "../AgentError.js"
+import { InvalidOutput, RunAlreadyResumed } from "../AgentError.js"
+import type { MemoryError } from "../ChatMemory.js"
+import { user } from "../Message.js"
 import type * as AgentExit from "../AgentExit.js"
 import type * as Checkpoint from "../Checkpoint.js"
-import type { StoreError } from "../RunStore.js"
+import type { RunStore, StoreError } from "../RunStore.js"
 import * as CheckpointCodec from "./checkpoint.js"
+import { describeParseError } from "./parseError.js"
 import type { BatchItem, RunState } from "./runState.js"
+import { appendMessages } from "./runState.js"
 import { nestedId } from "./suspension.js"
 
 /** The run as a checkpoint at record version `revision`. */
@@ -30,6 +34,8 @@ export const checkpointOf = (
     ephemeral: run.ephemeral,
     reason,
     iteration: run.iteration,
+    modelCalls: run.modelCalls,
+    ...(run.budget === undefined ? {} : { budget: run.budget }),
     messages: run.history,
     batch: batch.map((item) =>
       item.outcome !== undefined
@@ -96,10 +102,28 @@ export const recordBatch = Effect.fnUntraced(function*(agent: Agent.Any, run: Ru
   run.version = next.version
 })
 
+/**
+ * The refusal of a run that someone else resumed: where it is now and who decided, from its
+ * record (`finished` when the store no longer keeps it). `claimed`: the status to report while
+ * the record still says paused (the winner holds the run but has not written its claim yet).
+ */
+export const alreadyDecided = (
+  store: RunStore.Service,
+  runId: string,
+  claimed: "running" | "paused" = "paused"
+): Effect.Effect<never, RunAlreadyResumed | StoreError> =>
+  Effect.flatMap(store.get(runId), (record) =>
+    record._tag === "None"
+      ? Effect.flatMap(store.finished(runId), (finished) =>
+        Effect.fail(new RunAlreadyResumed({ runId, ...Option.getOrElse(finished, () => ({ status: "finished" as const })) })))
+      : Effect.fail(new RunAlreadyResumed({
+          runId,
+          status: record.value.status === "paused" ? claimed : record.value.status,
+          decidedBy: record.value.decidedBy
+        })))
+
 /** The refusal for a run whose record another process took over. */
-export const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> =>
-  Effect.flatMap(run.store.get(run.runId), (record) =>
-    Effect.fail(new RunAlreadyResumed({ runId: run.runId, status: record._tag === "Some" ? record.value.status : "finished" })))
+export const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> => alreadyDecided(run.store, run.runId)
 
 /** Pauses the run: recorded, then a value, not an error. */
 export const pause = (
@@ -131,12 +155,47 @@ export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.Pend
     return [outcome?._tag === "Failed" ? { call: item.call, error: outcome.error } : { call: item.call }]
   })
 
-/** The run, completed with `text`. */
-export const completed = (run: RunState, text: string): AgentExit.Completed => ({
+/**
+ * The run's final answer: completed with `text` — and, for an agent with an `output` schema,
+ * `value`, the text decoded with it. An answer that does not decode is fed back to the model
+ * (`retry`: while the agent's `outputRetries` allow; `undefined`: iterate again), else the run
+ * fails with `InvalidOutput`.
+ */
+export const finalAnswer = (
+  agent: Agent.Any,
+  run: RunState,
+  text: string,
+  retry: boolean
+): Effect.Effect<AgentExit.Completed | undefined, InvalidOutput | MemoryError> => {
+  if (agent.output === undefined) return Effect.succeed(completed(run, text, undefined))
+  const decoded = decodeOutput(agent.output.schema, text)
+  if (Either.isRight(decoded)) return Effect.succeed(completed(run, text, decoded.right))
+  if (!retry || run.outputRetries >= agent.output.retries) return Effect.fail(new InvalidOutput({ problem: decoded.left, text }))
+  run.outputRetries += 1
+  return Effect.as(
+    appendMessages(run, [user(`Your answer does not match the required output: ${decoded.left}. Answer again with only the JSON.`)]),
+    undefined
+  )
+}
+
+/** The answer as JSON decoded with the output schema, or what is wrong with it. */
+const decodeOutput = (schema: Schema.Schema<any, any>, text: string): Either.Either<unknown, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return Either.left("it is not JSON")
+  }
+  return Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all" })(json), describeParseError)
+}
+
+/** The run, completed with `text` (and `value`, the text decoded with the agent's `output` schema). */
+export const completed = (run: RunState, text: string, value: unknown): AgentExit.Completed => ({
   _tag: "Completed",
   runId: run.runId,
   conversationId: run.conversationId,
   text,
+  value,
   messages: run.history,
   state: run.state,
   toolCalls: run.outcomes,

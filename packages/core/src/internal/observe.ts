@@ -6,7 +6,7 @@
 import { Duration, Effect, Option } from "effect"
 import type * as AgentEvent from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
-import type { ChatResponse, ModelError } from "../ChatModel.js"
+import type { ChatRequest, ChatResponse, ModelError } from "../ChatModel.js"
 import type * as Middleware from "../Middleware.js"
 import type { Result } from "../ToolCall.js"
 import type { Executed } from "./executor.js"
@@ -82,7 +82,10 @@ const turn = <E, R>(
     "agentfx.agent": watchers.agentName,
     "agentfx.run.id": watchers.runId,
     "agentfx.conversation.id": watchers.conversationId,
-    "agentfx.run.kind": kind
+    "agentfx.run.kind": kind,
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": watchers.agentName,
+    "gen_ai.conversation.id": watchers.conversationId
   }))(Effect.gen(function*() {
     yield* emit(watchers, started)
     const exit = yield* compose(watchers.middleware.turn, () => body as Effect.Effect<AgentExit.AgentExit<any>, any, any>)({
@@ -117,7 +120,11 @@ const model = <R>(
   input: Middleware.ModelInput,
   call: (input: Middleware.ModelInput) => Effect.Effect<ChatResponse, ModelError, R>
 ) =>
-  withSpan(watchers.traced, "agentfx.model", () => ({ "agentfx.iteration": input.iteration }))(Effect.gen(function*() {
+  withSpan(watchers.traced, "agentfx.model", () => ({
+    "agentfx.iteration": input.iteration,
+    "gen_ai.operation.name": "chat",
+    ...settingsAttributes(input.request.settings)
+  }))(Effect.gen(function*() {
     yield* emit(watchers, () => ({ _tag: "ModelCalled", iteration: input.iteration, messages: input.request.messages.length }))
     const started = yield* now(watchers)
     const response = yield* compose(watchers.middleware.model, call)(input) as Effect.Effect<ChatResponse, ModelError, R>
@@ -133,10 +140,24 @@ const model = <R>(
     }))
     yield* annotate(watchers.traced, () => ({
       "agentfx.model.finish_reason": response.finishReason,
-      "agentfx.model.tool_calls": response.toolCalls.length
+      "agentfx.model.tool_calls": response.toolCalls.length,
+      "gen_ai.response.finish_reasons": [response.finishReason],
+      "gen_ai.usage.input_tokens": response.usage.inputTokens,
+      "gen_ai.usage.output_tokens": response.usage.outputTokens
     }))
     return response
   }))
+
+/** The request's settings as GenAI attributes (`gen_ai.request.*`); the ones not set are left out. */
+const settingsAttributes = (settings: ChatRequest["settings"]): Record<string, unknown> => {
+  if (settings === undefined) return {}
+  const attributes: Record<string, unknown> = {}
+  if (settings.temperature !== undefined) attributes["gen_ai.request.temperature"] = settings.temperature
+  if (settings.topP !== undefined) attributes["gen_ai.request.top_p"] = settings.topP
+  if (settings.maxOutputTokens !== undefined) attributes["gen_ai.request.max_tokens"] = settings.maxOutputTokens
+  if (settings.stop !== undefined) attributes["gen_ai.request.stop_sequences"] = settings.stop
+  return attributes
+}
 
 const toolEvent = (result: Exclude<Result, { readonly _tag: "Suspended" }>, durationMillis: number) => (): AgentEvent.Payload =>
   result._tag === "Succeeded"
@@ -165,6 +186,9 @@ const tool = <R>(
   withSpan(watchers.traced, "agentfx.tool", () => ({
     "agentfx.tool.name": input.call.name,
     "agentfx.tool.call_id": input.call.id,
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": input.call.name,
+    "gen_ai.tool.call.id": input.call.id,
     ...(Option.isSome(timeout) ? { "agentfx.tool.timeout_ms": Duration.toMillis(timeout.value) } : {})
   }))(Effect.gen(function*() {
     let writes: Executed["writes"]

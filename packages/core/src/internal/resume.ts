@@ -10,6 +10,7 @@ import {
   InvalidEditedArguments,
   UnknownDecision
 } from "../AgentError.js"
+import type { Budget } from "../Budget.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import type { CallDecision, Decision } from "../Decision.js"
 import type { JsonValue } from "../Json.js"
@@ -28,6 +29,8 @@ export interface Plan {
   readonly environmentPause: boolean
   /** The history to resume with (edited arguments shown in their assistant message). */
   readonly messages: ReadonlyArray<Message>
+  /** The run's budget from now on: the checkpoint's, with a `continue` decision's raises. */
+  readonly budget: Budget | undefined
 }
 
 export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEditedArguments | DecisionMismatch | InvalidCheckpoint
@@ -36,6 +39,7 @@ const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
   "environment": ["Retry", "Proceed"],
   "max-iterations": ["Continue"],
+  "budget": ["Continue"],
   "running": []
 }
 
@@ -95,7 +99,8 @@ const byCall = (
     mode: "batch",
     batch,
     environmentPause: agent.onEnvironmentError === "pause",
-    messages: withEditedArgs(checkpoint.messages, edited)
+    messages: withEditedArgs(checkpoint.messages, edited),
+    budget: checkpoint.budget
   })
 }
 
@@ -199,7 +204,12 @@ export const plan = (
     return Effect.fail(new DecisionMismatch({ decision: decision._tag, reason: checkpoint.reason, accepted: accepted[checkpoint.reason] }))
   }
   const pending = new Set(checkpoint.pending)
-  const base = { batch: checkpoint.batch, messages: checkpoint.messages, environmentPause: agent.onEnvironmentError === "pause" }
+  const base = {
+    batch: checkpoint.batch,
+    messages: checkpoint.messages,
+    environmentPause: agent.onEnvironmentError === "pause",
+    budget: checkpoint.budget
+  }
   const own = ((): Effect.Effect<Plan, DecisionError> => {
     switch (decision._tag) {
       case "ApproveAll":
@@ -225,7 +235,12 @@ export const plan = (
       case "Proceed":
         return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
       case "Continue":
-        return Effect.succeed({ ...base, mode: "continue" })
+        // a budget stop before a batch holds the batch: it runs first
+        return Effect.succeed({
+          ...base,
+          mode: checkpoint.batch.length > 0 ? "batch" : "continue",
+          budget: decision.raise === undefined ? base.budget : { ...base.budget, ...decision.raise }
+        })
     }
   })()
   const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" || decision._tag === "Retry" ? pending : new Set<string>()

@@ -16,15 +16,11 @@ import { RunStore } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
-import { checkpointOf, lost } from "./exits.js"
+import { alreadyDecided, checkpointOf, lost } from "./exits.js"
 import { loop } from "./loop.js"
 import * as Resume from "./resume.js"
 import { holdConversation, recorded, runState } from "./run.js"
 import type { BatchItem, RunState } from "./runState.js"
-
-/** Where a run is now, for a refusal: its record's status, or `finished` when the store no longer keeps it. */
-const statusOf = (store: RunStore.Service, runId: string) =>
-  Effect.map(store.get(runId), (record) => Option.match(record, { onNone: () => "finished" as const, onSome: (r) => r.status }))
 
 /** The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the store does not have it). */
 const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown) {
@@ -33,10 +29,12 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
     if (Option.isNone(record)) {
       const finished = yield* store.finished(target)
       return yield* Option.isSome(finished)
-        ? Effect.fail(new RunAlreadyResumed({ runId: target, status: finished.value }))
+        ? Effect.fail(new RunAlreadyResumed({ runId: target, ...finished.value }))
         : Effect.fail(new RunNotFound({ runId: target }))
     }
-    if (record.value.status !== "paused") return yield* new RunAlreadyResumed({ runId: target, status: record.value.status })
+    if (record.value.status !== "paused") {
+      return yield* new RunAlreadyResumed({ runId: target, status: record.value.status, decidedBy: record.value.decidedBy })
+    }
     return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
   }
   const decoded = yield* CheckpointCodec.decode(agent, target)
@@ -44,7 +42,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   const record = yield* store.get(checkpoint.runId)
   if (Option.isSome(record)) {
     if (record.value.status !== "paused" || record.value.version !== checkpoint.revision) {
-      return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: record.value.status })
+      return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: record.value.status, decidedBy: record.value.decidedBy })
     }
     if (record.value.conversationId !== checkpoint.conversationId) {
       return yield* new InvalidCheckpoint({
@@ -56,7 +54,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
     return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
   }
   const finished = yield* store.finished(checkpoint.runId)
-  if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, status: finished.value })
+  if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, ...finished.value })
   const now = yield* Clock.currentTimeMillis
   if (now - checkpoint.pausedAt > store.retentionMillis) {
     return yield* new InvalidCheckpoint({
@@ -79,25 +77,18 @@ const sameMessages = (a: ReadonlyArray<Message>, b: ReadonlyArray<Message>) =>
  * claimant only), then finishes the paused batch (or iterates again, after
  * `MaxIterationsReached`).
  */
-export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision) =>
+export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision, decidedBy?: string) =>
   Effect.scoped(Effect.gen(function*() {
     const store = yield* RunStore
     const found = yield* pausedRecord(agent, store, target)
     const cp = found.decoded.checkpoint
     const plan = yield* Resume.plan(agent, cp, found.decoded.state, decision, found.trusted)
-    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
-      Effect.succeed(runState(agent, fiber, {
-        runId: cp.runId,
-        conversationId: cp.conversationId,
-        ephemeral: cp.ephemeral,
-        history: [...plan.messages],
-        state: found.decoded.state,
-        iteration: plan.mode === "continue" ? 0 : cp.iteration,
-        usage: cp.usage,
-        outcomes: [...cp.outcomes],
-        version: cp.revision
-      }))
-    )
+    const run = yield* runOf(agent, cp, found.decoded.state, {
+      history: [...plan.messages],
+      iteration: plan.mode === "continue" && cp.reason === "max-iterations" ? 0 : cp.iteration,
+      budget: plan.budget,
+      version: cp.revision
+    })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     const memory = yield* ChatMemory
     const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
@@ -105,7 +96,7 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
       // a concurrent resume of this run may have claimed and finished it since it was read
       const now = yield* store.get(cp.runId)
       if (Option.isSome(now) ? now.value.status !== "paused" || now.value.version !== cp.revision : found.record !== undefined) {
-        return yield* new RunAlreadyResumed({ runId: cp.runId, status: Option.isSome(now) ? now.value.status : "finished" })
+        return yield* alreadyDecided(store, cp.runId)
       }
       return yield* new ConversationDiverged({ conversationId: run.conversationId, expectedMessages: cp.messages.length, foundMessages: stored.length })
     }
@@ -123,29 +114,60 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
         updatedAt: now,
         checkpoint: found.input
       })
-      if (!inserted) return yield* new RunAlreadyResumed({ runId: cp.runId, status: yield* statusOf(store, cp.runId) })
+      if (!inserted) return yield* alreadyDecided(store, cp.runId)
     }
-    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [])
+    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
     if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
-    const body = plan.mode === "batch"
-      ? Effect.flatMap(executeBatch(agent, run, plan.batch, plan.environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
-      : loop(agent, run)
+    const body = batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause)
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
+
+/** The state of a run continued from its checkpoint, read from the fiber like a new run's. */
+const runOf = (
+  agent: Any,
+  cp: Checkpoint.Checkpoint,
+  state: { [slot: string]: unknown },
+  fields: Pick<RunState, "history" | "iteration" | "budget" | "version">
+) =>
+  Effect.withFiberRuntime<RunState>((fiber) =>
+    Effect.succeed(runState(agent, fiber, {
+      runId: cp.runId,
+      conversationId: cp.conversationId,
+      ephemeral: cp.ephemeral,
+      state,
+      modelCalls: cp.modelCalls,
+      usage: cp.usage,
+      outcomes: [...cp.outcomes],
+      ...fields
+    }))
+  )
+
+/** Finishes the batch a run stopped in (if it has one), then goes on with the loop. */
+const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
+  batch.length === 0
+    ? loop(agent, run)
+    : Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
 
 /**
  * Claims the run's record: from `status` at the run's version to running at the next, or the
  * refusal naming where the run is now. A durable store's running record holds the batch to
  * run, for a recovery.
  */
-const claim = Effect.fnUntraced(function*(agent: Any, run: RunState, status: "paused" | "running", batch: ReadonlyArray<BatchItem>) {
+const claim = Effect.fnUntraced(function*(
+  agent: Any,
+  run: RunState,
+  status: "paused" | "running",
+  batch: ReadonlyArray<BatchItem>,
+  decidedBy?: string
+) {
   const checkpoint = run.store.durable
     ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
     : undefined
   const next = yield* run.store.transition(run.runId, {
     from: { status, version: run.version! },
     to: "running",
-    ...(checkpoint === undefined ? {} : { checkpoint })
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+    ...(decidedBy === undefined ? {} : { decidedBy })
   })
   if (next === undefined) return yield* lost(run)
   // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone
@@ -182,24 +204,15 @@ export const recoverRun = (agent: Any, runId: string) =>
         ? item
         : { call: item.call, outcome: { _tag: "Cancelled", callId: item.call.id, toolName: item.call.name } }
     })
-    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
-      Effect.succeed(runState(agent, fiber, {
-        runId,
-        conversationId: cp.conversationId,
-        ephemeral: cp.ephemeral,
-        history: [...cp.messages],
-        state: decoded.state,
-        iteration: cp.iteration,
-        usage: cp.usage,
-        outcomes: [...cp.outcomes],
-        version: record.version
-      }))
-    )
+    const run = yield* runOf(agent, cp, decoded.state, {
+      history: [...cp.messages],
+      iteration: cp.iteration,
+      budget: cp.budget,
+      version: record.version
+    })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     yield* claim(agent, run, "running", batch)
     if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
-    const body = batch.length === 0
-      ? loop(agent, run)
-      : Effect.flatMap(executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+    const body = batchThenLoop(agent, run, batch, agent.onEnvironmentError === "pause")
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }), recorded(run, body))
   }))

@@ -7,16 +7,16 @@
 import type { Fiber, Scope } from "effect"
 import { Cause, Clock, Context, Effect, Exit, HashSet, Option, Stream } from "effect"
 import type { Any, RunOptions, Slots } from "../Agent.js"
-import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
+import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
-import { emptyUsage } from "../ChatModel.js"
+import { emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
 import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
-import { checkpointOf } from "./exits.js"
+import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
@@ -46,7 +46,11 @@ const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 export const runState = (
   agent: Any,
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  fields: Pick<RunState, "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "usage" | "outcomes" | "version">
+  fields: Pick<
+    RunState,
+    "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "modelCalls" | "budget" | "usage" | "outcomes" | "version"
+  >,
+  turn: { readonly settings?: ModelSettings | undefined; readonly toolChoice?: ToolChoice | undefined } = {}
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
@@ -56,6 +60,11 @@ export const runState = (
     history: fields.history,
     state: fields.state,
     iteration: fields.iteration,
+    modelCalls: fields.modelCalls,
+    budget: fields.budget,
+    settings: turn.settings === undefined ? agent.settings : { ...agent.settings, ...turn.settings },
+    toolChoice: turn.toolChoice ?? agent.toolChoice,
+    outputRetries: 0,
     usage: fields.usage,
     outcomes: fields.outcomes,
     sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),
@@ -88,10 +97,12 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       history: [],
       state,
       iteration: 0,
+      modelCalls: 0,
+      budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...options.budget },
       usage: emptyUsage,
       outcomes: [],
       version: undefined
-    })
+    }, options)
     const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(user(options.input))
@@ -145,24 +156,27 @@ export const holdConversation = (
 ): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
   const key = `conversation:${run.conversationId}`
   return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
-    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder) =>
+    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> =>
       Option.isNone(holder)
         ? holdConversation(run, wait)
-        : Effect.fail(
-          holder.value === run.runId
-            ? new RunAlreadyResumed({ runId: run.runId, status: "running" })
-            : new ConversationBusy({ conversationId: run.conversationId })
-        )))
+        : holder.value === run.runId
+        ? alreadyDecided(run.store, run.runId, "running")
+        : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))))
 }
 
 /**
  * Loads a named conversation, closes the tool calls it left without a result, and adds the
  * input. A call left by a run that crashed gets the result its durable store recorded (it
  * is never run again); any other gets a neutral "cancelled" result, so that the model never
- * sees a call without an answer. The crashed runs are marked failed: this turn supersedes them.
+ * sees a call without an answer. The crashed runs, and the runs paused on the conversation, are
+ * marked failed: this turn supersedes them (a paused one could no longer resume: its calls are
+ * answered now).
  */
 const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
+  for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
+    yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
+  }
   const dangling = danglingToolCalls(run.history)
   if (dangling.length > 0) {
     const recorded = new Map<string, Outcome>()

@@ -2,7 +2,8 @@
  * The state of one run as the loop advances it, and its history.
  */
 import { Effect } from "effect"
-import type { Usage } from "../ChatModel.js"
+import type { Budget } from "../Budget.js"
+import type { ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
 import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
@@ -18,6 +19,16 @@ export interface RunState extends Watchers {
   state: { [slot: string]: unknown }
   /** Model calls made since the iteration budget (re)started. */
   iteration: number
+  /** Model calls made by the run (across resumes). */
+  modelCalls: number
+  /** The run's budget: the agent's, with the run's limits and the raises of its resumes. */
+  budget: Budget | undefined
+  /** The settings of the run's model calls. */
+  readonly settings: ModelSettings
+  /** The next model call's tool choice (the turn's first call: the run's or agent's; then `"auto"`). */
+  toolChoice: ToolChoice
+  /** Final answers of this turn fed back for not matching the agent's `output`. */
+  outputRetries: number
   usage: Usage
   readonly outcomes: Array<Outcome>
   /** What observes the run's levels, decided when it starts. */

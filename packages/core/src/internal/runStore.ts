@@ -3,7 +3,7 @@
  * the retention, and keyed locks.
  */
 import { Clock, Duration, Effect, Option } from "effect"
-import type { MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
+import type { Finished, MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 
 interface Waiter {
@@ -65,7 +65,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
   const records = new Map<string, RunRecord>()
   const outcomes = new Map<string, Array<Outcome>>()
   // insertion order is finishing order: the oldest come first
-  const finished = new Map<string, { readonly status: "completed" | "failed"; readonly at: number }>()
+  const finished = new Map<string, Finished & { readonly at: number }>()
   const locks = new Locks()
   const prune = (now: number) => {
     for (const [runId, tombstone] of finished) {
@@ -100,17 +100,19 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           return undefined
         }
         outcomes.delete(runId)
-        const { checkpoint: _, ...rest } = record
+        const { checkpoint: _, decidedBy, ...rest } = record
+        const by = transition.decidedBy ?? (transition.to === "paused" ? undefined : decidedBy)
         const next: RunRecord = {
           ...rest,
           status: transition.to,
           version: record.version + 1,
           updatedAt: now,
-          ...(transition.checkpoint === undefined ? {} : { checkpoint: transition.checkpoint })
+          ...(transition.checkpoint === undefined ? {} : { checkpoint: transition.checkpoint }),
+          ...(by === undefined ? {} : { decidedBy: by })
         }
         if (finishedStatus(transition.to)) {
           records.delete(runId)
-          finished.set(runId, { status: transition.to, at: now })
+          finished.set(runId, { status: transition.to, at: now, ...(by === undefined ? {} : { decidedBy: by }) })
           prune(now)
         } else {
           records.set(runId, next)
@@ -127,7 +129,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
     finished: (runId) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         prune(now)
-        return Option.map(Option.fromNullable(finished.get(runId)), (tombstone) => tombstone.status)
+        return Option.map(Option.fromNullable(finished.get(runId)), ({ at: _, ...tombstone }): Finished => tombstone)
       }),
     holder: (key) => Effect.sync(() => Option.fromNullable(locks.holder(key))),
     lease: (key, { owner, wait }) =>

@@ -25,7 +25,8 @@ const store = Effect.gen(function*() {
     version INTEGER NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL,
-    checkpoint TEXT
+    checkpoint TEXT,
+    decided_by TEXT
   )`
   yield* sql`CREATE INDEX agentfx_runs_status ON agentfx_runs (status, updated_at)`
   yield* sql`CREATE INDEX agentfx_runs_conversation ON agentfx_runs (conversation_id, status)`

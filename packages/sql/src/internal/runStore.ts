@@ -22,7 +22,8 @@ const RunRow = Schema.Struct({
   version: Schema.Number,
   created_at: Millis,
   updated_at: Millis,
-  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null })
+  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null }),
+  decided_by: Schema.NullOr(Schema.String)
 })
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(RunRow))
@@ -38,13 +39,14 @@ const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
   version: row.version,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
-  ...(row.checkpoint === null ? {} : { checkpoint: row.checkpoint })
+  ...(row.checkpoint === null ? {} : { checkpoint: row.checkpoint }),
+  ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
 })
 
 const records = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (decoded) => decoded.map(toRecord))
 
 /** Every column but the checkpoint. */
-const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at"
+const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by"
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
@@ -91,8 +93,15 @@ export const make = (options: Options | undefined) =>
 
     /** One statement: the compare-and-set UPDATE, and the clearing of the run's outcomes (a trigger on SQLite, a WITH on PostgreSQL). */
     const transitionStatement = (runId: string, transition: RunStore.Transition, now: number) => {
+      // who decided: the transition's, else kept — but a pause clears it
+      const decidedBy = transition.decidedBy !== undefined
+        ? sql`${transition.decidedBy}`
+        : transition.to === "paused"
+        ? sql`NULL`
+        : sql`decided_by`
       const update = sql`UPDATE agentfx_runs
-        SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)}
+        SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)},
+          decided_by = ${decidedBy}
         WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
         RETURNING ${sql.literal(columns)}`
       return sql.onDialectOrElse({
@@ -127,12 +136,13 @@ export const make = (options: Options | undefined) =>
           Effect.zipRight(
             prune(now),
             // a new row, or over the row of a run finished longer ago than the retention
-            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint)
+            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by)
               VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
-                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)})
+                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null})
               ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
                 ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
-                created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint
+                created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
+                decided_by = excluded.decided_by
               WHERE agentfx_runs.status IN ${sql.in(finishedStatuses)} AND agentfx_runs.updated_at <= ${now - retention}
               RETURNING run_id`
           )).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
@@ -156,9 +166,14 @@ export const make = (options: Options | undefined) =>
         ),
       finished: (runId) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql<{ readonly status: "completed" | "failed" }>`SELECT status FROM agentfx_runs
+          sql<{ readonly status: "completed" | "failed"; readonly decided_by: string | null }>`SELECT status, decided_by FROM agentfx_runs
             WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now - retention}`).pipe(
-            Effect.map((rows) => Option.fromNullable(rows[0]?.status)),
+            Effect.map((rows) =>
+              Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({
+                status: row.status,
+                ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
+              }))
+            ),
             Effect.mapError(storeError)
           ),
       lease: leases.lease,

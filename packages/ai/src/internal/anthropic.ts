@@ -1,0 +1,217 @@
+/**
+ * The Anthropic Messages wire format (`POST {apiUrl}/v1/messages`): neutral request →
+ * request body; message and stream events → neutral response. Unknown content blocks and
+ * events are skipped (Anthropic adds new ones); `error` events fail with the server's
+ * error. No I/O here.
+ */
+import type { ChatModel } from "@agentfx/core"
+import { Either } from "effect"
+import { parseArguments } from "./chatCompletions.js"
+import { errorFromPayload } from "./httpError.js"
+import type * as Sse from "./sse.js"
+import { wireParameters } from "./toolSchema.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
+import type { StreamReader, WireFormat } from "./wireModel.js"
+
+type Json = JsonObject
+
+interface WireMessage {
+  readonly role: "user" | "assistant"
+  readonly content: Array<object>
+}
+
+/** Consecutive user turns and tool results share one user message, as Anthropic requires of tool results. */
+const toWire = (request: ChatModel.ChatRequest) => {
+  const system: Array<{ readonly type: "text"; readonly text: string }> = []
+  if (request.system !== undefined) system.push({ type: "text", text: request.system })
+  const messages: Array<WireMessage> = []
+  const append = (role: WireMessage["role"], blocks: ReadonlyArray<object>) => {
+    const last = messages.at(-1)
+    if (last?.role === role) last.content.push(...blocks)
+    else messages.push({ role, content: [...blocks] })
+  }
+  for (const message of request.messages) {
+    switch (message._tag) {
+      case "System":
+        system.push({ type: "text", text: message.text })
+        break
+      case "User":
+        append("user", [{ type: "text", text: message.text }])
+        break
+      case "Assistant":
+        append("assistant", [
+          ...(message.text.length > 0 ? [{ type: "text", text: message.text }] : []),
+          ...message.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.args }))
+        ])
+        break
+      case "ToolResult":
+        append("user", [{
+          type: "tool_result",
+          tool_use_id: message.callId,
+          content: JSON.stringify(message.content),
+          is_error: message.isError
+        }])
+        break
+    }
+  }
+  return { system, messages }
+}
+
+const toolChoice = (choice: ChatModel.ToolChoice) =>
+  choice === "auto"
+    ? { type: "auto" }
+    : choice === "required"
+    ? { type: "any" }
+    : choice === "none"
+    ? { type: "none" }
+    : { type: "tool", name: choice.tool }
+
+const requestBody = (model: string, maxTokens: number) => (request: ChatModel.ChatRequest, stream: boolean) => {
+  const { messages, system } = toWire(request)
+  return {
+    model,
+    max_tokens: maxTokens,
+    ...(system.length === 0 ? {} : { system }),
+    messages,
+    ...(request.tools.length === 0 ? {} : {
+      tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireParameters(tool.parameters) })),
+      tool_choice: toolChoice(request.toolChoice)
+    }),
+    ...(stream ? { stream: true } : {})
+  }
+}
+
+const finishReason = (reason: unknown): ChatModel.FinishReason => {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "tool_use":
+      return "tool-calls"
+    case "refusal":
+      return "refusal"
+    case null:
+    case undefined:
+      return "unknown"
+    default:
+      return "other"
+  }
+}
+
+/** The usage rule of every adapter: input counts cache reads and writes (Anthropic reports them apart), the total is input + output. */
+const usage = (wire: Json): ChatModel.Usage => {
+  const inputTokens = count(wire.input_tokens) + count(wire.cache_creation_input_tokens) + count(wire.cache_read_input_tokens)
+  const outputTokens = count(wire.output_tokens)
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
+}
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  args: string
+}
+
+const toResponse = (answer: string, calls: ReadonlyArray<Call>, stopReason: unknown, wireUsage: Json): ChatModel.ChatResponse => ({
+  text: answer,
+  toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: parseArguments(call.args) })),
+  finishReason: finishReason(stopReason),
+  usage: usage(wireUsage)
+})
+
+const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+  if (!isObject(body) || !Array.isArray(body.content)) {
+    return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${JSON.stringify(body).slice(0, 200)}`))
+  }
+  let answer = ""
+  const calls: Array<Call> = []
+  for (const block of body.content.filter(isObject)) {
+    if (block.type === "text") answer += text(block.text)
+    if (block.type === "tool_use") calls.push({ id: text(block.id), name: text(block.name), args: JSON.stringify(block.input ?? {}) })
+  }
+  return Either.right(toResponse(answer, calls, body.stop_reason, isObject(body.usage) ? body.usage : {}))
+}
+
+/**
+ * Reads a streamed message: text from `text_delta`s, each `tool_use` block's input from its
+ * `input_json_delta`s (or its start's `input` when none came), the stop reason and usage
+ * from `message_start`/`message_delta` (the latest count wins). `message_stop` ends it; a
+ * stream that ends with neither it nor a stop reason was cut (`InvalidResponse`).
+ */
+const reader = (provider: string): StreamReader => {
+  let answer = ""
+  const blocks = new Map<number, Call>()
+  const calls: Array<Call> = []
+  const streamedInput = new Set<Call>()
+  let stopReason: unknown = undefined
+  let wireUsage: Json = {}
+  let stopped = false
+  const addUsage = (value: unknown) => {
+    if (!isObject(value)) return
+    wireUsage = { ...wireUsage, ...Object.fromEntries(Object.entries(value).filter(([, count]) => typeof count === "number")) }
+  }
+
+  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+
+  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+    if (!isObject(json)) return Either.right("")
+    const index = typeof json.index === "number" ? json.index : -1
+    const delta = isObject(json.delta) ? json.delta : {}
+    switch (text(json.type) || event.event) {
+      case "error":
+        return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+      case "message_start":
+        addUsage(isObject(json.message) ? json.message.usage : undefined)
+        return Either.right("")
+      case "content_block_start": {
+        const block = isObject(json.content_block) ? json.content_block : {}
+        if (block.type === "tool_use") {
+          const call: Call = { id: text(block.id), name: text(block.name), args: JSON.stringify(block.input ?? {}) }
+          blocks.set(index, call)
+          calls.push(call)
+        }
+        if (block.type === "text" && text(block.text).length > 0) {
+          answer += text(block.text)
+          return Either.right(text(block.text))
+        }
+        return Either.right("")
+      }
+      case "content_block_delta": {
+        if (delta.type === "text_delta") {
+          answer += text(delta.text)
+          return Either.right(text(delta.text))
+        }
+        const call = blocks.get(index)
+        if (delta.type === "input_json_delta" && call !== undefined) {
+          call.args = streamedInput.has(call) ? call.args + text(delta.partial_json) : text(delta.partial_json)
+          streamedInput.add(call)
+        }
+        return Either.right("")
+      }
+      case "message_delta":
+        if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason
+        addUsage(json.usage)
+        return Either.right("")
+      case "message_stop":
+        stopped = true
+        return Either.right("")
+      default:
+        return Either.right("")
+    }
+  }
+
+  const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+    if (!stopped && stopReason === undefined) {
+      return Either.left(invalid(`${provider}'s stream ended before the answer did (no message_stop): the connection was cut`))
+    }
+    for (const call of calls) if (call.args.trim().length === 0) call.args = "{}"
+    return Either.right(toResponse(answer, calls, stopReason, wireUsage))
+  }
+
+  return { add, finished: () => stopped, response }
+}
+
+/** The Messages wire format, asking `model` for at most `maxTokens` output tokens. */
+export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader })

@@ -1,0 +1,53 @@
+/**
+ * Credentials out of what leaves an adapter: `ModelError` messages and span attributes.
+ */
+import { ChatModel } from "@agentfx/core"
+
+/** Secrets shorter than this are not searched for: they would match ordinary words. */
+const minimumSecretLength = 8
+
+/** A credential value: no spaces, quotes or closing punctuation, not ending in a full stop. */
+const value = String.raw`[^\s"',;)}\]]*[^\s"',;)}\].]`
+
+const replacements: ReadonlyArray<readonly [RegExp, string]> = [
+  // userinfo of any URL: https://user:pass@host → https://***@host
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, "$1***@"],
+  // a credential after its scheme: Bearer …, Basic …
+  [new RegExp(String.raw`\b(Bearer|Basic)\s+` + value, "gi"), "$1 ***"],
+  // header or field names that carry a credential, quoted or not: x-api-key: …, "api_key": "…", authorization=…
+  [
+    new RegExp(
+      String.raw`\b((?:x-api-key|api[-_]?key|x-goog-api-key|authorization|access[-_]?token)["']?\s*[:=]\s*["']?)(?!\*\*\*|Bearer\b|Basic\b)` + value,
+      "gi"
+    ),
+    "$1***"
+  ]
+]
+
+/**
+ * A function that masks credentials in a text: the userinfo of URLs, the value after
+ * `Bearer`/`Basic`, values of `x-api-key`/`api_key`/`authorization` fields, and every
+ * occurrence of each of `secrets` (those of at least 8 characters) — each becomes `***`.
+ */
+export const masker = (secrets: ReadonlyArray<string>): (text: string) => string => {
+  const exact = [...new Set(secrets.filter((secret) => secret.length >= minimumSecretLength))]
+    .sort((a, b) => b.length - a.length)
+  return (text) => {
+    let masked = text
+    for (const secret of exact) masked = masked.split(secret).join("***")
+    for (const [pattern, replacement] of replacements) masked = masked.replace(pattern, replacement)
+    return masked
+  }
+}
+
+/** The same `ModelError` with its message masked (the error itself when nothing changes). */
+export const maskError = (mask: (text: string) => string) => (error: ChatModel.ModelError): ChatModel.ModelError => {
+  const message = mask(error.message)
+  if (message === error.message) return error
+  return new ChatModel.ModelError({
+    reason: error.reason,
+    message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMillis === undefined ? {} : { retryAfterMillis: error.retryAfterMillis })
+  })
+}

@@ -1,0 +1,73 @@
+/**
+ * The adapters' two timeouts: checked once, applied to an effect (the whole attempt) or to
+ * a stream (between its elements, and around it).
+ */
+import { ChatModel } from "@agentfx/core"
+import type { Either } from "effect"
+import { Duration, Effect, Either as E, Option, Stream } from "effect"
+import type * as ModelTimeout from "../ModelTimeout.js"
+
+/** Both timeouts, checked; `Duration.infinity` where disabled. */
+export interface Resolved {
+  readonly idle: Duration.Duration
+  readonly request: Duration.Duration
+}
+
+export const defaultIdle: Duration.Duration = Duration.minutes(2)
+export const defaultRequest: Duration.Duration = Duration.minutes(10)
+
+const check = (name: string, input: Duration.DurationInput | undefined, fallback: Duration.Duration) => {
+  if (input === undefined) return E.right(fallback)
+  const decoded = Option.filter(Duration.decodeUnknown(input), (duration) => Duration.greaterThan(duration, Duration.zero))
+  return Option.match(decoded, {
+    onNone: () => E.left(`${name} must be a positive duration (Duration.infinity disables it), got ${String(input)}`),
+    onSome: E.right
+  })
+}
+
+/** The options with their defaults, or an `InvalidRequest` naming each bad one. */
+export const resolve = (options: ModelTimeout.Options | undefined, provider: string): Either.Either<Resolved, ChatModel.ModelError> => {
+  const idle = check("idleTimeout", options?.idleTimeout, defaultIdle)
+  const request = check("requestTimeout", options?.requestTimeout, defaultRequest)
+  if (E.isRight(idle) && E.isRight(request)) return E.right({ idle: idle.right, request: request.right })
+  const problems = [idle, request].flatMap((checked) => (E.isLeft(checked) ? [checked.left] : []))
+  return E.left(new ChatModel.ModelError({ reason: "InvalidRequest", message: `${provider}: ${problems.join("; ")}.` }))
+}
+
+const isOff = (duration: Duration.Duration) => !Duration.isFinite(duration)
+
+const requestError = (provider: string, duration: Duration.Duration) =>
+  new ChatModel.ModelError({
+    reason: "Unavailable",
+    message: `${provider} did not finish within ${Duration.format(duration)} (requestTimeout).`
+  })
+
+const idleError = (provider: string, duration: Duration.Duration) =>
+  new ChatModel.ModelError({
+    reason: "Unavailable",
+    message: `${provider} sent nothing for ${Duration.format(duration)} (idleTimeout).`
+  })
+
+/** Fails `effect` with the `requestTimeout` error once `duration` has passed (interrupting it). */
+export const request = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  duration: Duration.Duration,
+  provider: string
+): Effect.Effect<A, E | ChatModel.ModelError, R> =>
+  isOff(duration) ? effect : Effect.timeoutFail(effect, { duration, onTimeout: () => requestError(provider, duration) })
+
+/** Fails `stream` with the `requestTimeout` error once `duration` has passed since it started. */
+export const requestStream = <A, E, R>(
+  stream: Stream.Stream<A, E, R>,
+  duration: Duration.Duration,
+  provider: string
+): Stream.Stream<A, E | ChatModel.ModelError, R> =>
+  isOff(duration) ? stream : Stream.interruptWhen(stream, Effect.zipRight(Effect.sleep(duration), Effect.fail(requestError(provider, duration))))
+
+/** Fails `stream` with the `idleTimeout` error when no element arrives for `duration`. */
+export const idle = <A, E, R>(
+  stream: Stream.Stream<A, E, R>,
+  duration: Duration.Duration,
+  provider: string
+): Stream.Stream<A, E | ChatModel.ModelError, R> =>
+  isOff(duration) ? stream : Stream.timeoutFail(stream, () => idleError(provider, duration), duration)

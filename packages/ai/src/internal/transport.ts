@@ -1,0 +1,166 @@
+/**
+ * One JSON POST to a provider over `HttpClient`, answered with a JSON body or a stream of
+ * server-sent events; every failure a `ModelError`. Shared by the adapters that own their
+ * wire format (Chat Completions, Responses, Messages).
+ */
+import { ChatModel } from "@agentfx/core"
+import * as Sse from "./sse.js"
+import type { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
+import type { Duration } from "effect"
+import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
+import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
+import { masker } from "./mask.js"
+import { idle } from "./timeout.js"
+
+/** Where requests go, with which headers; `provider` and `url` are safe to show. */
+export interface Endpoint {
+  readonly url: string
+  /** Names the server in messages, e.g. `"OpenAI"`. */
+  readonly provider: string
+  readonly headers: { readonly [name: string]: string }
+  /** Masks this endpoint's credentials (and any others) in a text. */
+  readonly mask: (text: string) => string
+}
+
+const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "InvalidRequest", message })
+
+/**
+ * The endpoint at `url`. Credentials in the URL (`https://user:pass@host/v1`, which `fetch`
+ * refuses) are taken out of it and sent as `Authorization: Basic`; a URL with credentials
+ * and an `authorization` credential both set is an `InvalidRequest`, as is a URL that does
+ * not parse. Every credential (header values, the URL's password) is masked in messages.
+ */
+export const endpoint = (options: {
+  readonly url: string
+  readonly provider: (url: string) => string
+  /** Headers carrying a credential; an undefined value is left out. */
+  readonly credentials: { readonly [name: string]: Redacted.Redacted | undefined }
+  readonly headers?: { readonly [name: string]: string }
+}): Either.Either<Endpoint, ChatModel.ModelError> => {
+  const headers: Record<string, string> = { ...options.headers }
+  const secrets: Array<string> = []
+  for (const [name, value] of Object.entries(options.credentials)) {
+    if (value === undefined) continue
+    headers[name] = Redacted.value(value)
+    secrets.push(Redacted.value(value).replace(/^(Bearer|Basic)\s+/i, ""))
+  }
+  const mask = (extra: ReadonlyArray<string>) => masker([...secrets, ...extra])
+  let parsed: URL
+  try {
+    parsed = new URL(options.url)
+  } catch {
+    return Either.left(invalidRequest(`${mask([])(options.url)} is not a URL: check the base URL.`))
+  }
+  const user = decodeURIComponent(parsed.username)
+  const password = decodeURIComponent(parsed.password)
+  parsed.username = ""
+  parsed.password = ""
+  const url = parsed.toString()
+  const provider = options.provider(url)
+  if (user.length > 0 || password.length > 0) {
+    const token = Buffer.from(`${user}:${password}`).toString("base64")
+    secrets.push(password, token, `${user}:${password}`)
+    if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
+      return Either.left(
+        invalidRequest(`${provider}: the base URL carries credentials and an API key is set as well; give one of them.`)
+      )
+    }
+    headers.authorization = `Basic ${token}`
+  }
+  return Either.right({ url, provider, headers, mask: mask([]) })
+}
+
+const networkError = (provider: string, error: HttpClientError.HttpClientError): ChatModel.ModelError => {
+  const detail = error.description ?? error.message
+  if (error._tag === "RequestError") {
+    return error.reason === "Transport"
+      ? new ChatModel.ModelError({ reason: "Network", message: `could not reach ${provider}: ${detail}` })
+      : invalidRequest(`could not send the request to ${provider} (${error.reason}): ${detail}`)
+  }
+  return new ChatModel.ModelError({ reason: "Network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
+}
+
+const unreadable = (provider: string, what: string, text: string) =>
+  new ChatModel.ModelError({
+    reason: "InvalidResponse",
+    message: `${provider} sent ${what}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
+  })
+
+/**
+ * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
+ * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
+ * its status, quoting the server.
+ */
+const send = (
+  client: HttpClient.HttpClient,
+  target: Endpoint,
+  body: () => unknown,
+  accept: string
+): Effect.Effect<HttpClientResponse.HttpClientResponse, ChatModel.ModelError> =>
+  Effect.gen(function*() {
+    const unencodable = (cause: unknown) => invalidRequest(`could not encode the request to ${target.provider}: ${String(cause)}`)
+    const payload = yield* Effect.try({ try: body, catch: unencodable })
+    const request = yield* HttpClientRequest.post(target.url).pipe(
+      HttpClientRequest.setHeaders(target.headers),
+      HttpClientRequest.accept(accept),
+      HttpClientRequest.bodyJson(payload),
+      Effect.mapError((error) => unencodable(error.reason.error))
+    )
+    const response = yield* Effect.mapError(client.execute(request), (error) => networkError(target.provider, error))
+    if (response.status >= 200 && response.status < 300) return response
+    const text = yield* Effect.option(response.text)
+    return yield* Effect.fail(errorFromStatus({
+      provider: target.provider,
+      status: response.status,
+      headers: response.headers,
+      body: Option.getOrUndefined(text),
+      nowMillis: yield* Clock.currentTimeMillis
+    }))
+  })
+
+/** The JSON of a response body; an error envelope fails with the server's error. */
+const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.mapError(response.text, (error) => networkError(target.provider, error))
+    const parsed = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: () => unreadable(target.provider, "a body that is not JSON", text.trim())
+    })
+    if (isErrorPayload(parsed)) return yield* Effect.fail(errorFromPayload({ provider: target.provider, payload: parsed, where: "with HTTP 200" }))
+    return parsed
+  })
+
+/**
+ * POSTs the `body` built and returns the JSON answer. A 200 whose body is an error envelope
+ * (`{ error: … }`) fails with the server's message and the error's class.
+ */
+export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: () => unknown): Effect.Effect<unknown, ChatModel.ModelError> =>
+  Effect.flatMap(send(client, target, body, "application/json"), (response) => readJson(target, response))
+
+/**
+ * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
+ * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s). A JSON answer where events were asked for fails: with the server's
+ * message when it is an error envelope, else `InvalidResponse`.
+ */
+export const postStream = (
+  client: HttpClient.HttpClient,
+  target: Endpoint,
+  body: () => unknown,
+  idleTimeout: Duration.Duration
+): Stream.Stream<Sse.Event, ChatModel.ModelError> =>
+  send(client, target, body, "text/event-stream").pipe(
+    Effect.flatMap((response) =>
+      (response.headers["content-type"] ?? "").includes("json")
+        ? Effect.flatMap(readJson(target, response), (json) =>
+          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", JSON.stringify(json))))
+        : Effect.succeed(idle(
+          Stream.mapError(response.stream, (error) => networkError(target.provider, error)),
+          idleTimeout,
+          target.provider
+        ))
+    ),
+    Stream.unwrap,
+    Stream.decodeText(),
+    Sse.events
+  )

@@ -1,0 +1,161 @@
+import { ChatModel, type Json, Message } from "@agentfx/core"
+import { LanguageModel, type Response } from "@effect/ai"
+import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
+import { AiChatModel } from "../src/index.js"
+import { collect, fastRetry, generate, request } from "./fixtures.js"
+import { anthropic, streamedAnswer } from "./formats.js"
+import { eventually, json, loopback, sse } from "./loopback.js"
+
+const key = Redacted.make("sk-ant-api03-secret-key")
+
+/** `@effect/ai-anthropic` on a loopback server, behind `AiChatModel`. */
+const viaEffectAi = (url: string, options?: AiChatModel.Options) =>
+  AiChatModel.layer({ provider: "Anthropic", retry: fastRetry, ...options }).pipe(
+    Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
+    Layer.provide(AnthropicClient.layer({ apiKey: key, apiUrl: url })),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/** A `LanguageModel` answering from code. */
+const scripted = (
+  parts: {
+    readonly generate?: Effect.Effect<Array<Response.PartEncoded>>
+    readonly stream?: Stream.Stream<Response.StreamPartEncoded>
+  },
+  options?: AiChatModel.Options
+) =>
+  AiChatModel.layer({ retry: { schedule: Schedule.stop }, ...options }).pipe(
+    Layer.provide(Layer.effect(
+      LanguageModel.LanguageModel,
+      LanguageModel.make({
+        generateText: () => parts.generate ?? Effect.never,
+        streamText: () => parts.stream ?? Stream.never
+      })
+    ))
+  )
+
+const finish = (inputTokens: number, outputTokens: number, totalTokens: number): Response.PartEncoded => ({
+  type: "finish",
+  reason: "stop",
+  usage: { inputTokens, outputTokens, totalTokens }
+})
+
+describe("AiChatModel", () => {
+  it.live("an error part mid-stream fails with the server's message, classified: Anthropic's overloaded_error is transient and retried", () =>
+    Effect.gen(function*() {
+      const overloaded = [...anthropic.streamed.before, anthropic.transientEvent.event]
+      const server = yield* loopback((_req, res, index) => sse(res, index < 1 ? overloaded : streamedAnswer(anthropic), { named: true }))
+      const noRetry = yield* collect().pipe(Effect.provide(viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })), Effect.flip)
+      expect([noRetry.reason, noRetry.isTransient, noRetry.message]).toEqual([
+        "Unavailable",
+        true,
+        "Anthropic failed mid-stream (overloaded_error): Overloaded"
+      ])
+      const server2 = yield* loopback((_req, res, index) => sse(res, index < 1 ? overloaded : streamedAnswer(anthropic), { named: true }))
+      const parts = yield* collect().pipe(Effect.provide(viaEffectAi(server2.url)))
+      expect(parts.map((part) => part._tag)).toEqual(["TextDelta", "TextDelta", "Done"])
+      expect(server2.requests).toHaveLength(2)
+    }).pipe(Effect.scoped))
+
+  it.live("a 200 whose body is an error envelope gives the server's message, not a schema dump", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => json(res, anthropic.errorWith200.body))
+      const error = yield* generate().pipe(Effect.provide(viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })), Effect.flip)
+      expect([error.reason, error.isTransient, error.message]).toEqual([
+        "Unavailable",
+        true,
+        "Anthropic answered HTTP 200 with an error (api_error): Internal server error"
+      ])
+    }).pipe(Effect.scoped))
+
+  it.live("secrets are masked in messages (header values and URL credentials always are)", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((req, res) =>
+        json(res, {
+          type: "error",
+          error: { type: "authentication_error", message: `key ${String(req.headers["x-api-key"])} refused; x-api-key: ${String(req.headers["x-api-key"])}` }
+        }, 401)
+      )
+      const masked = yield* generate().pipe(Effect.provide(viaEffectAi(server.url, { secrets: [key] })), Effect.flip)
+      const unmasked = yield* generate().pipe(Effect.provide(viaEffectAi(server.url)), Effect.flip)
+      expect(masked.message).toBe("Anthropic answered HTTP 401: key *** refused; x-api-key: ***. Check the API key.")
+      expect(unmasked.message).toBe("Anthropic answered HTTP 401: key sk-ant-api03-secret-key refused; x-api-key: ***. Check the API key.")
+    }).pipe(Effect.scoped))
+
+  it.live("a history nested deeper than @effect/ai can encode: InvalidRequest for generate and stream, never a defect", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => anthropic.answer(res))
+      let deep: Json.JsonValue = "Oslo"
+      for (let i = 0; i < 20_000; i++) deep = [deep]
+      const deepRequest = request({ messages: [Message.user("Weather?"), Message.assistant("", [{ id: "call_deep", name: "get_weather", args: deep }])] })
+      const layer = viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })
+      const generated = yield* generate(deepRequest).pipe(Effect.provide(layer), Effect.asVoid, Effect.exit)
+      const streamed = yield* collect(deepRequest).pipe(Effect.provide(layer), Effect.asVoid, Effect.exit)
+      for (const exit of [generated, streamed]) {
+        expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(false)
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        expect(error !== undefined && [error.reason, error.message]).toEqual([
+          "InvalidRequest",
+          "could not encode the request to Anthropic: RangeError: Maximum call stack size exceeded"
+        ])
+      }
+      expect(server.requests).toHaveLength(0)
+    }).pipe(Effect.scoped))
+
+  it.effect("idleTimeout counts between stream parts: a part, then nothing, fails after exactly that long", () =>
+    Effect.gen(function*() {
+      const layer = scripted({ stream: Stream.concat(Stream.make<Array<Response.StreamPartEncoded>>({ type: "text-delta", id: "1", delta: "Hel" }), Stream.never) }, {
+        idleTimeout: "20 seconds"
+      })
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(ChatModel.ChatModel, (m) => m.stream({ system: undefined, messages: [], tools: [], toolChoice: "auto" }).pipe(Stream.either, Stream.runCollect)).pipe(
+          Effect.provide(layer)
+        )
+      )
+      yield* eventually(() => Effect.map(TestClock.sleeps(), (sleeps) => Chunk.filter(sleeps, (at) => at === 20_000).length >= 2))
+      yield* TestClock.adjust("19999 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 millis")
+      const items = Chunk.toArray(yield* Fiber.join(fiber))
+      expect(items.map((item) => (item._tag === "Right" ? item.right._tag : item.left.message))).toEqual([
+        "TextDelta",
+        "the language model sent nothing for 20s (idleTimeout)."
+      ])
+    }))
+
+  it.effect("requestTimeout bounds generate", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(generate().pipe(Effect.provide(scripted({}, { provider: "Google", requestTimeout: "2 minutes" })), Effect.flip))
+      yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 120_000)))
+      yield* TestClock.adjust("2 minutes")
+      const error = yield* Fiber.join(fiber)
+      expect([error.reason, error.isTransient, error.message]).toEqual(["Unavailable", true, "Google did not finish within 2m (requestTimeout)."])
+    }))
+
+  it.effect("requestTimeout bounds a stream whose parts keep coming", () =>
+    Effect.gen(function*() {
+      const ticking = Stream.map(Stream.fromSchedule(Schedule.spaced("5 seconds")), (): Response.StreamPartEncoded => ({ type: "text-delta", id: "1", delta: "." }))
+      const fiber = yield* Effect.fork(collect().pipe(Effect.provide(scripted({ stream: ticking }, { requestTimeout: "30 seconds" })), Effect.flip))
+      yield* TestClock.adjust("30 seconds")
+      expect((yield* Fiber.join(fiber)).message).toBe("the language model did not finish within 30s (requestTimeout).")
+    }))
+
+  it.effect("usage: the total is input + output, whatever total the LanguageModel reports", () =>
+    Effect.gen(function*() {
+      const response = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 99)]) })))
+      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+    }))
+
+  it.effect("a timeout that is not a positive duration fails each call with InvalidRequest", () =>
+    Effect.gen(function*() {
+      const error = yield* generate().pipe(Effect.provide(scripted({}, { idleTimeout: -1 })), Effect.flip)
+      expect([error.reason, error.message]).toEqual([
+        "InvalidRequest",
+        "the language model: idleTimeout must be a positive duration (Duration.infinity disables it), got -1."
+      ])
+    }))
+})
+

@@ -1,0 +1,149 @@
+/**
+ * The fault suite: every adapter that speaks HTTP, driven through `Agent.run` (plain and
+ * streamed) against servers that fail the ways servers do. Every run must end as
+ * `Completed` or `Paused`, or fail with a typed `ModelError` — never a defect, never an
+ * interruption, never a cut answer taken as whole. Timeouts run on real time here, with
+ * generous bounds; the scenarios pin them exactly on the `TestClock`.
+ */
+import { Agent, type AgentExit, ChatModel } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, type Duration, Effect, Exit, Schedule } from "effect"
+import type * as Http from "node:http"
+import { streaming, weatherAgent } from "./fixtures.js"
+import { all, framed, streamedAnswer, type WireFormat } from "./formats.js"
+import { hang, hangAfter, json, loopback, sse } from "./loopback.js"
+
+interface Outcome {
+  readonly tag: AgentExit.AgentExit["_tag"] | ChatModel.ModelError["reason"]
+  readonly text?: string
+  readonly message?: string
+  readonly requests: number
+}
+
+/** Generous, so that a loaded machine passes; the timeout tests set tight ones. */
+const generous = { idleTimeout: "5 seconds", requestTimeout: "10 seconds" } as const
+const tight = { idleTimeout: "250 millis", requestTimeout: "400 millis" } as const
+const retryTwice = { schedule: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))), maxRetryAfter: "2 seconds" } as const
+
+/** One run of the weather agent against `handler`, plain or streamed: its outcome, checked to be typed. */
+const run = (
+  format: WireFormat,
+  streamed: boolean,
+  handler: (res: Http.ServerResponse, index: number) => void,
+  timeouts: { readonly idleTimeout: Duration.DurationInput; readonly requestTimeout: Duration.DurationInput } = generous
+) =>
+  Effect.gen(function*() {
+    const server = yield* loopback((_req, res, index) => handler(res, index))
+    const model = format.model(server.url, { ...timeouts, retry: retryTwice })
+    const started = performance.now()
+    const exit = yield* Effect.exit(Agent.run(yield* weatherAgent, { input: "Weather in Oslo?" }).pipe(
+      Effect.provide(streamed ? streaming(model) : model)
+    ))
+    expect(performance.now() - started).toBeLessThan(20_000)
+    if (Exit.isSuccess(exit)) {
+      return { tag: exit.value._tag, text: exit.value._tag === "Completed" ? exit.value.text : undefined, requests: server.requests.length } as Outcome
+    }
+    expect(Cause.isDie(exit.cause) || Cause.isInterrupted(exit.cause)).toBe(false)
+    const failure = Cause.failureOption(exit.cause)
+    expect(failure._tag === "Some" && failure.value._tag).toBe("ModelError")
+    const error = failure._tag === "Some" && failure.value instanceof ChatModel.ModelError ? failure.value : undefined
+    return { tag: error!.reason, message: error!.message, requests: server.requests.length } as Outcome
+  }).pipe(Effect.scoped)
+
+/** Answers with `events` in the format's framing. */
+const send = (format: WireFormat, res: Http.ServerResponse, events: ReadonlyArray<unknown>) => sse(res, events, { named: format.named })
+
+/** The answer a format streams or sends, depending on the request. */
+const answer = (format: WireFormat, streamed: boolean, res: Http.ServerResponse) =>
+  streamed ? send(format, res, streamedAnswer(format)) : format.answer(res)
+
+for (const format of all) {
+  describe(`fault suite: ${format.name}`, () => {
+    for (const streamed of [false, true]) {
+      const mode = streamed ? "streamed" : "plain"
+
+      it.live(`${mode}: a server that never answers — Unavailable (requestTimeout) after the retries`, () =>
+        Effect.map(run(format, streamed, (res) => hang(res), tight), (outcome) => {
+          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect(outcome.message).toMatch(/did not finish within 400ms \(requestTimeout\)\.$/)
+        }))
+
+      it.live(`${mode}: headers, then nothing — Unavailable (a timeout) after the retries`, () =>
+        Effect.map(run(
+          format,
+          streamed,
+          (res) => hangAfter(res, streamed ? framed(format, format.streamed.before) : ""),
+          // streamed: the request timeout far from the idle one, so that a slow machine cannot swap them
+          streamed ? { idleTimeout: "250 millis", requestTimeout: "5 seconds" } : tight
+        ), (outcome) => {
+          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect(outcome.message).toMatch(streamed ? /sent nothing for 250ms \(idleTimeout\)\.$/ : /\(requestTimeout\)\.$/)
+        }))
+
+      it.live(`${mode}: the connection closes mid-answer — never an answer`, () =>
+        Effect.map(
+          run(format, streamed, (res) => {
+            res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
+            res.end(streamed ? framed(format, [...format.streamed.before, ...format.streamed.deltas]) : "{\"id\":\"cut")
+          }),
+          (outcome) => {
+            expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+            expect(outcome.message).toContain(streamed ? "the connection was cut" : "sent a body that is not JSON")
+          }
+        ))
+
+      it.live(`${mode}: the socket is destroyed mid-answer — Network after the retries`, () =>
+        Effect.map(
+          run(format, streamed, (res) => {
+            res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
+            res.write(streamed ? framed(format, format.streamed.before) : "{\"id\":")
+            setTimeout(() => res.destroy(), 20)
+          }),
+          (outcome) => {
+            expect([outcome.tag, outcome.requests]).toEqual(["Network", 3])
+            expect(outcome.message).toContain("broke while reading its answer")
+          }
+        ))
+
+      it.live(`${mode}: malformed event stream or body — InvalidResponse`, () =>
+        Effect.map(
+          run(format, streamed, (res) => {
+            res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
+            res.end(streamed ? "data: {\"choices\": [\n\n<html>502 Bad Gateway</html>\n\n" : "<html>502 Bad Gateway</html>")
+          }),
+          (outcome) => expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+        ))
+
+      it.live(`${mode}: HTTP 200 with an error body — the server's error, retried as it says`, () =>
+        Effect.map(run(format, streamed, (res) => json(res, format.errorWith200.body)), (outcome) => {
+          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect(outcome.message).toContain(format.errorWith200.message)
+        }))
+
+      it.live(`${mode}: 429 with Retry-After, then the answer — Completed`, () =>
+        Effect.map(
+          run(format, streamed, (res, index) =>
+            index === 0 ? json(res, { error: { message: "slow down", type: "rate_limit_error" } }, 429, { "retry-after": "0.1" }) : answer(format, streamed, res)),
+          (outcome) => expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", 2])
+        ))
+
+      it.live(`${mode}: 503 with a Retry-After beyond maxRetryAfter — Unavailable at once`, () =>
+        Effect.map(
+          run(format, streamed, (res) => json(res, { error: { message: "down for maintenance", type: "server_error" } }, 503, { "retry-after": "3600" })),
+          (outcome) => {
+            expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 1])
+            expect(outcome.message).toContain("answered HTTP 503: down for maintenance.")
+          }
+        ))
+
+      it.live(`${mode}: a transient error event mid-stream, then the answer — Completed`, () =>
+        Effect.map(
+          run(format, streamed, (res, index) =>
+            index === 0 && streamed
+              ? send(format, res, [...format.streamed.before, format.transientEvent.event])
+              : answer(format, streamed, res)),
+          (outcome) => expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", streamed ? 2 : 1])
+        ))
+    }
+  })
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "@effect/vitest"
+import { masker } from "../src/internal/mask.js"
+
+describe("masker", () => {
+  const mask = masker(["sk-proj-abcdef123456", "short"])
+
+  it("masks every occurrence of a configured secret of 8 characters or more, not shorter ones", () => {
+    expect(mask("key sk-proj-abcdef123456 and again sk-proj-abcdef123456.")).toBe("key *** and again ***.")
+    expect(mask("a short answer")).toBe("a short answer")
+  })
+
+  it("masks URL credentials, Bearer/Basic values and credential fields, keeping the punctuation around them", () => {
+    expect(mask("POST https://user:p%40ss@proxy.example/v1/chat (refused)")).toBe("POST https://***@proxy.example/v1/chat (refused)")
+    expect(mask("Authorization: Bearer abc.def-123, retry")).toBe("Authorization: Bearer ***, retry")
+    expect(mask("authorization=Basic dXNlcjpwYXNz.")).toBe("authorization=Basic ***.")
+    expect(mask(`{"x-api-key":"k-123","api_key": "k-456"}`)).toBe(`{"x-api-key":"***","api_key": "***"}`)
+    expect(mask("x-goog-api-key: AIzaSyA-1; access_token=ya29.a0")).toBe("x-goog-api-key: ***; access_token=***")
+  })
+
+  it("leaves text without credentials as it is", () => {
+    const text = "the Chat Completions server at http://127.0.0.1:11434/v1/chat/completions answered HTTP 503: loading model."
+    expect(mask(text)).toBe(text)
+  })
+})

@@ -1,0 +1,297 @@
+/**
+ * The attacks of issue 12, as a user and an attacker would try them: an approved call runs
+ * once whoever holds a copy of the checkpoint, nothing runs that no verdict allowed, a
+ * checkpoint cannot name another conversation, one turn at a time per conversation.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Redacted, Schema, TestClock } from "effect"
+import { Agent, ChatMemory, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { diskTool, Executions } from "./agentFixtures.js"
+
+const secret = Redacted.make("a-secret-of-at-least-thirty-two-bytes!")
+
+/** A bank: `transfer` needs approval, `lookup` does not; executions are counted per call id. */
+const bank = (options: { readonly signed?: boolean } = {}) => {
+  const executed: Array<string> = []
+  const transfer = Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ amount, to }, { callId }) => Effect.sync(() => executed.push(callId)).pipe(Effect.as(`sent ${amount} to ${to}`))
+  })
+  const lookup = Tool.make("lookup", {
+    description: "Looks up a balance",
+    parameters: Schema.Struct({ account: Schema.String }),
+    success: Schema.String,
+    handler: ({ account }, { callId }) => Effect.sync(() => executed.push(callId)).pipe(Effect.as(`${account}: 1000`))
+  })
+  const agent = Agent.make({
+    name: "bank",
+    tools: [transfer, lookup],
+    ...(options.signed === true ? { checkpointSecret: secret } : {})
+  })
+  return { agent, executed }
+}
+
+/** The model asks for one transfer (and a lookup), then answers. */
+const model = ScriptedChatModel.layer((request) =>
+  request.messages.at(-1)?._tag === "User"
+    ? ScriptedChatModel.toolCalls(
+      { id: "t1", name: "transfer", args: { to: "ada", amount: 100 } },
+      { id: "l1", name: "lookup", args: { account: "main" } }
+    )
+    : ScriptedChatModel.text("done")
+)
+
+const pausedRun = (agent: Agent.Any, conversationId?: string) =>
+  Effect.flatMap(Agent.run(agent, { input: "pay ada", ...(conversationId === undefined ? {} : { conversationId }) }), (exit) =>
+    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.dieMessage("expected a pause"))
+
+const copyOf = (checkpoint: unknown) => JSON.parse(JSON.stringify(checkpoint))
+
+describe("exactly once", () => {
+  it.effect("a signed checkpoint of an ephemeral run, resumed three times in turn: the transfer runs once", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank({ signed: true })
+      const paused = yield* pausedRun(agent)
+      const first = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll())
+      expect(first._tag).toBe("Completed")
+      for (let i = 0; i < 2; i++) {
+        const again = yield* Effect.flip(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()))
+        expect(again._tag === "RunAlreadyResumed" && again.status).toBe("completed")
+      }
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a checkpoint resumed in two 'processes' sharing a store (each its own memory): once", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank({ signed: true })
+      const store = RunStore.makeInMemory()
+      const processA = Layer.mergeAll(Layer.succeed(RunStore.RunStore, store), ChatMemory.layerMemory)
+      const processB = Layer.mergeAll(Layer.succeed(RunStore.RunStore, store), ChatMemory.layerMemory)
+      const paused = yield* pausedRun(agent, "c-1").pipe(Effect.provide(processA))
+      const results = yield* Effect.all([
+        Effect.either(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processA))),
+        Effect.either(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processB)))
+      ], { concurrency: "unbounded" })
+      expect(results.map((r) => r._tag === "Right" ? r.right._tag : r.left._tag).sort()).toEqual(["Completed", "RunAlreadyResumed"])
+      expect(executed.filter((id) => id === "t1")).toHaveLength(1)
+    }).pipe(Effect.provide(model)))
+
+  it.effect("a copy from another process is imported once: a second 'process' with its own store refuses a replay there", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank({ signed: true })
+      const paused = yield* pausedRun(agent).pipe(Effect.provide(RunStore.layerMemory()))
+      const elsewhere = yield* Effect.gen(function*() {
+        const done = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll())
+        const replay = yield* Effect.flip(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()))
+        return { done: done._tag, replay: replay._tag }
+      }).pipe(Effect.provide(RunStore.layerMemory()))
+      expect(elsewhere).toEqual({ done: "Completed", replay: "RunAlreadyResumed" })
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model)))
+
+  it.effect("removing the conversation from memory does not make a consumed checkpoint resumable", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent, "c-2")
+      yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
+      yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.remove("c-2"))
+      const again = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, Decision.approveAll()))
+      expect(again._tag).toBe("RunAlreadyResumed")
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a copy of an earlier pause of a run that moved on is refused (it would approve calls nobody saw)", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const twice = ScriptedChatModel.layer((request) => {
+        const toolResults = request.messages.filter((m) => m._tag === "ToolResult").length
+        return toolResults === 0
+          ? ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "ada", amount: 100 } })
+          : toolResults === 1
+          ? ScriptedChatModel.toolCalls({ id: "t2", name: "transfer", args: { to: "mallory", amount: 9000 } })
+          : ScriptedChatModel.text("done")
+      })
+      const result = yield* Effect.gen(function*() {
+        const first = yield* pausedRun(agent)
+        const second = yield* Agent.resume(agent, first.checkpoint, Decision.approveAll())
+        assert(second._tag === "Paused")
+        const stale = yield* Effect.flip(Agent.resume(agent, first.checkpoint, Decision.approveAll()))
+        return { stale: stale._tag === "RunAlreadyResumed" ? stale.message : stale._tag, pending: second.pending.map((p) => p.call.id) }
+      }).pipe(Effect.provide(twice))
+      expect(result.pending).toEqual(["t2"])
+      expect(result.stale).toContain("was resumed already and paused again")
+      expect(executed).toEqual(["t1"])
+    }).pipe(Effect.provide(RunStore.layerMemory())))
+})
+
+describe("nothing runs that no verdict allowed", () => {
+  /** An unsigned copy with a call of the sensitive tool slipped into its batch beside the pending one. */
+  const forged = (checkpoint: unknown, verdict?: "proceed") => {
+    const copy = copyOf(checkpoint)
+    copy.batch.push({ call: { id: "evil", name: "transfer", args: { to: "mallory", amount: 9000 } }, ...(verdict === undefined ? {} : { verdict }) })
+    return copy
+  }
+
+  it.effect("in the process that paused, the record is the authority: a forged batch in a copy is ignored", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent)
+      const done = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.byCall({ t1: Decision.reject({ message: "no" }) }))
+      expect(done._tag === "Completed" && done.toolCalls.map((o) => `${o.callId}:${o._tag}`)).toEqual(["t1:Rejected", "l1:Succeeded"])
+      expect(executed).toEqual(["l1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a forged copy imported elsewhere: a call with no verdict, or a 'proceed' the gate denies, is refused; nothing runs", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent).pipe(Effect.provide(RunStore.layerMemory()))
+      const refusal = (copy: unknown) =>
+        Agent.resume(agent, copy, Decision.byCall({ t1: Decision.reject() })).pipe(
+          Effect.flip,
+          Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag),
+          Effect.provide(RunStore.layerMemory())
+        )
+      expect(yield* refusal(forged(paused.checkpoint))).toBe(`verdicts: call "evil" (transfer) has no verdict that lets it run`)
+      expect(yield* refusal(forged(paused.checkpoint, "proceed"))).toBe(
+        `verdicts: call "evil" (transfer) may run by the checkpoint, but the gate now says Pause`
+      )
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model)))
+
+  it.effect("an environment pause resumed with proceed() elsewhere does not run a call slipped into its batch", () =>
+    Effect.gen(function*() {
+      const executions = new Executions()
+      const { agent: bankAgent } = bank()
+      const transfer = bankAgent.toolkit.entries.get("transfer")!.tool
+      const agent = Agent.make({ name: "ops", tools: [diskTool(executions, { fixed: false }), transfer], onEnvironmentError: "pause" })
+      const paused = yield* Agent.run(agent, { input: "write" }).pipe(
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
+        Effect.provide(RunStore.layerMemory())
+      )
+      assert(paused._tag === "Paused" && paused.reason === "environment")
+      const refusal = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.proceed()).pipe(
+        Effect.flip,
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
+        Effect.provide(RunStore.layerMemory())
+      )
+      expect(refusal._tag === "InvalidCheckpoint" && refusal.detail).toBe(
+        `call "evil" (transfer) may run by the checkpoint, but the gate now says Pause`
+      )
+      expect(executions.counts).toEqual({ write_disk: 1 })
+    }))
+})
+
+describe("one conversation, one record", () => {
+  it.effect("a copy naming another conversation is refused; the other conversation keeps its history", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const memory = yield* ChatMemory.ChatMemory
+      const victim: Array<Message.Message> = [
+        { _tag: "User", text: "my secret plan" },
+        { _tag: "Assistant", text: "noted", toolCalls: [] },
+        { _tag: "User", text: "and more" }
+      ]
+      yield* memory.replace("victim", victim)
+      const paused = yield* pausedRun(agent, "mine")
+      const retargeted = { ...copyOf(paused.checkpoint), conversationId: "victim" }
+      const here = yield* Effect.flip(Agent.resume(agent, retargeted, Decision.approveAll()))
+      expect(here._tag === "InvalidCheckpoint" && here.reason).toBe("conversation")
+      const elsewhere = yield* Effect.flip(Agent.resume(agent, retargeted, Decision.approveAll()).pipe(Effect.provide(RunStore.layerMemory())))
+      expect(elsewhere._tag).toBe("ConversationDiverged")
+      expect(yield* memory.get("victim")).toEqual(victim)
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("two turns on one conversation at once: the second fails with ConversationBusy, or waits its turn", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const slow = Tool.make("slow", {
+        description: "takes a minute",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Effect.sleep("1 minute"), "slow done"))
+      })
+      const agent = Agent.make({ tools: [slow] })
+      const script = ScriptedChatModel.layer((request) =>
+        request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ name: "slow", args: {} }) : ScriptedChatModel.text("ok")
+      )
+      const result = yield* Effect.gen(function*() {
+        const first = yield* Effect.fork(Agent.run(agent, { input: "one", conversationId: "c" }))
+        yield* Deferred.await(started)
+        const busy = yield* Effect.flip(Agent.run(agent, { input: "two", conversationId: "c" }))
+        const queued = yield* Effect.fork(Agent.run(agent, { input: "three", conversationId: "c", onConversationBusy: "wait" }))
+        yield* TestClock.adjust("1 minute")
+        yield* Fiber.join(first)
+        yield* TestClock.adjust("1 minute")
+        yield* Fiber.join(queued)
+        const messages = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c"))
+        return { busy: busy.message, messages: messages.map((m) => m._tag === "User" ? `user: ${m.text}` : m._tag) }
+      }).pipe(Effect.provide(script))
+      expect(result.busy).toBe(
+        `Conversation "c" is busy: another turn or resume is running on it (start the run with onConversationBusy: "wait" to queue)`
+      )
+      expect(result.messages).toEqual([
+        "user: one",
+        "Assistant",
+        "ToolResult",
+        "Assistant",
+        "user: three",
+        "Assistant",
+        "ToolResult",
+        "Assistant"
+      ])
+    }).pipe(Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+})
+
+describe("the run store shows what is paused", () => {
+  it.effect("RunStore.list and get: the paused run with its checkpoint; resumed by id, it is gone from the list", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const store = yield* RunStore.RunStore
+      const paused = yield* pausedRun(agent, "c-list")
+      const listed = yield* store.list({ status: "paused" })
+      expect(listed.map((r) => [r.runId, r.agent, r.conversationId, r.version])).toEqual([[paused.runId, "bank", "c-list", 1]])
+      expect(listed[0]!.checkpoint).toEqual(paused.checkpoint)
+      const done = yield* Agent.resume(agent, paused.runId, Decision.approveAll())
+      expect(done._tag).toBe("Completed")
+      expect(yield* store.list({ status: "paused" })).toEqual([])
+      const unknown = yield* Effect.flip(Agent.resume(agent, "no-such-run", Decision.approveAll()))
+      expect(unknown._tag === "RunNotFound" && unknown.message).toBe("No record of run no-such-run in the run store")
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("the winner's decidedBy is named to every other claimant", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const paused = yield* pausedRun(agent, "c-who")
+      yield* Agent.resume(agent, paused.runId, Decision.approveAll(), { decidedBy: "ada@example.com" })
+      const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.rejectAll(), { decidedBy: "bob@example.com" }))
+      expect(late.message).toBe(`Run ${paused.runId} was already decided by ada@example.com: it is completed now`)
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory({}))))
+
+  it.effect("a new turn on a conversation supersedes its paused run: no longer listed as paused, no longer resumable", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const store = yield* RunStore.RunStore
+      const paused = yield* pausedRun(agent, "c-new-turn")
+      yield* Agent.run(agent, { input: "never mind, what is my balance?", conversationId: "c-new-turn" }).pipe(
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("1000")]))
+      )
+      expect(yield* store.list({ status: "paused" })).toEqual([])
+      const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll()))
+      expect(late._tag === "RunAlreadyResumed" && late.status).toBe("failed")
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a refused resume leaves the run paused and resumable by id", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent)
+      const refused = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.byCall({ nope: Decision.approve() })))
+      expect(refused._tag).toBe("UnknownDecision")
+      expect((yield* Agent.resume(agent, paused.runId, Decision.approveAll()))._tag).toBe("Completed")
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+})

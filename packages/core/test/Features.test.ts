@@ -1,0 +1,172 @@
+/**
+ * What agent users ask for (issue 16), through `Agent.run`/`Agent.resume` on the scripted
+ * model: structured output, budgets, model settings and tool choice.
+ */
+import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
+import { Effect, Either, Schema } from "effect"
+import { Agent, AgentError, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { lastToolResults } from "./agentFixtures.js"
+
+const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
+
+const lookup = Tool.make("lookup", {
+  description: "Looks up the temperature",
+  parameters: Schema.Struct({ city: Schema.String }),
+  success: Schema.Number,
+  handler: () => Effect.succeed(21)
+})
+
+describe("structured output", () => {
+  it.effect("Completed carries the answer decoded with the output schema; the model is asked for its JSON Schema; tools run in the same run", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], output: Weather })
+      const exit = yield* Agent.run(agent, { input: "Oslo?" })
+      assert(exit._tag === "Completed")
+      expectTypeOf(exit.value).toEqualTypeOf<{ readonly city: string; readonly celsius: number }>()
+      expect(exit.value).toEqual({ city: "Oslo", celsius: 21 })
+      expect(exit.text).toBe(`{"city":"Oslo","celsius":21}`)
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests[0]!.output).toEqual({
+        name: "final_answer",
+        schema: {
+          type: "object",
+          required: ["city", "celsius"],
+          properties: { city: { type: "string" }, celsius: { type: "number" } },
+          additionalProperties: false
+        }
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":21}`)
+    ]))))
+
+  it.effect("an answer that does not decode is fed back with the problem, then accepted", () =>
+    Effect.gen(function*() {
+      const exit = yield* Agent.run(Agent.make({ output: Weather }), { input: "Oslo?" })
+      expect(exit._tag === "Completed" && exit.value).toEqual({ city: "Oslo", celsius: 3 })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.messages.at(-1))).toEqual([
+        { _tag: "User", text: "Oslo?" },
+        { _tag: "User", text: "Your answer does not match the required output: it is not JSON. Answer again with only the JSON." },
+        {
+          _tag: "User",
+          text: "Your answer does not match the required output: celsius: Expected number, actual \"cold\". Answer again with only the JSON."
+        }
+      ])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.text("It is cold in Oslo."),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":"cold"}`),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":3}`)
+    ]))))
+
+  it.effect("after outputRetries answers that do not decode, the run fails with InvalidOutput", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Agent.run(Agent.make({ output: Weather, outputRetries: 1 }), { input: "Oslo?" }))
+      expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "still not JSON"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("nope"), ScriptedChatModel.text("still not JSON")]))))
+
+  it("an output schema that is not an object, or negative retries, are refused when the agent is made", () => {
+    const refused = Agent.validate({ output: Schema.String, outputRetries: -1 })
+    assert(Either.isLeft(refused))
+    expect(refused.left.problems).toEqual([
+      "outputRetries -1 is not a non-negative integer",
+      "output must describe a JSON object (use Schema.Struct)"
+    ])
+  })
+})
+
+describe("budgets", () => {
+  /** Calls `lookup` for ever, 10 input and 2 output tokens per model call. */
+  const endless = ScriptedChatModel.layer((request) => ({
+    toolCalls: [{ name: "lookup", args: { city: `c${request.messages.length}` } }],
+    usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
+  }))
+
+  it.effect("crossing the token budget stops the run before its next model call; continue({ raise }) goes on", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { tokens: 30 } })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used, stopped.message]).toEqual([
+        "tokens",
+        30,
+        36,
+        "Budget reached: tokens 36 of 30; resume the checkpoint with Decision.continue({ raise }) to go on"
+      ])
+      const again = yield* Effect.flip(Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } })))
+      assert(again._tag === "BudgetExceeded")
+      expect([again.allowed, again.used]).toEqual([50, 60])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(5)
+    }).pipe(Effect.provide(endless), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a batch that would pass the tool-call budget does not run; the run's own budget wins over the agent's; resumed by id it runs", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { toolCalls: 100, modelCalls: 100 } })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go", budget: { toolCalls: 2 } }))
+      assert(stopped._tag === "BudgetExceeded")
+      // 1 call ran; the next batch's 2 would make 3
+      expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["toolCalls", 2, 1])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(2)
+      expect(lastToolResults(requests.at(-1)!.messages)).toEqual(["call_0_0: 21"])
+      const runId = (stopped.checkpoint as { readonly runId: string }).runId
+      const done = yield* Agent.resume(agent, runId, Decision.continue({ raise: { toolCalls: 10 } }))
+      expect(done._tag === "Completed" && done.toolCalls.map((o) => o.callId)).toEqual([
+        "call_0_0",
+        "call_1_0",
+        "call_1_1",
+        "call_2_0",
+        "call_2_1"
+      ])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "a" } }),
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "b" } }, { name: "lookup", args: { city: "c" } }),
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "d" } }, { name: "lookup", args: { city: "e" } }),
+      ScriptedChatModel.text("done")
+    ])), Effect.provide(RunStore.layerMemory())))
+
+  it("a budget that is not positive integers is refused when the agent is made", () => {
+    const refused = Agent.validate({ budget: { tokens: 0, toolCalls: 1.5 } })
+    assert(Either.isLeft(refused))
+    expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
+    expect(refused.left.problems).toHaveLength(1)
+    expect(refused.left.problems[0]).toContain("budget: tokens Expected a positive number, actual 0")
+  })
+})
+
+describe("model settings and tool choice", () => {
+  it.effect("the run's settings win field by field over the agent's; tool choice holds for the first model call only", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({
+        tools: [lookup],
+        settings: { temperature: 0.7, maxOutputTokens: 200, stop: ["END"] },
+        toolChoice: { tool: "lookup" }
+      })
+      yield* Agent.run(agent, { input: "go", settings: { temperature: 0, parallelToolCalls: false } })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([
+        [{ tool: "lookup" }, { temperature: 0, maxOutputTokens: 200, stop: ["END"], parallelToolCalls: false }],
+        ["auto", { temperature: 0, maxOutputTokens: 200, stop: ["END"], parallelToolCalls: false }]
+      ])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21")
+    ]))))
+
+  it("settings out of range and a tool choice naming no tool are refused when the agent is made", () => {
+    const refused = Agent.validate({
+      tools: [lookup],
+      settings: { temperature: 3, topP: 0, maxOutputTokens: -1, stop: [""] },
+      toolChoice: { tool: "missing" }
+    })
+    assert(Either.isLeft(refused))
+    expect(refused.left.problems).toEqual([
+      `toolChoice {"tool":"missing"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`,
+      "settings.temperature 3 is not between 0 and 2",
+      "settings.topP 0 is not in (0, 1]",
+      "settings.maxOutputTokens -1 is not a positive integer",
+      "settings.stop must be non-empty strings"
+    ])
+  })
+})

@@ -1,0 +1,141 @@
+/**
+ * What a hostile or broken model can send, and what the run does with it (issue 13): never a
+ * defect, never a conversation that later turns cannot use.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Redacted, Schema } from "effect"
+import { Agent, ChatMemory, Decision, Json, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { lastToolResults } from "./agentFixtures.js"
+
+/** A value nested `depth` levels deep: `{ a: { a: … } }`. */
+const nested = (depth: number): Json.JsonValue => {
+  let value: Json.JsonValue = "bottom"
+  for (let i = 0; i < depth; i++) value = { a: value }
+  return value
+}
+
+const anything = Tool.make("store", {
+  description: "Stores anything",
+  parameters: Schema.Struct({ data: Json.JsonValue }),
+  success: Schema.String,
+  needsApproval: true,
+  handler: () => Effect.succeed("stored")
+})
+
+const echo = Tool.make("echo", {
+  description: "Echoes",
+  parameters: Schema.Struct({ text: Schema.String }),
+  success: Schema.String,
+  handler: ({ text }) => Effect.succeed(text)
+})
+
+/** Answers the first user message with `calls`, any later one with its text. */
+const scriptWith = (...calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly args: Json.JsonValue }>) =>
+  ScriptedChatModel.layer((request) => {
+    const last = request.messages.at(-1)!
+    if (last._tag === "User") return last.text === "go" ? ScriptedChatModel.toolCalls(...calls) : ScriptedChatModel.text(`echo: ${last.text}`)
+    return ScriptedChatModel.text(lastToolResults(request.messages).join(" | "))
+  })
+
+describe("limits", () => {
+  it.effect("arguments 10,000 levels deep on a tool that needs approval: a semantic error naming the limit, no pause, no defect; the conversation goes on", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const exit = yield* Agent.run(agent, { input: "go", conversationId: "deep" })
+      assert(exit._tag === "Completed")
+      expect(exit.text).toBe(`d1: error semantic error: Not run: its arguments nest deeper than 64 levels (the agent's limit); send smaller arguments`)
+      expect(exit.messages[1]).toEqual({ _tag: "Assistant", text: "", toolCalls: [{ id: "d1", name: "store", args: {} }] })
+      const next = yield* Agent.run(agent, { input: "still there?", conversationId: "deep" })
+      expect(next._tag === "Completed" && next.text).toBe("echo: still there?")
+    }).pipe(
+      Effect.provide(scriptWith({ id: "d1", name: "store", args: { data: nested(10_000) } })),
+      Effect.provide(ChatMemory.layerMemory)
+    ))
+
+  it.effect("arguments larger than argumentBytes, and calls beyond batchWidth, are answered with errors naming the limit", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [echo], limits: { argumentBytes: 100, batchWidth: 2 } })
+      const exit = yield* Agent.run(agent, { input: "go" })
+      assert(exit._tag === "Completed")
+      expect(exit.text.split(" | ")).toEqual([
+        "e1: a",
+        `e2: error semantic error: Not run: its arguments are 211 bytes of JSON, more than the 100 allowed (the agent's limit); send smaller arguments`,
+        "e3: error semantic error: Not run: a batch runs at most 2 calls; call fewer tools at once"
+      ])
+    }).pipe(Effect.provide(scriptWith(
+      { id: "e1", name: "echo", args: { text: "a" } },
+      { id: "e2", name: "echo", args: { text: "x".repeat(200) } },
+      { id: "e3", name: "echo", args: { text: "c" } }
+    ))))
+
+  it.effect("a result nested deeper than the limit becomes a semantic error", () =>
+    Effect.gen(function*() {
+      const tree = Tool.make("tree", {
+        description: "Returns a deep tree",
+        parameters: Schema.Struct({}),
+        success: Json.JsonValue,
+        handler: () => Effect.succeed(nested(100))
+      })
+      const exit = yield* Agent.run(Agent.make({ tools: [tree] }), { input: "go" })
+      expect(exit._tag === "Completed" && exit.text).toBe(
+        `t1: error semantic error: Tool "tree" returned a result nested deeper than 64 levels (the agent's limit)`
+      )
+    }).pipe(Effect.provide(scriptWith({ id: "t1", name: "tree", args: {} }))))
+
+  it("limits are checked when the agent is made", () => {
+    const refused = Agent.validate({ limits: { depth: 5000, argumentBytes: 0, batchWidth: 1.5 } })
+    assert(Either.isLeft(refused))
+    expect(refused.left.problems).toEqual([
+      "limits.depth 5000 is not an integer from 1 to 1000",
+      "limits.argumentBytes 0 is not a positive integer",
+      "limits.batchWidth 1.5 is not a positive integer"
+    ])
+  })
+})
+
+describe("call ids", () => {
+  it.effect("the same id twice in one batch: the second is renamed, both run, each gets its own result and decision", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const paused = yield* Agent.run(agent, { input: "go" })
+      assert(paused._tag === "Paused")
+      expect(paused.pending.map((p) => p.call.id)).toEqual(["x", "x_2"])
+      const done = yield* Agent.resume(agent, paused.runId, Decision.byCall({ x: Decision.reject({ message: "no" }), x_2: Decision.approve() }))
+      assert(done._tag === "Completed")
+      expect(done.text).toBe("x: error rejected: no | x_2: stored")
+    }).pipe(Effect.provide(scriptWith(
+      { id: "x", name: "store", args: { data: 1 } },
+      { id: "x", name: "store", args: { data: 2 } }
+    ))))
+
+  it.effect("ids such as constructor, toString and __proto__ pause and resume like any other", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const paused = yield* Agent.run(agent, { input: "go" })
+      assert(paused._tag === "Paused")
+      const decisions = new Map([
+        ["constructor", Decision.approve()],
+        ["toString", Decision.reject()],
+        ["__proto__", Decision.reply({ value: "kept" })]
+      ])
+      const done = yield* Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.byCall(decisions))
+      expect(done._tag === "Completed" && done.text).toBe("constructor: stored | toString: error rejected | __proto__: kept")
+    }).pipe(Effect.provide(scriptWith(
+      { id: "constructor", name: "store", args: { data: 1 } },
+      { id: "toString", name: "store", args: { data: 2 } },
+      { id: "__proto__", name: "store", args: { data: 3 } }
+    ))))
+})
+
+describe("hostile checkpoints", () => {
+  it.effect("a checkpoint nested 20,000 levels deep is InvalidCheckpoint (malformed), refused before its signature is computed", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything], checkpointSecret: Redacted.make("x".repeat(32)) })
+      const hostile = { format: "agentfx/checkpoint", version: 2, messages: [nested(20_000)] }
+      const refused = yield* Effect.flip(Agent.resume(agent, hostile, Decision.approveAll()))
+      expect(refused._tag === "InvalidCheckpoint" && [refused.reason, refused.detail]).toEqual([
+        "malformed",
+        "nested deeper than 320 levels (the agent's depth limit and the checkpoint's own structure)"
+      ])
+    }).pipe(Effect.provide(RunStore.layerMemory()), Effect.provide(scriptWith())))
+})
