@@ -103,8 +103,8 @@ export interface SqliteClientOptions {
    * WAL checkpoints, not at every commit — a process crash loses nothing committed, but a
    * power loss or an OS crash may roll back the last commits, a claim among them, after which
    * an approved call could run again. `"full"`: before the commit returns (an fsync per
-   * commit) — nothing committed is lost even then, at the cost of an fsync per write (about
-   * 3 ms each on the test machine's virtual disk).
+   * commit) — nothing committed is lost even then, at the cost of an fsync per write (0.3–2 ms
+   * each on the test machine's virtual disk).
    */
   readonly synchronous?: "full" | "normal"
 }
