@@ -5,17 +5,20 @@
  * for worker tools `ToolCallingManager.executeBatch` under `WorkerPool.layer` (workerMeasures.ts).
  */
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
-import { Agent, ScriptedChatModel, Tool, ToolCallingManager, WorkerPool } from "@agentfx/core"
-import { Deferred, Duration, Effect, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
-import type { Impl, Inject, TimeoutRuns, Wait, WorkerRuns, WorkerWork } from "./impl.js"
+import { Agent, ScriptedChatModel, Tool, ToolCallingManager, Toolkit, WorkerPool } from "@agentfx/core"
+import type { Fiber } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber as F, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
+import type { CancelRound, CancelRuns, Impl, Inject, TimeoutRuns, Wait, WorkerRuns, WorkerWork } from "./impl.js"
 import type { RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, noTimersLeft, nowUs } from "./measure.js"
 import { measureKills, measureRoundTrips } from "./workerMeasures.js"
-import type { Config, Decision } from "./workload.js"
+import type { CancelWay, Config, Decision } from "./workload.js"
 import {
+  agentfxCancelWays,
   concurrentDecision,
   doubleTool,
   longLoopDecision,
+  runningCalls,
   stepTool,
   timeoutDecision,
   wideBatchDecision
@@ -207,6 +210,8 @@ export const agentfx: Impl = {
 
   timeouts: (cfg: Config, inject: Inject): Promise<TimeoutRuns> => timeoutRuns(cfg, inject),
 
+  cancel: (cfg: Config, inject: Inject): Promise<CancelRuns> => cancelRuns(cfg, inject),
+
   workers: (work) => workerRuns(work)
 }
 
@@ -317,5 +322,96 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
       release: () => Deferred.unsafeDone(probeLatch, Effect.void)
     },
     close: () => runtime.dispose()
+  }
+}
+
+/**
+ * E: `width` calls of a `hold` tool, each holding a resource (taken with `acquireUseRelease`,
+ * used by `Effect.never`, released by its finalizer), under a runtime built once per manager —
+ * as an app builds its manager once, so the bounded one's permits are shared by every round.
+ * The timed part is only `Fiber.interrupt` of the batch's (or the run's) fiber, from inside
+ * the runtime. The reference way runs the same work with `Effect.forEach`, no agentfx.
+ */
+const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
+  const round = { width: 0, expected: 0, taken: 0, released: 0, allHeld: Deferred.unsafeMake<void>(FiberId.none) }
+  const planted: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+  /** A call's work: take the resource, wait forever, release it in the finalizer. */
+  const holdResource = (i: number) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        if (++round.taken === round.expected) Deferred.unsafeDone(round.allHeld, Effect.void)
+      }),
+      () =>
+        inject === "fiber" && i === 0
+          ? Effect.zipRight(Effect.tap(Effect.forkDaemon(Effect.never), (fiber) => planted.push(fiber)), Effect.never)
+          : Effect.never,
+      () => Effect.sync(() => round.released++)
+    )
+  const hold = Tool.make("hold", {
+    description: "Holds a resource until interrupted",
+    parameters: NumberArgs("i"),
+    success: Schema.Number,
+    handler: ({ i }) => holdResource(i)
+  })
+  const toolkit = Toolkit.make(hold)
+  const agent = Agent.make({ tools: [hold], limits: { batchWidth: Math.max(...cfg.eWidths) } })
+  const calls = () => Array.from({ length: round.width }, (_, i) => ({ id: `call_${i}`, name: "hold", args: { i } }))
+  const model = ScriptedChatModel.layer(() => ({ toolCalls: calls() }), unrecorded)
+  const runtimes = {
+    unbounded: builtRuntime(Layer.merge(ToolCallingManager.unbounded(), model)),
+    bounded: builtRuntime(Layer.merge(ToolCallingManager.bounded({ permits: cfg.ePermits }), model))
+  }
+  if (inject === "permit") {
+    // a call outside the rounds that holds one of the bounded manager's permits for good
+    planted.push(runtimes.bounded.runFork(ToolCallingManager.call(Tool.make("leak", {
+      description: "Holds its permit forever (the injected permit leak)",
+      parameters: Schema.Struct({}),
+      success: Schema.Number,
+      handler: () => Effect.never
+    }), {})))
+  }
+  const work = (way: CancelWay): Effect.Effect<unknown, unknown, ChatModel.ChatModel | ToolCallingManager.ToolCallingManager> =>
+    way === "effect-alone"
+      ? Effect.forEach(calls(), ({ args }) => holdResource(args.i), { concurrency: "unbounded", discard: true })
+      : way.startsWith("batch")
+      ? ToolCallingManager.executeBatch(toolkit, calls())
+      : Agent.run(agent, { input: "go" })
+  const cancelOnce = (way: CancelWay, track: boolean) =>
+    Effect.gen(function*() {
+      const tracker = track ? yield* Supervisor.track : undefined
+      const fiber = yield* Effect.fork(tracker === undefined ? work(way) : Effect.supervised(work(way), tracker))
+      yield* Deferred.await(round.allHeld)
+      const started = round.taken
+      const cpu = process.cpuUsage()
+      const start = nowUs()
+      const exit = yield* F.interrupt(fiber)
+      const wallUs = nowUs() - start
+      const used = process.cpuUsage(cpu)
+      const released = round.released
+      const manager = yield* ToolCallingManager.ToolCallingManager
+      const free = yield* manager.freePermits
+      const permits = way.endsWith("-bounded") ? cfg.ePermits : Infinity
+      const leftovers = [{ name: "no permit held (freePermits)", ok: free === permits, detail: `${free} free of ${permits}` }]
+      if (tracker !== undefined) {
+        const live = (yield* tracker.value).filter((child) => child.unsafePoll() === null)
+        leftovers.push({ name: "no live fiber (Supervisor.track)", ok: live.length === 0, detail: `${live.length} live` })
+      }
+      const result: CancelRound = { wallUs, cpuUs: used.user + used.system, started, released, cancelled: Exit.isInterrupted(exit), leftovers }
+      return result
+    })
+  return {
+    ways: agentfxCancelWays,
+    round: (way, width, track) => {
+      round.width = width
+      round.expected = runningCalls(way, width, cfg.ePermits - (inject === "permit" && way.endsWith("-bounded") ? 1 : 0))
+      round.taken = 0
+      round.released = 0
+      round.allHeld = Deferred.unsafeMake<void>(FiberId.none)
+      return runtimes[way.endsWith("-bounded") ? "bounded" : "unbounded"].runPromise(cancelOnce(way, track))
+    },
+    close: async () => {
+      await Effect.runPromise(F.interruptAll(planted))
+      await Promise.all([runtimes.unbounded.dispose(), runtimes.bounded.dispose()])
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * One scenario against one implementation, in its own `node --expose-gc` process:
- * `child.ts <A|B|C|D|W> <floor|agentfx> [--quick] [--inject=permit|fiber|terminate]`. Prints one JSON
+ * `child.ts <A|B|C|D|E|W> <floor|agentfx> [--quick] [--inject=permit|fiber|terminate]`. Prints one JSON
  * line (a `ScenarioResult`) on stdout.
  */
 import type { Impl, Inject } from "./impl.js"

@@ -4,8 +4,9 @@
  * results appended), with nothing else. Whatever agentfx costs above this is runtime overhead.
  * For worker calls (W): raw `node:worker_threads`, a worker terminated at a `setTimeout`.
  */
+import { setMaxListeners } from "node:events"
 import { Worker } from "node:worker_threads"
-import type { Impl, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
+import type { CancelRuns, Impl, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
 import type { Kill, RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, noTimersLeft, nowUs, ticker } from "./measure.js"
 import type { Config, Decision } from "./workload.js"
@@ -222,7 +223,45 @@ export const floor: Impl = {
     }
   },
 
+  cancel: async (): Promise<CancelRuns> => ({ ways: ["floor"], round: cancelRound, close: async () => {} }),
+
   workers: (work) => workers(work)
+}
+
+/**
+ * E: `width` promises, each holding a resource (taken, then released in a `finally`) while it
+ * awaits the one `AbortSignal`; the time from `abort()` until every promise has settled.
+ */
+const cancelRound = async (_way: string, width: number) => {
+  const controller = new AbortController()
+  const signal = controller.signal
+  setMaxListeners(width, signal) // one listener per call is the point, not a leak
+  let taken = 0
+  let released = 0
+  const hold = async () => {
+    taken++
+    try {
+      await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }))
+    } finally {
+      released++
+    }
+  }
+  const settled = Promise.allSettled(Array.from({ length: width }, hold))
+  const started = taken
+  const cpu = process.cpuUsage()
+  const start = nowUs()
+  controller.abort()
+  const outcomes = await settled
+  const wallUs = nowUs() - start
+  const used = process.cpuUsage(cpu)
+  return {
+    wallUs,
+    cpuUs: used.user + used.system,
+    started,
+    released,
+    cancelled: outcomes.every((o) => o.status === "rejected" && o.reason === signal.reason),
+    leftovers: []
+  }
 }
 
 const workerEntry = new URL("./workers/floor-entry.mjs", import.meta.url)

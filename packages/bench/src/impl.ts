@@ -3,7 +3,7 @@
  * own repetitions, timing, GC and checks; implementations only run agent turns.
  */
 import type { Check, Kill, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
-import type { Config } from "./workload.js"
+import type { CancelWay, Config } from "./workload.js"
 
 /** Scenario D set up once: the runs that time out, then what is left of them. */
 export interface TimeoutRuns {
@@ -19,6 +19,36 @@ export interface TimeoutRuns {
   readonly leftovers: () => Promise<ReadonlyArray<Check>>
   /** Latched calls under the same bulkhead, to see how many permits are free. */
   readonly probe: PermitProbe
+  readonly close: () => Promise<void>
+}
+
+/** E: one batch cancelled while its calls hold their resources. */
+export interface CancelRound {
+  /** µs from the cancel (agentfx: `Fiber.interrupt`; the floor: `abort()`) until it returned (the floor: until every promise settled). */
+  readonly wallUs: number
+  /** CPU µs of this process over the same span (every thread: GC helpers included). */
+  readonly cpuUs: number
+  /** Calls holding their resource when the cancel began (handlers entered). */
+  readonly started: number
+  /** Finalizers that had run (resources released) when the cancel returned. */
+  readonly released: number
+  /** The work ended as cancelled (agentfx: an interrupted exit; the floor: every promise rejected with the abort's reason). */
+  readonly cancelled: boolean
+  /** Leak checks right after the cancel returned (agentfx: free permits, and live fibers on a tracked round). */
+  readonly leftovers: ReadonlyArray<Check>
+}
+
+/** E set up once: rounds of one way and width, then clean-up. */
+export interface CancelRuns {
+  /** The ways this implementation cancels a batch (the floor: one). */
+  readonly ways: ReadonlyArray<CancelWay>
+  /**
+   * Starts a `width`-wide batch `way`, waits until its calls hold their resources (all of
+   * them, or the permits' worth), then cancels it. `track`: also look for live fibers
+   * afterwards (agentfx: `Supervisor.track` over the batch, which costs per fiber: unmeasured
+   * rounds only).
+   */
+  readonly round: (way: CancelWay, width: number, track: boolean) => Promise<CancelRound>
   readonly close: () => Promise<void>
 }
 
@@ -46,7 +76,7 @@ export interface WorkerRuns {
 
 /**
  * A deliberate leak, to prove the leak checks fail (`--inject=<leak>`): `permit` and `fiber`
- * in agentfx's scenario D; `terminate` in scenario W, on both sides (see `skipNextTerminate`).
+ * in agentfx's scenarios D and E; `terminate` in scenario W, on both sides (see `skipNextTerminate`).
  */
 export type Inject = "none" | "permit" | "fiber" | "terminate"
 
@@ -72,6 +102,8 @@ export interface Impl {
   readonly effectAlone?: (runs: number, wait: Wait) => SuspendedRuns<unknown>
   /** D: set up the timing-out runs, the probe and the leak checks. */
   readonly timeouts: (config: Config, inject: Inject) => Promise<TimeoutRuns>
+  /** E: set up the batches to cancel, under the managers they need. */
+  readonly cancel: (config: Config, inject: Inject) => Promise<CancelRuns>
   /** W: kills, spawns and round trips of worker calls; settles once every worker it started has exited. */
   readonly workers: (work: WorkerWork) => Promise<WorkerRuns>
 }

@@ -5,7 +5,7 @@
  * Prints a summary; writes RESULTS.md only when asked (`--write`, or `--out=path` for another
  * file), so a run leaves the work tree as it was. Exits non-zero when a process fails or any
  * check (exact call counts, leaks) fails — never because of a time. `--inject` plants a leak, to
- * see the leak checks fail: `permit` or `fiber` in agentfx's scenario D, `terminate` (a
+ * see the leak checks fail: `permit` or `fiber` in agentfx's scenarios D and E, `terminate` (a
  * worker's thread outlives its kill) on both sides of scenario W.
  */
 import { execFileSync, spawnSync } from "node:child_process"

@@ -2,6 +2,7 @@
  * Turns the samples of every scenario process into figures, ratios to the floor, verdicts
  * against the issue's targets, and the Markdown of RESULTS.md.
  */
+import { cancelSection, cancelSummary, cancelVerdict } from "./cancelReport.js"
 import type { Check } from "./measure.js"
 import { median } from "./measure.js"
 import type { Config, ImplId, ScenarioId } from "./workload.js"
@@ -220,11 +221,14 @@ export const allChecks = (collected: Partial<Collected>): Array<Check & { readon
 
 /** A short plain-text summary for the console. */
 export const summary = (config: Config, collected: Partial<Collected>): string =>
-  figures(config, collected as Collected).map((f) =>
-    `${f.row.scenario} ${f.row.label}: agentfx ${format(f.agentfx, f.row.unit)}, floor ${format(f.floor, f.row.unit)}, ${
-      Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "no ratio"
-    }${f.verdict === "" ? "" : ` — ${f.verdict.replaceAll("**", "")}`}`
-  ).join("\n")
+  [
+    ...figures(config, collected as Collected).map((f) =>
+      `${f.row.scenario} ${f.row.label}: agentfx ${format(f.agentfx, f.row.unit)}, floor ${format(f.floor, f.row.unit)}, ${
+        Number.isFinite(f.ratio) ? `${f.ratio.toFixed(1)}×` : "no ratio"
+      }${f.verdict === "" ? "" : ` — ${f.verdict.replaceAll("**", "")}`}`
+    ),
+    ...(collected.E === undefined ? [] : cancelSummary(config, collected.E))
+  ].join("\n")
 
 const peers = `| | per loop step | per tool call (50-wide batch) | retained heap per suspended run |
 |---|---|---|---|
@@ -234,8 +238,8 @@ const peers = `| | per loop step | per tool call (50-wide batch) | retained heap
 | LangGraph.js | 1,646 µs | 107 µs | 48 KB |
 | @effect/ai | 1,826 µs | 154 µs | 73 KB |`
 
-/** How each scenario's figures are taken (under its table). */
-const notes: Record<ScenarioId, string> = {
+/** How each scenario's figures are taken (under its table; E's are in `cancelSection`). */
+const notes: Record<Exclude<ScenarioId, "E">, string> = {
   A: "A step is the time from one model call to the next (each model answer is time-stamped); the whole-run figure is first to last model call over the steps; the median is over runs.",
   B: "Per tool call: from the first model call to the second (the gate, the 50 calls, their results) over 50.",
   C: "Each run is its own fiber (`ManagedRuntime.runPromise` on a runtime built before the runs start, as a server's is), as each floor run is its own promise. Wall: the tool awaits a 20 ms timer (`Effect.sleep`; the floor: a `setTimeout` promise). Heap: all runs suspended in their tool on a latch, full GC, minus the heap before they started, over the runs; the latch is a promise on both sides (`Effect.promise` in agentfx), so the figure compares runtimes, not latch implementations. The reference rows show what Effect itself costs (bare fibers doing only what the tool does, no agent) and what a run retains when its tool awaits an Effect `Deferred` instead (`Deferred.await` keeps three frames of its own): docs/performance.md.",
@@ -248,6 +252,7 @@ const titles: Record<ScenarioId, string> = {
   B: "B — wide batch (`unbounded` manager)",
   C: "C — concurrency",
   D: "D — timeouts under `bounded({ permits: 4 })`",
+  E: "E — cancel a batch of running calls: time against its width",
   W: "W — worker-isolated tools: kill at the deadline, spawn, round trip"
 }
 
@@ -259,9 +264,12 @@ const shortNames: Record<string, string> = {
   heapPerRunBytes: "heap per suspended run"
 }
 
-/** One phrase per scenario: which targets it met and which it missed (D's and W's target is their leak checks). */
-const verdicts = (all: ReadonlyArray<Figure>, checks: ReadonlyArray<Check>): string =>
+/** One phrase per scenario: which targets it met and which it missed (D's and W's target is their leak checks; E's its linearity too). */
+const verdicts = (config: Config, collected: Collected, all: ReadonlyArray<Figure>, checks: ReadonlyArray<Check>): string =>
   scenarioIds.flatMap((scenario) => {
+    if (scenario === "E") {
+      return collected.E === undefined ? [] : [cancelVerdict(config, collected.E, checks.filter((c) => c.name.startsWith("E")))]
+    }
     const judged = all.filter((f) => f.row.scenario === scenario && f.pass !== undefined)
     if (scenario === "D" || scenario === "W") {
       const leaks = checks.filter((c) => c.name.startsWith(scenario))
@@ -286,16 +294,27 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     "",
     `- Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGb.toFixed(0)} GB; load average at start ${env.loadAverage} (other work ran concurrently: figures are medians of repeated runs, and ratios compare with the floor measured in the same bench run).`,
     `- Node ${env.node}, effect ${env.effect}, agentfx at ${env.commit}.`,
-    "- Each scenario ran in fresh `node --expose-gc` processes, alternating floor and agentfx, after a warm-up. agentfx runs through its public API (`Agent.make`, `Agent.run`, `ScriptedChatModel.layer(fn, { recordRequests: false })`, the manager Layers; for W, worker tools through `ToolCallingManager.executeBatch` under `WorkerPool.layer`); the floor is a hand-written async/await loop doing the same work (messages array, a fake model answering from the last tool result, tool calls awaited, results appended; for W, raw `node:worker_threads`). In A–D each model answer is computed from the last tool result it is given, and every run's model-call and tool-call counts are asserted exactly.",
+    "- Each scenario ran in fresh `node --expose-gc` processes, alternating floor and agentfx, after a warm-up. agentfx runs through its public API (`Agent.make`, `Agent.run`, `ScriptedChatModel.layer(fn, { recordRequests: false })`, the manager Layers; for E, `ToolCallingManager.executeBatch` and `Agent.run` stopped by `Fiber.interrupt`; for W, worker tools through `ToolCallingManager.executeBatch` under `WorkerPool.layer`); the floor is a hand-written async/await loop doing the same work (messages array, a fake model answering from the last tool result, tool calls awaited, results appended; for E, promises awaiting an `AbortSignal`; for W, raw `node:worker_threads`). In A–D each model answer is computed from the last tool result it is given, and every run's model-call and tool-call counts are asserted exactly.",
     "- Targets are the issue's. Ratios are what count: the absolute targets of A and B were set against the issue's plain-loop figures (0.9 µs per step, 0.18 µs per call), so they are judged here as the same multiple of the floor measured on this machine.",
     `- Both sides run as built JavaScript (\`tsc\` output: agentfx's \`dist/\`, as published) under plain \`node\`, no tsx or loader. ${
       all.some((f) => f.row.target !== undefined && !f.pass) ? "Causes of the misses and what would fix them" : "What each figure costs, how it was brought down, and what is left"
     }: [docs/performance.md](../../docs/performance.md).`,
     "",
-    `**Verdict:** ${verdicts(all, checks)}.`,
+    `**Verdict:** ${verdicts(config, collected, all, checks)}.`,
     ""
   ]
+  const checksLine = (scenario: ScenarioId) => {
+    const scenarioChecks = checks.filter((c) => c.name.startsWith(scenario))
+    const bad = scenarioChecks.filter((c) => !c.ok)
+    return `Checks (counts${scenario === "A" || scenario === "B" || scenario === "C" ? "" : ", leaks"}): ${scenarioChecks.length - bad.length}/${scenarioChecks.length} passed${
+      bad.length > 0 ? ` — FAILED: ${bad.map((c) => `${c.impl}: ${c.name} (${c.detail})`).join("; ")}` : ""
+    }.`
+  }
   for (const scenario of scenarioIds) {
+    if (scenario === "E") {
+      if (collected.E !== undefined) lines.push(`## ${titles.E}`, "", ...cancelSection(config, collected.E, checksLine("E")), "")
+      continue
+    }
     const rowsOf = all.filter((f) => f.row.scenario === scenario)
     if (rowsOf.length === 0) continue
     lines.push(`## ${titles[scenario]}`, "", "| figure | agentfx | floor | agentfx / floor | target | result |", "|---|---|---|---|---|---|")
@@ -310,21 +329,12 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
         } | ${f.verdict} |`
       )
     }
-    const scenarioChecks = checks.filter((c) => c.name.startsWith(scenario))
-    const bad = scenarioChecks.filter((c) => !c.ok)
-    lines.push(
-      "",
-      `Checks (counts${scenario === "D" || scenario === "W" ? ", leaks" : ""}): ${scenarioChecks.length - bad.length}/${scenarioChecks.length} passed${
-        bad.length > 0 ? ` — FAILED: ${bad.map((c) => `${c.impl}: ${c.name} (${c.detail})`).join("; ")}` : ""
-      }.`,
-      ""
-    )
-    lines.push(notes[scenario], "")
+    lines.push("", checksLine(scenario), "", notes[scenario], "")
   }
   lines.push(
-    "## Not measured yet",
+    "## Measured elsewhere",
     "",
-    "- **E — persistence**: skipped, `@agentfx/sql` does not exist yet.",
+    "- **Persistence** (a durable run store's writes per step, resumes per second on PostgreSQL): `pnpm bench:store`, figures in [docs/persistence.md](../../docs/persistence.md).",
     "",
     "## For context: peer figures quoted from the issue (not measured by us)",
     "",

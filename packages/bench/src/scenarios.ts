@@ -16,7 +16,7 @@ import {
   suspendedHeap
 } from "./measure.js"
 import type { Config, ScenarioId } from "./workload.js"
-import { concurrentExpected, longLoopExpected, timeoutExpected, wideBatchExpected } from "./workload.js"
+import { cancelMetric, concurrentExpected, longLoopExpected, runningCalls, timeoutExpected, wideBatchExpected } from "./workload.js"
 
 type Samples = { [metric: string]: Array<number> }
 
@@ -157,6 +157,49 @@ const timeouts = async (impl: Impl, config: Config, inject: Inject): Promise<Sce
 }
 
 /**
+ * E: for each way the implementation has and each width, `eWarmup` rounds, then `eReps`
+ * measured ones (interleaved: every way and width once per repetition, so a busy spell of the
+ * machine touches them all). Each round starts a batch, lets its calls take their resources
+ * and cancels it; the times are the cancel's alone. Checks, per way, over every round: the
+ * work ended cancelled, exactly the calls that should run held their resource, every one of
+ * them was released by its finalizer, and the implementation's leak checks (no permit held
+ * after every round; no live fiber after each warm-up round, which is tracked).
+ */
+const cancel = async (impl: Impl, config: Config, inject: Inject): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples: Samples = {}
+  const setup = await impl.cancel(config, inject)
+  /** Per check name: rounds seen, and the first failure's detail. */
+  const tally = new Map<string, { rounds: number; failure: string | undefined }>()
+  const count = (name: string, ok: boolean, failure: string) => {
+    const entry = tally.get(name) ?? { rounds: 0, failure: undefined }
+    entry.rounds++
+    if (!ok) entry.failure ??= failure
+    tally.set(name, entry)
+  }
+  for (let rep = 0; rep < config.eWarmup + config.eReps; rep++) {
+    const warmup = rep < config.eWarmup
+    for (const way of setup.ways) {
+      for (const width of config.eWidths) {
+        const round = await setup.round(way, width, warmup)
+        const at = `width ${width}, round ${rep + 1}`
+        const running = runningCalls(way, width, config.ePermits)
+        count(`E (${way}): the batch ended cancelled`, round.cancelled, `not cancelled at ${at}`)
+        count(`E (${way}): calls holding their resource at the cancel`, round.started === running, `${round.started} of ${running} expected at ${at}`)
+        count(`E (${way}): every started call's finalizer ran`, round.released === round.started, `${round.released} of ${round.started} released at ${at}`)
+        for (const check of round.leftovers) count(`E (${way}): ${check.name}`, check.ok, `${check.detail} at ${at}`)
+        if (warmup) continue
+        ;(samples[cancelMetric("wallUs", way, width)] ??= []).push(round.wallUs)
+        ;(samples[cancelMetric("cpuUs", way, width)] ??= []).push(round.cpuUs)
+      }
+    }
+  }
+  await setup.close()
+  for (const [name, { failure, rounds }] of tally) checks.that(name, failure === undefined, failure ?? `${rounds} rounds`)
+  return { samples, checks: checks.list }
+}
+
+/**
  * W: one warm-up kill, then `kills` kills of a `while (true) {}` at a `deadlineMs` deadline,
  * each followed by a call on a fresh worker; then round trips on a warm worker. Checks: every
  * kill ended by its deadline, the next call was served after each, and no thread survived:
@@ -221,5 +264,6 @@ export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: 
   B: wideBatch,
   C: concurrent,
   D: timeouts,
+  E: cancel,
   W: workers
 }

@@ -5,11 +5,11 @@
  * floor both answer through these functions, so they do the same logical work.
  */
 
-/** The scenarios that run (E is reported as skipped). */
-export type ScenarioId = "A" | "B" | "C" | "D" | "W"
+/** The scenarios that run (persistence has its own bench: `pnpm bench:store`). */
+export type ScenarioId = "A" | "B" | "C" | "D" | "E" | "W"
 
 /** Every scenario, in the order they run and are reported. */
-export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "W"]
+export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "E", "W"]
 
 /** Who runs a scenario: agentfx through its public API, or the plain async/await loop. */
 export type ImplId = "floor" | "agentfx"
@@ -36,6 +36,11 @@ export interface Config {
   readonly permits: number
   readonly timeoutMs: number
   readonly dReps: number
+  /** E: widths of the batch that is cancelled (narrowest first); rounds per width and way, after warm-up rounds; the bounded manager's permits. */
+  readonly eWidths: ReadonlyArray<number>
+  readonly eWarmup: number
+  readonly eReps: number
+  readonly ePermits: number
   /** W: kills of a `while (true) {}` at a `deadlineMs` deadline (after one warm-up kill); round trips: `wWarmup` calls, then `wReps` rounds of `wCalls`. */
   readonly kills: number
   readonly deadlineMs: number
@@ -62,6 +67,10 @@ export const config = (quick: boolean): Config => ({
   permits: 4,
   timeoutMs: 1,
   dReps: quick ? 1 : 3,
+  eWidths: quick ? [50, 100, 200] : [100, 250, 500, 1000],
+  eWarmup: quick ? 1 : 3,
+  eReps: quick ? 3 : 20,
+  ePermits: 40,
   // a kill costs the 200 ms deadline plus a spawn
   kills: quick ? 3 : 15,
   deadlineMs: 200,
@@ -129,3 +138,21 @@ export const timeoutDecision = (calls: number, timedOut: number | undefined): De
 
 /** D: what one run answers, and its exact counts. */
 export const timeoutExpected = (calls: number) => ({ text: `timeouts ${calls}`, modelCalls: 2, toolCalls: calls })
+
+/**
+ * E: the ways agentfx runs a batch that is then cancelled — `ToolCallingManager.executeBatch`
+ * or `Agent.run` (whose model's first answer is the batch), under `unbounded()` or
+ * `bounded({ permits })` — and, for reference, Effect alone (`Effect.forEach` with unbounded
+ * concurrency over the same handler). The floor has one way: promises awaiting an `AbortSignal`.
+ */
+export type CancelWay = "batch-unbounded" | "batch-bounded" | "run-unbounded" | "run-bounded" | "effect-alone" | "floor"
+
+/** E: the ways of the agentfx side, in the order they are reported. */
+export const agentfxCancelWays: ReadonlyArray<CancelWay> = ["batch-unbounded", "batch-bounded", "run-unbounded", "run-bounded", "effect-alone"]
+
+/** E: how many calls of a `width`-wide batch hold their resource when it is cancelled (a bounded manager runs `permits` at a time). */
+export const runningCalls = (way: CancelWay, width: number, permits: number): number =>
+  way === "batch-bounded" || way === "run-bounded" ? Math.min(width, permits) : width
+
+/** E: the metric name of one way and width (`<quantity>.<way>.<width>`). */
+export const cancelMetric = (quantity: "wallUs" | "cpuUs", way: CancelWay, width: number): string => `${quantity}.${way}.${width}`

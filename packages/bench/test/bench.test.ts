@@ -7,10 +7,12 @@ import type { Inject } from "../src/impl.js"
 import { Worker } from "node:worker_threads"
 import type { ScenarioResult } from "../src/measure.js"
 import { canCountThreads, Checks, expectRuns, median, stepMetrics, ticker } from "../src/measure.js"
+import type { CancelSamples } from "../src/cancelReport.js"
+import { cancelFigures, cancelVerdict } from "../src/cancelReport.js"
 import type { Collected } from "../src/report.js"
 import { figures } from "../src/report.js"
 import { scenarios } from "../src/scenarios.js"
-import { config, longLoopExpected } from "../src/workload.js"
+import { agentfxCancelWays, cancelMetric, config, longLoopExpected } from "../src/workload.js"
 
 /** A small configuration: the checks are the same, the sizes are not. */
 const small = {
@@ -22,6 +24,10 @@ const small = {
   timeouts: 40,
   dRuns: 4,
   dReps: 0,
+  eWidths: [20, 60],
+  eWarmup: 1,
+  eReps: 1,
+  ePermits: 8,
   kills: 2,
   wWarmup: 10,
   wCalls: 10,
@@ -98,6 +104,42 @@ describe("report", () => {
   })
 })
 
+describe("report: E", () => {
+  const widths = { ...config(false), eWidths: [100, 1000] }
+  /** E samples where a cancel costs `perCallUs(width)` per call, wall and CPU alike, for the floor and every agentfx way. */
+  const samplesOf = (perCallUs: (width: number) => number): CancelSamples => {
+    const of = (ways: ReadonlyArray<Parameters<typeof cancelMetric>[1]>) =>
+      Object.fromEntries(ways.flatMap((way) =>
+        widths.eWidths.flatMap((width) =>
+          (["wallUs", "cpuUs"] as const).map((q) => [cancelMetric(q, way, width), [width * perCallUs(width)]] as const)
+        )
+      ))
+    return { floor: { samples: of(["floor"]) }, agentfx: { samples: of(agentfxCancelWays) } }
+  }
+
+  it("linear when the CPU time per call at the widest batch is within 2× of the narrowest's", () => {
+    const linear = cancelFigures(widths, samplesOf((width) => (width === 1000 ? 20 : 10)))
+    expect(linear.map((f) => [f.way, f.cpuGrowth, f.linear, f.withinLimit])).toEqual([
+      ["floor", 2, true, true],
+      ["batch-unbounded", 2, true, true],
+      ["batch-bounded", 2, true, true],
+      ["run-unbounded", 2, true, true],
+      ["run-bounded", 2, true, true],
+      ["effect-alone", 2, true, true]
+    ])
+    expect(cancelVerdict(widths, samplesOf((width) => (width === 1000 ? 20 : 10)), [])).toBe("E met (linear, 1,000 calls within 100 ms, no leaks)")
+  })
+
+  it("a cost that grows with the square of the width is not linear; over 100 ms at 1,000 misses the issue's bound", () => {
+    const quadratic = samplesOf((width) => width / 10) // 1,000 calls: 100 µs each, 100.0 ms in all
+    expect(cancelFigures(widths, quadratic).map((f) => [f.cpuGrowth, f.linear, f.withinLimit])).toContainEqual([10, false, true])
+    const slower = samplesOf((width) => width / 9.9)
+    expect(cancelVerdict(widths, slower, [{ name: "E (run-bounded): no permit held (freePermits)", ok: false, detail: "39 free of 40" }])).toBe(
+      "E **missed** (batch-unbounded not linear (CPU per call 10.00×), batch-unbounded over 100 ms at 1,000, batch-bounded not linear (CPU per call 10.00×), batch-bounded over 100 ms at 1,000, run-unbounded not linear (CPU per call 10.00×), run-unbounded over 100 ms at 1,000, run-bounded not linear (CPU per call 10.00×), run-bounded over 100 ms at 1,000, leaks)"
+    )
+  })
+})
+
 describe("scenarios", () => {
   for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {
     it(`${name}: A and B runs end with their exact call counts`, async () => {
@@ -108,6 +150,38 @@ describe("scenarios", () => {
       }
     })
   }
+
+  for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {
+    it(`${name}: E cancels every batch, every started call's finalizer runs, no permit held, no live fiber`, async () => {
+      const result = await scenarios.E(impl, small, "none")
+      expect(result.checks.filter((check) => !check.ok)).toEqual([])
+      const ways = name === "floor" ? ["floor" as const] : agentfxCancelWays
+      expect(Object.keys(result.samples).sort()).toEqual(
+        ways.flatMap((way) => small.eWidths.flatMap((width) => [cancelMetric("wallUs", way, width), cancelMetric("cpuUs", way, width)])).sort()
+      )
+      expect(result.checks.map((check) => check.name)).toContain(`E (${ways[0]}): every started call's finalizer ran`)
+      if (name === "agentfx") {
+        expect(result.checks.map((check) => [check.name, check.detail])).toContainEqual(["E (run-bounded): no live fiber (Supervisor.track)", "2 rounds"])
+      }
+    }, 30_000)
+  }
+
+  it("E: a permit held outside the rounds fails the bounded ways' checks", async () => {
+    const failed = (await scenarios.E(agentfx, small, "permit")).checks.filter((check) => !check.ok)
+    expect(failed.map((check) => [check.name, check.detail])).toEqual([
+      ["E (batch-bounded): calls holding their resource at the cancel", "7 of 8 expected at width 20, round 1"],
+      ["E (batch-bounded): no permit held (freePermits)", "7 free of 8 at width 20, round 1"],
+      ["E (run-bounded): calls holding their resource at the cancel", "7 of 8 expected at width 20, round 1"],
+      ["E (run-bounded): no permit held (freePermits)", "7 free of 8 at width 20, round 1"]
+    ])
+  }, 30_000)
+
+  it("E: a fiber left running by a handler fails the fiber check of every way", async () => {
+    const failed = (await scenarios.E(agentfx, small, "fiber")).checks.filter((check) => !check.ok)
+    expect(failed.map((check) => [check.name, check.detail])).toEqual(
+      agentfxCancelWays.map((way) => [`E (${way}): no live fiber (Supervisor.track)`, "1 live at width 20, round 1"])
+    )
+  }, 30_000)
 
   it("D: no leak is reported when there is none", () => {
     expect(failedChecks("none")).toEqual([])
