@@ -172,10 +172,15 @@ function check(schema, value, path, root, problems, depth) {
   if (Array.isArray(s.anyOf)) {
     const results = s.anyOf.map((/** @type {unknown} */ alternative) => validate1(alternative, value, root, depth))
     if (!results.some((/** @type {Array<Problem>} */ r) => r.length === 0)) {
-      // the alternative of the value's own type says best what is wrong; else name the types allowed
-      const own = s.anyOf.findIndex((/** @type {any} */ a) => typeof a === "object" && a !== null && typeof a.type === "string" && isType(a.type, value))
-      if (own >= 0) {
-        for (const p of results[own]) problems.push({ path: join(path, p.path), message: p.message })
+      // of the alternatives of the value's own type, the closest says best what is wrong; else name the types allowed
+      /** @type {Array<Problem> | undefined} */
+      let closest
+      s.anyOf.forEach((/** @type {any} */ a, /** @type {number} */ i) => {
+        const own = typeof a === "object" && a !== null && typeof a.type === "string" && isType(a.type, value)
+        if (own && (closest === undefined || results[i].length < closest.length)) closest = results[i]
+      })
+      if (closest !== undefined) {
+        for (const p of closest) problems.push({ path: join(path, p.path), message: p.message })
       } else {
         const types = s.anyOf.map((/** @type {any} */ a) => describeShape(a)).filter((/** @type {string} */ t, /** @type {number} */ i, /** @type {Array<string>} */ all) => all.indexOf(t) === i)
         fail(`expected ${types.join(" or ")}, got ${describeValue(value)}`)
