@@ -16,13 +16,14 @@ export interface Bank {
   readonly executed: Array<string>
 }
 
-/** `transfer` needs approval (amount: a positive number, at most 10,000); `balance` does not. */
+/** `transfer` needs approval (to: not empty, not Mallory; amount: a positive number, at most 10,000); `balance` does not. */
 export const bank = (name = "bank"): Bank => {
   const executed: Array<string> = []
   const transfer = Tool.make("transfer", {
     description: "Sends money to a person",
     parameters: Schema.Struct({
-      to: Schema.String.pipe(Schema.minLength(1)),
+      // a rule JSON Schema cannot say: the page lets it through, the server refuses it
+      to: Schema.String.pipe(Schema.minLength(1), Schema.filter((to) => to !== "Mallory" || "transfers to Mallory are blocked")),
       amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000))
     }),
     success: Schema.String,
