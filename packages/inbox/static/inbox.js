@@ -179,10 +179,18 @@ function renderRun(run) {
       void submitByCall(run)
     })
   } else {
+    // an environment failure (retry, proceed), or a run out of iterations or budget (continue; a budget's limits raised)
+    const raise = h("textarea", { id: "raise", rows: "2", spellcheck: "false", placeholder: `{ "tokens": 50000 }` })
     form.append(
       h("ul", {}, run.pending.map((p) => h("li", {}, [`${p.toolName}(${JSON.stringify(p.args)})${p.error ? ` failed: ${p.error.reason} error: ${p.error.message}` : ""}`]))),
+      ...(run.reason === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
       h("p", { class: "error", id: "form-error" }),
-      h("div", { class: "actions" }, run.accepts.map((tag) => actionButton(tag.toLowerCase(), tag, () => ({ _tag: tag }))))
+      h("div", { class: "actions" }, run.accepts.map((tag) =>
+        actionButton(tag.toLowerCase(), tag, () => {
+          if (run.reason !== "budget" || raise.value.trim() === "") return { _tag: tag }
+          return { _tag: tag, raise: JSON.parse(raise.value) }
+        })
+      ))
     )
     form.addEventListener("submit", (event) => event.preventDefault())
   }
@@ -197,7 +205,15 @@ function renderRun(run) {
 function actionButton(id, label, decision) {
   const button = h("button", { type: "button", id }, [label])
   button.addEventListener("click", () => {
-    if (current !== undefined) void post(current, decision())
+    if (current === undefined) return
+    let value
+    try {
+      value = decision()
+    } catch (error) {
+      byId("form-error").textContent = `Not JSON: ${error instanceof Error ? error.message : String(error)}`
+      return
+    }
+    void post(current, value)
   })
   return button
 }
@@ -214,6 +230,7 @@ function callFieldset(pending, i) {
   }
   const args = h("textarea", { id: `args-${i}`, "data-args-for": pending.callId, rows: "4", spellcheck: "false", "aria-describedby": `error-${i}` })
   args.value = JSON.stringify(pending.args, null, 2)
+  args.rows = Math.min(12, args.value.split("\n").length + 1)
   const error = h("p", { class: "error", id: `error-${i}`, "data-error-for": pending.callId })
   const reject = h("input", { id: `reject-${i}`, "data-reject-for": pending.callId, placeholder: "why not (optional)" })
   const reply = h("textarea", { id: `reply-${i}`, "data-reply-for": pending.callId, rows: "2" })

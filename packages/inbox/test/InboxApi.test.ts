@@ -2,9 +2,9 @@
  * The inbox's HTTP API on a real server (127.0.0.1:0), spoken to with fetch: every endpoint,
  * every error with its status and body.
  */
-import { ChatMemory, ChatModel, RunStore, ScriptedChatModel } from "@agentfx/core"
+import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
 const runs = (origin: string) => `${origin}/inbox/api/runs`
@@ -93,6 +93,35 @@ describe("GET /inbox/api/runs/:runId", () => {
         agent: "other-bank",
         message: `Run of agent "other-bank", which this inbox was not given (it has bank)`
       })
+    }))
+})
+
+describe("an environment pause", () => {
+  it.scopedLive("shows the failed call with its error and accepts Retry or Proceed; Retry runs the call again", () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const upload = Tool.make("transfer", {
+        description: "Uploads the report",
+        parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+        success: Schema.String,
+        handler: () => {
+          attempts++
+          return attempts === 1 ? Effect.fail(ToolError.environment("the disk is full")) : Effect.succeed("uploaded")
+        }
+      })
+      const agent = Agent.make({ name: "uploader", tools: [upload], onEnvironmentError: "pause" })
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "upload 1")
+      const run = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(run.body).toMatchObject({
+        reason: "environment",
+        accepts: ["Retry", "Proceed"],
+        pending: [{ callId: "t1", toolName: "transfer", description: "Uploads the report", error: { reason: "environment", message: "the disk is full" } }]
+      })
+      const retried = yield* decide(inbox.origin, runId, { _tag: "Retry" })
+      const stream = yield* events(`${inbox.origin}${retried.body.events}`)
+      expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunCompleted", text: `Done: "uploaded"` })
+      expect(attempts).toBe(2)
     }))
 })
 
