@@ -6,6 +6,13 @@ import { jsonServer, run } from "./run.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
+describe("docs/testing.md", () => {
+  it("shows examples/test/testing.test.ts verbatim", () => {
+    const guide = Fs.readFileSync(`${root}/docs/testing.md`, "utf8")
+    expect(guide).toContain(Fs.readFileSync(`${root}/examples/test/testing.test.ts`, "utf8").trim())
+  })
+})
+
 describe("README quick start (examples/quickstart.ts)", () => {
   it("is in the README verbatim", () => {
     const readme = Fs.readFileSync(`${root}/README.md`, "utf8")

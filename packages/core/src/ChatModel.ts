@@ -87,6 +87,8 @@ export interface ChatRequest {
   readonly settings?: ModelSettings | undefined
   /** The final answer must be JSON of this shape (absent: free text). */
   readonly output?: OutputFormat | undefined
+  /** The run that asks (absent outside a run): for logs, caches, and scripts that follow one run. */
+  readonly runId?: string | undefined
 }
 
 /**

@@ -113,6 +113,12 @@ const toResponse = (step: Step, index: number): ChatResponse => {
  */
 export interface Options {
   /**
+   * What a step's index counts: the requests this Layer answered (`"layer"`, the default), or
+   * the requests of the run that asks (`"run"`: each run starts at step 0 and goes on across its
+   * resumes, so that one script serves every run of a shared runtime).
+   */
+  readonly index?: "layer" | "run"
+  /**
    * Keep every request in `ScriptedChatModel.requests` (default `true`). Each request holds a
    * copy of the history, so a run of n model calls keeps O(n²) messages: turn it off for
    * long runs and benchmarks, where nothing reads them.
@@ -147,7 +153,16 @@ export const layer = (script: Script, options?: Options): Layer.Layer<ChatModel 
   Layer.effectContext(Effect.sync(() => {
     const requests: Array<ChatRequest> = []
     const record = options?.recordRequests !== false
+    const perRun = options?.index === "run"
+    const receivedByRun = new Map<string, number>()
     let received = 0
+    const indexOf = (request: ChatRequest) => {
+      if (!perRun) return received++
+      const key = request.runId ?? ""
+      const index = receivedByRun.get(key) ?? 0
+      receivedByRun.set(key, index + 1)
+      return index
+    }
     /** The step for request `index`: a step, an effect of one, or the failure of an exhausted script. */
     const answer = (request: ChatRequest, index: number): Step | Effect.Effect<Step, ModelError> => {
       const entry = typeof script === "function" ? script : script[index]
@@ -166,7 +181,7 @@ export const layer = (script: Script, options?: Options): Layer.Layer<ChatModel 
     /** Answers `request` with `f(step, response)`: at once for a plain step, after the effect otherwise. */
     const next = <A>(request: ChatRequest, f: (step: Step, response: ChatResponse) => A) =>
       Effect.suspend((): Effect.Effect<A, ModelError> => {
-        const index = received++
+        const index = indexOf(request)
         if (record) requests.push(request)
         const step = answer(request, index)
         return Effect.isEffect(step)

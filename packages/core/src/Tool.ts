@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { Duration, Schedule } from "effect"
-import { Effect, JSONSchema, Pipeable, Schema, SchemaAST } from "effect"
+import { Effect, JSONSchema, Option, Pipeable, Schema, SchemaAST } from "effect"
 import { HandlerKey } from "./internal/handler.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
@@ -542,7 +542,8 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
   SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
 
 /**
- * The JSON Schema of a tool's parameters: what a model provider is sent. An empty
+ * The JSON Schema of a tool's parameters: what a model provider is sent. A schema annotated
+ * with its own `jsonSchema` (e.g. an MCP server's, with its `$defs`) is sent as is; an empty
  * `Schema.Struct({})` becomes an object with no properties (providers require an object).
  *
  * @example
@@ -563,6 +564,12 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
  * @category accessors
  */
 export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
+  Option.getOrElse(
+    SchemaAST.getJSONSchemaAnnotation(tool.parameters.ast) as Option.Option<JSONSchema.JsonSchema7Root>,
+    () => derivedJsonSchema(tool)
+  )
+
+const derivedJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
   isEmptyStruct(SchemaAST.encodedAST(tool.parameters.ast))
     ? {
       $schema: "http://json-schema.org/draft-07/schema#",

@@ -77,16 +77,15 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         })
       }))
 
-    it.effect("root $defs reach the model as definitions (effect's JSONSchema.make drops $defs), and still validate", () =>
+    it.effect("the server's input schema reaches the model unchanged (root $defs and their $refs included), and validates", () =>
       Effect.gen(function*() {
         const all = yield* tools
         const toolkit = Toolkit.make(...all)
         expect(toolkit.entries.get("fx_order")!.parametersJsonSchema).toEqual({
-          $schema: "http://json-schema.org/draft-07/schema#",
           type: "object",
-          properties: { item: { $ref: "#/definitions/Item" } },
+          properties: { item: { $ref: "#/$defs/Item" } },
           required: ["item"],
-          definitions: {
+          $defs: {
             Item: { type: "object", properties: { sku: { type: "string" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] }
           }
         })

@@ -69,7 +69,8 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
       tools: agent.toolDefinitions,
       toolChoice,
       settings: run.settings,
-      output: agent.output?.format
+      output: agent.output?.format,
+      runId: run.runId
     }
   }, callModel(run))
   run.usage = addUsage(run.usage, response.usage)

@@ -83,21 +83,12 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
     const found = yield* pausedRecord(agent, store, target)
     const cp = found.decoded.checkpoint
     const plan = yield* Resume.plan(agent, cp, found.decoded.state, decision, found.trusted)
-    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
-      Effect.succeed(runState(agent, fiber, {
-        runId: cp.runId,
-        conversationId: cp.conversationId,
-        ephemeral: cp.ephemeral,
-        history: [...plan.messages],
-        state: found.decoded.state,
-        iteration: plan.mode === "continue" && cp.reason === "max-iterations" ? 0 : cp.iteration,
-        modelCalls: cp.modelCalls,
-        budget: plan.budget,
-        usage: cp.usage,
-        outcomes: [...cp.outcomes],
-        version: cp.revision
-      }))
-    )
+    const run = yield* runOf(agent, cp, found.decoded.state, {
+      history: [...plan.messages],
+      iteration: plan.mode === "continue" && cp.reason === "max-iterations" ? 0 : cp.iteration,
+      budget: plan.budget,
+      version: cp.revision
+    })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     const memory = yield* ChatMemory
     const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
@@ -122,11 +113,35 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
     }
     yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
     if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
-    const body = plan.mode === "batch"
-      ? Effect.flatMap(executeBatch(agent, run, plan.batch, plan.environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
-      : loop(agent, run)
+    const body = batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause)
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
+
+/** The state of a run continued from its checkpoint, read from the fiber like a new run's. */
+const runOf = (
+  agent: Any,
+  cp: Checkpoint.Checkpoint,
+  state: { [slot: string]: unknown },
+  fields: Pick<RunState, "history" | "iteration" | "budget" | "version">
+) =>
+  Effect.withFiberRuntime<RunState>((fiber) =>
+    Effect.succeed(runState(agent, fiber, {
+      runId: cp.runId,
+      conversationId: cp.conversationId,
+      ephemeral: cp.ephemeral,
+      state,
+      modelCalls: cp.modelCalls,
+      usage: cp.usage,
+      outcomes: [...cp.outcomes],
+      ...fields
+    }))
+  )
+
+/** Finishes the batch a run stopped in (if it has one), then goes on with the loop. */
+const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
+  batch.length === 0
+    ? loop(agent, run)
+    : Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
 
 /**
  * Claims the run's record: from `status` at the run's version to running at the next, or the
@@ -184,26 +199,15 @@ export const recoverRun = (agent: Any, runId: string) =>
         ? item
         : { call: item.call, outcome: { _tag: "Cancelled", callId: item.call.id, toolName: item.call.name } }
     })
-    const run = yield* Effect.withFiberRuntime<RunState>((fiber) =>
-      Effect.succeed(runState(agent, fiber, {
-        runId,
-        conversationId: cp.conversationId,
-        ephemeral: cp.ephemeral,
-        history: [...cp.messages],
-        state: decoded.state,
-        iteration: cp.iteration,
-        modelCalls: cp.modelCalls,
-        budget: cp.budget,
-        usage: cp.usage,
-        outcomes: [...cp.outcomes],
-        version: record.version
-      }))
-    )
+    const run = yield* runOf(agent, cp, decoded.state, {
+      history: [...cp.messages],
+      iteration: cp.iteration,
+      budget: cp.budget,
+      version: record.version
+    })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     yield* claim(agent, run, "running", batch)
     if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
-    const body = batch.length === 0
-      ? loop(agent, run)
-      : Effect.flatMap(executeBatch(agent, run, batch, agent.onEnvironmentError === "pause"), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+    const body = batchThenLoop(agent, run, batch, agent.onEnvironmentError === "pause")
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }), recorded(run, body))
   }))

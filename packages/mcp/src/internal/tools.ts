@@ -14,27 +14,6 @@ export type Arguments = { readonly [key: string]: unknown }
 
 const validator = new AjvJsonSchemaValidator()
 
-/**
- * The server's input schema as the model is given it. `JSONSchema.make` (effect 3.22) returns
- * a `jsonSchema` annotation as is, except that it drops a root `$defs` (it rebuilds `$defs`
- * from its own definitions): root `$defs` move to `definitions`, and references follow them.
- */
-export const forModel = (schema: McpTool["inputSchema"]): object => {
-  if (!("$defs" in schema) || typeof schema.$defs !== "object" || schema.$defs === null) return schema
-  const retarget = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(retarget)
-    if (typeof value !== "object" || value === null) return value
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [
-      key,
-      key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")
-        ? `#/definitions/${inner.slice("#/$defs/".length)}`
-        : retarget(inner)
-    ]))
-  }
-  const { $defs, ...rest } = schema as unknown as { readonly $defs: object; readonly definitions?: object }
-  return retarget({ ...rest, definitions: { ...rest.definitions, ...$defs } }) as object
-}
-
 /** The validator of an input schema; one that Ajv cannot compile is reported and checks only that the arguments are an object. */
 const inputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<Arguments> => {
   try {
@@ -66,7 +45,7 @@ const parametersOf = (schema: McpTool["inputSchema"], validate: JsonSchemaValida
       return checked.valid ? ParseResult.succeed(input as Arguments) : ParseResult.fail(new ParseResult.Type(ast, input, checked.errorMessage))
     },
     encode: () => (input) => ParseResult.succeed(input as Arguments)
-  }, { jsonSchema: forModel(schema) })
+  }, { jsonSchema: schema }) // sent to the model as the server gave it (Tool.parametersJsonSchema)
 
 /** The size of what a base64 string encodes. */
 const bytes = (base64: string) => `${Math.floor((base64.length * 3) / 4) - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)} bytes`

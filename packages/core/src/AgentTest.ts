@@ -1,0 +1,141 @@
+/**
+ * Helpers for testing agents with `@effect/vitest` (`it.effect`): a scripted model per run,
+ * running until a pause or to completion, and running a program while virtual time advances
+ * by itself, so that timeouts, retries and sleeps take no real time and need no hand-written
+ * `TestClock.adjust`.
+ *
+ * @since 0.1.0
+ */
+import type { Layer } from "effect"
+import { Chunk, Clock, Duration, Effect, TestClock, TestServices } from "effect"
+import * as Agent from "./Agent.js"
+import type { ResumeError, RunError } from "./AgentError.js"
+import type * as AgentExit from "./AgentExit.js"
+import type { ChatModel } from "./ChatModel.js"
+import type * as Decision from "./Decision.js"
+import * as ScriptedChatModel from "./ScriptedChatModel.js"
+import type * as Slot from "./Slot.js"
+
+/**
+ * A scripted model whose steps count per run: every run starts at step 0 (and goes on across
+ * its resumes), whatever other runs share the runtime — one script serves many runs.
+ *
+ * @example
+ * ```ts
+ * import { AgentTest, ScriptedChatModel } from "@agentfx/core"
+ *
+ * const ModelLive = AgentTest.model([
+ *   ScriptedChatModel.toolCalls({ name: "get_weather", args: { city: "Oslo" } }),
+ *   ScriptedChatModel.text("Sunny")
+ * ])
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const model = (
+  script: ScriptedChatModel.Script
+): Layer.Layer<ChatModel | ScriptedChatModel.ScriptedChatModel> => ScriptedChatModel.layer(script, { index: "run" })
+
+/**
+ * Runs `self` while virtual time advances by itself: whenever every fiber waits, the
+ * `TestClock` moves to the next sleep that is due (a tool's timeout, a retry's delay, a
+ * `sleep`), until `self` ends. A program waiting on something other than time (real I/O) is
+ * given real time to make progress. Use it inside `it.effect`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentTest } from "@agentfx/core"
+ *
+ * // one virtual hour, no real wait
+ * const program = AgentTest.settle(Effect.as(Effect.sleep("1 hour"), "done"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const settle = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(self)
+    while (true) {
+      // lets every forked fiber run until it waits
+      yield* TestClock.adjust(Duration.zero)
+      const exit = fiber.unsafePoll()
+      if (exit !== null) return yield* exit
+      const now = yield* Clock.currentTimeMillis
+      const due = Chunk.filter(yield* TestClock.sleeps(), (at) => at > now)
+      if (Chunk.isEmpty(due)) yield* TestServices.provideLive(Effect.sleep("1 millis"))
+      else yield* TestClock.adjust(Math.min(...Chunk.toReadonlyArray(due)) - now)
+    }
+  })
+
+/**
+ * Runs the agent (under {@link settle}) and returns its pause; fails with an `Error` that
+ * shows the answer when the run completes instead.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, AgentTest } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Effect.gen(function*() {
+ *   const paused = yield* AgentTest.runUntilPaused(agent, { input: "pay ada 100" })
+ *   console.log(paused.pending.map((p) => p.call.name))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runUntilPaused = <S extends Agent.Slots, R, A>(
+  agent: Agent.Agent<S, R, A>,
+  options: Agent.RunOptions<S>
+): Effect.Effect<AgentExit.Paused, RunError | Error, R | ChatModel> =>
+  Effect.flatMap(settle(Agent.run(agent, options)), (exit) =>
+    exit._tag === "Paused"
+      ? Effect.succeed(exit)
+      : Effect.fail(new Error(`Expected the run to pause, but it completed: ${JSON.stringify(exit.text)}`)))
+
+/**
+ * Runs the agent (under {@link settle}) to its end: every pause is resumed with the decision
+ * `decide` gives for it (default: approve everything, retry environment failures) — at most
+ * `maxPauses` times (default 10), after which it fails with an `Error`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, AgentTest, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Effect.gen(function*() {
+ *   const done = yield* AgentTest.runToCompletion(agent, { input: "pay ada 100" }, {
+ *     decide: (paused) => paused.reason === "approval" ? Decision.rejectAll({ message: "not today" }) : Decision.retry()
+ *   })
+ *   console.log(done.text)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runToCompletion = <S extends Agent.Slots, R, A>(
+  agent: Agent.Agent<S, R, A>,
+  options: Agent.RunOptions<S>,
+  resumes?: { readonly decide?: (paused: AgentExit.Paused) => Decision.Decision; readonly maxPauses?: number }
+): Effect.Effect<AgentExit.Completed<Slot.StateOf<S>, A>, ResumeError | Error, R | ChatModel> =>
+  settle(Effect.gen(function*() {
+    const decide = resumes?.decide ?? defaultDecision
+    let exit = yield* Agent.run(agent, options)
+    for (let pauses = 0; exit._tag === "Paused"; pauses++) {
+      if (pauses >= (resumes?.maxPauses ?? 10)) {
+        return yield* Effect.fail(new Error(`The run paused ${pauses} times without completing`))
+      }
+      exit = yield* Agent.resume(agent, exit.runId, decide(exit))
+    }
+    return exit
+  }))
+
+const defaultDecision = (paused: AgentExit.Paused): Decision.Decision =>
+  paused.reason === "approval" ? { _tag: "ApproveAll" } : { _tag: "Retry" }

@@ -1,0 +1,138 @@
+/**
+ * Assembling an agent: every option checked, every problem named, the tools' metadata table
+ * and the model's view of it built once.
+ */
+import { Either, JSONSchema, ParseResult, Redacted, Schema } from "effect"
+import type { Agent, Options, Slots, TypeId } from "../Agent.js"
+import { InvalidAgent } from "../AgentError.js"
+import * as Budget from "../Budget.js"
+import type { ModelSettings } from "../ChatModel.js"
+import * as Gate from "../Gate.js"
+import * as Slot from "../Slot.js"
+import * as Tool from "../Tool.js"
+import * as Toolkit from "../Toolkit.js"
+import { defaultLimits, type Limits } from "./admit.js"
+import type { Layers } from "./observe.js"
+
+const NamePattern = /^[\w.:-]{1,128}$/
+
+/** The shortest checkpoint secret: 32 bytes, the HMAC-SHA256 block's half (NIST SP 800-107 key strength). */
+const MinSecretBytes = 32
+
+const levels = ["turn", "iteration", "model", "tool"] as const
+
+const settingsProblems = (settings: ModelSettings, label: string): Array<string> => {
+  const problems: Array<string> = []
+  const { maxOutputTokens, parallelToolCalls, stop, temperature, topP } = settings
+  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) problems.push(`${label}.temperature ${temperature} is not between 0 and 2`)
+  if (topP !== undefined && !(topP > 0 && topP <= 1)) problems.push(`${label}.topP ${topP} is not in (0, 1]`)
+  if (maxOutputTokens !== undefined && !(Number.isInteger(maxOutputTokens) && maxOutputTokens > 0)) {
+    problems.push(`${label}.maxOutputTokens ${maxOutputTokens} is not a positive integer`)
+  }
+  if (stop !== undefined && !(Array.isArray(stop) && stop.every((s) => typeof s === "string" && s.length > 0))) {
+    problems.push(`${label}.stop must be non-empty strings`)
+  }
+  if (parallelToolCalls !== undefined && typeof parallelToolCalls !== "boolean") problems.push(`${label}.parallelToolCalls must be a boolean`)
+  return problems
+}
+
+const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> =>
+  budget === undefined ? [] : Either.match(Schema.decodeUnknownEither(Budget.Budget, { onExcessProperty: "error" })(budget), {
+    onLeft: (error) => [`${label}: ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`],
+    onRight: () => []
+  })
+
+const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: Array<string>) => {
+  if (!Number.isInteger(retries) || retries < 0) problems.push(`outputRetries ${retries} is not a non-negative integer`)
+  if (!Schema.isSchema(schema)) {
+    problems.push("output must be a Schema")
+    return undefined
+  }
+  const json = JSONSchema.make(schema)
+  if (!("type" in json) || json.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
+  const { $schema: _, ...format } = json
+  return { schema, format: { name: "final_answer", schema: format as JSONSchema.JsonSchema7Root }, retries }
+}
+
+/** See `Agent.validate`. */
+export const assemble = (
+  options: Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown>
+): Either.Either<Omit<Agent<Slots, unknown, unknown>, TypeId>, InvalidAgent> => {
+  const problems: Array<string> = []
+  const name = options.name ?? "agent"
+  if (typeof name !== "string" || !NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
+  const tools = options.tools ?? []
+  const notTools = tools.flatMap((tool, i) => typeof tool === "object" && tool !== null && Tool.TypeId in tool ? [] : [i + 1])
+  if (notTools.length > 0) problems.push(`tools #${notTools.join(", #")} are not tools (use Tool.make or Agent.toTool)`)
+  const toolkit = notTools.length > 0 ? Either.right(Toolkit.empty) : Toolkit.validate(tools)
+  if (Either.isLeft(toolkit)) problems.push(...toolkit.left.problems)
+  const maxIterations = options.maxIterations ?? 10
+  if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+    problems.push(`maxIterations ${maxIterations} is not a positive integer`)
+  }
+  const onEnvironmentError = options.onEnvironmentError ?? "proceed"
+  if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
+    problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
+  }
+  const limits: Limits = { ...defaultLimits, ...options.limits }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1 || (name === "depth" && value > 1000)) {
+      problems.push(`limits.${name} ${value} is not ${name === "depth" ? "an integer from 1 to 1000" : "a positive integer"}`)
+    }
+  }
+  const output = options.output === undefined ? undefined : outputOf(options.output, options.outputRetries ?? 2, problems)
+  const toolChoice = options.toolChoice ?? "auto"
+  const toolNames = tools.map((tool) => tool.name)
+  if (!(toolChoice === "auto" || toolChoice === "none" || toolChoice === "required" || (typeof toolChoice === "object" && toolNames.includes(toolChoice.tool)))) {
+    problems.push(`toolChoice ${JSON.stringify(toolChoice)} must be "auto", "none", "required" or { tool } naming one of the agent's tools`)
+  }
+  problems.push(...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
+  const onConversationBusy = options.onConversationBusy ?? "fail"
+  if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
+    problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
+  }
+  const slots = options.slots ?? ({} as Slots)
+  for (const [slotName, slot] of Object.entries(slots)) {
+    if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)
+    if (typeof slot !== "object" || slot === null || !(Slot.TypeId in slot)) {
+      problems.push(`slot "${slotName}" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`)
+    }
+  }
+  if (options.gate !== undefined && typeof options.gate !== "function") problems.push("gate must be a function")
+  if (
+    options.checkpointSecret !== undefined &&
+    (!Redacted.isRedacted(options.checkpointSecret) ||
+      Buffer.byteLength(`${Redacted.value(options.checkpointSecret)}`, "utf8") < MinSecretBytes)
+  ) {
+    problems.push(`checkpointSecret must be a Redacted string of at least ${MinSecretBytes} bytes`)
+  }
+  const middleware = options.middleware ?? []
+  middleware.forEach((m, i) => {
+    for (const level of levels) {
+      if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
+    }
+  })
+  if (problems.length > 0 || Either.isLeft(toolkit)) return Either.left(new InvalidAgent({ problems }))
+  const entries = [...toolkit.right.entries.values()]
+  const layer = <L extends typeof levels[number]>(level: L) =>
+    middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
+  return Either.right({
+    name,
+    toolkit: toolkit.right,
+    system: options.system,
+    maxIterations,
+    gate: options.gate ?? Gate.needsApproval,
+    onEnvironmentError,
+    onConversationBusy,
+    limits,
+    budget: options.budget,
+    settings: options.settings ?? {},
+    toolChoice,
+    output,
+    slots,
+    checkpointSecret: options.checkpointSecret,
+    middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
+    toolDefinitions: entries.map((entry) => ({ name: entry.name, description: entry.description, parameters: entry.parametersJsonSchema })),
+    toolNames: entries.map((entry) => entry.name)
+  })
+}
