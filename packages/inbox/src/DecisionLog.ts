@@ -11,6 +11,13 @@ import { Context, Effect, Option } from "effect"
 /**
  * One decision that resumed a run. `decidedAt`: `Clock` milliseconds of the claim.
  *
+ * @example
+ * ```ts
+ * import type { DecisionLog } from "@agentfx/inbox"
+ *
+ * const line = (e: DecisionLog.Entry) => `${e.decidedBy} decided ${e.runId} (${e.decision._tag}) at ${new Date(e.decidedAt).toISOString()}`
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -61,6 +68,13 @@ export declare namespace DecisionLog {
 
 /**
  * How many entries the in-memory log keeps; the oldest go first.
+ *
+ * @example
+ * ```ts
+ * import { DecisionLog } from "@agentfx/inbox"
+ *
+ * console.log(`the in-memory log keeps ${DecisionLog.capacity} decisions`)
+ * ```
  *
  * @since 0.1.0
  * @category constants

@@ -22,6 +22,16 @@ import * as Runs from "./internal/runs.js"
 /**
  * What an inbox is given.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Agent } from "@agentfx/core"
+ * import type { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Inbox.Options<never> = { agents: [payments], authorize: () => Effect.succeed("ada") }
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -135,6 +145,15 @@ export const routes = <R>(options: Options<R>) => HttpLayerRouter.addHttpApi(Api
 
 /**
  * Options of {@link serve}.
+ *
+ * @example
+ * ```ts
+ * import type { Agent } from "@agentfx/core"
+ * import type { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Inbox.ServeOptions<never> = { agents: [payments], port: 4180, host: "127.0.0.1" }
+ * ```
  *
  * @since 0.1.0
  * @category models

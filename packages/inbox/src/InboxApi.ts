@@ -22,6 +22,13 @@ import { Authorization } from "./Authorization.js"
 /**
  * A pending call as the list shows it.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const line = (p: typeof InboxApi.PendingSummary.Type) => `${p.toolName}(${JSON.stringify(p.args)})`
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -63,6 +70,13 @@ export interface RunSummary extends Schema.Schema.Type<typeof RunSummary> {}
  * server still checks edited arguments), the arguments as JSON, and for an environment pause
  * the failure.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const checked = (call: InboxApi.PendingCall) => call.parameters !== null // a schema to check edits against
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -86,6 +100,13 @@ export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
  * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Proceed` for an
  * environment failure; `Continue` after `MaxIterationsReached` or `BudgetExceeded`).
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const canApprove = (run: InboxApi.RunDetail) => run.accepts.includes("ByCall")
+ * ```
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -105,6 +126,13 @@ export interface RunDetail extends Schema.Schema.Type<typeof RunDetail> {}
 /**
  * The answer to a decision whose resume won the run's claim (202): who decided and when
  * (`Clock` milliseconds), and where its events stream.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const follow = (accepted: InboxApi.DecisionAccepted) => new EventSource(accepted.events)
+ * ```
  *
  * @since 0.1.0
  * @category schemas
@@ -126,6 +154,13 @@ export interface DecisionAccepted extends Schema.Schema.Type<typeof DecisionAcce
  * The body is not a decision: not JSON, not sent as `application/json`, or not of the
  * `Decision` Schema (`message` says what is wrong). 400.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.InvalidDecision({ message: "The body is not JSON: Unexpected end of JSON input" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -137,6 +172,13 @@ export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agent
 
 /**
  * The run store has no record of the run. 404.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.RunNotFound({ runId: "r1", message: "No record of run r1 in the run store" })
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -150,6 +192,13 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox
 /**
  * This inbox has not resumed the run, so it has no events of it. 404.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.NoLiveEvents({ runId: "r1", message: "This inbox has not resumed run r1: it has no events of it" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -162,6 +211,13 @@ export class NoLiveEvents extends Schema.TaggedError<NoLiveEvents>("@agentfx/inb
 /**
  * Someone else decided first (`RunAlreadyResumed`): `status` is where the run is now,
  * `decidedBy` who decided, `decidedAt` when, when known. Nothing ran for this decision. 409.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.AlreadyDecided({ runId: "r1", status: "completed", decidedBy: "ada", message: "Run r1 was already decided by ada: it is completed now" })
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -181,6 +237,13 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
 /**
  * Another turn or resume holds the run's conversation. Nothing was consumed: try again later. 409.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.ConversationBusy({ conversationId: "c1", message: "Conversation \"c1\" is busy" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -194,6 +257,13 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
  * The resume refused the decision; the run stays paused and resumable. `error` names the
  * core error: `UnknownDecision`, `IncompleteDecisions` (`callIds`), `InvalidEditedArguments`
  * (`problems`, one per call), `DecisionMismatch`, `InvalidCheckpoint`, `ConversationDiverged`. 422.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.DecisionRefused({ error: "IncompleteDecisions", message: "No decision for pending 1 call: t1", callIds: ["t1"] })
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -212,6 +282,13 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
 /**
  * The run belongs to an agent this inbox was not given, so it cannot show or resume it. 422.
  *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.UnknownAgent({ agent: "billing", message: "Run of agent \"billing\", which this inbox was not given" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -223,6 +300,13 @@ export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inb
 
 /**
  * The run store or the chat memory failed, or holds a record that cannot be read. 503.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.Unavailable({ message: "database is locked" })
+ * ```
  *
  * @since 0.1.0
  * @category errors
@@ -237,6 +321,13 @@ const runId = HttpApiSchema.param("runId", Schema.String)
 
 /**
  * The page and its assets: public (they hold no data; the API behind them is authorized).
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset"]
+ * ```
  *
  * @since 0.1.0
  * @category groups
@@ -256,6 +347,13 @@ export class PageGroup extends HttpApiGroup.make("inboxPage")
 
 /**
  * The runs: listed, shown, decided, followed. Every endpoint passes the `Authorization` hook.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const endpoints = Object.keys(InboxApi.RunsGroup.endpoints) // ["listRuns", "getRun", "decide", "events"]
+ * ```
  *
  * @since 0.1.0
  * @category groups

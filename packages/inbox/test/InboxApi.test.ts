@@ -5,9 +5,27 @@
 import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import * as Net from "node:net"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
 const runs = (origin: string) => `${origin}/inbox/api/runs`
+
+/** A POST whose answer may come before its body is sent (the server stops reading): the answer as read off the socket, whatever happens to the upload. */
+const earlyAnswer = (url: string, body: string) =>
+  Effect.async<{ status: number; body: any }>((resume) => {
+    const { hostname, pathname, port } = new URL(url)
+    let received = ""
+    const socket = Net.connect(Number(port), hostname, () => {
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`)
+      socket.end(body)
+    })
+    socket.on("data", (chunk) => (received += chunk))
+    socket.on("error", () => {}) // the upload is cut off once the server has answered
+    socket.on("close", () => {
+      const [head = "", text = ""] = received.split("\r\n\r\n")
+      resume(Effect.succeed({ status: Number(head.split(" ")[1]), body: JSON.parse(text) }))
+    })
+  })
 
 describe("GET /inbox/api/runs", () => {
   it.scopedLive("lists the paused runs of the inbox's agents, with their pending calls; a run of another agent is not listed", () =>
@@ -125,6 +143,37 @@ describe("an environment pause", () => {
     }))
 })
 
+describe("a run out of iterations", () => {
+  it.scopedLive("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
+    Effect.gen(function*() {
+      const balance = Tool.make("balance", {
+        description: "The account's balance",
+        parameters: Schema.Struct({}),
+        success: Schema.Number,
+        handler: () => Effect.succeed(1000)
+      })
+      const agent = Agent.make({ name: "looper", tools: [balance], maxIterations: 1 })
+      const looping = ScriptedChatModel.layer(() => ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} }))
+      const inbox = yield* serve([agent], { model: looping })
+      const stopped = yield* inbox.inStores(Effect.flip(Agent.run(agent, { input: "check the balance" }).pipe(Effect.provide(looping))))
+      expect(stopped._tag).toBe("MaxIterationsReached")
+      const [listed] = (yield* request(runs(inbox.origin))).body
+      const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
+      expect(run.body).toMatchObject({ agent: "looper", reason: "max-iterations", accepts: ["Continue"], pending: [] })
+      const continued = yield* decide(inbox.origin, listed.runId, { _tag: "Continue" })
+      expect(continued.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${continued.body.events}`)
+      expect(stream.events.map((e) => e.data._tag)).toEqual([
+        "RunResumed", "ModelCalled", "ModelResponded", "ToolStarted", "ToolSucceeded", "RunFailed"
+      ])
+      expect(stream.events.at(-1)!.data).toMatchObject({
+        error: "MaxIterationsReached",
+        message: "No answer after 1 iteration; resume the checkpoint with Decision.continue() to go on"
+      })
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "max-iterations"]])
+    }))
+})
+
 describe("POST /inbox/api/runs/:runId/decision", () => {
   it.scopedLive("approves: 202 with who decided and when; the run completes; the events stream to the end; the run is no longer listed", () =>
     Effect.gen(function*() {
@@ -212,7 +261,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual([])
     }))
 
-  it.scopedLive("a body that is not a decision: 400 for another content type, bad JSON, or a value of another shape", () =>
+  it.scopedLive("a body that is not a decision: 400 for another content type, bad JSON, a body over 4 MiB, or a value of another shape", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -224,7 +273,9 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
         message: `Send the decision as application/json (the request's content type is "text/plain")`
       }])
       const broken = yield* request(url, { method: "POST", headers: { "content-type": "application/json" }, body: `{"_tag":` })
-      expect([broken.status, broken.body]).toEqual([400, { _tag: "InvalidDecision", message: "The body is not JSON" }])
+      expect([broken.status, broken.body]).toEqual([400, { _tag: "InvalidDecision", message: "The body is not JSON: Unexpected end of JSON input" }])
+      const huge = yield* earlyAnswer(url, `"${"x".repeat(4 * 1024 * 1024)}"`)
+      expect([huge.status, huge.body]).toEqual([400, { _tag: "InvalidDecision", message: "The body could not be read: larger than 4194304 bytes, or cut off" }])
       const shape = yield* decide(inbox.origin, runId, { _tag: "ApproveEverything" })
       expect(shape.status).toBe(400)
       expect(shape.body._tag).toBe("InvalidDecision")

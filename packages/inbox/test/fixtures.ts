@@ -56,6 +56,10 @@ export interface Served {
   /** Runs `input` on the agent in the inbox's stores; returns the paused run's id. */
   readonly pause: (agent: Agent.Agent<{}, never>, input: string, conversationId?: string) => Effect.Effect<string>
   readonly store: RunStore.RunStore.Service
+  /** The inbox's model. */
+  readonly model: Layer.Layer<ChatModel.ChatModel>
+  /** Runs an effect in the inbox's stores. */
+  readonly inStores: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>
 }
 
 /** A real inbox over fresh in-memory stores, for the scope. */
@@ -88,7 +92,7 @@ export const serve = (
         Effect.provide(stores),
         Effect.orDie
       )
-    return { origin: `http://127.0.0.1:${address.port}`, pause, store }
+    return { origin: `http://127.0.0.1:${address.port}`, pause, store, inStores: Effect.provide(stores), model: options.model ?? model }
   })
 
 export interface Reply {

@@ -19,6 +19,7 @@ export interface Numbered {
 
 interface Live {
   readonly runId: string
+  readonly conversationId: string
   readonly generation: number
   readonly events: Array<LiveEvent.LiveEvent>
   readonly listeners: Set<Queue.Queue<Numbered>>
@@ -74,14 +75,12 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
     Effect.gen(function*() {
       const claimed = yield* Deferred.make<LiveEvent.LiveEvent, AgentError.ResumeError>()
       let live: Live | undefined
-      let first: LiveEvent.LiveEvent | undefined
       const publish = (event: Parameters<typeof LiveEvent.fromAgentEvent>[0]) =>
         Effect.suspend(() => {
           const wire = LiveEvent.fromAgentEvent(event, decidedBy)
           if (live === undefined) {
-            live = { runId, generation: ++generations, events: [], listeners: new Set(), final: false }
+            live = { runId, conversationId: wire.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
             lives.set(runId, live)
-            first = wire
             push(live, wire)
             return Effect.zipRight(
               record(agent, runId, decidedBy, decision, wire.timestamp),
@@ -102,7 +101,7 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
           if (Exit.isSuccess(exit) || live.final) return
           const error = Cause.squash(exit.cause)
           push(live, LiveEvent.failed(
-            { runId, conversationId: first?.conversationId ?? "", timestamp: yield* Clock.currentTimeMillis },
+            { runId, conversationId: live.conversationId, timestamp: yield* Clock.currentTimeMillis },
             Cause.isInterruptedOnly(exit.cause)
               ? { _tag: "Interrupted", message: "The inbox stopped while the run was running" }
               : {

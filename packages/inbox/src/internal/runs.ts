@@ -5,7 +5,7 @@
  */
 import type { Agent } from "@agentfx/core"
 import { AgentError, Decision, RunStore } from "@agentfx/core"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import { Decider } from "../Authorization.js"
 import type { RunSummary } from "../InboxApi.js"
@@ -20,6 +20,11 @@ const unavailable = (error: { readonly message: string }) => new Unavailable({ m
 const decodeDecision = Schema.decodeUnknown(Decision.Decision)
 const encodeAccepted = Schema.encode(DecisionAccepted)
 const encodeEvent = Schema.encode(LiveEvent)
+
+/** The largest decision body read: edited arguments of many calls (a call's arguments are at most 1 MiB by default). */
+export const maxBodyBytes = 4 * 1024 * 1024
+
+const tooLarge = new InvalidDecision({ message: `The body could not be read: larger than ${maxBodyBytes} bytes, or cut off` })
 
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
@@ -74,9 +79,16 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
           if (!/^application\/json\b/i.test(contentType)) {
             return yield* new InvalidDecision({ message: `Send the decision as application/json (the request's content type is ${JSON.stringify(contentType)})` })
           }
-          const body = yield* request.json.pipe(
-            Effect.mapError(() => new InvalidDecision({ message: "The body is not JSON" }))
+          // a declared length over the limit is refused before reading; a chunked body stops being read at the limit (the connection is closed)
+          if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
+          const text = yield* request.text.pipe(
+            HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+            Effect.mapError(() => tooLarge)
           )
+          const body = yield* Effect.try({
+            try: (): unknown => JSON.parse(text),
+            catch: (error) => new InvalidDecision({ message: `The body is not JSON: ${error instanceof Error ? error.message : String(error)}` })
+          })
           const decision = yield* decodeDecision(body, { onExcessProperty: "error" }).pipe(
             Effect.mapError((error) => new InvalidDecision({ message: `The body is not a Decision: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
           )
