@@ -4,7 +4,7 @@
  */
 import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import * as Net from "node:net"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
@@ -401,6 +401,44 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       const stream = yield* events(`${inbox.origin}${reply.body.events}`)
       expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunFailed", runId, error: "ModelError", message: "the provider answered 400" })
     }))
+})
+
+describe("stopping the inbox", () => {
+  it.live("interrupts the runs it resumed; a client following one gets RunFailed (Interrupted), and the server closes", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      let finalized = false
+      const slow = Tool.make("transfer", {
+        description: "Sends money, slowly",
+        parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+        success: Schema.String,
+        needsApproval: true,
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never), Effect.onInterrupt(() => Effect.sync(() => (finalized = true))))
+      })
+      const agent = Agent.make({ name: "slow-bank", tools: [slow] })
+      const scope = yield* Scope.make()
+      const inbox = yield* Scope.extend(serve([agent]), scope)
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      const response = yield* Effect.promise(() => fetch(`${inbox.origin}${reply.body.events}`))
+      const reader = response.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = ""
+      while (!text.includes(`"_tag":"ToolStarted"`)) text += decoder.decode((yield* Effect.promise(() => reader.read())).value)
+      yield* Deferred.await(started)
+      const closing = Date.now()
+      const closed = yield* Effect.fork(Scope.close(scope, Exit.void))
+      for (;;) {
+        const chunk = yield* Effect.promise(() => reader.read())
+        if (chunk.done) break
+        text += decoder.decode(chunk.value)
+      }
+      yield* Fiber.join(closed)
+      expect(Date.now() - closing).toBeLessThan(5_000)
+      expect(finalized).toBe(true)
+      const last = JSON.parse(/data: (.*)\n\n$/.exec(text)![1]!)
+      expect(last).toMatchObject({ _tag: "RunFailed", runId, error: "Interrupted", message: "The inbox stopped while the run was running" })
+    }), { timeout: 20_000 })
 })
 
 describe("the page", () => {
