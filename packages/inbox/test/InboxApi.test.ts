@@ -4,7 +4,7 @@
  */
 import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
@@ -62,6 +62,28 @@ describe("GET /inbox/api/runs", () => {
       const reply = yield* request(runs(inbox.origin))
       expect(reply.status).toBe(503)
       expect(reply.body).toEqual({ _tag: "Unavailable", message: "database is locked" })
+    }))
+})
+
+describe("a record that cannot be read", () => {
+  it.scopedLive("is left out of the list; asked for alone, it is a 503 naming the run and what is wrong", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const broken = (record: RunStore.RunRecord): RunStore.RunRecord => ({ ...record, checkpoint: { format: "agentfx/checkpoint", version: 2 } })
+      const inbox = yield* serve([agent], {
+        storeView: (store) => ({
+          ...store,
+          get: (runId) => Effect.map(store.get(runId), Option.map(broken)),
+          list: (filter) => Effect.map(store.list(filter), (records) => records.map(broken))
+        })
+      })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      expect((yield* request(runs(inbox.origin))).body).toEqual([])
+      const one = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(one.status).toBe(503)
+      expect(one.body._tag).toBe("Unavailable")
+      expect(one.body.message).toMatch(new RegExp(`^The record of run ${runId} cannot be read: `))
+      expect(one.body.message).toContain(`["agent"]`)
     }))
 })
 

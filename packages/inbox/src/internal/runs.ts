@@ -56,16 +56,19 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
       .handle("listRuns", ({ urlParams }) =>
         Effect.gen(function*() {
           const store = yield* RunStore.RunStore
-          const records = yield* store.list({ status: "paused" }).pipe(Effect.mapError(unavailable))
+          const limit = urlParams.limit ?? 100
+          // asked per agent, so that a store full of other agents' runs is not read
+          const records = yield* Effect.forEach(agents.keys(), (agent) => store.list({ status: "paused", agent, limit })).pipe(
+            Effect.mapError(unavailable)
+          )
           const now = yield* Clock.currentTimeMillis
           const runs: Array<RunSummary> = []
-          for (const record of records) {
-            if (!agents.has(record.agent)) continue
+          for (const record of records.flat()) {
+            // a record that cannot be read is left out of the list (and logged); asked for alone, it is a 503
             const cp = yield* Views.checkpointOf(record).pipe(Effect.tapError((e) => Effect.logWarning(e.message)), Effect.option)
             if (Option.isSome(cp)) runs.push(Views.summary(record, cp.value, now))
-            if (runs.length === (urlParams.limit ?? 100)) break
           }
-          return runs.sort((a, b) => b.pausedAt - a.pausedAt)
+          return runs.sort((a, b) => b.pausedAt - a.pausedAt).slice(0, limit)
         }))
       .handle("getRun", ({ path }) =>
         Effect.gen(function*() {
