@@ -1,15 +1,17 @@
 /**
  * Approval in the terminal: the model wants to run three sensitive tools; the run pauses and
  * you decide for each call — approve it, edit its arguments, reject it with a reason, or
- * reply in its place — then the run resumes from its checkpoint.
- * Run: `pnpm tsx examples/approval.ts` (answers can also be piped in, one per line).
+ * reply in its place — then the run resumes from its checkpoint. Edited arguments that the
+ * tool refuses are shown, and only those calls are asked again: the other decisions stand.
+ * Run in a terminal: `pnpm tsx examples/approval.ts` (Ctrl-C quits, leaving the run paused).
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { AgentExit, Message } from "@agentfx/core"
-import { Console, Effect, Schema } from "effect"
-import * as Readline from "node:readline"
+import * as Prompt from "@effect/cli/Prompt"
+import { NodeRuntime, NodeTerminal } from "@effect/platform-node"
+import { Console, Effect, Either, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
-import { main, showExit, traced, tracedTool } from "./trace.js"
+import { showExit, traced, tracedTool } from "./trace.js"
 
 const sendEmail = Tool.make("send_email", {
   description: "Sends an email",
@@ -51,48 +53,58 @@ const script: ScriptedChatModel.Script = [
   })
 ]
 
-/** Lines from stdin, buffered, so that piped answers are not lost. */
-const lines = Readline.createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]()
-const ask = (question: string) =>
-  Effect.promise(async () => {
-    process.stdout.write(question)
-    const next = await lines.next()
-    const answer = next.done === true ? undefined : next.value.trim()
-    if (!process.stdin.isTTY) process.stdout.write(`${answer ?? "(end of input)"}\n`)
-    return answer
+const isJson = (text: string) => Either.isRight(Either.try(() => JSON.parse(text)))
+
+/** Asks about one pending call: approve, edit (JSON, asked again until it parses), reject or reply. */
+const decide = ({ call }: AgentExit.PendingCall) =>
+  Effect.gen(function*() {
+    const choice = yield* Prompt.select({
+      message: `${call.name}(${JSON.stringify(call.args)}) [${call.id}]`,
+      choices: [
+        { title: "approve", value: "approve" },
+        { title: "edit the arguments", value: "edit" },
+        { title: "reject", value: "reject" },
+        { title: "reply instead", value: "reply" }
+      ] as const
+    })
+    switch (choice) {
+      case "approve":
+        return Decision.approve()
+      case "edit": {
+        const edited = yield* Prompt.text({
+          message: "new arguments (JSON)",
+          default: JSON.stringify(call.args),
+          validate: (text) => isJson(text) ? Effect.succeed(text) : Effect.fail("that is not JSON")
+        })
+        return Decision.approve({ args: JSON.parse(edited) })
+      }
+      case "reject": {
+        const reason = yield* Prompt.text({ message: "reason (optional)" })
+        return Decision.reject(reason === "" ? {} : { message: reason })
+      }
+      case "reply":
+        return Decision.reply({ value: yield* Prompt.text({ message: "reply for the model" }) })
+    }
   })
 
-/** Asks about one pending call until the answer makes sense; end of input rejects. */
-const decide = (pending: AgentExit.PendingCall): Effect.Effect<Decision.CallDecision> =>
+/**
+ * Decides every pending call, then resumes. Edited arguments the tools refuse consume
+ * nothing: the problems are shown and only those calls are asked again.
+ */
+const decideAndResume = (agent: Agent.Agent, paused: AgentExit.Paused) =>
   Effect.gen(function*() {
-    const { call } = pending
-    yield* Console.log(`\n${call.name}(${JSON.stringify(call.args)}) [${call.id}]`)
+    const decisions: Record<string, Decision.CallDecision> = {}
+    let toAsk = paused.pending
     while (true) {
-      const choice = yield* ask("  [a]pprove, [e]dit arguments, [r]eject, re[p]ly instead? ")
-      if (choice === undefined) return Decision.reject({ message: "no answer" })
-      switch (choice.toLowerCase()) {
-        case "a":
-          return Decision.approve()
-        case "e": {
-          const edited = yield* ask("  new arguments (JSON): ")
-          try {
-            return Decision.approve({ args: JSON.parse(edited ?? "") })
-          } catch {
-            yield* Console.log("  that is not JSON")
-            break
-          }
-        }
-        case "r": {
-          const reason = yield* ask("  reason: ")
-          return Decision.reject(reason === undefined || reason === "" ? {} : { message: reason })
-        }
-        case "p": {
-          const reply = yield* ask("  reply for the model: ")
-          return Decision.reply({ value: reply ?? "" })
-        }
-        default:
-          yield* Console.log("  please answer a, e, r or p")
-      }
+      for (const pending of toAsk) decisions[pending.call.id] = yield* decide(pending)
+      const resumed = yield* Agent.resume(agent, paused.checkpoint, Decision.byCall(decisions)).pipe(
+        Effect.map(Either.right),
+        Effect.catchTag("InvalidEditedArguments", (refused) => Effect.succeed(Either.left(refused.problems)))
+      )
+      if (Either.isRight(resumed)) return resumed.right
+      for (const problem of resumed.left) yield* Console.log(`  ${problem.callId}: ${problem.message}`)
+      const refused = new Set(resumed.left.map((problem) => problem.callId))
+      toAsk = paused.pending.filter((pending) => refused.has(pending.call.id))
     }
   })
 
@@ -103,15 +115,17 @@ const program = Effect.gen(function*() {
   let exit = yield* Agent.run(agent, { input })
   while (exit._tag === "Paused") {
     yield* showExit(exit)
-    const decisions: Record<string, Decision.CallDecision> = {}
-    for (const pending of exit.pending) decisions[pending.call.id] = yield* decide(pending)
-    yield* Console.log("")
-    exit = yield* Agent.resume(agent, exit.checkpoint, Decision.byCall(decisions))
+    exit = yield* decideAndResume(agent, exit)
   }
   yield* showExit(exit)
 }).pipe(
-  Effect.provide(traced(modelFromEnv(script))),
-  Effect.ensuring(Effect.sync(() => void lines.return?.()))
+  // Ctrl-C or Ctrl-D at a prompt: stop, as Ctrl-C does anywhere else
+  Effect.catchTag("QuitException", () => Effect.interrupt),
+  Effect.provide([traced(modelFromEnv(script)), NodeTerminal.layer])
 )
 
-main(program)
+const main: Effect.Effect<void, unknown> = process.stdin.isTTY
+  ? program
+  : Effect.fail("approval.ts asks its questions in a terminal: run it in one")
+
+NodeRuntime.runMain(main)

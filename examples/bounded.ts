@@ -6,9 +6,10 @@
  */
 import { Agent, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
-import { log, main, showExit, traced } from "./trace.js"
+import { log, showExit, traced } from "./trace.js"
 
 let running = 0
 let mostAtOnce = 0
@@ -56,4 +57,4 @@ const program = Effect.gen(function*() {
   Effect.provide(ToolCallingManager.bounded({ permits: 2 }))
 )
 
-main(program)
+NodeRuntime.runMain(program)

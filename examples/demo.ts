@@ -6,9 +6,10 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
-import { main, showExit, traced, tracedTool } from "./trace.js"
+import { showExit, traced, tracedTool } from "./trace.js"
 
 const weather: Record<string, { readonly sky: string; readonly celsius: number }> = {
   Oslo: { sky: "sunny", celsius: 21 },
@@ -99,4 +100,4 @@ const program = Effect.gen(function*() {
   Effect.provide(ToolCallingManager.unbounded()) // the calls of a batch run concurrently
 )
 
-main(program)
+NodeRuntime.runMain(program)

@@ -6,11 +6,12 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { main, showExit, traced, tracedTool } from "./trace.js"
+import { showExit, traced, tracedTool } from "./trace.js"
 import { modelFromEnv } from "./model.js"
 
 const script: ScriptedChatModel.Script = [
@@ -57,4 +58,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`\non disk: ${(yield* Effect.promise(() => Fs.readdir(reports))).join(", ")}`)
 }).pipe(Effect.scoped, Effect.provide(traced(modelFromEnv(script))))
 
-main(program)
+NodeRuntime.runMain(program)

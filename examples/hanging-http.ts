@@ -6,10 +6,11 @@
  */
 import { Agent, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { log, main, showExit, traced, tracedTool } from "./trace.js"
+import { log, showExit, traced, tracedTool } from "./trace.js"
 import { modelFromEnv } from "./model.js"
 
 /** A status service on 127.0.0.1 that accepts requests and never answers. */
@@ -64,4 +65,4 @@ const program = Effect.gen(function*() {
   yield* showExit(exit)
 }).pipe(Effect.scoped, Effect.provide(traced(modelFromEnv(script))))
 
-main(program)
+NodeRuntime.runMain(program)

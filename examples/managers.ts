@@ -3,6 +3,7 @@
  * that hangs past its timeout. Run: `pnpm tsx examples/managers.ts`.
  */
 import { Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 
 const lookup = Tool.make("lookup", {
@@ -48,7 +49,7 @@ const runWith = (label: string, layer: Layer.Layer<ToolCallingManager.ToolCallin
     }
   }).pipe(Effect.provide(layer))
 
-Effect.runPromise(Effect.gen(function*() {
+NodeRuntime.runMain(Effect.gen(function*() {
   yield* runWith("sequential", ToolCallingManager.sequential())
   yield* runWith("unbounded", ToolCallingManager.unbounded())
   yield* runWith("bounded, 2 permits", ToolCallingManager.bounded({ permits: 2 }))

@@ -7,13 +7,14 @@
  */
 import { Agent, Decision, ScriptedChatModel } from "@agentfx/core"
 import { McpToolkit, McpTransport } from "@agentfx/mcp"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { modelFromEnv } from "./model.js"
-import { main, showExit, traced } from "./trace.js"
+import { showExit, traced } from "./trace.js"
 
 const dir = mkdtempSync(join(tmpdir(), "agentfx-mcp-"))
 writeFileSync(join(dir, "notes.txt"), "Release 1.2 ships on Friday.\nThe migration guide is not written yet.\n")
@@ -64,4 +65,4 @@ const program = Effect.gen(function*() {
   Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
 )
 
-main(program)
+NodeRuntime.runMain(program)

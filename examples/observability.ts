@@ -7,6 +7,7 @@
  */
 import { Agent, AgentEvent, Middleware, ScriptedChatModel, Tool } from "@agentfx/core"
 import { NodeSdk } from "@effect/opentelemetry"
+import { NodeRuntime } from "@effect/platform-node"
 import { ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Clock, Effect, Layer, Schema } from "effect"
 
@@ -70,7 +71,7 @@ const program = Effect.gen(function*() {
   console.log(`[run] ${exit._tag}`)
 })
 
-Effect.runPromise(Effect.scoped(
+NodeRuntime.runMain(Effect.scoped(
   Effect.gen(function*() {
     const context = yield* Layer.build(Layer.mergeAll(model, printEvents, tracing))
     yield* program.pipe(Effect.provide(context))

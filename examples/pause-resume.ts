@@ -8,6 +8,7 @@
  *    approves the payment with an edited amount. The run completes there.
  */
 import { Agent, Decision, Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Redacted, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -80,9 +81,6 @@ const secondProcess = (file: string) =>
   })
 
 const resumeAt = process.argv.indexOf("--resume")
-Effect.runPromise(
+NodeRuntime.runMain(
   (resumeAt === -1 ? firstProcess : secondProcess(process.argv[resumeAt + 1]!)).pipe(Effect.provide(model))
-).catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+)

@@ -1,5 +1,6 @@
 import { OpenAiChatModel } from "@agentfx/ai"
-import { Agent, Decision, Tool, ToolCallingManager } from "@agentfx/core"
+import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 
 const getWeather = Tool.make("get_weather", {
@@ -22,5 +23,12 @@ const program = Effect.gen(function*() {
   console.log(exit.text)
 })
 
-const AppLive = Layer.mergeAll(OpenAiChatModel.layerConfig(), ToolCallingManager.bounded({ permits: 4 }))
-Effect.runPromise(program.pipe(Effect.provide(AppLive)))
+// OpenAI when OPENAI_API_KEY is set (OPENAI_MODEL, OPENAI_BASE_URL optional), else a scripted model
+const Model = OpenAiChatModel.layerConfig().pipe(Layer.orElse(() =>
+  ScriptedChatModel.layer([
+    ScriptedChatModel.toolCalls({ id: "call_1", name: "get_weather", args: { city: "Oslo" } }),
+    ScriptedChatModel.text("Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)")
+  ])
+))
+
+program.pipe(Effect.provide(Layer.mergeAll(Model, ToolCallingManager.bounded({ permits: 4 }))), NodeRuntime.runMain)

@@ -3,6 +3,7 @@
  * The figures in docs/timeouts.md come from this script.
  */
 import { Tool, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -134,4 +135,4 @@ const program = Effect.gen(function*() {
   console.log(`timeout 100 ms, finalizer 300 ms: ToolTimeout returned at ${(yield* slowFinalizer).toFixed(1)} ms`)
 })
 
-Effect.runPromise(program)
+NodeRuntime.runMain(program)

@@ -4,7 +4,7 @@
  */
 import type { AgentExit, Message, Tool } from "@agentfx/core"
 import { ChatModel } from "@agentfx/core"
-import { Cause, Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 
 const start = performance.now()
 const elapsed = () => `[${Math.round(performance.now() - start).toString().padStart(5)} ms]`
@@ -83,14 +83,3 @@ export const showExit = (exit: AgentExit.AgentExit) =>
         ).join("\n")
       }\n  checkpoint: ${JSON.stringify(exit.checkpoint).length} bytes of JSON, resumable in another process`
     )
-
-/** Runs an example; a failure is printed and sets a non-zero exit code. */
-export const main = <A, E>(program: Effect.Effect<A, E>) =>
-  Effect.runPromise(
-    program.pipe(
-      Effect.catchAllCause((cause) =>
-        Console.error(Cause.pretty(cause)).pipe(Effect.zipRight(Effect.sync(() => void (process.exitCode = 1))))
-      )
-    )
-  )
-

@@ -9,6 +9,7 @@
  */
 import { measureKills, measureRoundTrips } from "@agentfx/bench/workers"
 import { Tool, ToolCallingManager, Toolkit, WorkerPool } from "@agentfx/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import { pathToFileURL } from "node:url"
 
@@ -79,17 +80,18 @@ export const measureAll = (options: { readonly runs: number; readonly calls: num
 const ms = (s: Summary) => `min ${s.min.toFixed(1)} / p50 ${s.p50.toFixed(1)} / max ${s.max.toFixed(1)} ms (${s.runs} runs)`
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const figures = await Effect.runPromise(measureAll({ runs: 20, calls: 5_000 }))
-  console.log(`node ${process.version}, ${process.execArgv.length > 0 ? "under tsx" : "plain node"}`)
-  console.log(`while (true) {} under a 200 ms timeout: ToolTimeout after the deadline ${ms(figures.overshoot)}`)
-  console.log(`  main-thread 10 ms ticker, largest gap: ${figures.maxTickGap.toFixed(1)} ms`)
-  console.log(`  every kill a ToolTimeout, the next call served: ${figures.killed ? "yes" : "NO"}`)
-  console.log(`spawn + import + first call after a kill, .mjs module: ${ms(figures.spawnJs)}`)
-  console.log(`spawn + import + first call after a kill, .ts module (tsx): ${ms(figures.spawnTs)}`)
-  console.log(
-    `round trip on a warm worker: tool ${figures.roundTrip.tool.toFixed(0)} µs, WorkerPool.run ${
-      figures.roundTrip.pool.toFixed(0)
-    } µs (in-process tool ${figures.roundTrip.inProcess.toFixed(0)} µs)`
-  )
-  console.log(`crunch(1e6): ${figures.crunched}`)
+  NodeRuntime.runMain(Effect.map(measureAll({ runs: 20, calls: 5_000 }), (figures) => {
+    console.log(`node ${process.version}, ${process.execArgv.length > 0 ? "under tsx" : "plain node"}`)
+    console.log(`while (true) {} under a 200 ms timeout: ToolTimeout after the deadline ${ms(figures.overshoot)}`)
+    console.log(`  main-thread 10 ms ticker, largest gap: ${figures.maxTickGap.toFixed(1)} ms`)
+    console.log(`  every kill a ToolTimeout, the next call served: ${figures.killed ? "yes" : "NO"}`)
+    console.log(`spawn + import + first call after a kill, .mjs module: ${ms(figures.spawnJs)}`)
+    console.log(`spawn + import + first call after a kill, .ts module (tsx): ${ms(figures.spawnTs)}`)
+    console.log(
+      `round trip on a warm worker: tool ${figures.roundTrip.tool.toFixed(0)} µs, WorkerPool.run ${
+        figures.roundTrip.pool.toFixed(0)
+      } µs (in-process tool ${figures.roundTrip.inProcess.toFixed(0)} µs)`
+    )
+    console.log(`crunch(1e6): ${figures.crunched}`)
+  }))
 }

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest"
 import { tscErrors } from "./tsc.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const out = join(root, "examples", "dist", "doc-examples")
-/** Examples are written beside their package, so that its own dependencies resolve. */
-const outOf = (pkg: string) => join(root, "packages", pkg, "dist", "doc-examples")
+const out = join(root, "examples", "build", "doc-examples")
+/** Examples are written beside their package, so that its own dependencies resolve (in `build/`, which is never published). */
+const outOf = (pkg: string) => join(root, "packages", pkg, "build", "doc-examples")
 const packages = readdirSync(join(root, "packages")).filter((name) => name !== "bench")
 
 const examples = (pkg: string) => {
@@ -47,7 +47,7 @@ describe("JSDoc examples", () => {
       JSON.stringify({
         extends: "../../../tsconfig.base.json",
         compilerOptions: { noEmit: true, composite: false, declaration: false, declarationMap: false, noUnusedLocals: false },
-        include: packages.map((pkg) => `../../../packages/${pkg}/dist/doc-examples/*.ts`)
+        include: packages.map((pkg) => `../../../packages/${pkg}/build/doc-examples/*.ts`)
       })
     )
     expect(tscErrors(out)).toBe("")

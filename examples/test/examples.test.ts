@@ -1,44 +1,13 @@
 import { describe, expect, it } from "vitest"
-import { expectInOrder, jsonServer, offlineBanner, run } from "./run.js"
+import { expectInOrder, jsonServer, run, runExample } from "./run.js"
 
 describe("examples", () => {
-  it("approval.ts: approve with edited arguments, reject with a reason, reply instead; the run resumes", async () => {
-    const answers = [
-      "e",
-      `{"to":"ada@example.com","body":"Release 1.2 is out"}`,
-      "r",
-      "keep the logs for the audit",
-      "x",
-      "p",
-      "The card was already charged yesterday."
-    ]
-    const { lines } = await run("approval.ts", answers.join("\n") + "\n")
-    expectInOrder(lines, [
-      offlineBanner,
-      "paused (approval):",
-      `  call_1 send_email({"to":"team@example.com","body":"Release is out"})`,
-      `  call_2 delete_file({"path":"/var/log/app.log"})`,
-      `  call_3 charge_card({"amount":120})`,
-      "  please answer a, e, r or p",
-      "  tool send_email [call_1] started",
-      `  result call_1 send_email: sent to ada@example.com: "Release 1.2 is out"`,
-      "  result call_2 delete_file: ERROR rejected: keep the logs for the audit",
-      "  result call_3 charge_card: The card was already charged yesterday.",
-      "completed: 3 tool call(s), 0 tokens",
-      `answer: send_email: sent to ada@example.com: "Release 1.2 is out"`,
-      "delete_file: not done — rejected: keep the logs for the audit",
-      "charge_card: The card was already charged yesterday."
-    ])
-    expect(lines.some((l) => l.includes("tool delete_file") || l.includes("tool charge_card"))).toBe(false)
-  }, 60_000)
-
-  it("approval.ts: at the end of input every undecided call is rejected", async () => {
-    const { lines } = await run("approval.ts", "a\n")
-    expectInOrder(lines, [
-      `  result call_1 send_email: sent to team@example.com: "Release is out"`,
-      "  result call_2 delete_file: ERROR rejected: no answer",
-      "  result call_3 charge_card: ERROR rejected: no answer"
-    ])
+  it("approval.ts without a terminal says so and exits 1 (see terminal.test.ts for the prompts)", async () => {
+    const { raw, status, stderr } = await runExample("approval.ts")
+    expect(status).toBe(1)
+    // NodeRuntime.runMain's report (Effect's pretty logger writes to stdout)
+    expect(raw).toMatch(/^\[[\d:.]+\] ERROR \(#\d+\):\n  Error: approval\.ts asks its questions in a terminal: run it in one\n$/)
+    expect(stderr).toBe("")
   }, 60_000)
 
   it("bounded.ts: five slow searches, never more than two at once, results in call order", async () => {

@@ -17,7 +17,7 @@ afterEach(() => {
 const start = () =>
   new Promise<{ url: string; output: () => string }>((resolve, reject) => {
     let output = ""
-    child = spawn(process.execPath, ["--import", "tsx", "examples/inbox.ts"], {
+    child = spawn(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", "examples/inbox.ts"], {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
       env: { ...process.env, INBOX_PORT: "0", OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", AGENTFX_BASE_URL: "", AGENTFX_MODEL: "" },
       stdio: ["ignore", "pipe", "pipe"]

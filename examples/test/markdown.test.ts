@@ -18,8 +18,8 @@ const documents = ["README.md", ...readdirSync(join(root, "docs")).filter((f) =>
 
 /** Where a block is written: the first of these whose dependencies resolve every package it imports. */
 const homes = ["examples", "packages/ai", "packages/mcp", "packages/core"]
-/** The git-ignored folder that docs.test.ts writes the JSDoc examples to. */
-const generated = "dist"
+/** The git-ignored folder that docs.test.ts writes the JSDoc examples to (never published, unlike dist/). */
+const generated = "build"
 const outOf = (home: string) => join(root, home, generated, "doc-blocks")
 
 interface Block {

@@ -19,6 +19,11 @@ describe("README quick start (examples/quickstart.ts)", () => {
     expect(readme).toContain(Fs.readFileSync(`${root}/examples/quickstart.ts`, "utf8").trim())
   })
 
+  it("without OPENAI_API_KEY it runs on its scripted model, and says what to set", async () => {
+    const { raw, stderr } = await run("quickstart.ts")
+    expect([raw, stderr]).toEqual(["Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)\n", ""])
+  }, 60_000)
+
   it("runs against an OpenAI Responses server given by OPENAI_BASE_URL", async () => {
     const server = await jsonServer((_body, index) =>
       envelope({

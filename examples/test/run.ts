@@ -4,43 +4,53 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
 
-/** The provider variables examples/model.ts reads: emptied, so every example runs on its scripted model. */
-const offline = {
-  OPENAI_API_KEY: "",
-  ANTHROPIC_API_KEY: "",
-  AGENTFX_BASE_URL: "",
-  AGENTFX_MODEL: "",
-  AGENTFX_API_KEY: ""
+/** The provider variables the examples read: unset, so every example runs on its scripted model. */
+export const offline: Record<string, string | undefined> = {
+  OPENAI_API_KEY: undefined,
+  ANTHROPIC_API_KEY: undefined,
+  AGENTFX_BASE_URL: undefined,
+  AGENTFX_MODEL: undefined,
+  AGENTFX_API_KEY: undefined
 }
+
+/** Output lines, trimmed on the right, with the `[  12 ms] ` stamps removed and durations written `N ms`. */
+export const normalize = (output: string): ReadonlyArray<string> =>
+  output.split("\n").map((line) =>
+    line.replace(/^\[\s*\d+ ms\] /, "").replace(/\d+ ms\b/g, "N ms").replace(/\d+ bytes of JSON/, "N bytes of JSON").trimEnd()
+  )
 
 export interface Run {
   /** stdout as printed. */
   readonly raw: string
-  /** stdout lines, trimmed on the right, with the `[  12 ms] ` stamps removed and durations written `N ms`. */
+  /** stdout lines, {@link normalize}d. */
   readonly lines: ReadonlyArray<string>
   readonly stderr: string
+  /** The exit code (`null` when killed by a signal). */
+  readonly status: number | null
 }
 
-/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input). */
-export const run = (script: string, input = "", env: Record<string, string> = {}): Promise<Run> =>
-  new Promise((resolve, reject) => {
+export const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input), whatever its exit code. */
+export const runExample = (script: string, input = "", env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((resolve) => {
     const child = execFile("pnpm", ["-s", "tsx", `examples/${script}`], {
-      cwd: fileURLToPath(new URL("../..", import.meta.url)),
+      cwd: root,
       encoding: "utf8",
       timeout: 60_000,
       env: { ...process.env, ...offline, ...env }
     }, (error, stdout, stderr) => {
-      if (error !== null) return reject(new Error(`${script} failed: ${error.message}\n${stdout}\n${stderr}`))
-      resolve({
-        raw: stdout,
-        stderr,
-        lines: stdout.split("\n").map((line) =>
-          line.replace(/^\[\s*\d+ ms\] /, "").replace(/\d+ ms\b/g, "N ms").replace(/\d+ bytes of JSON/, "N bytes of JSON").trimEnd()
-        )
-      })
+      resolve({ raw: stdout, stderr, lines: normalize(stdout), status: error === null ? 0 : typeof error.code === "number" ? error.code : null })
     })
     child.stdin?.end(input)
   })
+
+/** {@link runExample}, failing unless it exits 0. */
+export const run = async (script: string, input = "", env: Record<string, string> = {}): Promise<Run> => {
+  const result = await runExample(script, input, env)
+  if (result.status !== 0) throw new Error(`${script} exited with ${result.status}\n${result.raw}\n${result.stderr}`)
+  return result
+}
 
 /** Every expected line occurs in `lines`, in this order (other lines may come between). */
 export const expectInOrder = (lines: ReadonlyArray<string>, expected: ReadonlyArray<string>) => {

@@ -1,10 +1,12 @@
 /**
- * `pnpm bench [--quick] [--only=A,C] [--out=path] [--inject=permit|fiber|terminate]`: runs every
- * scenario in fresh `node --expose-gc` processes, alternating the floor and agentfx, and writes
- * RESULTS.md (the full run only, unless `--out` is given). Exits non-zero when a process fails
- * or any check (exact call counts, leaks) fails — never because of a time. `--inject` plants a
- * leak, to see the leak checks fail: `permit` or `fiber` in agentfx's scenario D, `terminate`
- * (a worker's thread outlives its kill) on both sides of scenario W.
+ * `pnpm bench [--quick] [--only=A,C] [--write | --out=path] [--inject=permit|fiber|terminate]`:
+ * builds the packages (`tsc -b`), then runs every scenario on the built JavaScript — what users
+ * run — in fresh `node --expose-gc` processes (no tsx), alternating the floor and agentfx.
+ * Prints a summary; writes RESULTS.md only when asked (`--write`, or `--out=path` for another
+ * file), so a run leaves the work tree as it was. Exits non-zero when a process fails or any
+ * check (exact call counts, leaks) fails — never because of a time. `--inject` plants a leak, to
+ * see the leak checks fail: `permit` or `fiber` in agentfx's scenario D, `terminate` (a
+ * worker's thread outlives its kill) on both sides of scenario W.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -21,21 +23,20 @@ const args = process.argv.slice(2)
 const quick = args.includes("--quick")
 const only = args.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") as Array<ScenarioId> | undefined
 const out = args.find((a) => a.startsWith("--out="))?.slice("--out=".length) ??
-  (quick ? undefined : fileURLToPath(new URL("../RESULTS.md", import.meta.url)))
+  (args.includes("--write") ? fileURLToPath(new URL("../RESULTS.md", import.meta.url)) : undefined)
 const inject = args.find((a) => a.startsWith("--inject="))
 const config = configOf(quick)
 /** Processes per scenario and implementation; their samples are pooled. */
 const rounds = quick ? 1 : 3
 
-const child = fileURLToPath(new URL("./child.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
+const child = fileURLToPath(new URL("./child.js", import.meta.url))
 const started = performance.now()
 const loadAtStart = os.loadavg()
 
 const runChild = (scenario: ScenarioId, impl: ImplId): ScenarioResult => {
   const result = spawnSync(
     process.execPath,
-    ["--expose-gc", "--import", tsx, child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : [])],
+    ["--expose-gc", child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : [])],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 180_000, maxBuffer: 64 * 1024 * 1024 }
   )
   const line = result.stdout?.trim().split("\n").at(-1)

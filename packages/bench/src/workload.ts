@@ -62,7 +62,7 @@ export const config = (quick: boolean): Config => ({
   permits: 4,
   timeoutMs: 1,
   dReps: quick ? 1 : 3,
-  // a kill costs the 200 ms deadline plus a spawn (60–120 ms under tsx)
+  // a kill costs the 200 ms deadline plus a spawn
   kills: quick ? 3 : 15,
   deadlineMs: 200,
   wWarmup: 1000,

@@ -348,8 +348,8 @@ describe("WorkerPool", () => {
     }))
 
   it("works from built JavaScript under plain node, without tsx", () => {
-    const core = fileURLToPath(new URL("..", import.meta.url))
-    execFileSync(process.execPath, [fileURLToPath(new URL("../../../node_modules/typescript/bin/tsc", import.meta.url)), "-b", core])
+    const build = fileURLToPath(new URL("../tsconfig.src.json", import.meta.url))
+    execFileSync(process.execPath, [fileURLToPath(new URL("../../../node_modules/typescript/bin/tsc", import.meta.url)), "-b", build])
     const output = execFileSync(process.execPath, [fileURLToPath(new URL("./workers/built.mjs", import.meta.url))], {
       encoding: "utf8",
       timeout: 20_000

@@ -350,7 +350,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
 
   // `stderr: "ignore"` is pinned by examples/test/mcp.test.ts (no server banner on its stderr)
   it("stderr: inherit passes the server's stderr through", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", join(fixtureDir, "stderr.ts"), "inherit"], {
+    const run = spawnSync(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", join(fixtureDir, "stderr.ts"), "inherit"], {
       cwd: packageDir,
       encoding: "utf8"
     })

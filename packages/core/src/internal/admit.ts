@@ -22,27 +22,41 @@ export interface Limits {
 export const defaultLimits: Limits = { depth: 64, argumentBytes: 1_048_576, batchWidth: 128 }
 
 /**
- * The nesting depth of a JSON-like value, counted without recursion, so that a hostile value
- * cannot overflow the stack; counting stops past `limit` (the result is then `limit + 1`).
+ * The nesting depth of a JSON-like value; counting stops past `limit` (the result is then
+ * `limit + 1`), so that the recursion is never deeper than the limit — a hostile value cannot
+ * overflow the stack. Limits are at most 1000 (`Agent.make` checks), far below the stack's.
  */
 export const depthOf = (value: unknown, limit: number): number => {
+  if (typeof value !== "object" || value === null) return 0
+  if (limit < 1) return 1
   let deepest = 0
-  const stack: Array<[unknown, number]> = [[value, 0]]
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!
-    if (typeof current !== "object" || current === null) continue
-    if (depth + 1 > limit) return limit + 1
-    if (depth + 1 > deepest) deepest = depth + 1
-    for (const child of Array.isArray(current) ? current : Object.values(current)) {
-      if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
-    }
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    if (typeof child !== "object" || child === null) continue
+    const depth = depthOf(child, limit - 1)
+    if (depth > deepest) deepest = depth
+    if (deepest >= limit) return limit + 1
   }
-  return deepest
+  return deepest + 1
+}
+
+/**
+ * A bound of a value's JSON length without writing it: every string counted as if each of its
+ * characters needed the longest escape (`\u0000`, 6 bytes). Under the limit, the value is;
+ * above it, its JSON is measured.
+ */
+const upperBound = (value: unknown): number => {
+  if (typeof value === "string") return 6 * value.length + 2
+  if (typeof value !== "object" || value === null) return 24
+  let total = 2
+  if (Array.isArray(value)) for (const item of value) total += upperBound(item) + 1
+  else for (const key in value) total += 6 * key.length + 3 + upperBound((value as { readonly [key: string]: unknown })[key]) + 1
+  return total
 }
 
 /** Why a call's arguments are refused, if they are. */
 const argumentsProblem = (args: unknown, limits: Limits): string | undefined => {
   if (depthOf(args, limits.depth) > limits.depth) return `its arguments nest deeper than ${limits.depth} levels`
+  if (upperBound(args) <= limits.argumentBytes) return undefined
   const bytes = Buffer.byteLength(JSON.stringify(args) ?? "", "utf8")
   if (bytes > limits.argumentBytes) return `its arguments are ${bytes} bytes of JSON, more than the ${limits.argumentBytes} allowed`
   return undefined
@@ -63,20 +77,21 @@ const uniqueId = (id: string, index: number, taken: Set<string>) => {
  * decision), arguments beyond the limits replaced by `{}` — and the error each refused call
  * gets instead of running.
  */
-export const admit = (calls: ReadonlyArray<ToolCall>, limits: Limits) => {
-  const taken = new Set<string>()
-  const refused = new Map<string, ToolError>()
+export const admit = (
+  calls: ReadonlyArray<ToolCall>,
+  limits: Limits
+): { readonly calls: ReadonlyArray<ToolCall>; readonly refused: ReadonlyMap<string, ToolError> | undefined } => {
+  const taken = calls.length > 1 ? new Set<string>() : undefined
+  let refused: Map<string, ToolError> | undefined
+  const refuse = (id: string, call: ToolCall, message: string): ToolCall => {
+    ;(refused ??= new Map()).set(id, semantic(message))
+    return { id, name: call.name, args: {} }
+  }
   const admitted = calls.map((call, index): ToolCall => {
-    const id = uniqueId(call.id, index, taken)
-    if (index >= limits.batchWidth) {
-      refused.set(id, semantic(`Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`))
-      return { id, name: call.name, args: {} }
-    }
+    const id = taken === undefined ? call.id || "call_0" : uniqueId(call.id, index, taken)
+    if (index >= limits.batchWidth) return refuse(id, call, `Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
     const problem = argumentsProblem(call.args, limits)
-    if (problem !== undefined) {
-      refused.set(id, semantic(`Not run: ${problem} (the agent's limit); send smaller arguments`))
-      return { id, name: call.name, args: {} }
-    }
+    if (problem !== undefined) return refuse(id, call, `Not run: ${problem} (the agent's limit); send smaller arguments`)
     return id === call.id ? call : { ...call, id }
   })
   return { calls: admitted, refused }

@@ -3,21 +3,23 @@
  * their state writes in call order; then finish the batch — pause, or record the results and
  * complete when every call was return-direct.
  */
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import type * as Agent from "../Agent.js"
 import type { RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
+import type { MemoryError } from "../ChatMemory.js"
 import { assistant } from "../Message.js"
 import type { Outcome } from "../ToolCall.js"
-import { ToolCallingManager } from "../ToolCallingManager.js"
+import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
 import { depthOf } from "./admit.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
+import { untouched } from "./observe.js"
 import { appendMessages, resultMessage } from "./runState.js"
-import { withService } from "./service.js"
+import { settledExit } from "./settled.js"
 
 /**
  * Runs every call of `batch` that has no outcome yet with the current manager, each inside
@@ -31,19 +33,22 @@ export const executeBatch = (
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
   environmentPause: boolean
-): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> =>
-  withService(ToolCallingManager, (manager) => {
-    const toRun = batch.filter((item) => item.outcome === undefined)
-    if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
-    const runOne = runOneOf(agent, run, manager)
-    // one call runs in this fiber, with no fan-out
-    const calls = toRun.length === 1 ? runOne(toRun[0]!) : executeCalls(agent.toolkit, toRun, manager.concurrency, runOne)
-    return Effect.flatMap(calls, continueBatch(agent, run, batch, environmentPause))
-  })
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
+  const toRun = batch.filter((item) => item.outcome === undefined)
+  if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
+  const runOne = runOneOf(agent, run, run.manager)
+  // one call runs in this fiber, with no fan-out
+  const calls = toRun.length === 1 ? runOne(toRun[0]!) : executeCalls(agent.toolkit, toRun, run.manager.concurrency, runOne)
+  return Effect.flatMap(calls, continueBatch(agent, run, batch, environmentPause))
+}
 
 /** Runs one call of the batch inside what observes a tool call; every call of a batch reads the same state snapshot. */
 const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) => {
   const state = run.state
+  // nothing observes a call, nothing records it: the call itself
+  if (run.observe.tool === untouched.tool && !run.store.durable) {
+    return (item: CallToRun) => runCall(agent.toolkit, item, manager, state)
+  }
   return (item: CallToRun) => {
     const tool = agent.toolkit.entries.get(item.call.name)
     return run.observe.tool(
@@ -80,28 +85,82 @@ const withinDepth = (executed: Executed, limit: number): Executed =>
 const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
 (executed: Executed | ReadonlyArray<Executed>) => afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause)
 
-/** Folds the executed calls' writes, gives every call of the batch its outcome, and finishes the batch. */
-const afterCalls = Effect.fnUntraced(function*(
+/**
+ * Ends the batch: folds the executed calls' writes, gives every call of the batch its outcome,
+ * then pauses for a person when a call is suspended (a delegate's child paused) or, when asked
+ * to, for calls that failed with `environment` errors; else records the results (in call
+ * order), and completes when every call was a return-direct tool that succeeded (or was
+ * answered). `undefined`: iterate again. Plain functions, not a generator: a batch without
+ * writes ends without a run-loop step of its own (`settledExit`).
+ */
+const afterCalls = (
   agent: Agent.Any,
   run: RunState,
-  batch: ReadonlyArray<BatchItem>,
+  items: ReadonlyArray<BatchItem>,
   executed: ReadonlyArray<Executed>,
   environmentPause: boolean
-) {
-  if (run.unrecorded !== undefined) return yield* run.unrecorded
-  const outcomes = yield* foldWrites(agent, run, executed.map((e) => withinDepth(e, agent.limits.depth)))
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
+  if (run.unrecorded !== undefined) return Effect.fail(run.unrecorded)
+  const limit = agent.limits.depth
+  const checked = executed.some((e) => e.result._tag === "Succeeded" && typeof e.result.value === "object")
+    ? executed.map((e) => withinDepth(e, limit))
+    : executed
+  const folded = foldWrites(agent, run, checked)
+  const now = settledExit(folded)
+  return now !== undefined && Exit.isSuccess(now)
+    ? finishBatch(agent, run, items, now.value, environmentPause)
+    : Effect.flatMap(folded, (outcomes) => finishBatch(agent, run, items, outcomes, environmentPause))
+}
+
+const finishBatch = (
+  agent: Agent.Any,
+  run: RunState,
+  items: ReadonlyArray<BatchItem>,
+  outcomes: ReadonlyArray<Outcome>,
+  environmentPause: boolean
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   let next = 0
-  const finished = batch.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
-  return yield* finishBatch(agent, run, finished, environmentPause)
-})
+  const batch = items.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
+  const suspended = batch.some((item) => item.outcome._tag === "Suspended")
+    ? batch.filter((item) => item.outcome._tag === "Suspended")
+    : []
+  if (suspended.length > 0) {
+    const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
+      ? "approval"
+      : "environment"
+    return pause(agent, run, reason, batch, pendingOf(suspended))
+  }
+  if (environmentPause) {
+    const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.reason === "environment")
+    if (failed.length > 0) return pause(agent, run, "environment", batch, pendingOf(failed))
+  }
+  for (const { outcome } of batch) run.outcomes.push(outcome)
+  const recorded = appendMessages(run, batch.map((item) => resultMessage(item.outcome))) as Effect.Effect<undefined, MemoryError>
+  const direct = batch.length > 0 && batch.every((item) =>
+    agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
+    (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
+  )
+  return direct ? Effect.zipRight(recorded, directAnswer(agent, run, batch)) : recorded
+}
+
+/** The results of a batch of return-direct tools as the run's answer. */
+const directAnswer = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<{ readonly outcome: Outcome }>) => {
+  const text = batch.map(({ outcome }) => {
+    const value = (outcome as { readonly value: unknown }).value
+    return typeof value === "string" ? value : JSON.stringify(value)
+  }).join("\n")
+  return Effect.zipRight(appendMessages(run, [assistant(text)]), finalAnswer(agent, run, text, false))
+}
 
 /**
  * Folds the writes of the executed calls into a new state, in call order. A write to an
  * undeclared slot turns its call into a `semantic` failure (and writes nothing); two writes
  * to one `last` slot are logged as a warning (the later call wins).
  */
-const foldWrites = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) {
-  if (executed.every((e) => e.writes === undefined)) return executed.map((e) => e.result)
+const foldWrites = (agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>): Effect.Effect<Array<Outcome>> =>
+  executed.every((e) => e.writes === undefined) ? Effect.succeed(executed.map((e) => e.result)) : foldSomeWrites(agent, run, executed)
+
+const foldSomeWrites = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, executed: ReadonlyArray<Executed>) {
   const state = { ...run.state }
   const lastWriters = new Map<string, Array<string>>()
   const results: Array<Outcome> = []
@@ -137,38 +196,3 @@ const foldWrites = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, 
   return results
 })
 
-/**
- * Ends a batch whose every call has an outcome: pauses for a person when a call is suspended
- * (a delegate's child paused) or, when asked to, for calls that failed with `environment`
- * errors; else records the results (in call order), and completes when every call was a
- * return-direct tool that succeeded (or was answered). `undefined`: iterate again.
- */
-const finishBatch = Effect.fnUntraced(
-  function*(agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem & { readonly outcome: Outcome }>, environmentPause: boolean) {
-    const suspended = batch.filter((item) => item.outcome._tag === "Suspended")
-    if (suspended.length > 0) {
-      const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
-        ? "approval"
-        : "environment"
-      return yield* pause(agent, run, reason, batch, pendingOf(suspended))
-    }
-    if (environmentPause) {
-      const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.reason === "environment")
-      if (failed.length > 0) return yield* pause(agent, run, "environment", batch, pendingOf(failed))
-    }
-    const outcomes = batch.map((item) => item.outcome)
-    for (const outcome of outcomes) run.outcomes.push(outcome)
-    yield* appendMessages(run, outcomes.map(resultMessage))
-    const direct = batch.length > 0 && batch.every((item) =>
-      agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
-      (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
-    )
-    if (!direct) return undefined
-    const text = outcomes.map((outcome) => {
-      const value = (outcome as { readonly value: unknown }).value
-      return typeof value === "string" ? value : JSON.stringify(value)
-    }).join("\n")
-    yield* appendMessages(run, [assistant(text)])
-    return yield* finalAnswer(agent, run, text, false)
-  }
-)

@@ -218,10 +218,17 @@ const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.Tool
     })
   }
   const [value, writes] = isOutput(output) ? [output.value, output.writes] : [output, undefined]
-  return Effect.matchEffect(prepared.encode(value), {
+  const ok = (encoded: unknown): Executed => ({
+    result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
+    writes
+  })
+  const encoded = prepared.encode(value)
+  // a synchronous schema's encode is an Either: read at once
+  const now = settledEither(encoded)
+  if (now !== undefined) return Either.isRight(now) ? Effect.succeed(ok(now.right)) : Effect.map(invalidResult(entry, now.left), (e) => failed(call, e))
+  return Effect.matchEffect(encoded, {
     onFailure: (error) => Effect.map(invalidResult(entry, error), (e) => failed(call, e)),
-    onSuccess: (encoded) =>
-      Effect.succeed({ result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue }, writes })
+    onSuccess: (value) => Effect.succeed(ok(value))
   })
 }
 

@@ -93,11 +93,13 @@ export const recordStop = Effect.fnUntraced(function*(
  * recovered (`Agent.recover`); each call's result is recorded as it ends (`batch.ts`). Nothing
  * for a store that is not durable.
  */
-export const recordBatch = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>) {
-  if (!run.store.durable || run.version === undefined) return
+export const recordBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>): Effect.Effect<void, RunAlreadyResumed | StoreError> =>
+  !run.store.durable || run.version === undefined ? Effect.void : recordDurableBatch(agent, run, batch, run.version)
+
+const recordDurableBatch = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, version: number) {
   const now = yield* Clock.currentTimeMillis
-  const checkpoint = yield* checkpointOf(agent, run, "running", batch, [], run.version + 1, now)
-  const next = yield* run.store.transition(run.runId, { from: { status: "running", version: run.version }, to: "running", checkpoint })
+  const checkpoint = yield* checkpointOf(agent, run, "running", batch, [], version + 1, now)
+  const next = yield* run.store.transition(run.runId, { from: { status: "running", version }, to: "running", checkpoint })
   if (next === undefined) return yield* lost(run)
   run.version = next.version
 })

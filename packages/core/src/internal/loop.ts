@@ -2,7 +2,7 @@
  * The loop: iterations until the run completes, pauses or runs out of iterations. One
  * iteration: the model call → the gates → the batch (`batch.ts`).
  */
-import { Effect, Either, Stream } from "effect"
+import { Effect, Either, Exit, Stream } from "effect"
 import type * as Agent from "../Agent.js"
 import type { RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
@@ -10,12 +10,14 @@ import { BudgetExceeded, MaxIterationsReached } from "../AgentError.js"
 import type * as Budget from "../Budget.js"
 import { reached } from "../Budget.js"
 import type { ChatResponse } from "../ChatModel.js"
-import { addUsage, ChatModel, ModelError, streams } from "../ChatModel.js"
+import { addUsage, type ChatModel, ModelError, streams } from "../ChatModel.js"
+import type * as Gate from "../Gate.js"
 import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
 import type { ModelInput } from "../Middleware.js"
 import type { ToolCall } from "../ToolCall.js"
 import type { ToolError } from "../ToolError.js"
+import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
 import { executeBatch } from "./batch.js"
 import { emit } from "./events.js"
@@ -23,21 +25,19 @@ import { decodeArguments } from "./executor.js"
 import { finalAnswer, pause, pendingOf, recordBatch, recordStop } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
-import { withService } from "./service.js"
-import { settledEither } from "./settled.js"
+import { settledEither, settledExit } from "./settled.js"
 import { annotate } from "./tracing.js"
 
 /**
  * Iterates until the run completes, pauses, or has made `maxIterations` model calls. Each
  * iteration runs in the place of the last (`next`): a run waiting for its tools keeps no
- * frame per iteration.
+ * frame per iteration. Called when the run is to iterate (it reads and counts the iteration).
  */
-export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> =>
-  Effect.suspend(() => {
-    if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
-    run.iteration += 1
-    return Effect.flatMap(run.observe.iteration(run.iteration, Effect.flatten(iteration(agent, run))), (exit) => next(agent, run, exit))
-  })
+export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
+  if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
+  run.iteration += 1
+  return Effect.flatMap(run.observe.iteration(run.iteration, Effect.flatten(iteration(agent, run))), (exit) => next(agent, run, exit))
+}
 
 const next = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undefined) =>
   exit === undefined ? loop(agent, run) : Effect.succeed(exit)
@@ -114,11 +114,10 @@ const budgetExceeded = Effect.fnUntraced(function*(
  * The model call: streamed when someone listens and the model really streams (text arrives
  * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
  */
-const callModel = (run: RunState) => (input: ModelInput) =>
-  withService(ChatModel, (model): Effect.Effect<ChatResponse, ModelError> =>
-    run.traced && model.model !== undefined
-      ? Effect.zipRight(annotate(true, () => ({ "gen_ai.request.model": model.model })), respond(run, model, input))
-      : respond(run, model, input))
+const callModel = (run: RunState) => (input: ModelInput): Effect.Effect<ChatResponse, ModelError> =>
+  run.traced && run.model.model !== undefined
+    ? Effect.zipRight(annotate(true, () => ({ "gen_ai.request.model": run.model.model })), respond(run, run.model, input))
+    : respond(run, run.model, input)
 
 const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }: ModelInput): Effect.Effect<ChatResponse, ModelError> => {
   if (run.sinks.length === 0) return model.generate(request)
@@ -140,49 +139,102 @@ const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }
   ))
 }
 
+/** The calls of a batch once gated, and those that wait for a person. */
+interface Gated {
+  readonly batch: Array<BatchItem>
+  readonly pending: Array<BatchItem>
+}
+
 /**
  * Gates every call serially, in call order, before any of them runs. A call beyond the agent's
  * limits has its error already; a call's arguments are decoded first: a call of an unknown
  * tool, or whose arguments do not decode, reaches no gate and runs as a failure (the model is
- * told what was wrong). Returns the batch and its calls that wait for a person.
+ * told what was wrong). A call that a decoding or a gate settles at once (a synchronous
+ * schema, `Gate.proceed()`) is gated without a step of its own; from the first that does not,
+ * the rest are gated in order by `gateRest`.
  */
-const gate = Effect.fnUntraced(function*(
+const gate = (
   agent: Agent.Any,
   run: RunState,
   calls: ReadonlyArray<ToolCall>,
-  refused: ReadonlyMap<string, ToolError>
-) {
-  const batch: Array<BatchItem> = new Array(calls.length)
-  const pending: Array<BatchItem> = []
+  refused: ReadonlyMap<string, ToolError> | undefined
+): Effect.Effect<Gated, never, any> => {
+  const gated: Gated = { batch: new Array(calls.length), pending: [] }
   for (let i = 0; i < calls.length; i++) {
-    const call = calls[i]!
-    const beyond = refused.size === 0 ? undefined : refused.get(call.id)
-    if (beyond !== undefined) {
-      batch[i] = { call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } }
-      continue
-    }
-    const tool = agent.toolkit.entries.get(call.name)
-    const args = tool === undefined ? undefined : decodeArguments(tool, call.args)
-    const decoded = args === undefined ? undefined : settledEither(args) ?? (yield* Effect.either(args))
-    if (tool === undefined || decoded === undefined || Either.isLeft(decoded)) {
-      batch[i] = { call, verdict: "proceed" } // it runs as the failure that tells the model what was wrong
-      continue
-    }
-    const verdict = yield* agent.gate({ name: call.name, call, args: decoded.right, tool, state: run.state })
-    batch[i] = matchVerdict(verdict, {
-      Proceed: (): BatchItem => ({ call, decoded: true, args: decoded.right, verdict: "proceed" }),
-      Pause: (): BatchItem => {
-        const item: BatchItem = { call, decoded: true, args: decoded.right, verdict: "pause" }
-        pending.push(item)
-        return item
-      },
-      Reject: ({ message }): BatchItem => ({
-        call,
-        outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
-      }),
-      Reply: ({ value }): BatchItem => ({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
-    })
+    const item = gateOne(agent, run, calls[i]!, refused)
+    if (Effect.isEffect(item)) return gateRest(agent, run, calls, refused, gated, i, item)
+    place(gated, i, item)
   }
-  return { batch, pending }
+  return Effect.succeed(gated)
+}
+
+const gateRest = Effect.fnUntraced(function*(
+  agent: Agent.Any,
+  run: RunState,
+  calls: ReadonlyArray<ToolCall>,
+  refused: ReadonlyMap<string, ToolError> | undefined,
+  gated: Gated,
+  from: number,
+  first: Effect.Effect<BatchItem, never, any>
+) {
+  place(gated, from, yield* first)
+  for (let i = from + 1; i < calls.length; i++) {
+    const item = gateOne(agent, run, calls[i]!, refused)
+    place(gated, i, Effect.isEffect(item) ? yield* item : item)
+  }
+  return gated
 })
 
+const place = (gated: Gated, i: number, item: BatchItem) => {
+  gated.batch[i] = item
+  if (item.verdict === "pause") gated.pending.push(item)
+}
+
+/** One call, gated: its batch item, or the effect that decides it (an asynchronous decoding or gate). */
+const gateOne = (
+  agent: Agent.Any,
+  run: RunState,
+  call: ToolCall,
+  refused: ReadonlyMap<string, ToolError> | undefined
+): BatchItem | Effect.Effect<BatchItem, never, any> => {
+  const beyond = refused?.get(call.id)
+  if (beyond !== undefined) return { call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } }
+  const tool = agent.toolkit.entries.get(call.name)
+  // it runs as the failure that tells the model what was wrong
+  if (tool === undefined) return { call, verdict: "proceed" }
+  const decoding = decodeArguments(tool, call.args)
+  const decoded = settledEither(decoding)
+  if (decoded === undefined) {
+    return Effect.flatMap(Effect.either(decoding), (args) => {
+      const item = judged(agent, run, call, tool, args)
+      return Effect.isEffect(item) ? item : Effect.succeed(item)
+    })
+  }
+  return judged(agent, run, call, tool, decoded)
+}
+
+/** A call with its decoded arguments (or their failure) and the gate's verdict. */
+const judged = (
+  agent: Agent.Any,
+  run: RunState,
+  call: ToolCall,
+  tool: Toolkit.Entry,
+  args: Either.Either<unknown, ToolError>
+): BatchItem | Effect.Effect<BatchItem, never, any> => {
+  if (Either.isLeft(args)) return { call, verdict: "proceed" }
+  const verdict = agent.gate({ name: call.name, call, args: args.right, tool, state: run.state })
+  const now = settledExit(verdict)
+  if (now !== undefined && Exit.isSuccess(now)) return itemOf(call, args.right, now.value)
+  return Effect.map(verdict, (v) => itemOf(call, args.right, v))
+}
+
+const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem =>
+  matchVerdict(verdict, {
+    Proceed: (): BatchItem => ({ call, decoded: true, args, verdict: "proceed" }),
+    Pause: (): BatchItem => ({ call, decoded: true, args, verdict: "pause" }),
+    Reject: ({ message }): BatchItem => ({
+      call,
+      outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
+    }),
+    Reply: ({ value }): BatchItem => ({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
+  })

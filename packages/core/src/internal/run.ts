@@ -11,11 +11,12 @@ import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
-import { emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
+import { ChatModel, emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
 import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
+import { ToolCallingManager } from "../ToolCallingManager.js"
 import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
@@ -73,6 +74,8 @@ export const runState = (
     middleware: agent.middleware,
     observe: untouched,
     store: Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore),
+    model: Context.get(fiber.currentContext as Context.Context<ChatModel>, ChatModel),
+    manager: Context.get(fiber.currentContext as Context.Context<ToolCallingManager>, ToolCallingManager),
     version: fields.version,
     unrecorded: undefined
   }
@@ -112,7 +115,7 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     return run.observe.turn(
       "run",
       started,
-      Effect.scoped(Effect.zipRight(begin(agent, run, memory, options.input, wait), recorded(run, loop(agent, run))))
+      Effect.scoped(Effect.zipRight(begin(agent, run, memory, options.input, wait), recorded(run, Effect.suspend(() => loop(agent, run)))))
     )
   })
 

@@ -3,7 +3,8 @@
  */
 import { Effect } from "effect"
 import type { Budget } from "../Budget.js"
-import type { ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
+import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
+import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
@@ -35,6 +36,10 @@ export interface RunState extends Watchers {
   readonly observe: Observer
   /** Where the run is recorded. */
   readonly store: RunStore.Service
+  /** The model the run talks to, read from its fiber when it starts (a run's context does not change). */
+  readonly model: ChatModel.Service
+  /** The manager of the run's batches, read likewise. */
+  readonly manager: ToolCallingManager.Service
   /** The version of the run's record in the store; `undefined` while it has none (a run of an in-memory store that has not paused). */
   version: number | undefined
   /** The first failure to record a call's result in a durable store, if any (the batch then fails with it). */

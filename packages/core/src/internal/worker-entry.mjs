@@ -2,8 +2,8 @@
 //
 // Plain JavaScript on purpose: a `.ts` entry fails under tsx and vitest ("Unknown file
 // extension"), and loading `effect` here would cost 120–400 ms per spawn. A tool module
-// written in TypeScript is loaded after registering tsx's ESM hooks (`tsx` is an optional
-// peer dependency); a `.js`/`.mjs` module needs nothing.
+// written in TypeScript is loaded after registering tsx's ESM hooks (the app's own `tsx`,
+// found from here); a `.js`/`.mjs` module needs nothing.
 //
 // Protocol (typed in workerProtocol.ts; one request at a time, answered with its `id`):
 //   main → worker  { id, kind: "load", module, export }
@@ -24,7 +24,7 @@ const registerTsx = () =>
     },
     (cause) => {
       throw new Error(
-        `a TypeScript worker module needs tsx (an optional peer dependency of @agentfx/core), which cannot be loaded: ${
+        `a TypeScript worker module needs tsx, which cannot be loaded: ${
           cause instanceof Error ? cause.message : String(cause)
         }. Install tsx, or point \`module\` at built JavaScript.`
       )

@@ -1,10 +1,10 @@
 // Runs a worker tool from the compiled package under plain `node` (no tsx): the check behind
-// "works from built JavaScript" in WorkerPool.test.ts. Needs `tsc -b packages/core` first.
+// "works from built JavaScript" in WorkerPool.test.ts. Needs `pnpm build` first.
 // The import of the build is dynamic so that tsc does not resolve it while building.
 import { Effect, Schema } from "effect"
 
 const { Tool, ToolCallingManager, Toolkit, WorkerPool } = await import(
-  new URL("../../dist/src/index.js", import.meta.url).href
+  new URL("../../dist/index.js", import.meta.url).href
 )
 
 const tool = (name, exportName, extra) =>

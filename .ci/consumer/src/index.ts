@@ -1,0 +1,1 @@
+export { crunch, getWeather, sendEmail, weatherAgent } from "./weather.js"
