@@ -3,7 +3,9 @@
  *
  * - an observer Layer prints every lifecycle event;
  * - a tool middleware logs each call's outcome and duration (it sees timeouts too);
- * - `@effect/opentelemetry` exports the run's spans with the OpenTelemetry console exporter.
+ * - `@effect/opentelemetry` exports the run's spans with the OpenTelemetry console exporter,
+ *   with their GenAI attributes (`gen_ai.operation.name`, `gen_ai.request.model`,
+ *   `gen_ai.usage.*`, `gen_ai.response.finish_reasons`, `gen_ai.tool.*`).
  */
 import { Agent, AgentEvent, Middleware, ScriptedChatModel, Tool } from "@agentfx/core"
 import { NodeSdk } from "@effect/opentelemetry"
@@ -58,15 +60,26 @@ const tracing = NodeSdk.layer(() => ({
 }))
 
 const model = ScriptedChatModel.layer([
-  ScriptedChatModel.toolCalls(
-    { id: "call_1", name: "get_weather", args: { city: "Oslo" } },
-    { id: "call_2", name: "forecast", args: { city: "Oslo" } }
-  ),
-  { chunks: ["Sunny in Oslo today; ", "the forecast service timed out."] }
+  {
+    toolCalls: [
+      { id: "call_1", name: "get_weather", args: { city: "Oslo" } },
+      { id: "call_2", name: "forecast", args: { city: "Oslo" } }
+    ],
+    usage: { inputTokens: 182, outputTokens: 41, totalTokens: 223 }
+  },
+  {
+    chunks: ["Sunny in Oslo today; ", "the forecast service timed out."],
+    usage: { inputTokens: 260, outputTokens: 12, totalTokens: 272 }
+  }
 ])
 
 const program = Effect.gen(function*() {
-  const agent = Agent.make({ name: "weather", tools: [getWeather, slowForecast], middleware: [logToolCalls] })
+  const agent = Agent.make({
+    name: "weather",
+    tools: [getWeather, slowForecast],
+    middleware: [logToolCalls],
+    settings: { temperature: 0.2, maxOutputTokens: 500 }
+  })
   const exit = yield* Agent.run(agent, { input: "Weather in Oslo, and the forecast?" })
   console.log(`[run] ${exit._tag}`)
 })

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 
 describe("examples/observability.ts", () => {
-  it("prints every event, the middleware's view of each call, and the spans through OpenTelemetry", () => {
+  it("prints every event, the middleware's view of each call, and the spans with their GenAI attributes through OpenTelemetry", () => {
     const output = execFileSync("pnpm", ["-s", "tsx", "examples/observability.ts"], {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
       encoding: "utf8",
@@ -31,6 +31,35 @@ describe("examples/observability.ts", () => {
       `[middleware] forecast → ToolTimeout: Tool "forecast" timed out after 100ms (N ms)`
     ])
     expect(lines("[run]")).toEqual(["[run] Completed"])
+    // the GenAI attributes as the console exporter prints them (docs/observability.md shows this trace)
+    const genAi = [...output.matchAll(/^\s+'(gen_ai\.[a-z_.]+)': (.*?),?$/gm)].map((m) =>
+      `${m[1]}: ${m[2]!.replace(/ephemeral-[0-9a-f-]+/, "ephemeral-<run id>")}`
+    )
+    expect(genAi).toEqual([
+      "gen_ai.operation.name: 'chat'",
+      "gen_ai.request.temperature: 0.2",
+      "gen_ai.request.max_tokens: 500",
+      "gen_ai.request.model: 'scripted'",
+      `gen_ai.response.finish_reasons: '[\\n  "tool-calls"\\n]'`,
+      "gen_ai.usage.input_tokens: 182",
+      "gen_ai.usage.output_tokens: 41",
+      "gen_ai.operation.name: 'execute_tool'",
+      "gen_ai.tool.name: 'get_weather'",
+      "gen_ai.tool.call.id: 'call_1'",
+      "gen_ai.operation.name: 'execute_tool'",
+      "gen_ai.tool.name: 'forecast'",
+      "gen_ai.tool.call.id: 'call_2'",
+      "gen_ai.operation.name: 'chat'",
+      "gen_ai.request.temperature: 0.2",
+      "gen_ai.request.max_tokens: 500",
+      "gen_ai.request.model: 'scripted'",
+      `gen_ai.response.finish_reasons: '[\\n  "stop"\\n]'`,
+      "gen_ai.usage.input_tokens: 260",
+      "gen_ai.usage.output_tokens: 12",
+      "gen_ai.operation.name: 'invoke_agent'",
+      "gen_ai.agent.name: 'weather'",
+      "gen_ai.conversation.id: 'ephemeral-<run id>'"
+    ])
     const spans = [...output.matchAll(/name: '(agentfx\.[a-z]+)'/g)].map((m) => m[1])
     expect(spans).toEqual([
       "agentfx.model",

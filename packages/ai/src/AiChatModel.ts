@@ -11,9 +11,11 @@ import { LanguageModel } from "@effect/ai"
 import type { AiError } from "@effect/ai"
 import type { ParseResult } from "effect"
 import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "effect"
+import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
 import { maskError, masker } from "./internal/mask.js"
+import { allFields, setFields, warnIgnored } from "./internal/settings.js"
 import * as Timeout from "./internal/timeout.js"
 import * as ModelRetry from "./ModelRetry.js"
 import type * as ModelTimeout from "./ModelTimeout.js"
@@ -36,6 +38,18 @@ export interface Options extends ModelTimeout.Options {
    * `Authorization`/`x-api-key` values always are.
    */
   readonly secrets?: ReadonlyArray<Redacted.Redacted> | undefined
+  /** The model's name, for telemetry (`gen_ai.request.model`): the `LanguageModel` Layer chose it. */
+  readonly model?: string | undefined
+  /**
+   * Applies a request's model settings to the `LanguageModel`'s call. `@effect/ai`'s
+   * `LanguageModel` takes none: each provider reads its own config from context, e.g.
+   * `AnthropicLanguageModel.withConfigOverride`. Called with the settings a request sets (not
+   * when it sets none); without it, settings are ignored and a warning is logged the first
+   * time each is set.
+   */
+  readonly withSettings?:
+    | ((settings: ChatModel.ModelSettings) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>)
+    | undefined
 }
 
 /**
@@ -48,7 +62,9 @@ export interface Options extends ModelTimeout.Options {
  * the server's error, classified like an HTTP status (`overloaded_error` is transient).
  * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
  * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
- * `InvalidRequest`, not a defect.
+ * `InvalidRequest`, not a defect. The tool choice is passed on; model settings through
+ * `withSettings`; an agent's `output` is asked for through a tool named `output.name`, whose
+ * call is the answer (docs/providers.md).
  *
  * @example
  * ```ts
@@ -84,12 +100,35 @@ export const fromLanguageModel = (
       ...(request.tools.length === 0 ? {} : { toolkit: Internal.toolkitFor(request.tools), toolChoice: request.toolChoice }),
       disableToolCallResolution: true as const
     })
+    const warn = warnIgnored(
+      provider,
+      allFields,
+      "@effect/ai's LanguageModel takes no settings; give AiChatModel `withSettings` to apply them through your provider's config"
+    )
+    /** `withSettings` for the request's settings, when it is given and they set something. */
+    const applied = (request: ChatModel.ChatRequest) =>
+      options?.withSettings === undefined || request.settings === undefined || setFields(request.settings).length === 0
+        ? undefined
+        : options.withSettings(request.settings)
+    const generateText = (request: ChatModel.ChatRequest) => {
+      const apply = applied(request)
+      const call = model.generateText(callOptions(request))
+      return apply === undefined ? Effect.zipRight(warn(request.settings), call) : apply(call)
+    }
+    /** The stream, run in the context `withSettings` makes. */
+    const streamText = (request: ChatModel.ChatRequest) => {
+      const apply = applied(request)
+      const call = model.streamText(callOptions(request))
+      return apply === undefined
+        ? Stream.concat(Stream.execute(warn(request.settings)), call)
+        : Stream.unwrap(apply(Effect.map(Effect.context<never>(), (context) => Stream.provideContext(call, context))))
+    }
 
     const generate = (request: ChatModel.ChatRequest) =>
       Either.match(timeouts, {
         onLeft: Effect.fail,
         onRight: ({ request: requestTimeout }) =>
-          model.generateText(callOptions(request)).pipe(
+          generateText(request).pipe(
             Effect.catchAll(toModelError),
             Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
             Effect.map((response): ChatModel.ChatResponse => ({
@@ -111,7 +150,7 @@ export const fromLanguageModel = (
         let text = ""
         const toolCalls: Array<ReturnType<typeof Internal.toolCall>> = []
         let finish: ChatModel.ChatResponse | undefined
-        const parts = model.streamText(callOptions(request)).pipe(
+        const parts = streamText(request).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
           Stream.catchAllCause((cause) =>
             Option.match(Option.flatMap(Cause.dieOption(cause), tooDeep), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
@@ -158,7 +197,7 @@ export const fromLanguageModel = (
         Stream.withSpan("AiChatModel.stream", { attributes: { provider } })
       )
 
-    return { generate, stream }
+    return viaAnswerTool(provider, { model: options?.model, generate, stream })
   })
 
 /**

@@ -7,9 +7,10 @@
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as Wire from "./internal/anthropic.js"
+import { viaAnswerTool } from "./internal/answerTool.js"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import { endpoint } from "./internal/transport.js"
 import * as WireModel from "./internal/wireModel.js"
@@ -28,11 +29,44 @@ export interface Options extends ModelTimeout.Options {
   readonly apiUrl?: string | undefined
   /** Retries of transient failures (429, 5xx, network, timeouts, `overloaded_error` events). */
   readonly retry?: ModelRetry.Options | undefined
+  /**
+   * `max_tokens` (which the Messages API requires) when a request's settings set no
+   * `maxOutputTokens`: a positive integer, default {@link defaultMaxTokens}.
+   */
+  readonly maxTokens?: number | undefined
+}
+
+/**
+ * The `max_tokens` sent when neither the request's settings nor the Layer's `maxTokens` say.
+ *
+ * @example
+ * ```ts
+ * import { AnthropicChatModel } from "@agentfx/ai"
+ *
+ * AnthropicChatModel.defaultMaxTokens // 4096
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxTokens = 4096
+
+const wireFor = (options: Options): Either.Either<WireModel.WireFormat, ChatModel.ModelError> => {
+  const maxTokens = options.maxTokens ?? defaultMaxTokens
+  return Number.isInteger(maxTokens) && maxTokens > 0
+    ? Either.right(Wire.wire(options.model, maxTokens))
+    : Either.left(new ChatModel.ModelError({ reason: "InvalidRequest", message: `Anthropic: maxTokens must be a positive integer, got ${maxTokens}.` }))
 }
 
 /**
  * Anthropic as a `ChatModel` on the `HttpClient` in context: the key as `x-api-key`,
- * `anthropic-version: 2023-06-01`, at most 4096 output tokens per call.
+ * `anthropic-version: 2023-06-01`. Settings go out as `temperature` (Anthropic's range is 0
+ * to 1: a higher one fails the call with `InvalidRequest` before it is sent), `top_p`,
+ * `max_tokens` (`maxOutputTokens`, else the Layer's `maxTokens`, default 4096),
+ * `stop_sequences` and `tool_choice.disable_parallel_tool_use`. The Messages API has no
+ * JSON-Schema answer: an agent's `output` is asked for through a tool named `output.name`
+ * whose call is the answer (docs/providers.md). A `maxTokens` that is not a positive integer
+ * fails every call with `InvalidRequest`.
  *
  * @example
  * ```ts
@@ -52,18 +86,17 @@ export interface Options extends ModelTimeout.Options {
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (client) =>
-    WireModel.make(client, {
+    viaAnswerTool("Anthropic", WireModel.make(client, {
       ...options,
-      wire: Wire.wire(options.model, 4096),
+      wire: wireFor(options),
       endpoint: endpoint({
         url: `${(options.apiUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`,
         provider: () => "Anthropic",
         credentials: { "x-api-key": options.apiKey },
         headers: { "anthropic-version": "2023-06-01" }
       }),
-      span: "AnthropicChatModel",
-      attributes: { model: options.model }
-    }))
+      span: "AnthropicChatModel"
+    })))
 
 /**
  * Anthropic as the `ChatModel`, on `fetch`.
@@ -100,6 +133,7 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
 export const layerConfig = (
   options?: ProviderConfig & ModelTimeout.Options & {
     readonly retry?: ModelRetry.Options
+    readonly maxTokens?: number
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(

@@ -8,7 +8,7 @@
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Effect, Either, Layer, Option, Redacted } from "effect"
 import * as Wire from "./internal/chatCompletions.js"
 import { optionalString, requiredString } from "./internal/config.js"
 import { endpoint } from "./internal/transport.js"
@@ -36,13 +36,35 @@ export interface Options extends ModelTimeout.Options {
   readonly apiKey?: Redacted.Redacted | undefined
   /** Retries of transient failures (429, 5xx, network, timeouts, overloaded servers). */
   readonly retry?: ModelRetry.Options | undefined
+  /**
+   * The field that carries `settings.maxOutputTokens`. Default: `max_completion_tokens` for
+   * `api.openai.com` (OpenAI's reasoning models refuse `max_tokens`), `max_tokens` for every
+   * other server (what compatible servers know).
+   */
+  readonly maxTokensField?: "max_tokens" | "max_completion_tokens" | undefined
+}
+
+/** `maxTokensField` with its default for `baseUrl`, or the `InvalidRequest` naming a bad value. */
+const maxTokensField = (options: Options): Either.Either<Wire.MaxTokensField, ChatModel.ModelError> => {
+  const field = options.maxTokensField
+  if (field === "max_tokens" || field === "max_completion_tokens") return Either.right(field)
+  if (field !== undefined) {
+    return Either.left(new ChatModel.ModelError({
+      reason: "InvalidRequest",
+      message: `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got ${JSON.stringify(field)}.`
+    }))
+  }
+  return Either.right(URL.canParse(options.baseUrl) && new URL(options.baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens")
 }
 
 /**
  * A Chat Completions model on the `HttpClient` in context. Each call is retried by
  * `options.retry` (a stream only until its first part) and bounded by the timeouts.
  * Tool-call arguments that are not valid JSON are passed on as the raw string, so the
- * tool refuses them and the model is told, rather than the run failing.
+ * tool refuses them and the model is told, rather than the run failing. Settings go out as
+ * `temperature`, `top_p`, `max_tokens` or `max_completion_tokens` (`maxTokensField`), `stop`
+ * and `parallel_tool_calls` (with tools); an agent's `output` as `response_format`
+ * (`json_schema`, strict when strict mode takes the schema). See docs/providers.md.
  *
  * @example
  * ```ts
@@ -64,14 +86,13 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
   Effect.map(HttpClient.HttpClient, (client) =>
     WireModel.make(client, {
       ...options,
-      wire: Wire.wire(options.model),
+      wire: Either.map(maxTokensField(options), (field) => Wire.wire(options.model, field)),
       endpoint: endpoint({
         url: `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`,
         provider: (url) => `the Chat Completions server at ${url}`,
         credentials: { authorization: options.apiKey === undefined ? undefined : Redacted.make(`Bearer ${Redacted.value(options.apiKey)}`) }
       }),
-      span: "ChatCompletionsModel",
-      attributes: { model: options.model }
+      span: "ChatCompletionsModel"
     }))
 
 /**
@@ -112,6 +133,7 @@ export const layerConfig = (options?: ModelTimeout.Options & {
   readonly model?: Config.Config<string>
   readonly apiKey?: Config.Config<Option.Option<Redacted.Redacted>>
   readonly retry?: ModelRetry.Options
+  readonly maxTokensField?: Options["maxTokensField"]
 }): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const baseUrl = yield* (options?.baseUrl ?? requiredString("AGENTFX_BASE_URL"))

@@ -8,7 +8,7 @@
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Either, Layer, Redacted } from "effect"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import * as Wire from "./internal/responses.js"
 import { endpoint } from "./internal/transport.js"
@@ -39,7 +39,11 @@ export interface Options extends ModelTimeout.Options {
  * OpenAI as a `ChatModel` on the `HttpClient` in context: `Authorization: Bearer` with the
  * key, the system prompt as a `developer` message for reasoning models (`o…`, `gpt-5…`).
  * Tool-call arguments that are not valid JSON reach the tool as the raw string (it refuses
- * them, the model is told), as with `ChatCompletionsModel`.
+ * them, the model is told), as with `ChatCompletionsModel`. Settings go out as
+ * `temperature`, `top_p`, `max_output_tokens` and `parallel_tool_calls` (with tools);
+ * `stop` does not exist in the Responses API: it is not sent, and a warning is logged the
+ * first time a request sets it. An agent's `output` is asked for as `text.format`
+ * (`json_schema`, strict when strict mode takes the schema). See docs/providers.md.
  *
  * @example
  * ```ts
@@ -61,14 +65,13 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
   Effect.map(HttpClient.HttpClient, (client) =>
     WireModel.make(client, {
       ...options,
-      wire: Wire.wire(options.model, options.strict ?? false),
+      wire: Either.right(Wire.wire(options.model, options.strict ?? false)),
       endpoint: endpoint({
         url: `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`,
         provider: () => "OpenAI",
         credentials: { authorization: Redacted.make(`Bearer ${Redacted.value(options.apiKey)}`) }
       }),
-      span: "OpenAiChatModel",
-      attributes: { model: options.model }
+      span: "OpenAiChatModel"
     }))
 
 /**

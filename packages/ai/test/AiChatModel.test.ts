@@ -5,9 +5,11 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
 import { AiChatModel } from "../src/index.js"
-import { collect, fastRetry, generate, request } from "./fixtures.js"
-import { anthropic, streamedAnswer } from "./formats.js"
+import { allSettings, collect, fastRetry, generate, request, weatherAgent, weatherOutput, weatherOutputSchema } from "./fixtures.js"
+import * as Features from "./features.js"
+import { anthropic, anthropicStreamedAnswer, streamedAnswer, type WireFormat } from "./formats.js"
 import { eventually, json, loopback, sse } from "./loopback.js"
+import * as Scenarios from "./scenarios.js"
 
 const key = Redacted.make("sk-ant-api03-secret-key")
 
@@ -18,6 +20,25 @@ const viaEffectAi = (url: string, options?: AiChatModel.Options) =>
     Layer.provide(AnthropicClient.layer({ apiKey: key, apiUrl: url })),
     Layer.provide(FetchHttpClient.layer)
   )
+
+/**
+ * Model settings as `@effect/ai-anthropic`'s config, as docs/providers.md shows it. Not
+ * `parallelToolCalls`: its `disableParallelToolCalls` is also copied into the request body,
+ * which Anthropic refuses (pinned below).
+ */
+const anthropicSettings: AiChatModel.Options["withSettings"] = (settings) =>
+  AnthropicLanguageModel.withConfigOverride({
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(settings.topP === undefined ? {} : { top_p: settings.topP }),
+    ...(settings.maxOutputTokens === undefined ? {} : { max_tokens: settings.maxOutputTokens }),
+    ...(settings.stop === undefined ? {} : { stop_sequences: settings.stop })
+  })
+
+/** The Anthropic wire format, spoken through `@effect/ai-anthropic` behind `AiChatModel`. */
+const throughEffectAi: WireFormat = {
+  ...anthropic,
+  model: (url) => viaEffectAi(url, { model: "claude-sonnet-4-5", withSettings: anthropicSettings })
+}
 
 /** A `LanguageModel` answering from code. */
 const scripted = (
@@ -104,6 +125,88 @@ describe("AiChatModel", () => {
       }
       expect(server.requests).toHaveLength(0)
     }).pipe(Effect.scoped))
+
+  describe("settings, tool choice and structured output", () => {
+    it.live("withSettings applies each request's settings through the provider's config (generate and stream); the tool choice is passed on", () =>
+      Effect.gen(function*() {
+        const { bodies, warnings } = yield* Features.settingsSent(throughEffectAi)
+        const sampling = { max_tokens: 300, temperature: 0.2, top_p: 0.9, stop_sequences: ["END"] }
+        expect(bodies).toEqual([
+          { ...sampling, tool_choice: { type: "auto" } },
+          { ...sampling, tool_choice: { type: "auto" }, stream: true },
+          sampling,
+          { max_tokens: 4096, tool_choice: { type: "auto" } }
+        ])
+        expect(warnings).toEqual([])
+        // @effect/ai-anthropic sends no tools at all for "none"
+        const chosen = yield* Scenarios.toolChoicesSent(throughEffectAi)
+        expect(chosen).toEqual([undefined, { type: "any" }, { type: "tool", name: "get_weather" }])
+      }))
+
+    it.live("@effect/ai-anthropic 0.27 copies its disableParallelToolCalls config into the request body (so the docs' mapping leaves it out)", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => anthropic.answer(res))
+        const tools = (yield* weatherAgent).toolDefinitions
+        const layer = viaEffectAi(server.url, { withSettings: () => AnthropicLanguageModel.withConfigOverride({ disableParallelToolCalls: true }) })
+        yield* generate(request({ tools, settings: { parallelToolCalls: false } })).pipe(Effect.provide(layer))
+        expect(Features.settingsOf(server.requests[0]!.body)).toEqual({
+          max_tokens: 4096,
+          disableParallelToolCalls: true,
+          tool_choice: { type: "auto", disable_parallel_tool_use: true }
+        })
+      }).pipe(Effect.scoped))
+
+    it.live("without withSettings, settings are not applied and each one set is warned about once", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((req, res) => (req.body.stream === true ? sse(res, streamedAnswer(anthropic), { named: true }) : anthropic.answer(res)))
+        const tools = (yield* weatherAgent).toolDefinitions
+        const { warnings } = yield* Features.warningsOf(Effect.gen(function*() {
+          yield* generate(request({ tools, settings: { temperature: 0.2 } }))
+          yield* collect(request({ tools, settings: allSettings }))
+          yield* generate(request({ tools, settings: allSettings }))
+        }).pipe(Effect.provide(viaEffectAi(server.url))))
+        expect(server.requests.map((r) => Features.settingsOf(r.body))).toEqual([
+          { max_tokens: 4096, tool_choice: { type: "auto" } },
+          { max_tokens: 4096, tool_choice: { type: "auto" }, stream: true },
+          { max_tokens: 4096, tool_choice: { type: "auto" } }
+        ])
+        const why = "@effect/ai's LanguageModel takes no settings; give AiChatModel `withSettings` to apply them through your provider's config"
+        expect(warnings).toEqual([
+          `Anthropic ignores settings.temperature: ${why}`,
+          `Anthropic ignores settings.topP, settings.maxOutputTokens, settings.stop, settings.parallelToolCalls: ${why}`
+        ])
+      }).pipe(Effect.scoped))
+
+    it.live("output through the answer tool: sent beside the agent's tools; alone, it is the tool choice", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Features.outputSent(throughEffectAi)
+        expect(bodies.map((body) => [body.tools.map((tool: { name: string }) => tool.name), body.tool_choice])).toEqual([
+          [["get_weather", "final_answer"], { type: "auto" }],
+          [["final_answer"], { type: "tool", name: "final_answer" }],
+          [["final_answer"], { type: "tool", name: "final_answer" }],
+          [["get_weather", "final_answer"], { type: "auto" }]
+        ])
+        expect(bodies[3].stream).toBe(true)
+        expect(bodies[1].tools[0].input_schema).toEqual(weatherOutputSchema)
+      }))
+
+    it.live("Agent.run with output: the tool runs, the call of the answer tool is Completed.value; spans name the model given", () =>
+      Effect.asVoid(Features.structuredRunCompletes(throughEffectAi)))
+
+    it.live("the answer tool, streamed through @effect/ai: the text as it came, one TextDelta with the answer, then Done", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => sse(res, anthropicStreamedAnswer, { named: true }))
+        const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(viaEffectAi(server.url)))
+        expect(parts).toEqual([
+          { _tag: "TextDelta", text: "Here it is." },
+          { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
+          {
+            _tag: "Done",
+            response: { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
+          }
+        ])
+      }).pipe(Effect.scoped))
+  })
 
   it.effect("idleTimeout counts between stream parts: a part, then nothing, fails after exactly that long", () =>
     Effect.gen(function*() {

@@ -1,9 +1,29 @@
 import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
 import { AnthropicChatModel } from "../src/index.js"
-import { collect, generate, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
-import { anthropic as format, anthropicMessage, anthropicToolUse as toolUse, stream, streamedAnswer } from "./formats.js"
+import {
+  collect,
+  generate,
+  request,
+  streaming,
+  structuredAgent,
+  weatherAgent,
+  weatherOutput,
+  weatherOutputSchema,
+  weatherSchema
+} from "./fixtures.js"
+import * as Features from "./features.js"
+import {
+  anthropic as format,
+  anthropicAnswer,
+  anthropicMessage,
+  anthropicPreamble,
+  anthropicStreamedAnswer as streamedAnswerTool,
+  anthropicToolUse as toolUse,
+  stream,
+  streamedAnswer
+} from "./formats.js"
 import { eventually, hang, json, loopback } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
 
@@ -19,6 +39,13 @@ const streamedCall = [
   { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } },
   { type: "message_stop" }
 ]
+
+/** The answer tool as Claude is told about it. */
+const answerTool = (schema: unknown) => ({
+  name: "final_answer",
+  description: "Give your final answer by calling this tool once you have everything you need: its input is the answer, in exactly this shape.",
+  input_schema: schema
+})
 
 const toolResultTurn = {
   role: "user",
@@ -171,6 +198,141 @@ describe("AnthropicChatModel (Messages API)", () => {
     }).pipe(Effect.scoped))
   it.live("sends tool_choice none, any and a named tool (with the tools)", () =>
     Effect.map(Scenarios.toolChoicesSent(format), (sent) => expect(sent).toEqual([{ type: "none" }, { type: "any" }, { type: "tool", name: "get_weather" }])))
+
+  describe("settings", () => {
+    it.live("settings go out as max_tokens, temperature, top_p, stop_sequences and disable_parallel_tool_use; without them max_tokens is 4096", () =>
+      Effect.gen(function*() {
+        const { bodies, warnings } = yield* Features.settingsSent(format)
+        const sampling = { max_tokens: 300, temperature: 0.2, top_p: 0.9, stop_sequences: ["END"] }
+        expect(bodies).toEqual([
+          { ...sampling, tool_choice: { type: "auto", disable_parallel_tool_use: true } },
+          { ...sampling, tool_choice: { type: "auto", disable_parallel_tool_use: true }, stream: true },
+          sampling,
+          { max_tokens: 4096, tool_choice: { type: "auto" } }
+        ])
+        expect(warnings).toEqual([])
+      }))
+
+    it.live("parallelToolCalls sets disable_parallel_tool_use on any and a named tool; none takes no such field", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        const tools = (yield* weatherAgent).toolDefinitions
+        yield* Effect.all([
+          generate(request({ tools, toolChoice: "required", settings: { parallelToolCalls: true } })),
+          generate(request({ tools, toolChoice: { tool: "get_weather" }, settings: { parallelToolCalls: false } })),
+          generate(request({ tools, toolChoice: "none", settings: { parallelToolCalls: false } }))
+        ]).pipe(Effect.provide(model(server.url)))
+        expect(server.requests.map((r) => r.body.tool_choice)).toEqual([
+          { type: "any", disable_parallel_tool_use: false },
+          { type: "tool", name: "get_weather", disable_parallel_tool_use: true },
+          { type: "none" }
+        ])
+      }).pipe(Effect.scoped))
+
+    it.live("the Layer's maxTokens is the default the setting overrides; one that is not a positive integer fails each call before any request", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        const layer = (maxTokens: number) =>
+          AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: server.url, maxTokens })
+        yield* generate().pipe(Effect.provide(layer(1024)))
+        yield* generate(request({ settings: { maxOutputTokens: 64 } })).pipe(Effect.provide(layer(1024)))
+        expect(server.requests.map((r) => r.body.max_tokens)).toEqual([1024, 64])
+        for (const bad of [0, 1.5]) {
+          const error = yield* generate().pipe(Effect.provide(layer(bad)), Effect.flip)
+          expect([error.reason, error.message]).toEqual(["InvalidRequest", `Anthropic: maxTokens must be a positive integer, got ${bad}.`])
+        }
+        expect([server.requests.length, AnthropicChatModel.defaultMaxTokens]).toEqual([2, 4096])
+      }).pipe(Effect.scoped))
+
+    it.live("a temperature above 1 (Anthropic's range is 0 to 1) fails the call with InvalidRequest before any request", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        const settings = { temperature: 1.5 }
+        const generated = yield* generate(request({ settings })).pipe(Effect.provide(model(server.url)), Effect.flip)
+        const streamed = yield* collect(request({ settings })).pipe(Effect.provide(model(server.url)), Effect.flip)
+        for (const error of [generated, streamed]) {
+          expect([error.reason, error.message]).toEqual(["InvalidRequest", "Anthropic takes a temperature from 0 to 1; settings.temperature is 1.5."])
+        }
+        yield* generate(request({ settings: { temperature: 1 } })).pipe(Effect.provide(model(server.url)))
+        expect(server.requests.map((r) => r.body.temperature)).toEqual([1])
+      }).pipe(Effect.scoped))
+  })
+
+  describe("structured output through the answer tool", () => {
+    it.live("the answer tool is sent beside the agent's tools, tool choice as asked; alone, it is the tool choice", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Features.outputSent(format)
+        expect(bodies.map((body) => [body.tools, body.tool_choice])).toEqual([
+          [[{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }, answerTool(weatherOutputSchema)], { type: "auto" }],
+          [[answerTool(weatherOutputSchema)], { type: "tool", name: "final_answer" }],
+          [[answerTool(Features.looseOutput.schema)], { type: "tool", name: "final_answer" }],
+          [[{ name: "get_weather", description: "Current weather for a city", input_schema: weatherSchema }, answerTool(weatherOutputSchema)], { type: "auto" }]
+        ])
+        expect(bodies[3].stream).toBe(true)
+      }))
+
+    it.live("a call of the answer tool is the answer: its input as JSON text, the sentence before it left out; other calls stay", () =>
+      Effect.gen(function*() {
+        const answer = anthropicAnswer({ city: "Oslo", celsius: 21 })
+        const server = yield* loopback((_req, res, index) =>
+          json(res, anthropicMessage(index === 0 ? [anthropicPreamble, answer] : [toolUse, answer], "tool_use", 30, 7))
+        )
+        const asked = request({ output: weatherOutput, tools: (yield* weatherAgent).toolDefinitions })
+        const alone = yield* generate(asked).pipe(Effect.provide(model(server.url)))
+        const beside = yield* generate(asked).pipe(Effect.provide(model(server.url)))
+        const usage = { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
+        expect([alone, beside]).toEqual([
+          { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage },
+          { text: `{"city":"Oslo","celsius":21}`, toolCalls: [{ id: "toolu_01Oslo", name: "get_weather", args: { city: "Oslo" } }], finishReason: "tool-calls", usage }
+        ])
+      }).pipe(Effect.scoped))
+
+    it.live("streamed: the text as it came, then the answer as one TextDelta, then Done with the answer", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback(stream(format, streamedAnswerTool))
+        const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(model(server.url)))
+        expect(parts).toEqual([
+          { _tag: "TextDelta", text: "Here it is." },
+          { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
+          {
+            _tag: "Done",
+            response: { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
+          }
+        ])
+      }).pipe(Effect.scoped))
+
+    it.live("an agent tool named like the answer tool fails the call with InvalidRequest before any request", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        const clash = request({ output: weatherOutput, tools: [{ name: "final_answer", description: "", parameters: { type: "object" } as never }] })
+        const generated = yield* generate(clash).pipe(Effect.provide(model(server.url)), Effect.flip)
+        const streamed = yield* collect(clash).pipe(Effect.provide(model(server.url)), Effect.flip)
+        for (const error of [generated, streamed]) {
+          expect([error.reason, error.message]).toEqual([
+            "InvalidRequest",
+            `Anthropic takes the final answer through a tool named "final_answer", and the agent has a tool of that name: rename the agent's tool.`
+          ])
+        }
+        expect(server.requests).toHaveLength(0)
+      }).pipe(Effect.scoped))
+
+    it.live("Agent.run with output: the tool runs, Claude's call of the answer tool is Completed.value; the history keeps the answer as text", () =>
+      Effect.gen(function*() {
+        const requests = yield* Features.structuredRunCompletes(format)
+        expect(requests.map((r) => r.body.tools.map((tool: { name: string }) => tool.name))).toEqual([
+          ["get_weather", "final_answer"],
+          ["get_weather", "final_answer"]
+        ])
+      }))
+
+    it.live("Agent.run with output over SSE: the streamed tool_use runs, the streamed answer tool is Completed.value", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((req, res, index) => stream(format, index === 0 ? streamedCall : streamedAnswerTool)(req, res, index))
+        const exit = yield* Agent.run(structuredAgent, { input: "Weather in Oslo?" }).pipe(Effect.provide(streaming(model(server.url))))
+        expect(exit._tag === "Completed" && [exit.value, exit.text]).toEqual([{ city: "Oslo", celsius: 21 }, `{"city":"Oslo","celsius":21}`])
+        expect(server.requests[1]!.body.messages.slice(1)).toEqual([{ role: "assistant", content: [toolUse] }, toolResultTurn])
+      }).pipe(Effect.scoped))
+  })
 
   describe("timeouts", () => {
     it.effect("idleTimeout: headers and ping, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))

@@ -1,8 +1,10 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Schedule, Stream } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { ConfigProvider, Effect, Layer, Redacted, Schedule, Stream } from "effect"
 import { ChatCompletionsModel } from "../src/index.js"
-import { collect, generate, request, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { collect, generate, request, streaming, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"
+import * as Features from "./features.js"
 import { chatCompletions as format, chunk, completion, stream, usageChunk } from "./formats.js"
 import { eventually, json, loopback, sse, sseText } from "./loopback.js"
 import * as Scenarios from "./scenarios.js"
@@ -367,6 +369,73 @@ describe("ChatCompletionsModel", () => {
       expect(error._tag).toBe("TimeoutException")
       yield* eventually(() => server.aborted.length === 1)
     }).pipe(Effect.scoped))
+
+  describe("settings and structured output", () => {
+    it.live("settings go out as temperature, top_p, max_tokens, stop and (with tools) parallel_tool_calls; nothing is ignored", () =>
+      Effect.gen(function*() {
+        const { bodies, warnings } = yield* Features.settingsSent(format)
+        const sampling = { temperature: 0.2, top_p: 0.9, max_tokens: 300, stop: ["END"] }
+        expect(bodies).toEqual([
+          { ...sampling, tool_choice: "auto", parallel_tool_calls: false },
+          { ...sampling, tool_choice: "auto", parallel_tool_calls: false, stream: true, stream_options: { include_usage: true } },
+          sampling,
+          { tool_choice: "auto" }
+        ])
+        expect(warnings).toEqual([])
+      }))
+
+    it.live("maxTokensField: max_completion_tokens by default for api.openai.com, or when asked; a bad value fails each call before any request", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        /** `fetch`, every request sent to the loopback server whatever its URL. */
+        const redirected = Layer.effect(
+          HttpClient.HttpClient,
+          Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setUrl(`${server.url}/v1/chat/completions`)))
+        ).pipe(Layer.provide(FetchHttpClient.layer))
+        const openAi = Layer.effect(
+          ChatModel.ChatModel,
+          ChatCompletionsModel.make({ baseUrl: "https://api.openai.com/v1", model: "o4-mini", apiKey: Redacted.make("sk-test-key") })
+        ).pipe(Layer.provide(redirected))
+        const maxOf = (body: Record<string, unknown>) => [body.max_tokens, body.max_completion_tokens]
+        const settings = { maxOutputTokens: 300 }
+        yield* generate(request({ settings })).pipe(Effect.provide(openAi))
+        const asked = ChatCompletionsModel.layer({ baseUrl: `${server.url}/v1`, model: "llama3.2", maxTokensField: "max_completion_tokens" })
+        yield* generate(request({ settings })).pipe(Effect.provide(asked))
+        expect(server.requests.map((r) => maxOf(r.body))).toEqual([[undefined, 300], [undefined, 300]])
+        const bad = ChatCompletionsModel.layer({ baseUrl: `${server.url}/v1`, model: "llama3.2", maxTokensField: "max_output_tokens" as never })
+        const error = yield* generate().pipe(Effect.provide(bad), Effect.flip)
+        expect([error.reason, error.message]).toEqual([
+          "InvalidRequest",
+          `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got "max_output_tokens".`
+        ])
+        expect(server.requests).toHaveLength(2)
+      }).pipe(Effect.scoped))
+
+    it.live("output is asked for as response_format json_schema, beside the tools: strict when every property is required, not when one is optional", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Features.outputSent(format)
+        const jsonSchema = (schema: unknown, strict: boolean) => ({ type: "json_schema", json_schema: { name: "final_answer", schema, strict } })
+        expect(bodies.map((body) => body.response_format)).toEqual([
+          jsonSchema(weatherOutputSchema, true),
+          jsonSchema(weatherOutputSchema, true),
+          jsonSchema(Features.looseOutput.schema, false),
+          jsonSchema(weatherOutputSchema, true)
+        ])
+        expect(bodies.map((body) => body.tools?.map((tool: { function: { name: string } }) => tool.function.name))).toEqual([
+          ["get_weather"],
+          undefined,
+          undefined,
+          ["get_weather"]
+        ])
+        expect(bodies[3].stream).toBe(true)
+      }))
+
+    it.live("Agent.run with output: the tool runs, the JSON answer is Completed.value; every call asks for the format", () =>
+      Effect.gen(function*() {
+        const requests = yield* Features.structuredRunCompletes(format)
+        expect(requests.map((r) => r.body.response_format.json_schema.name)).toEqual(["final_answer", "final_answer"])
+      }))
+  })
 
   describe("timeouts", () => {
     it.effect("idleTimeout: headers, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))

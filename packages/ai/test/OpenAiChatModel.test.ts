@@ -2,7 +2,8 @@ import { Agent, type ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer, Redacted, Schedule } from "effect"
 import { OpenAiChatModel } from "../src/index.js"
-import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherSchema } from "./fixtures.js"
+import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"
+import * as Features from "./features.js"
 import { functionCall, responses as format, responsesMessage, stream, streamedAnswer } from "./formats.js"
 import { json, loopback, sse } from "./loopback.js"
 import * as Recorded from "./recordings/responses.js"
@@ -233,6 +234,43 @@ describe("OpenAiChatModel (Responses API)", () => {
   it.live("interrupting a run aborts the model request: the server sees the connection close", () => Scenarios.abortedWhenInterrupted(format))
   it.live("sends tool_choice: none, required, and a named function", () =>
     Effect.map(Scenarios.toolChoicesSent(format), (sent) => expect(sent).toEqual(["none", "required", { type: "function", name: "get_weather" }])))
+
+  describe("settings and structured output", () => {
+    it.live("settings go out as temperature, top_p, max_output_tokens and (with tools) parallel_tool_calls; stop is not sent, and warned about once", () =>
+      Effect.gen(function*() {
+        const { bodies, warnings } = yield* Features.settingsSent(format)
+        const sampling = { temperature: 0.2, top_p: 0.9, max_output_tokens: 300 }
+        expect(bodies).toEqual([
+          { ...sampling, tool_choice: "auto", parallel_tool_calls: false },
+          { ...sampling, tool_choice: "auto", parallel_tool_calls: false, stream: true },
+          sampling,
+          { tool_choice: "auto" }
+        ])
+        expect(warnings).toEqual([
+          "OpenAI ignores settings.stop: the Responses API has no stop sequences; use ChatCompletionsModel (OpenAI's Chat Completions API takes stop) if the answer must end at one"
+        ])
+      }))
+
+    it.live("output is asked for as text.format json_schema, beside the tools: strict when every property is required, not when one is optional", () =>
+      Effect.gen(function*() {
+        const bodies = yield* Features.outputSent(format)
+        const jsonSchema = (schema: unknown, strict: boolean) => ({ format: { type: "json_schema", name: "final_answer", schema, strict } })
+        expect(bodies.map((body) => body.text)).toEqual([
+          jsonSchema(weatherOutputSchema, true),
+          jsonSchema(weatherOutputSchema, true),
+          jsonSchema(Features.looseOutput.schema, false),
+          jsonSchema(weatherOutputSchema, true)
+        ])
+        expect(bodies.map((body) => body.tools?.map((tool: { name: string }) => tool.name))).toEqual([["get_weather"], undefined, undefined, ["get_weather"]])
+        expect(bodies[3].stream).toBe(true)
+      }))
+
+    it.live("Agent.run with output: the tool runs, the JSON answer is Completed.value; every call asks for the format", () =>
+      Effect.gen(function*() {
+        const requests = yield* Features.structuredRunCompletes(format)
+        expect(requests.map((r) => r.body.text.format.name)).toEqual(["final_answer", "final_answer"])
+      }))
+  })
 
   describe("timeouts", () => {
     it.effect("idleTimeout: headers, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))

@@ -22,6 +22,26 @@ export const weatherAgent: Effect.Effect<Agent.Agent<{}>> = Effect.succeed(
   Agent.make({ tools: [weatherTool], system: "You are a weather bot." })
 )
 
+/** A structured final answer. */
+export const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
+
+/** The weather agent, answering a `Weather`. */
+export const structuredAgent = Agent.make({ tools: [weatherTool], system: "You are a weather bot.", output: Weather })
+
+/** The output format the loop asks for: `final_answer`, `Weather`'s JSON Schema. */
+export const weatherOutput: ChatModel.OutputFormat = structuredAgent.output!.format
+
+/** `Weather`'s JSON Schema, as every provider must receive it. */
+export const weatherOutputSchema = {
+  type: "object",
+  required: ["city", "celsius"],
+  properties: { city: { type: "string" }, celsius: { type: "number" } },
+  additionalProperties: false
+}
+
+/** Every setting, set. */
+export const allSettings: ChatModel.ModelSettings = { temperature: 0.2, topP: 0.9, maxOutputTokens: 300, stop: ["END"], parallelToolCalls: false }
+
 /** A one-message request; fields can be overridden. */
 export const request = (overrides?: Partial<ChatModel.ChatRequest>): ChatModel.ChatRequest => ({
   system: undefined,

@@ -35,6 +35,10 @@ export interface WireFormat {
   readonly callWeather: (res: Http.ServerResponse) => void
   /** Answers "It is sunny in Oslo." (30 input, 7 output tokens). */
   readonly answer: (res: Http.ServerResponse) => void
+  /** Answers `value` as a structured final answer, the way the provider sends one (30 input, 7 output tokens). */
+  readonly answerJson: (res: Http.ServerResponse, value: object) => void
+  /** The model name the adapter is configured with. */
+  readonly modelName: string
   /** Streams "It is sunny " + "in Oslo." (30 input, 7 output tokens): `before`, the two deltas, `after`. */
   readonly streamed: {
     readonly before: ReadonlyArray<unknown>
@@ -114,6 +118,9 @@ export const chatCompletions: WireFormat = {
       )
     ),
   answer: (res) => json(res, completion({ content: "It is sunny in Oslo." }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 })),
+  answerJson: (res, value) =>
+    json(res, completion({ content: JSON.stringify(value) }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 })),
+  modelName: "llama3.2",
   streamed: {
     before: [chunk({ role: "assistant", content: "" })],
     deltas: [chunk({ content: "It is sunny " }), chunk({ content: "in Oslo." })],
@@ -179,6 +186,9 @@ export const responses: WireFormat = {
     json(res, Responses.envelope({ status: "completed", output: [functionCall("call_oslo", "Oslo")], usage: Responses.usage(20, 5) })),
   answer: (res) =>
     json(res, Responses.envelope({ status: "completed", output: [responsesMessage("It is sunny in Oslo.")], usage: Responses.usage(30, 7) })),
+  answerJson: (res, value) =>
+    json(res, Responses.envelope({ status: "completed", output: [responsesMessage(JSON.stringify(value))], usage: Responses.usage(30, 7) })),
+  modelName: "gpt-4.1-mini",
   streamed: {
     before: [
       { type: "response.created", sequence_number: 0, response: Responses.envelope({ status: "in_progress" }) },
@@ -227,6 +237,26 @@ export const anthropicMessage = (content: ReadonlyArray<object>, stop_reason: st
 
 export const anthropicToolUse = { type: "tool_use", id: "toolu_01Oslo", name: "get_weather", input: { city: "Oslo" } }
 
+/** Text Claude writes before calling the answer tool: not part of the answer. */
+export const anthropicPreamble = { type: "text", text: "I have the temperature; here is the answer." }
+
+/** Claude's call of the answer tool (`final_answer`) with `value`. */
+export const anthropicAnswer = (value: object) => ({ type: "tool_use", id: "toolu_01Answer", name: "final_answer", input: value })
+
+/** Claude's streamed structured answer: a sentence, then the answer tool's input in two deltas. */
+export const anthropicStreamedAnswer = [
+  { type: "message_start", message: anthropicMessage([], null, 30, 1) },
+  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Here it is." } },
+  { type: "content_block_stop", index: 0 },
+  { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01Answer", name: "final_answer", input: {} } },
+  { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"city\": \"Oslo\"," } },
+  { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: " \"celsius\": 21}" } },
+  { type: "content_block_stop", index: 1 },
+  { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 7 } },
+  { type: "message_stop" }
+]
+
 const anthropicTextDelta = (text: string) => ({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })
 
 export const anthropic: WireFormat = {
@@ -244,6 +274,8 @@ export const anthropic: WireFormat = {
     }),
   callWeather: (res) => json(res, anthropicMessage([{ type: "text", text: "Let me check." }, anthropicToolUse], "tool_use", 20, 5)),
   answer: (res) => json(res, anthropicMessage([{ type: "text", text: "It is sunny in Oslo." }], "end_turn", 30, 7)),
+  answerJson: (res, value) => json(res, anthropicMessage([anthropicPreamble, anthropicAnswer(value)], "tool_use", 30, 7)),
+  modelName: "claude-sonnet-4-5",
   streamed: {
     before: [
       { type: "message_start", message: anthropicMessage([], null, 30, 1) },

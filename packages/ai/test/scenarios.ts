@@ -324,7 +324,7 @@ export const urlCredentialsWithKey = (format: WireFormat): Effect.Effect<void, u
   }).pipe(Effect.scoped)
 
 /** A tracer that records every span: its name, its attributes, and how it ended. */
-const recordingTracer = () => {
+export const recordingTracer = () => {
   const spans: Array<{ readonly name: string; readonly attributes: Map<string, unknown>; exit?: Exit.Exit<unknown, unknown> }> = []
   const tracer = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {

@@ -4,10 +4,11 @@
  * events are skipped (Anthropic adds new ones); `error` events fail with the server's
  * error. No I/O here.
  */
-import type { ChatModel } from "@agentfx/core"
+import { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
 import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
@@ -57,28 +58,43 @@ const toWire = (request: ChatModel.ChatRequest) => {
   return { system, messages }
 }
 
-const toolChoice = (choice: ChatModel.ToolChoice) =>
-  choice === "auto"
-    ? { type: "auto" }
+/** The tool choice; `parallel` sets `disable_parallel_tool_use` (which `none` does not take). */
+const toolChoice = (choice: ChatModel.ToolChoice, parallel: boolean | undefined) => {
+  if (choice === "none") return { type: "none" }
+  const parallelism = defined({ disable_parallel_tool_use: parallel === undefined ? undefined : !parallel })
+  return choice === "auto"
+    ? { type: "auto", ...parallelism }
     : choice === "required"
-    ? { type: "any" }
-    : choice === "none"
-    ? { type: "none" }
-    : { type: "tool", name: choice.tool }
+    ? { type: "any", ...parallelism }
+    : { type: "tool", name: choice.tool, ...parallelism }
+}
 
+/** `max_tokens` is required by the API: the request's `maxOutputTokens`, else `maxTokens`. */
 const requestBody = (model: string, maxTokens: number) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const { messages, system } = toWire(request)
   return {
     model,
-    max_tokens: maxTokens,
+    max_tokens: request.settings?.maxOutputTokens ?? maxTokens,
     ...(system.length === 0 ? {} : { system }),
     messages,
     ...(request.tools.length === 0 ? {} : {
       tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireParameters(tool.parameters) })),
-      tool_choice: toolChoice(request.toolChoice)
+      tool_choice: toolChoice(request.toolChoice, request.settings?.parallelToolCalls)
     }),
+    ...defined({ temperature: request.settings?.temperature, top_p: request.settings?.topP, stop_sequences: request.settings?.stop }),
     ...(stream ? { stream: true } : {})
   }
+}
+
+/** Anthropic's temperature is from 0 to 1 (ours goes to 2): a higher one is refused before it is sent. */
+const refuse = (request: ChatModel.ChatRequest): ChatModel.ModelError | undefined => {
+  const temperature = request.settings?.temperature
+  return temperature !== undefined && temperature > 1
+    ? new ChatModel.ModelError({
+      reason: "InvalidRequest",
+      message: `Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`
+    })
+    : undefined
 }
 
 const finishReason = (reason: unknown): ChatModel.FinishReason => {
@@ -213,5 +229,5 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => stopped, response }
 }
 
-/** The Messages wire format, asking `model` for at most `maxTokens` output tokens. */
-export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader })
+/** The Messages wire format, asking `model` for at most `maxTokens` output tokens unless a request's settings say otherwise. */
+export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader, refuse })

@@ -6,7 +6,9 @@ import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
+import { strictAllowed } from "./strictSchema.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireParameters } from "./toolSchema.js"
 import { invalid, isObject, parseEvent } from "./wireJson.js"
@@ -98,22 +100,37 @@ const wireMessage = (message: Message.Message): WireMessage => {
 const wireToolChoice = (choice: ChatModel.ToolChoice) =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
-/** The request body; `tools` and `tool_choice` are left out when there are no tools. */
-const requestBody = (model: string, request: ChatModel.ChatRequest, stream: boolean) => ({
-  model,
-  messages: [
-    ...(request.system === undefined ? [] : [{ role: "system", content: request.system } as const]),
-    ...request.messages.map(wireMessage)
-  ],
-  ...(request.tools.length === 0 ? {} : {
-    tools: request.tools.map((tool) => ({
-      type: "function",
-      function: { name: tool.name, description: tool.description, parameters: wireParameters(tool.parameters) }
-    })),
-    tool_choice: wireToolChoice(request.toolChoice)
-  }),
-  ...(stream ? { stream: true, stream_options: { include_usage: true } } : {})
+/** Which field carries the most output tokens: OpenAI's current one, or the one compatible servers know. */
+export type MaxTokensField = "max_tokens" | "max_completion_tokens"
+
+/** The answer's JSON Schema as `response_format`, strict when strict mode takes the schema. */
+const responseFormat = (output: ChatModel.OutputFormat) => ({
+  type: "json_schema",
+  json_schema: { name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
 })
+
+/** The request body; `tools`, `tool_choice` and `parallel_tool_calls` are left out when there are no tools. */
+const requestBody = (model: string, maxTokensField: MaxTokensField, request: ChatModel.ChatRequest, stream: boolean) => {
+  const settings = request.settings
+  return {
+    model,
+    messages: [
+      ...(request.system === undefined ? [] : [{ role: "system", content: request.system } as const]),
+      ...request.messages.map(wireMessage)
+    ],
+    ...(request.tools.length === 0 ? {} : {
+      tools: request.tools.map((tool) => ({
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: wireParameters(tool.parameters) }
+      })),
+      tool_choice: wireToolChoice(request.toolChoice),
+      ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
+    }),
+    ...defined({ temperature: settings?.temperature, top_p: settings?.topP, [maxTokensField]: settings?.maxOutputTokens, stop: settings?.stop }),
+    ...(request.output === undefined ? {} : { response_format: responseFormat(request.output) }),
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {})
+  }
+}
 
 /**
  * The model's arguments as JSON. Missing or blank arguments are `{}`. Arguments that are
@@ -251,9 +268,9 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => done, response }
 }
 
-/** The Chat Completions wire format, asking for `model`. */
-export const wire = (model: string): WireFormat => ({
-  body: (request, stream) => requestBody(model, request, stream),
+/** The Chat Completions wire format, asking for `model`, its length limit in `maxTokensField`. */
+export const wire = (model: string, maxTokensField: MaxTokensField): WireFormat => ({
+  body: (request, stream) => requestBody(model, maxTokensField, request, stream),
   decode,
   reader
 })

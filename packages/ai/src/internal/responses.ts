@@ -8,7 +8,9 @@ import type { ChatModel, Message } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
+import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
+import { strictAllowed } from "./strictSchema.js"
 import { wireParameters } from "./toolSchema.js"
 import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
@@ -44,8 +46,14 @@ const inputItems = (role: string, message: Message.Message): ReadonlyArray<objec
 
 const toolChoice = (choice: ChatModel.ToolChoice) => typeof choice === "string" ? choice : { type: "function", name: choice.tool }
 
+/** The answer's JSON Schema as `text.format`, strict when strict mode takes the schema. */
+const textFormat = (output: ChatModel.OutputFormat) => ({
+  format: { type: "json_schema", name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
+})
+
 const requestBody = (model: string, strict: boolean) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const role = systemRole(model)
+  const settings = request.settings
   return {
     model,
     input: [
@@ -60,8 +68,12 @@ const requestBody = (model: string, strict: boolean) => (request: ChatModel.Chat
         parameters: wireParameters(tool.parameters),
         strict
       })),
-      tool_choice: toolChoice(request.toolChoice)
+      tool_choice: toolChoice(request.toolChoice),
+      ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
     }),
+    // `stop` has no place in the Responses API (`ignores`)
+    ...defined({ temperature: settings?.temperature, top_p: settings?.topP, max_output_tokens: settings?.maxOutputTokens }),
+    ...(request.output === undefined ? {} : { text: textFormat(request.output) }),
     ...(stream ? { stream: true } : {})
   }
 }
@@ -225,4 +237,12 @@ const reader = (provider: string): StreamReader => {
 }
 
 /** The Responses wire format, asking for `model`; `strict` is sent on every tool. */
-export const wire = (model: string, strict: boolean): WireFormat => ({ body: requestBody(model, strict), decode, reader })
+export const wire = (model: string, strict: boolean): WireFormat => ({
+  body: requestBody(model, strict),
+  decode,
+  reader,
+  ignores: {
+    fields: ["stop"],
+    why: "the Responses API has no stop sequences; use ChatCompletionsModel (OpenAI's Chat Completions API takes stop) if the answer must end at one"
+  }
+})

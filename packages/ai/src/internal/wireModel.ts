@@ -11,6 +11,7 @@ import { Effect, Either as E, Option, Stream } from "effect"
 import * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 import { maskError } from "./mask.js"
+import { type Field, warnIgnored } from "./settings.js"
 import * as Timeout from "./timeout.js"
 import { type Endpoint, postJson, postStream } from "./transport.js"
 
@@ -27,6 +28,10 @@ export interface StreamReader {
 /** A provider's wire format. */
 export interface WireFormat {
   readonly body: (request: ChatModel.ChatRequest, stream: boolean) => unknown
+  /** A request the API would refuse, refused before it is sent: its `InvalidRequest`. */
+  readonly refuse?: (request: ChatModel.ChatRequest) => ChatModel.ModelError | undefined
+  /** Settings the API does not take: not sent, and a warning the first time each is set (docs/decisions/060). */
+  readonly ignores?: { readonly fields: ReadonlyArray<Field>; readonly why: string }
   /** A non-streamed answer (not an error envelope: the transport failed those). */
   readonly decode: (body: unknown, provider: string) => Either.Either<ChatModel.ChatResponse, ChatModel.ModelError>
   readonly reader: (provider: string) => StreamReader
@@ -34,36 +39,50 @@ export interface WireFormat {
 
 /** What `make` needs besides the client. */
 export interface Options extends ModelTimeout.Options {
-  readonly wire: WireFormat
+  /** The configured model's name (the service's `model`, for `gen_ai.request.model`). */
+  readonly model: string
+  /** The wire format, or why the Layer's options cannot be used (every call then fails with that error). */
+  readonly wire: Either.Either<WireFormat, ChatModel.ModelError>
   /** The endpoint, or why it cannot be used (every call then fails with that error). */
   readonly endpoint: Either.Either<Endpoint, ChatModel.ModelError>
   readonly retry?: ModelRetry.Options | undefined
-  /** Span names are `<span>.generate` and `<span>.stream`. */
+  /** Span names are `<span>.generate` and `<span>.stream`; their attributes the model and the URL. */
   readonly span: string
-  readonly attributes: { readonly [key: string]: string }
 }
 
 /**
- * The model. A bad endpoint or timeout fails every call with its `InvalidRequest`; an
- * event carrying an error fails the stream with it.
+ * The model. A bad endpoint, timeout or wire option fails every call with its
+ * `InvalidRequest`, as does a request the wire format refuses; an event carrying an error
+ * fails the stream with it.
  */
 export const make = (client: HttpClient.HttpClient, options: Options): ChatModel.ChatModel.Service => {
   const checked = E.flatMap(options.endpoint, (target) =>
-    E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts })))
+    E.flatMap(options.wire, (wire) => E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts, wire }))))
+  const warn = E.match(checked, {
+    onLeft: () => () => Effect.void,
+    onRight: ({ target, wire }) =>
+      wire.ignores === undefined ? () => Effect.void : warnIgnored(target.provider, wire.ignores.fields, wire.ignores.why)
+  })
+  /** The checked options for `request`, or the error every call of it fails with. */
+  const prepared = (request: ChatModel.ChatRequest) =>
+    E.flatMap(checked, (ready) => {
+      const refused = ready.wire.refuse?.(request)
+      return refused === undefined ? E.right(ready) : E.left(refused)
+    })
   const mask = E.match(options.endpoint, { onLeft: () => (text: string) => text, onRight: (target) => target.mask })
   const attributes = {
-    ...options.attributes,
+    model: options.model,
     ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.mask(options.endpoint.right.url) } : {})
   }
 
   const generate = (request: ChatModel.ChatRequest) =>
-    E.match(checked, {
+    E.match(prepared(request), {
       onLeft: Effect.fail,
-      onRight: ({ target, timeouts }) =>
-        postJson(client, target, () => options.wire.body(request, false)).pipe(
-          Effect.flatMap((body) => options.wire.decode(body, target.provider)),
+      onRight: ({ target, timeouts, wire }) =>
+        postJson(client, target, () => wire.body(request, false)).pipe(
+          Effect.flatMap((body) => wire.decode(body, target.provider)),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
-          (call) => ModelRetry.retry(call, options.retry)
+          (call) => Effect.zipRight(warn(request.settings), ModelRetry.retry(call, options.retry))
         )
     }).pipe(
       Effect.mapError(maskError(mask)),
@@ -71,12 +90,12 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
     )
 
   const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
-    E.match(checked, {
+    E.match(prepared(request), {
       onLeft: (error) => Stream.fail(error),
-      onRight: ({ target, timeouts }) =>
+      onRight: ({ target, timeouts, wire }) =>
         Stream.suspend(() => {
-          const reader = options.wire.reader(target.provider)
-          const parts = postStream(client, target, () => options.wire.body(request, true), timeouts.idle).pipe(
+          const reader = wire.reader(target.provider)
+          const parts = postStream(client, target, () => wire.body(request, true), timeouts.idle).pipe(
             Stream.mapEffect((event) => reader.add(event)),
             Stream.takeUntil(() => reader.finished()),
             Stream.filterMap((text) =>
@@ -88,11 +107,11 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
             response
           })))
           return Timeout.requestStream(Stream.concat(parts, done), timeouts.request, target.provider)
-        }).pipe((call) => ModelRetry.retryStream(call, options.retry))
+        }).pipe((call) => Stream.concat(Stream.execute(warn(request.settings)), ModelRetry.retryStream(call, options.retry)))
     }).pipe(
       Stream.mapError(maskError(mask)),
       Stream.withSpan(`${options.span}.stream`, { attributes })
     )
 
-  return { generate, stream }
+  return { model: options.model, generate, stream }
 }
