@@ -42,6 +42,7 @@ describe("JSDoc examples", () => {
     expect(counts.core).toBeGreaterThan(90)
     expect(counts.ai).toBeGreaterThan(5)
     expect(counts.mcp).toBeGreaterThan(5)
+    expect(counts.sql).toBeGreaterThan(5)
     writeFileSync(
       join(out, "tsconfig.json"),
       JSON.stringify({

@@ -65,6 +65,20 @@ describe("structured output", () => {
       expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "still not JSON"])
     }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("nope"), ScriptedChatModel.text("still not JSON")]))))
 
+  it("with an output schema, the answer tool's name is reserved", () => {
+    const finalAnswer = Tool.make("final_answer", {
+      description: "clashes",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: () => Effect.succeed("")
+    })
+    const refused = Agent.validate({ tools: [finalAnswer], output: Weather })
+    assert(Either.isLeft(refused))
+    expect(refused.left.problems).toEqual([
+      `tool name "final_answer" is reserved for the final answer of an agent with an output schema (adapters may send it as a tool)`
+    ])
+  })
+
   it("an output schema that is not an object, or negative retries, are refused when the agent is made", () => {
     const refused = Agent.validate({ output: Schema.String, outputRetries: -1 })
     assert(Either.isLeft(refused))
@@ -125,6 +139,15 @@ describe("budgets", () => {
       ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "d" } }, { name: "lookup", args: { city: "e" } }),
       ScriptedChatModel.text("done")
     ])), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a tool-call budget used up to the limit still lets the model answer: it is counted before a batch only", () =>
+    Effect.gen(function*() {
+      const exit = yield* Agent.run(Agent.make({ tools: [lookup], budget: { toolCalls: 1 } }), { input: "go" })
+      expect(exit._tag === "Completed" && exit.text).toBe("21 degrees")
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees")
+    ]))))
 
   it("a budget that is not positive integers is refused when the agent is made", () => {
     const refused = Agent.validate({ budget: { tokens: 0, toolCalls: 1.5 } })

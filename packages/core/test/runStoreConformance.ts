@@ -8,7 +8,8 @@ import type { Layer } from "effect"
 import { Deferred, Effect, Exit, Fiber, Option, Schema, Scope, TestClock } from "effect"
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 
-const record = (runId: string, overrides: Partial<RunStore.RunRecord> = {}): RunStore.RunRecord => ({
+/** A record for the tests: paused at version 1 unless `overrides` say otherwise. */
+export const record = (runId: string, overrides: Partial<RunStore.RunRecord> = {}): RunStore.RunRecord => ({
   runId,
   agent: "agent",
   conversationId: `conversation-${runId}`,

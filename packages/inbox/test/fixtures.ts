@@ -71,10 +71,12 @@ export const serve = (
     readonly storeView?: (store: RunStore.RunStore.Service) => RunStore.RunStore.Service
     /** The inbox's model (default: the fixture's). */
     readonly model?: Layer.Layer<ChatModel.ChatModel>
+    /** The run store and chat memory (default: fresh in-memory ones). */
+    readonly stores?: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>
   } = {}
 ): Effect.Effect<Served, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stores = yield* Layer.build(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
+    const stores = yield* Layer.build(options.stores ?? Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory)).pipe(Effect.orDie)
     const store = Context.get(stores, RunStore.RunStore)
     const inboxStores = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
     const server = yield* Layer.build(

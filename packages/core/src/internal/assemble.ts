@@ -81,6 +81,9 @@ export const assemble = (
     }
   }
   const output = options.output === undefined ? undefined : outputOf(options.output, options.outputRetries ?? 2, problems)
+  if (output !== undefined && tools.some((tool) => tool?.name === output.format.name)) {
+    problems.push(`tool name "${output.format.name}" is reserved for the final answer of an agent with an output schema (adapters may send it as a tool)`)
+  }
   const toolChoice = options.toolChoice ?? "auto"
   const toolNames = tools.map((tool) => tool.name)
   if (!(toolChoice === "auto" || toolChoice === "none" || toolChoice === "required" || (typeof toolChoice === "object" && toolNames.includes(toolChoice.tool)))) {

@@ -54,7 +54,8 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  * tools run, nothing of the iteration is kept. `undefined`: iterate again.
  */
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  const spent = run.budget === undefined ? undefined : reached(run.budget, spentOf(run))
+  // tool calls are counted before a batch: a model call that may only answer is never refused for them
+  const spent = run.budget === undefined ? undefined : reached({ ...run.budget, toolCalls: undefined }, spentOf(run))
   if (spent !== undefined) return budgetExceeded(agent, run, spent, [])
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"

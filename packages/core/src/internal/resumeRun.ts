@@ -93,6 +93,11 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
     const memory = yield* ChatMemory
     const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
     if (stored.length !== 0 && !sameMessages(stored, cp.messages)) {
+      // a concurrent resume of this run may have claimed and finished it since it was read
+      const now = yield* store.get(cp.runId)
+      if (Option.isSome(now) ? now.value.status !== "paused" || now.value.version !== cp.revision : found.record !== undefined) {
+        return yield* alreadyDecided(store, cp.runId)
+      }
       return yield* new ConversationDiverged({ conversationId: run.conversationId, expectedMessages: cp.messages.length, foundMessages: stored.length })
     }
     if (found.record === undefined) {

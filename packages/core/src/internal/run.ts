@@ -150,7 +150,8 @@ const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: Cha
 /**
  * Holds the run's conversation for the turn's scope (its owner: the run id), or refuses: with
  * `RunAlreadyResumed` when the holder is this very run (a concurrent resume of it), else with
- * `ConversationBusy`.
+ * `ConversationBusy`. A conversation let go between the refusal and the look at its holder (a
+ * shared store's lease is two statements apart) is tried again.
  */
 export const holdConversation = (
   run: RunState,
@@ -158,8 +159,10 @@ export const holdConversation = (
 ): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
   const key = `conversation:${run.conversationId}`
   return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
-    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder): Effect.Effect<never, ConversationBusy | RunAlreadyResumed | StoreError> =>
-      Option.getOrUndefined(holder) === run.runId
+    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> =>
+      Option.isNone(holder)
+        ? holdConversation(run, wait)
+        : holder.value === run.runId
         ? alreadyDecided(run.store, run.runId, "running")
         : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))))
 }

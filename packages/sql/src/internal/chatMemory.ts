@@ -1,0 +1,40 @@
+/**
+ * Conversations on SQL: one row per message (its JSON encoding), in the order appended.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { ChatMemory, Message } from "@agentfx/core"
+import { Array as Arr, Effect, Schema } from "effect"
+import { describe } from "./errors.js"
+
+const encodeMessages = Schema.encode(Schema.Array(Schema.parseJson(Message.Message)))
+const decodeRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({ message: Schema.parseJson(Message.Message) })))
+
+/** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
+const rowsPerInsert = 500
+
+const memoryError = (conversationId: string) => (error: unknown) =>
+  new ChatMemory.MemoryError({ message: `Conversation "${conversationId}": ${describe(error)}` })
+
+/** See `SqlChatMemory.make`. */
+export const make = Effect.map(SqlClient.SqlClient, (sql): ChatMemory.ChatMemory.Service => {
+  const insert = (conversationId: string, messages: ReadonlyArray<Message.Message>) =>
+    Effect.flatMap(encodeMessages(messages), (encoded) =>
+      Effect.forEach(Arr.chunksOf(encoded, rowsPerInsert), (chunk) =>
+        sql`INSERT INTO agentfx_messages ${sql.insert(chunk.map((message) => ({ conversation_id: conversationId, message })))}`, { discard: true }))
+  const remove = (conversationId: string) => sql`DELETE FROM agentfx_messages WHERE conversation_id = ${conversationId}`
+  return {
+    get: (conversationId) =>
+      sql`SELECT message FROM agentfx_messages WHERE conversation_id = ${conversationId} ORDER BY seq`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) => rows.map((row) => row.message)),
+        Effect.mapError(memoryError(conversationId))
+      ),
+    append: (conversationId, messages) => Effect.asVoid(insert(conversationId, messages)).pipe(Effect.mapError(memoryError(conversationId))),
+    replace: (conversationId, messages) =>
+      sql.withTransaction(Effect.zipRight(remove(conversationId), insert(conversationId, messages))).pipe(
+        Effect.asVoid,
+        Effect.mapError(memoryError(conversationId))
+      ),
+    remove: (conversationId) => Effect.asVoid(remove(conversationId)).pipe(Effect.mapError(memoryError(conversationId)))
+  }
+})

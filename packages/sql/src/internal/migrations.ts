@@ -1,0 +1,84 @@
+/**
+ * The schema of the store and the memory, applied with `@effect/sql`'s Migrator (its own
+ * table: `agentfx_migrations`). Times are milliseconds since the epoch, read from `Clock`;
+ * JSON is kept as text on both dialects (the store never queries inside it; PostgreSQL's
+ * jsonb would only reorder keys).
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { RunStore } from "@agentfx/core"
+import { Effect, Schedule } from "effect"
+import { codeOf, describe } from "./errors.js"
+
+/** The Migrator's table, apart from an app's own migrations. */
+export const migrationsTable = "agentfx_migrations"
+
+const store = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const serial = sql.literal(sql.onDialectOrElse({ pg: () => "BIGSERIAL PRIMARY KEY", orElse: () => "INTEGER PRIMARY KEY" }))
+  yield* sql`CREATE TABLE agentfx_runs (
+    run_id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    ephemeral INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    checkpoint TEXT,
+    decided_by TEXT
+  )`
+  yield* sql`CREATE INDEX agentfx_runs_status ON agentfx_runs (status, updated_at)`
+  yield* sql`CREATE INDEX agentfx_runs_conversation ON agentfx_runs (conversation_id, status)`
+  yield* sql`CREATE TABLE agentfx_outcomes (
+    seq ${serial},
+    run_id TEXT NOT NULL,
+    outcome TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX agentfx_outcomes_run ON agentfx_outcomes (run_id, seq)`
+  // SQLite: a transition's UPDATE clears the run's outcomes in the same statement
+  // (PostgreSQL does it in the UPDATE's own statement, a data-modifying WITH)
+  yield* sql.onDialectOrElse({
+    sqlite: () =>
+      sql`CREATE TRIGGER agentfx_runs_transition AFTER UPDATE OF version ON agentfx_runs
+        BEGIN DELETE FROM agentfx_outcomes WHERE run_id = NEW.run_id; END`,
+    orElse: () => Effect.void
+  })
+  yield* sql`CREATE TABLE agentfx_leases (
+    lease_key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    token TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+  )`
+  yield* sql`CREATE TABLE agentfx_messages (
+    seq ${serial},
+    conversation_id TEXT NOT NULL,
+    message TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX agentfx_messages_conversation ON agentfx_messages (conversation_id, seq)`
+})
+
+const loader = Migrator.fromRecord({ "1_agentfx_store": store })
+
+/**
+ * Races of two processes migrating one new database at once: SQLite's busy and locked
+ * answers, and PostgreSQL creating the Migrator's table twice (unique violation, duplicate
+ * table). Retried; the Migrator's own lock then serialises them.
+ */
+const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "23505", "42P07"])
+
+/** The migrations that ran (none when the schema is up to date), or the database's refusal. */
+export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, RunStore.StoreError, SqlClient.SqlClient> = Effect
+  .gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const dialect = sql.onDialect({ sqlite: () => "SQLite", pg: () => "PostgreSQL", mysql: () => "MySQL", mssql: () => "SQL Server", clickhouse: () => "ClickHouse" })
+    if (dialect !== "SQLite" && dialect !== "PostgreSQL") {
+      return yield* new RunStore.StoreError({ message: `@agentfx/sql runs on SQLite and PostgreSQL; this SqlClient speaks ${dialect}` })
+    }
+    return yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(
+      // a migration that fails is a defect of the Migrator's: a typed error here
+      Effect.catchAllDefect(Effect.fail),
+      Effect.retry({ while: (error) => concurrentMigration.has(codeOf(error) ?? ""), schedule: Schedule.spaced("100 millis"), times: 20 }),
+      Effect.mapError((error) => new RunStore.StoreError({ message: `Could not migrate the agentfx schema: ${describe(error)}` }))
+    )
+  })

@@ -1,0 +1,183 @@
+/**
+ * The run store on SQL: records (the checkpoint as JSON text), the compare-and-set transition
+ * as one conditional UPDATE, the outcomes of the running batch, finished records kept for
+ * the retention, and leases as rows (`lease.ts`).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { RunStore, ToolCall } from "@agentfx/core"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
+import type { Options } from "../SqlRunStore.js"
+import { describe } from "./errors.js"
+import * as Lease from "./lease.js"
+
+/** A time in milliseconds: a number from SQLite, a string from PostgreSQL's BIGINT. */
+const Millis = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+const RunRow = Schema.Struct({
+  run_id: Schema.String,
+  agent: Schema.String,
+  conversation_id: Schema.String,
+  ephemeral: Schema.Number,
+  status: RunStore.Status,
+  version: Schema.Number,
+  created_at: Millis,
+  updated_at: Millis,
+  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null }),
+  decided_by: Schema.NullOr(Schema.String)
+})
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(RunRow))
+const encodeOutcome = Schema.encode(Schema.parseJson(ToolCall.Outcome))
+const decodeOutcomes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ outcome: Schema.parseJson(ToolCall.Outcome) })))
+
+const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
+  runId: row.run_id,
+  agent: row.agent,
+  conversationId: row.conversation_id,
+  ephemeral: row.ephemeral === 1,
+  status: row.status,
+  version: row.version,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  ...(row.checkpoint === null ? {} : { checkpoint: row.checkpoint }),
+  ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
+})
+
+const records = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (decoded) => decoded.map(toRecord))
+
+/** Every column but the checkpoint. */
+const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by"
+
+const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
+
+const json = (value: unknown) => value === undefined ? null : JSON.stringify(value)
+
+const finishedStatuses = ["completed", "failed"] as const
+
+/** Physical deletion of expired records and leases runs at most this often (a record is hidden as soon as it expires). */
+const pruneEvery = 60_000
+
+/** A duration option: positive and finite, or the refusal naming it. */
+const positive = (name: string, value: Duration.DurationInput | undefined, fallback: Duration.DurationInput) =>
+  Effect.flatMap(
+    Effect.try({ try: () => Duration.decode(value ?? fallback), catch: () => `${name} ${JSON.stringify(value)} is not a duration` }),
+    (duration) =>
+      Duration.isFinite(duration) && Duration.toMillis(duration) > 0
+        ? Effect.succeed(Duration.toMillis(duration))
+        : Effect.fail(`${name} must be a positive, finite duration (got ${Duration.format(duration)})`)
+  ).pipe(Effect.mapError((message) => new RunStore.StoreError({ message: `Invalid SqlRunStore option: ${message}` })))
+
+const defaultRetention = "24 hours"
+const defaultLeaseTtl = "30 seconds"
+
+/** See `SqlRunStore.make`. */
+export const make = (options: Options | undefined) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const retention = yield* positive("retention", options?.retention, defaultRetention)
+    const ttl = yield* positive("leaseTtl", options?.leaseTtl, defaultLeaseTtl)
+    const leases = Lease.make(sql, ttl)
+    let prunedAt = Number.NEGATIVE_INFINITY
+
+    /** Visible: running or paused, or finished within the retention. */
+    const visible = (now: number) => sql`(status IN ('running', 'paused') OR updated_at > ${now - retention})`
+
+    const prune = (now: number) =>
+      now - prunedAt < pruneEvery ? Effect.void : Effect.zipRight(
+        Effect.all([
+          sql`DELETE FROM agentfx_runs WHERE status IN ${sql.in(finishedStatuses)} AND updated_at <= ${now - retention}`,
+          leases.prune(now)
+        ], { discard: true }),
+        Effect.sync(() => void (prunedAt = now))
+      )
+
+    /** One statement: the compare-and-set UPDATE, and the clearing of the run's outcomes (a trigger on SQLite, a WITH on PostgreSQL). */
+    const transitionStatement = (runId: string, transition: RunStore.Transition, now: number) => {
+      // who decided: the transition's, else kept — but a pause clears it
+      const decidedBy = transition.decidedBy !== undefined
+        ? sql`${transition.decidedBy}`
+        : transition.to === "paused"
+        ? sql`NULL`
+        : sql`decided_by`
+      const update = sql`UPDATE agentfx_runs
+        SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)},
+          decided_by = ${decidedBy}
+        WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
+        RETURNING ${sql.literal(columns)}`
+      return sql.onDialectOrElse({
+        pg: () =>
+          sql`WITH next AS (${update}),
+            cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next))
+            SELECT * FROM next`,
+        orElse: () => update
+      })
+    }
+
+    const service: RunStore.RunStore.Service = {
+      durable: true,
+      retentionMillis: retention,
+      get: (runId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible(now)}`).pipe(
+          Effect.flatMap(records),
+          Effect.map((found) => Option.fromNullable(found[0])),
+          Effect.mapError(storeError)
+        ),
+      list: (filter) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const where = [visible(now)]
+          if (filter?.status !== undefined) where.push(sql`status = ${filter.status}`)
+          if (filter?.agent !== undefined) where.push(sql`agent = ${filter.agent}`)
+          if (filter?.conversationId !== undefined) where.push(sql`conversation_id = ${filter.conversationId}`)
+          const limit = filter?.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
+          return sql`SELECT * FROM agentfx_runs WHERE ${sql.and(where)} ORDER BY updated_at DESC, created_at DESC, run_id ${limit}`
+        }).pipe(Effect.flatMap(records), Effect.mapError(storeError)),
+      insert: (record) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.zipRight(
+            prune(now),
+            // a new row, or over the row of a run finished longer ago than the retention
+            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by)
+              VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
+                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null})
+              ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
+                ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
+                created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
+                decided_by = excluded.decided_by
+              WHERE agentfx_runs.status IN ${sql.in(finishedStatuses)} AND agentfx_runs.updated_at <= ${now - retention}
+              RETURNING run_id`
+          )).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+      transition: (runId, transition) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => transitionStatement(runId, transition, now)).pipe(
+          Effect.flatMap(records),
+          // the checkpoint is the one just written: not read back
+          Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
+          Effect.mapError(storeError)
+        ),
+      recordOutcome: (runId, outcome) =>
+        Effect.flatMap(encodeOutcome(outcome), (encoded) => sql`INSERT INTO agentfx_outcomes (run_id, outcome) VALUES (${runId}, ${encoded})`).pipe(
+          Effect.asVoid,
+          Effect.mapError(storeError)
+        ),
+      outcomes: (runId) =>
+        sql`SELECT outcome FROM agentfx_outcomes WHERE run_id = ${runId} ORDER BY seq`.pipe(
+          Effect.flatMap(decodeOutcomes),
+          Effect.map((rows) => rows.map((row) => row.outcome)),
+          Effect.mapError(storeError)
+        ),
+      finished: (runId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql<{ readonly status: "completed" | "failed"; readonly decided_by: string | null }>`SELECT status, decided_by FROM agentfx_runs
+            WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now - retention}`).pipe(
+            Effect.map((rows) =>
+              Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({
+                status: row.status,
+                ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
+              }))
+            ),
+            Effect.mapError(storeError)
+          ),
+      lease: leases.lease,
+      holder: leases.holder
+    }
+    return service
+  })

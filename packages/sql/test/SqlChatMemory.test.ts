@@ -1,0 +1,71 @@
+import { ChatMemory, Message } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlChatMemory } from "../src/index.js"
+import { dialects, storeOn } from "./fixtures.js"
+
+const conversation: ReadonlyArray<Message.Message> = [
+  { _tag: "System", text: "You are terse." },
+  Message.user("Weather in Oslo? \"quoted\", ünïcödé, 🌧"),
+  Message.assistant("", [{ id: "c1", name: "weather", args: { city: "Oslo", days: [1, 2], nested: { deep: null } } }]),
+  { _tag: "ToolResult", callId: "c1", toolName: "weather", content: { temp: -3.5 }, isError: false },
+  Message.assistant("Cold.")
+]
+
+for (const dialect of dialects) {
+  describe(`SqlChatMemory on ${dialect.name}`, () => {
+    it.effect.skipIf(dialect.skip)("messages of every kind come back as appended, in order, per conversation; another client sees them", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const { memory } = yield* storeOn(database)
+        yield* memory.append("c-1", conversation.slice(0, 2))
+        yield* memory.append("c-2", [Message.user("other")])
+        yield* memory.append("c-1", conversation.slice(2))
+        yield* memory.append("c-1", [])
+        const other = yield* storeOn(database)
+        expect(yield* other.memory.get("c-1")).toEqual(conversation)
+        expect(yield* other.memory.get("c-2")).toEqual([Message.user("other")])
+        expect(yield* other.memory.get("unknown")).toEqual([])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("replace swaps a conversation's messages (1,200 of them, in chunks), remove forgets it, others are untouched", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const { memory } = yield* storeOn(database)
+        yield* memory.append("c-1", conversation)
+        yield* memory.append("c-2", [Message.user("kept")])
+        const many = Array.from({ length: 1200 }, (_, i) => Message.user(`m${i}`))
+        yield* memory.replace("c-1", many)
+        expect(yield* memory.get("c-1")).toEqual(many)
+        yield* memory.replace("c-1", [Message.user("short")])
+        expect(yield* memory.get("c-1")).toEqual([Message.user("short")])
+        yield* memory.remove("c-1")
+        expect(yield* memory.get("c-1")).toEqual([])
+        expect(yield* memory.get("c-2")).toEqual([Message.user("kept")])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a stored row that is not a message, or a missing table, is a MemoryError naming the conversation", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const { memory, sql } = yield* storeOn(database)
+        yield* sql`INSERT INTO agentfx_messages (conversation_id, message) VALUES (${"c-1"}, ${JSON.stringify({ _tag: "Shout" })})`
+        const bad = yield* Effect.flip(memory.get("c-1"))
+        expect(bad._tag).toBe("MemoryError")
+        expect(bad.message).toMatch(/^Conversation "c-1": /)
+        expect(bad.message).toContain(`Expected "System" | "User" | "Assistant" | "ToolResult"`)
+        yield* sql`DROP TABLE agentfx_messages`
+        const missing = yield* Effect.flip(memory.append("c-9", [Message.user("x")]))
+        expect(missing.message).toMatch(dialect.name === "SQLite" ? /^Conversation "c-9": .*no such table: agentfx_messages/ : /^Conversation "c-9": .*relation "agentfx_messages" does not exist/)
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("SqlChatMemory.layer migrates, then provides the memory", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const history = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) =>
+          Effect.zipRight(memory.append("c", [Message.user("hi")]), memory.get("c"))).pipe(
+            Effect.provide(SqlChatMemory.layer.pipe(Layer.provide(database.client)))
+          )
+        expect(history).toEqual([Message.user("hi")])
+      }).pipe(Effect.scoped))
+  })
+}

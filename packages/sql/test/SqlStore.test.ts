@@ -1,0 +1,215 @@
+import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
+import { join } from "node:path"
+import { SqlStore } from "../src/index.js"
+import { dialects, pgSkipped, pgUrl, tempDir } from "./fixtures.js"
+
+/** An agent whose model asks for a lookup and a transfer (which needs approval); each tool counts its executions. */
+const bank = () => {
+  const executions = { lookup: 0, transfer: 0 }
+  const lookup = Tool.make("lookup", {
+    description: "Finds an account",
+    parameters: Schema.Struct({ iban: Schema.String }),
+    success: Schema.String,
+    handler: ({ iban }) => Effect.sync(() => `account ${iban} (#${++executions.lookup})`)
+  })
+  const transfer = Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ amount }) => Effect.sync(() => `sent ${amount} (#${++executions.transfer})`)
+  })
+  return { agent: Agent.make({ name: "bank", tools: [lookup, transfer] }), executions }
+}
+
+const script = ScriptedChatModel.layer((request) =>
+  request.messages.at(-1)?._tag === "User"
+    ? ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { iban: "NO93" } }, { id: "t1", name: "transfer", args: { amount: 100 } })
+    : ScriptedChatModel.text("done")
+)
+
+/** Runs `body` with a store Layer built for it alone (one process's view of the database). */
+const inProcess = <A, E, R>(store: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>, body: Effect.Effect<A, E, R>) =>
+  body.pipe(Effect.provide(store), Effect.provide(script))
+
+for (const dialect of dialects) {
+  describe(`SqlStore on ${dialect.name}`, () => {
+    it.effect.skipIf(dialect.skip)("a run paused in one process is resumed by run id in another: the approved call runs once, a second resume is refused", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay", conversationId: "c-1" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        expect(executions).toEqual({ lookup: 0, transfer: 0 })
+        const listed = yield* inProcess(store, Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "paused" })))
+        expect(listed.map((r) => [r.runId, r.agent, r.conversationId, r.version])).toEqual([[paused.runId, "bank", "c-1", 2]])
+        const resumed = yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll(), { decidedBy: "ada" }))
+        expect(resumed._tag === "Completed" && resumed.text).toBe("done")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const again = yield* inProcess(store, Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll())))
+        expect(again.message).toBe(`Run ${paused.runId} was already decided by ada: it is completed now`)
+        const copy = yield* inProcess(store, Effect.flip(Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())))
+        expect(copy._tag).toBe("RunAlreadyResumed")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const history = yield* inProcess(store, Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c-1")))
+        expect(history.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a run without a conversation id pauses with its messages in its record only, and resumes by id from another process", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const record = yield* inProcess(store, Effect.flatMap(RunStore.RunStore, (s) => s.get(paused.runId)))
+        expect(Option.map(record, (r) => [r.ephemeral, r.status])).toEqual(Option.some([true, "paused"]))
+        const resumed = yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))
+        expect(resumed._tag === "Completed" && resumed.messages.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+        const stored = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) AS n FROM agentfx_messages`).pipe(Effect.provide(database.client))
+        expect(Number(stored[0]!.n)).toBe(0)
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("an interrupted run stays running; Agent.recover in another process keeps the finished call's result and cancels the one cut off", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const counts = { fast: 0, stuck: 0 }
+        const started = yield* Deferred.make<void>()
+        const fast = Tool.make("fast", {
+          description: "Ends at once",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.sync(() => `fast #${++counts.fast}`)
+        })
+        const stuck = Tool.make("stuck", {
+          description: "Never ends",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.zipRight(Effect.sync(() => counts.stuck++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+        })
+        const agent = Agent.make({ name: "worker", tools: [fast, stuck] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User"
+            ? ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} }, { id: "s", name: "stuck", args: {} })
+            : ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
+        )
+        const run = yield* Effect.fork(Agent.run(agent, { input: "go", conversationId: "w-1" }).pipe(Effect.provide(store), Effect.provide(model)))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(run)
+        const running = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })).pipe(Effect.provide(store))
+        expect(running.map((r) => r.agent)).toEqual(["worker"])
+        const recovered = yield* Agent.recover(agent, running[0]!.runId).pipe(Effect.provide(store), Effect.provide(model))
+        expect(recovered._tag === "Completed" && recovered.text).toBe(`saw "fast #1", "cancelled: the call was interrupted before it returned a result"`)
+        expect(counts).toEqual({ fast: 1, stuck: 1 })
+      }).pipe(Effect.scoped))
+  })
+}
+
+describe("SqlStore and the conversation's lease", () => {
+  it.effect("a conversation let go between a refused lease and the look at its holder is taken on a second try, not ConversationBusy", () =>
+    Effect.gen(function*() {
+      const database = yield* dialects[0]!.database
+      const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+      const inner = Context.get(sql, RunStore.RunStore)
+      let raced = 0
+      // another turn holds the conversation for the first attempt only, and lets it go right after
+      const racing: RunStore.RunStore.Service = {
+        ...inner,
+        lease: (key, options) =>
+          key.startsWith("conversation:") && raced++ === 0
+            ? Effect.scoped(Effect.zipRight(inner.lease(key, { owner: "other-turn", wait: false }), Effect.scoped(inner.lease(key, options))))
+            : inner.lease(key, options)
+      }
+      const { agent } = bank()
+      const exit = yield* Agent.run(agent, { input: "pay", conversationId: "c-race" }).pipe(
+        Effect.provideService(RunStore.RunStore, racing),
+        Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
+        Effect.provide(script)
+      )
+      expect([exit._tag, raced]).toEqual(["Paused", 2])
+    }).pipe(Effect.scoped))
+})
+
+describe("SqlStore and a resume that lost the race", () => {
+  it.effect("a resume that read the run paused, but holds the conversation only after another resume completed it, is RunAlreadyResumed, not ConversationDiverged", () =>
+    Effect.gen(function*() {
+      const database = yield* dialects[0]!.database
+      const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+      const inner = Context.get(sql, RunStore.RunStore)
+      const { agent, executions } = bank()
+      const provided = <A, E, R>(effect: Effect.Effect<A, E, R>, store: RunStore.RunStore.Service) =>
+        effect.pipe(
+          Effect.provideService(RunStore.RunStore, store),
+          Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
+          Effect.provide(script)
+        )
+      const paused = yield* provided(Agent.run(agent, { input: "pay", conversationId: "c-lost" }), inner)
+      if (paused._tag !== "Paused") throw new Error("expected a pause")
+      let overtaken = false
+      // the other resume claims and completes the run between this one's read and its hold of the conversation
+      const racing: RunStore.RunStore.Service = {
+        ...inner,
+        lease: (key, options) =>
+          key.startsWith("conversation:") && !overtaken
+            ? Effect.zipRight(
+              Effect.sync(() => void (overtaken = true)).pipe(Effect.zipRight(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner))),
+              inner.lease(key, options)
+            ).pipe(Effect.orDie)
+            : inner.lease(key, options)
+      }
+      const lost = yield* Effect.flip(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), racing))
+      expect([lost._tag, lost.message]).toEqual(["RunAlreadyResumed", `Run ${paused.runId} was already decided: it is completed now`])
+      expect(executions).toEqual({ lookup: 1, transfer: 1 })
+    }).pipe(Effect.scoped))
+})
+
+describe("SqlStore layers", () => {
+  it.effect("layerSqliteClient opens the file in WAL mode, synchronous FULL unless told \"normal\"; anything else is refused", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const pragmas = (options: SqlStore.SqliteClientOptions) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all([sql`PRAGMA journal_mode`, sql`PRAGMA synchronous`])).pipe(
+          Effect.provide(SqlStore.layerSqliteClient(options))
+        )
+      expect(yield* pragmas({ filename: join(dir, "full.db") })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 2 }]])
+      expect(yield* pragmas({ filename: join(dir, "normal.db"), synchronous: "normal" })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 1 }]])
+      const refused = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: join(dir, "x.db"), synchronous: "off" as never })))
+      expect(refused.message).toBe(`Invalid SQLite option: synchronous must be "full" or "normal" (got "off")`)
+    }).pipe(Effect.scoped))
+
+  it.effect("layerSqlite: a file that cannot be opened is a StoreError with SQLite's message", () =>
+    Effect.gen(function*() {
+      const missing = join(yield* tempDir, "no", "such", "dir", "agentfx.db")
+      const error = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: missing })))
+      expect(error).toEqual(new RunStore.StoreError({
+        message: `Could not open SQLite database ${missing}: Cannot open database because the directory does not exist (SQLITE_CANTOPEN)`
+      }))
+    }).pipe(Effect.scoped))
+
+  it.live("layerPg: a server that does not answer is a StoreError with the driver's message", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(SqlStore.layerPg({ url: Redacted.make("postgres://nobody@127.0.0.1:1/none") })))
+      expect(error._tag).toBe("StoreError")
+      expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
+    }).pipe(Effect.scoped))
+
+  it.live.skipIf(pgUrl === undefined)(`layerPg takes PgClient's options as they are (host, port, username, database)${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () =>
+    Effect.gen(function*() {
+      const url = new URL(pgUrl!)
+      const context = yield* Layer.build(SqlStore.layerPg({
+        host: url.hostname,
+        port: Number(url.port),
+        username: decodeURIComponent(url.username),
+        database: url.pathname.slice(1),
+        retention: "2 hours"
+      }))
+      expect(Context.get(context, RunStore.RunStore).retentionMillis).toBe(7_200_000)
+      expect(Option.isNone(yield* Context.get(context, RunStore.RunStore).get("no-such-run"))).toBe(true)
+    }).pipe(Effect.scoped))
+})

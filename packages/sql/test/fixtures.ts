@@ -1,0 +1,83 @@
+/**
+ * Fresh stores for tests: a SQLite file in a temp directory, or a PostgreSQL schema of its
+ * own (on the server `AGENTFX_PG_URL` names; without it the PostgreSQL tests are skipped).
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { ChatMemory, RunStore } from "@agentfx/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import type { Scope } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { SqlStore } from "../src/index.js"
+
+/** The PostgreSQL server of the tests, if any. */
+export const pgUrl: string | undefined = process.env.AGENTFX_PG_URL || undefined
+
+/** Why the PostgreSQL tests did not run, in their names. */
+export const pgSkipped = "skipped: AGENTFX_PG_URL is not set"
+
+/** A temp directory, removed with the scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-sql-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** A SQLite store in a new file, removed with the Layer. */
+export const freshSqlite = (options: SqlStore.Options = {}) =>
+  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqlStore.layerSqlite({ filename: join(dir, "store.db"), ...options })))
+
+/** `url` with `search_path` set to `schema` for every connection. */
+export const inSchema = (url: string, schema: string) =>
+  `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+
+/** A new PostgreSQL schema (dropped with the scope): its URL. */
+export const freshSchema = Effect.gen(function*() {
+  const schema = `agentfx_test_${randomUUID().replaceAll("-", "")}`
+  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl!) }).pipe(Effect.provide(Reactivity.layer))
+  yield* admin.unsafe(`CREATE SCHEMA ${schema}`)
+  yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
+  return inSchema(pgUrl!, schema)
+}).pipe(Effect.orDie)
+
+/** A PostgreSQL store in a new schema, dropped with the Layer. */
+export const freshPg = (options: SqlStore.Options = {}) =>
+  Layer.unwrapScoped(Effect.map(freshSchema, (url) => SqlStore.layerPg({ url: Redacted.make(url), ...options })))
+
+/** A database of a test: each build of `client` is a new client on it (another process's view). */
+export interface Database {
+  readonly client: Layer.Layer<SqlClient.SqlClient, unknown>
+}
+
+/** The dialects the store tests run on; PostgreSQL only with `AGENTFX_PG_URL`. */
+export const dialects: ReadonlyArray<{
+  readonly name: string
+  readonly skip: boolean
+  readonly database: Effect.Effect<Database, never, Scope.Scope>
+}> = [
+  {
+    name: "SQLite",
+    skip: false,
+    database: Effect.map(tempDir, (dir) => ({ client: SqliteClient.layer({ filename: join(dir, "store.db") }) }))
+  },
+  {
+    name: pgUrl === undefined ? `PostgreSQL (${pgSkipped})` : "PostgreSQL",
+    skip: pgUrl === undefined,
+    database: Effect.map(freshSchema, (url) => ({ client: PgClient.layer({ url: Redacted.make(url) }) }))
+  }
+]
+
+/** A store (run store and memory) on a new client of `database`, with that client. */
+export const storeOn = (database: Database, options: SqlStore.Options = {}) =>
+  Effect.map(
+    Layer.build(SqlStore.layer(options).pipe(Layer.provideMerge(database.client))),
+    (context) => ({
+      store: Context.get(context, RunStore.RunStore),
+      memory: Context.get(context, ChatMemory.ChatMemory),
+      sql: Context.get(context, SqlClient.SqlClient)
+    })
+  )
