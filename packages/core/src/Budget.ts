@@ -1,7 +1,8 @@
 /**
  * What a run may spend: tokens (as the provider reports them), model calls and tool calls.
- * Crossing a limit stops the run before the next model call or batch with `BudgetExceeded`,
- * whose checkpoint continues it with `Decision.continue({ raise })`.
+ * A limit reached stops the run with `BudgetExceeded` — before its next model call (tokens,
+ * model calls), or before a batch that would pass the tool-call limit (that batch does not
+ * run) — whose checkpoint continues it with `Decision.continue({ raise })`.
  *
  * @since 0.1.0
  */

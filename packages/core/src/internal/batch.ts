@@ -36,17 +36,21 @@ export const executeBatch = (
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   const toRun = batch.filter((item) => item.outcome === undefined)
   if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
+  const then = continueBatch(agent, run, batch, environmentPause)
+  // one call that nothing observes or records runs in this fiber,, the batch's end in its executor's place
+  if (toRun.length === 1 && unobserved(run)) return runCall(agent.toolkit, toRun[0]!, run.manager, run.state, then)
   const runOne = runOneOf(agent, run, run.manager)
-  // one call runs in this fiber, with no fan-out
   const calls = toRun.length === 1 ? runOne(toRun[0]!) : executeCalls(agent.toolkit, toRun, run.manager.concurrency, runOne)
-  return Effect.flatMap(calls, continueBatch(agent, run, batch, environmentPause))
+  return Effect.flatMap(calls, then)
 }
+
+/** Nothing observes the run's tool calls (no listener, tracer or tool middleware) and no durable store records them. */
+const unobserved = (run: RunState) => run.observe.tool === untouched.tool && !run.store.durable
 
 /** Runs one call of the batch inside what observes a tool call; every call of a batch reads the same state snapshot. */
 const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) => {
   const state = run.state
-  // nothing observes a call, nothing records it: the call itself
-  if (run.observe.tool === untouched.tool && !run.store.durable) {
+  if (unobserved(run)) {
     return (item: CallToRun) => runCall(agent.toolkit, item, manager, state)
   }
   return (item: CallToRun) => {

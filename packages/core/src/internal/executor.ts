@@ -14,7 +14,7 @@ import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { HandlerKey } from "./handler.js"
 import { describeParseError } from "./parseError.js"
-import { settledEither } from "./settled.js"
+import { andThen, settledEither } from "./settled.js"
 import type { Resumption } from "./suspension.js"
 import { isSuspension, ResumptionKey } from "./suspension.js"
 import { reserveWorker } from "./workerTool.js"
@@ -171,26 +171,29 @@ const invalidResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
  * `Failed` result. Interruption is not caught.
  *
  * Not a generator: while the handler runs, the call keeps one frame alive — the
- * `matchCauseEffect` below, whose handlers encode the value or turn the failure into a result.
- * Every run suspended in a tool keeps this frame (and its run's loop), so it is kept small
- * (docs/performance.md); a decode by a synchronous schema is read at once, without a frame.
+ * `matchCauseEffect` below, whose handlers encode the value or turn the failure into a result
+ * and then go on with `then` (what follows the call: the rest of its batch and run) in that
+ * frame's place. Every run suspended in a tool keeps this frame, and nothing else of agentfx
+ * when its batch is one call (docs/performance.md); a decode or an encode by a synchronous
+ * schema is read at once, without a frame of its own.
  */
-export const executeCall = <R>(
+export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   entry: Toolkit.Entry,
   call: ToolCall.ToolCall,
   policy: ExecutionPolicy,
   state: StateSnapshot,
-  options?: CallToRun
-): Effect.Effect<Executed, never, R> => {
+  options?: CallToRun,
+  then: (executed: Executed) => Effect.Effect<B, E2, R2> = Effect.succeed as never
+): Effect.Effect<B, E2, R | R2> => {
   const prepared = prepare(entry)
   const resumption = options?.resumption
   const ending = {
-    onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<Executed> => {
+    onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> => {
       if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const failure = Cause.failureOption(cause)
-      return Option.isSome(failure) ? Effect.succeed(failed(call, failure.value)) : Effect.map(died(entry, cause), (e) => failed(call, e))
+      return Option.isSome(failure) ? then(failed(call, failure.value)) : andThen(Effect.map(died(entry, cause), (e) => failed(call, e)), then)
     },
-    onSuccess: (output: unknown) => succeeded(entry, prepared, call, output)
+    onSuccess: (output: unknown) => andThen(succeeded(entry, prepared, call, output), then)
   }
   if (options?.decoded === true) {
     return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args), ending)
@@ -204,7 +207,7 @@ export const executeCall = <R>(
     )
   }
   return Either.isLeft(now)
-    ? Effect.succeed(failed(call, now.left))
+    ? then(failed(call, now.left))
     : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right), ending)
 }
 
@@ -271,14 +274,15 @@ export interface CallToRun {
 }
 
 /** Runs one call to run: its tool's `executeCall`, or the unknown-tool failure. */
-export const runCall = <R>(
+export const runCall = <R, B = Executed, E2 = never, R2 = never>(
   toolkit: Toolkit.Toolkit<R>,
   item: CallToRun,
   policy: ExecutionPolicy,
-  state: StateSnapshot
-): Effect.Effect<Executed, never, R> => {
+  state: StateSnapshot,
+  then: (executed: Executed) => Effect.Effect<B, E2, R2> = Effect.succeed as never
+): Effect.Effect<B, E2, R | R2> => {
   const entry = toolkit.entries.get(item.call.name)
-  return entry === undefined ? Effect.succeed(unknownTool(toolkit, item.call)) : executeCall<R>(entry, item.call, policy, state, item)
+  return entry === undefined ? then(unknownTool(toolkit, item.call)) : executeCall(entry, item.call, policy, state, item, then)
 }
 
 /**

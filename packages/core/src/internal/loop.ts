@@ -36,10 +36,11 @@ import { annotate } from "./tracing.js"
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
   run.iteration += 1
-  return Effect.flatMap(run.observe.iteration(run.iteration, Effect.flatten(iteration(agent, run))), (exit) => next(agent, run, exit))
+  return run.observe.iteration(run.iteration, iteration(agent, run), run.next)
 }
 
-const next = (agent: Agent.Any, run: RunState, exit: AgentExit.AgentExit | undefined) =>
+/** What follows an iteration: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
+export const nextOf = (agent: Agent.Any, run: RunState) => (exit: AgentExit.AgentExit | undefined) =>
   exit === undefined ? loop(agent, run) : Effect.succeed(exit)
 
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
@@ -50,8 +51,8 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
 /**
  * One iteration: ask the model; a text answer completes the run; tool calls are gated, then
  * pause the run for a person or run as one batch. Returns what ends the iteration — its exit,
- * or the batch — which runs in the iteration's place (`Effect.flatten`): while the batch's
- * tools run, nothing of the iteration is kept. `undefined`: iterate again.
+ * or the batch — which runs in the iteration's place (see `Observer.iteration`): while the
+ * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again.
  */
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   // tool calls are counted before a batch: a model call that may only answer is never refused for them
@@ -76,9 +77,11 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   }, callModel(run))
   run.usage = addUsage(run.usage, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
-  yield* appendMessages(run, [assistant(response.text, calls)])
+  const appended = appendMessages(run, [assistant(response.text, calls)])
+  if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
   if (calls.length === 0) return finalAnswer(agent, run, response.text, true)
-  const { batch, pending } = yield* gate(agent, run, calls, refused)
+  const gating = gate(agent, run, calls, refused)
+  const { batch, pending } = "batch" in gating ? gating : yield* gating
   if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
   const allowed = run.budget?.toolCalls
   if (allowed !== undefined) {
@@ -151,22 +154,22 @@ interface Gated {
  * limits has its error already; a call's arguments are decoded first: a call of an unknown
  * tool, or whose arguments do not decode, reaches no gate and runs as a failure (the model is
  * told what was wrong). A call that a decoding or a gate settles at once (a synchronous
- * schema, `Gate.proceed()`) is gated without a step of its own; from the first that does not,
- * the rest are gated in order by `gateRest`.
+ * schema, `Gate.proceed()`) is gated without a step of its own — when all are, the batch comes
+ * back as a value; from the first that does not, the rest are gated in order by `gateRest`.
  */
 const gate = (
   agent: Agent.Any,
   run: RunState,
   calls: ReadonlyArray<ToolCall>,
   refused: ReadonlyMap<string, ToolError> | undefined
-): Effect.Effect<Gated, never, any> => {
+): Gated | Effect.Effect<Gated, never, any> => {
   const gated: Gated = { batch: new Array(calls.length), pending: [] }
   for (let i = 0; i < calls.length; i++) {
     const item = gateOne(agent, run, calls[i]!, refused)
-    if (Effect.isEffect(item)) return gateRest(agent, run, calls, refused, gated, i, item)
+    if (!isItem(item)) return gateRest(agent, run, calls, refused, gated, i, item)
     place(gated, i, item)
   }
-  return Effect.succeed(gated)
+  return gated
 }
 
 const gateRest = Effect.fnUntraced(function*(
@@ -181,10 +184,12 @@ const gateRest = Effect.fnUntraced(function*(
   place(gated, from, yield* first)
   for (let i = from + 1; i < calls.length; i++) {
     const item = gateOne(agent, run, calls[i]!, refused)
-    place(gated, i, Effect.isEffect(item) ? yield* item : item)
+    place(gated, i, isItem(item) ? item : yield* item)
   }
   return gated
 })
+
+const isItem = (u: BatchItem | Effect.Effect<BatchItem, never, any>): u is BatchItem => "call" in u
 
 const place = (gated: Gated, i: number, item: BatchItem) => {
   gated.batch[i] = item
@@ -208,7 +213,7 @@ const gateOne = (
   if (decoded === undefined) {
     return Effect.flatMap(Effect.either(decoding), (args) => {
       const item = judged(agent, run, call, tool, args)
-      return Effect.isEffect(item) ? item : Effect.succeed(item)
+      return isItem(item) ? Effect.succeed(item) : item
     })
   }
   return judged(agent, run, call, tool, decoded)

@@ -37,10 +37,16 @@ export interface Observer {
     started: () => AgentEvent.Payload,
     body: Effect.Effect<AgentExit.AgentExit, E, R>
   ) => Effect.Effect<AgentExit.AgentExit, E, R>
-  readonly iteration: <E, R>(
+  /**
+   * One iteration: `steps` computes what ends it (its exit, or the batch that then runs), `next`
+   * follows it. Unobserved, the batch runs in the place of `steps` with `next` after it: a run
+   * waiting for its tools keeps no frame of the iteration.
+   */
+  readonly iteration: <E, R, A, E2, R2>(
     iteration: number,
-    body: Effect.Effect<AgentExit.AgentExit | undefined, E, R>
-  ) => Effect.Effect<AgentExit.AgentExit | undefined, E, R>
+    steps: Effect.Effect<Effect.Effect<AgentExit.AgentExit | undefined, E, R>, E, R>,
+    next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, E2, R2>
+  ) => Effect.Effect<A, E | E2, R | R2>
   readonly model: <R>(
     input: Middleware.ModelInput,
     call: (input: Middleware.ModelInput) => Effect.Effect<ChatResponse, ModelError, R>
@@ -54,7 +60,7 @@ export interface Observer {
 
 export const untouched: Observer = {
   turn: (_kind, _started, body) => body,
-  iteration: (_iteration, body) => body,
+  iteration: (_iteration, steps, next) => Effect.flatMap(steps, (step) => Effect.flatMap(step, next)),
   model: (input, call) => call(input),
   tool: (input, _timeout, execute) => execute(input)
 }
@@ -66,7 +72,9 @@ export const observerOf = (watchers: Watchers): Observer => {
   if (!listened && !traced && Object.values(middleware).every((level) => level.length === 0)) return untouched
   return {
     turn: listened || traced || middleware.turn.length > 0 ? (kind, started, body) => turn(watchers, kind, started, body) : untouched.turn,
-    iteration: traced || middleware.iteration.length > 0 ? (n, body) => iteration(watchers, n, body) : untouched.iteration,
+    iteration: traced || middleware.iteration.length > 0
+      ? (n, steps, next) => Effect.flatMap(iteration(watchers, n, Effect.flatten(steps)), next)
+      : untouched.iteration,
     model: listened || traced || middleware.model.length > 0 ? (input, call) => model(watchers, input, call) : untouched.model,
     tool: listened || traced || middleware.tool.length > 0 ? (input, timeout, execute) => tool(watchers, input, timeout, execute) : untouched.tool
   }

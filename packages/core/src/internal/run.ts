@@ -19,7 +19,7 @@ import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
-import { loop } from "./loop.js"
+import { loop, nextOf } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
@@ -77,9 +77,11 @@ export const runState = (
     model: Context.get(fiber.currentContext as Context.Context<ChatModel>, ChatModel),
     manager: Context.get(fiber.currentContext as Context.Context<ToolCallingManager>, ToolCallingManager),
     version: fields.version,
-    unrecorded: undefined
+    unrecorded: undefined,
+    next: undefined as never
   }
   run.observe = observerOf(run)
+  run.next = nextOf(agent, run)
   return run
 }
 

@@ -2,6 +2,7 @@
  * The state of one run as the loop advances it, and its history.
  */
 import { Effect } from "effect"
+import type * as AgentExit from "../AgentExit.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
@@ -44,6 +45,8 @@ export interface RunState extends Watchers {
   version: number | undefined
   /** The first failure to record a call's result in a durable store, if any (the batch then fails with it). */
   unrecorded: StoreError | undefined
+  /** What follows an iteration: the run's exit, or the next iteration (`loop.ts`). */
+  readonly next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, any, any>
 }
 
 /**
