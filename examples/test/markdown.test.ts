@@ -42,7 +42,7 @@ const packagesOf = (code: string) =>
   [...code.matchAll(/^import .* from "((?:@[\w-]+\/)?[\w-]+)[^"]*"/gm)].map((m) => m[1]!).filter((p) => !p.startsWith("@agentfx/"))
 
 const homeOf = (block: Block) =>
-  homes.find((home) => packagesOf(block.code).every((p) => p.startsWith("node:") || existsSync(join(root, home, "node_modules", p))))
+  homes.find((home) => packagesOf(block.code).every((p) => p === "node" || existsSync(join(root, home, "node_modules", p))))
 
 describe("code in the README and docs/", () => {
   it("every ```ts block that imports something compiles", () => {

@@ -1,0 +1,241 @@
+/**
+ * Who may use the inbox, and who decides. Every API request of the inbox passes through one
+ * hook: an Effect that takes the request and returns the name of the person deciding (given
+ * to `Agent.resume` as `decidedBy`, recorded with the run's claim), or fails with
+ * `Unauthorized` (401) or `Forbidden` (403). The default, {@link loopbackOrToken}, admits
+ * clients on this machine only, unless a token is configured.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiMiddleware, HttpApiSchema, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+
+/**
+ * The request carries no credentials the hook accepts (401).
+ *
+ * @example
+ * ```ts
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * new Authorization.Unauthorized({ message: "sign in first" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>("@agentfx/inbox/Unauthorized")(
+  "Unauthorized",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+
+/**
+ * The client is known but not allowed (403).
+ *
+ * @example
+ * ```ts
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * new Authorization.Forbidden({ message: "only the finance team approves transfers" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>("@agentfx/inbox/Forbidden")(
+  "Forbidden",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+
+/**
+ * The authorization hook: who decides, from the request, or a refusal.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * const byHeader: Authorization.Authorize = (request) => {
+ *   const user = request.headers["x-user"]
+ *   return user === undefined ? Effect.fail(new Authorization.Unauthorized({ message: "no x-user header" })) : Effect.succeed(user)
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Authorize = (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<string, Unauthorized | Forbidden>
+
+/**
+ * Who decides, as the hook said: what an authorized handler reads.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * const whoAmI = Effect.map(Authorization.Decider, (name) => `deciding as ${name}`)
+ * ```
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Decider extends Context.Tag("@agentfx/inbox/Decider")<Decider, string>() {}
+
+/**
+ * The middleware of the inbox's API endpoints: runs the hook, provides the `Decider`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * const OnlyAda = Authorization.layer(() => Effect.succeed("ada"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category middleware
+ */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@agentfx/inbox/Authorization", {
+  failure: Schema.Union(Unauthorized, Forbidden),
+  provides: Decider
+}) {}
+
+/**
+ * The middleware running `authorize` on every API request of the inbox.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * const TokenLive = Authorization.layer(Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (authorize: Authorize): Layer.Layer<Authorization> =>
+  Layer.succeed(Authorization, Effect.flatMap(HttpServerRequest.HttpServerRequest, authorize))
+
+/**
+ * The header a client names its person in (URI-encoded, so that any name fits in a header).
+ * The page sends the name typed into its "Your name" field.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const nameHeader = "x-agentfx-reviewer"
+
+/**
+ * The cookie that {@link loopbackOrToken} reads the token from; the inbox page sets it when
+ * opened with `?token=…` (HttpOnly, SameSite=Strict).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tokenCookie = "agentfx-inbox-token"
+
+/**
+ * The name a request gives in {@link nameHeader}: URI-decoded, control characters dropped,
+ * at most 64 characters; `undefined` when absent, empty or not decodable.
+ *
+ * @example
+ * ```ts
+ * import { HttpServerRequest } from "@effect/platform"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * declare const request: HttpServerRequest.HttpServerRequest
+ * const name = Authorization.nameOf(request) ?? "anonymous"
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const nameOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const raw = request.headers[nameHeader]
+  if (raw === undefined) return undefined
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+  const name = decoded.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 64)
+  return name.length === 0 ? undefined : name
+}
+
+const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
+
+/** Compares in time independent of where the values differ (their SHA-256 digests, of equal length). */
+const sameSecret = (given: string, expected: Redacted.Redacted<string>) => timingSafeEqual(digest(given), digest(Redacted.value(expected)))
+
+const isLoopbackAddress = (address: string) =>
+  address === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)
+
+/** `localhost`, `127.x.y.z` or `[::1]`, with or without a port. */
+const isLoopbackHost = (host: string) => {
+  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "")
+  return name === "localhost" || name === "[::1]" || isLoopbackAddress(name)
+}
+
+const bearerOf = (authorization: string | undefined) => {
+  const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  return match === null ? undefined : match[1]
+}
+
+/**
+ * The default hook. With a `token`, a request must carry it — `Authorization: Bearer <token>`,
+ * or the {@link tokenCookie} cookie that the page's `?token=<token>` link sets — else 401.
+ * Without one, only clients on this machine are admitted, else 403: the peer address must be a
+ * loopback address, the request must not have come through a proxy (`Forwarded`,
+ * `X-Forwarded-For`), its `Host` must be a loopback name (a page of another site whose name
+ * resolves to 127.0.0.1 — DNS rebinding — is refused), and its `Origin`, when sent, must be
+ * the inbox's own (a page of another site cannot decide).
+ *
+ * Who decides is the name the client gives in {@link nameHeader} (the page's "Your name"
+ * field): every admitted client is trusted, so the name is taken as given; without one,
+ * `"local"` (no token) or `"token holder"`. For real identities, write a hook of your own.
+ *
+ * @example
+ * ```ts
+ * import { Config, Effect, Option, Redacted } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * const FromEnv = Effect.map(Config.option(Config.redacted("INBOX_TOKEN")), (token) =>
+ *   Authorization.layer(Authorization.loopbackOrToken(Option.isSome(token) ? { token: token.value } : {})))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const loopbackOrToken = (options: { readonly token?: Redacted.Redacted<string> } = {}): Authorize => (request) => {
+  const name = nameOf(request)
+  const { token } = options
+  if (token !== undefined) {
+    const given = bearerOf(request.headers["authorization"]) ?? request.cookies[tokenCookie]
+    if (given === undefined) {
+      return Effect.fail(new Unauthorized({ message: "A token is required: send Authorization: Bearer <token>, or open the inbox with its ?token= link once" }))
+    }
+    if (!sameSecret(given, token)) return Effect.fail(new Unauthorized({ message: "The token is not valid" }))
+    return Effect.succeed(name ?? "token holder")
+  }
+  const address = Option.getOrUndefined(request.remoteAddress)
+  if (address === undefined || !isLoopbackAddress(address)) {
+    return Effect.fail(new Forbidden({ message: `The inbox admits clients on this machine only (this one is ${address ?? "unknown"}); configure a token to open it to others` }))
+  }
+  if (request.headers["forwarded"] !== undefined || request.headers["x-forwarded-for"] !== undefined) {
+    return Effect.fail(new Forbidden({ message: "The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it" }))
+  }
+  const host = request.headers["host"] ?? ""
+  if (!isLoopbackHost(host)) {
+    return Effect.fail(new Forbidden({ message: `Host ${JSON.stringify(host)} is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token` }))
+  }
+  const origin = request.headers["origin"]
+  if (origin !== undefined && origin !== `http://${host}`) {
+    return Effect.fail(new Forbidden({ message: `A request from another origin (${origin}) cannot use the inbox` }))
+  }
+  return Effect.succeed(name ?? "local")
+}

@@ -1,0 +1,198 @@
+/**
+ * The approval inbox: a web page and an HTTP API over the `RunStore`, where people see the
+ * paused runs of the agents it is given, decide them, and follow each resumed run live.
+ * Exactly one decision resumes a run (the store's claim); every other person deciding it is
+ * told who decided, and when. Mount it in your server (`routes`) or start it alone (`serve`).
+ *
+ * @since 0.1.0
+ */
+import type { Agent, ChatModel } from "@agentfx/core"
+import type { HttpApiGroup, HttpServer } from "@effect/platform"
+import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+import type { HttpServerError } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Data, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import * as Authorization from "./Authorization.js"
+import { Api } from "./InboxApi.js"
+import * as Live from "./internal/live.js"
+import * as Page from "./internal/page.js"
+import * as Runs from "./internal/runs.js"
+
+/**
+ * What an inbox is given.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Agent } from "@agentfx/core"
+ * import type { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Inbox.Options<never> = { agents: [payments], authorize: () => Effect.succeed("ada") }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<R> {
+  /**
+   * The agents whose paused runs it shows and resumes, told apart by name (a run's record
+   * names its agent). Runs of other agents are not listed.
+   */
+  readonly agents: ReadonlyArray<Agent.Agent<any, R, any>>
+  /** Who may use it, and who decides. Default `Authorization.loopbackOrToken()`: clients on this machine only. */
+  readonly authorize?: Authorization.Authorize
+}
+
+/**
+ * The inbox was given options it cannot use; `problems` names every one.
+ *
+ * @example
+ * ```ts
+ * import { Inbox } from "@agentfx/inbox"
+ *
+ * try {
+ *   Inbox.layer({ agents: [] })
+ * } catch (error) {
+ *   if (error instanceof Inbox.InvalidInbox) console.error(error.problems) // ["agents: give at least one agent"]
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidInbox extends Data.TaggedError("InvalidInbox")<{ readonly problems: ReadonlyArray<string> }> {
+  override get message(): string {
+    return `Invalid inbox: ${this.problems.join("; ")}`
+  }
+}
+
+/**
+ * The handlers of `InboxApi.Api`: give it to `HttpApiBuilder.api(InboxApi.Api)` or
+ * `HttpLayerRouter.addHttpApi(InboxApi.Api)` (as {@link routes} does). Resumes run in the
+ * Layer's scope with the Layer's services — the agents' requirements, a `ChatModel`, and
+ * the `RunStore`, `ChatMemory` and `DecisionLog` when provided (else their defaults, in
+ * memory). Throws {@link InvalidInbox} when no agent is given or two share a name.
+ *
+ * @example
+ * ```ts
+ * import { HttpApiBuilder } from "@effect/platform"
+ * import { Layer } from "effect"
+ * import { Agent } from "@agentfx/core"
+ * import { Inbox, InboxApi } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const InboxLive = HttpApiBuilder.api(InboxApi.Api).pipe(Layer.provide(Inbox.layer({ agents: [payments] })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R>(
+  options: Options<R>
+): Layer.Layer<
+  HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxPage"> | HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxRuns">,
+  never,
+  R | ChatModel.ChatModel
+> => {
+  const problems: Array<string> = []
+  if (options.agents.length === 0) problems.push("agents: give at least one agent")
+  const agents = new Map<string, Agent.Any>()
+  const twice = new Set<string>()
+  for (const agent of options.agents) {
+    if (agents.has(agent.name)) twice.add(agent.name)
+    agents.set(agent.name, agent)
+  }
+  if (twice.size > 0) problems.push(`agents: names used twice: ${[...twice].join(", ")} (a run's record names its agent)`)
+  if (problems.length > 0) throw new InvalidInbox({ problems })
+  const runs = Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const live = Live.make(yield* Effect.context<R | ChatModel.ChatModel>(), yield* Effect.scope)
+      return Runs.layer(agents, live)
+    })
+  )
+  return Layer.mergeAll(Page.layer, runs).pipe(
+    Layer.provide(Authorization.layer(options.authorize ?? Authorization.loopbackOrToken()))
+  )
+}
+
+/**
+ * The inbox's routes for an `HttpLayerRouter` server of your own: merge them with your routes
+ * and serve them with `HttpLayerRouter.serve`. Everything lives under `/inbox`.
+ *
+ * @example
+ * ```ts
+ * import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+ * import { NodeHttpServer } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { createServer } from "node:http"
+ * import { Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const Health = HttpLayerRouter.add("GET", "/health", HttpServerResponse.text("ok"))
+ * const Server = HttpLayerRouter.serve(Layer.mergeAll(Inbox.routes({ agents: [payments] }), Health)).pipe(
+ *   Layer.provide(NodeHttpServer.layer(createServer, { port: 8080, host: "127.0.0.1" })),
+ *   Layer.provide(ScriptedChatModel.layer([]))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const routes = <R>(options: Options<R>) => HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
+
+/**
+ * Options of {@link serve}.
+ *
+ * @example
+ * ```ts
+ * import type { Agent } from "@agentfx/core"
+ * import type { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Inbox.ServeOptions<never> = { agents: [payments], port: 4180, host: "127.0.0.1" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServeOptions<R> extends Options<R> {
+  /** Default 0: a free port (read it from the `HttpServer`'s address). */
+  readonly port?: number
+  /** Default `"127.0.0.1"`: this machine only. */
+  readonly host?: string
+}
+
+/**
+ * The inbox alone, on a Node HTTP server (`/` redirects to `/inbox`). The Layer holds the
+ * server while it is in use; its `HttpServer` tells the address.
+ *
+ * @example
+ * ```ts
+ * import { HttpServer } from "@effect/platform"
+ * import { Effect, Layer } from "effect"
+ * import { Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const program = Effect.gen(function*() {
+ *   const server = yield* HttpServer.HttpServer
+ *   if (server.address._tag === "TcpAddress") console.log(`http://127.0.0.1:${server.address.port}/inbox`)
+ *   yield* Effect.never
+ * }).pipe(Effect.provide(Inbox.serve({ agents: [payments], port: 8080 })), Effect.provide(ScriptedChatModel.layer([])))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const serve = <R>(
+  options: ServeOptions<R>
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
+  HttpLayerRouter.serve(
+    Layer.mergeAll(routes(options), HttpLayerRouter.add("GET", "/", HttpServerResponse.redirect("/inbox", { status: 303 }))),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }))
+  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter

@@ -1,0 +1,409 @@
+/**
+ * The inbox's HTTP API, as an `HttpApi` of `@effect/platform`: what it serves, the JSON it
+ * speaks, and its typed errors (each a JSON body `{ _tag, message, … }` with its status).
+ * Everything lives under `/inbox`, so that it mounts beside a server's own routes.
+ *
+ * | endpoint | what |
+ * | --- | --- |
+ * | `GET /inbox` | the page (`?token=…` sets the token cookie and redirects) |
+ * | `GET /inbox/assets/:file` | its script and style |
+ * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
+ * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
+ * | `POST /inbox/api/runs/:runId/decision` | a `Decision` (JSON): resumes the run, 202 once its claim is won |
+ * | `GET /inbox/api/runs/:runId/events` | the resumed run's events, as Server-Sent Events, until it completes, pauses or fails |
+ *
+ * @since 0.1.0
+ */
+import { Checkpoint, Decision, Json, Message } from "@agentfx/core"
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { Authorization } from "./Authorization.js"
+
+/**
+ * A pending call as the list shows it.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const line = (p: typeof InboxApi.PendingSummary.Type) => `${p.toolName}(${JSON.stringify(p.args)})`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PendingSummary = Schema.Struct({ callId: Schema.String, toolName: Schema.String, args: Json.JsonValue })
+
+/**
+ * A paused run in the list. `ageMillis`: how long it has been paused, by the server's clock.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const line = (run: InboxApi.RunSummary) => `${run.agent} · ${run.reason} · ${run.pending.length} call(s)`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RunSummary = Schema.Struct({
+  runId: Schema.String,
+  agent: Schema.String,
+  conversationId: Schema.String,
+  ephemeral: Schema.Boolean,
+  reason: Checkpoint.Reason,
+  pausedAt: Schema.Number,
+  ageMillis: Schema.Number,
+  pending: Schema.Array(PendingSummary)
+}).annotations({ identifier: "RunSummary" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunSummary extends Schema.Schema.Type<typeof RunSummary> {}
+
+/**
+ * A pending call with what a person needs to decide it: the tool's description and the JSON
+ * Schema of its parameters (`null` for a sub-agent's tool, which the inbox cannot see: the
+ * server still checks edited arguments), the arguments as JSON, and for an environment pause
+ * the failure.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const checked = (call: InboxApi.PendingCall) => call.parameters !== null // a schema to check edits against
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PendingCall = Schema.Struct({
+  callId: Schema.String,
+  toolName: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  parameters: Schema.NullOr(Schema.Unknown),
+  args: Json.JsonValue,
+  error: Schema.optional(Schema.Struct({ reason: Schema.String, message: Schema.String }))
+}).annotations({ identifier: "PendingCall" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
+
+/**
+ * One paused run: its pending calls, the conversation so far, and the kinds of decision that
+ * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Proceed` for an
+ * environment failure; `Continue` after `MaxIterationsReached` or `BudgetExceeded`).
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const canApprove = (run: InboxApi.RunDetail) => run.accepts.includes("ByCall")
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RunDetail = Schema.Struct({
+  ...RunSummary.fields,
+  pending: Schema.Array(PendingCall),
+  messages: Schema.Array(Message.Message),
+  accepts: Schema.Array(Schema.String)
+}).annotations({ identifier: "RunDetail" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunDetail extends Schema.Schema.Type<typeof RunDetail> {}
+
+/**
+ * The answer to a decision whose resume won the run's claim (202): who decided and when
+ * (`Clock` milliseconds), and where its events stream.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const follow = (accepted: InboxApi.DecisionAccepted) => new EventSource(accepted.events)
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const DecisionAccepted = Schema.Struct({
+  runId: Schema.String,
+  decidedBy: Schema.String,
+  decidedAt: Schema.Number,
+  events: Schema.String
+}).annotations({ identifier: "DecisionAccepted" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecisionAccepted extends Schema.Schema.Type<typeof DecisionAccepted> {}
+
+/**
+ * The body is not a decision: not JSON, not sent as `application/json`, or not of the
+ * `Decision` Schema (`message` says what is wrong). 400.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.InvalidDecision({ message: "The body is not JSON: Unexpected end of JSON input" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agentfx/inbox/InvalidDecision")(
+  "InvalidDecision",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/**
+ * The run store has no record of the run. 404.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.RunNotFound({ runId: "r1", message: "No record of run r1 in the run store" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox/RunNotFound")(
+  "RunNotFound",
+  { runId: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/**
+ * This inbox has not resumed the run, so it has no events of it. 404.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.NoLiveEvents({ runId: "r1", message: "This inbox has not resumed run r1: it has no events of it" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoLiveEvents extends Schema.TaggedError<NoLiveEvents>("@agentfx/inbox/NoLiveEvents")(
+  "NoLiveEvents",
+  { runId: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/**
+ * Someone else decided first (`RunAlreadyResumed`): `status` is where the run is now,
+ * `decidedBy` who decided, `decidedAt` when, when known. Nothing ran for this decision. 409.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.AlreadyDecided({ runId: "r1", status: "completed", decidedBy: "ada", message: "Run r1 was already decided by ada: it is completed now" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx/inbox/AlreadyDecided")(
+  "AlreadyDecided",
+  {
+    runId: Schema.String,
+    status: Schema.String,
+    decidedBy: Schema.optional(Schema.String),
+    decidedAt: Schema.optional(Schema.Number),
+    message: Schema.String
+  },
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/**
+ * Another turn or resume holds the run's conversation. Nothing was consumed: try again later. 409.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.ConversationBusy({ conversationId: "c1", message: "Conversation \"c1\" is busy" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@agentfx/inbox/ConversationBusy")(
+  "ConversationBusy",
+  { conversationId: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/**
+ * The resume refused the decision; the run stays paused and resumable. `error` names the
+ * core error: `UnknownDecision`, `IncompleteDecisions` (`callIds`), `InvalidEditedArguments`
+ * (`problems`, one per call), `DecisionMismatch`, `InvalidCheckpoint`, `ConversationDiverged`. 422.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.DecisionRefused({ error: "IncompleteDecisions", message: "No decision for pending 1 call: t1", callIds: ["t1"] })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agentfx/inbox/DecisionRefused")(
+  "DecisionRefused",
+  {
+    error: Schema.String,
+    message: Schema.String,
+    callIds: Schema.optional(Schema.Array(Schema.String)),
+    problems: Schema.optional(Schema.Array(Schema.Struct({ callId: Schema.String, toolName: Schema.String, message: Schema.String })))
+  },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
+/**
+ * The run belongs to an agent this inbox was not given, so it cannot show or resume it. 422.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.UnknownAgent({ agent: "billing", message: "Run of agent \"billing\", which this inbox was not given" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inbox/UnknownAgent")(
+  "UnknownAgent",
+  { agent: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
+/**
+ * The run store or the chat memory failed, or holds a record that cannot be read. 503.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.Unavailable({ message: "database is locked" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/inbox/Unavailable")(
+  "Unavailable",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+const runId = HttpApiSchema.param("runId", Schema.String)
+
+/**
+ * The page and its assets: public (they hold no data; the API behind them is authorized).
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class PageGroup extends HttpApiGroup.make("inboxPage")
+  .add(
+    HttpApiEndpoint.get("page", "/inbox")
+      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
+  )
+  .add(
+    HttpApiEndpoint.get("asset")`/inbox/assets/${HttpApiSchema.param("file", Schema.String)}`
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
+      .addError(HttpApiError.NotFound)
+  )
+{}
+
+/**
+ * The runs: listed, shown, decided, followed. Every endpoint passes the `Authorization` hook.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const endpoints = Object.keys(InboxApi.RunsGroup.endpoints) // ["listRuns", "getRun", "decide", "events"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class RunsGroup extends HttpApiGroup.make("inboxRuns")
+  .add(
+    HttpApiEndpoint.get("listRuns", "/inbox/api/runs")
+      .setUrlParams(Schema.Struct({ limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500))) }))
+      .addSuccess(Schema.Array(RunSummary))
+  )
+  .add(
+    HttpApiEndpoint.get("getRun")`/inbox/api/runs/${runId}`
+      .addSuccess(RunDetail)
+      .addError(RunNotFound)
+      .addError(AlreadyDecided)
+      .addError(UnknownAgent)
+  )
+  .add(
+    HttpApiEndpoint.post("decide")`/inbox/api/runs/${runId}/decision`
+      .setPayload(Decision.Decision)
+      .addSuccess(DecisionAccepted, { status: 202 })
+      .addError(InvalidDecision)
+      .addError(RunNotFound)
+      .addError(AlreadyDecided)
+      .addError(ConversationBusy)
+      .addError(DecisionRefused)
+      .addError(UnknownAgent)
+  )
+  .add(
+    HttpApiEndpoint.get("events")`/inbox/api/runs/${runId}/events`
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .addError(NoLiveEvents)
+  )
+  .addError(Unavailable)
+  .middleware(Authorization)
+{}
+
+/**
+ * The whole API. Serve it with {@link Inbox.layer}'s handlers, or add it to a router of your
+ * own (`HttpLayerRouter.addHttpApi(InboxApi.Api)`; `Inbox.routes` does both).
+ *
+ * @example
+ * ```ts
+ * import { OpenApi } from "@effect/platform"
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const spec = OpenApi.fromApi(InboxApi.Api)
+ * ```
+ *
+ * @since 0.1.0
+ * @category api
+ */
+export class Api extends HttpApi.make("agentfx-inbox").add(PageGroup).add(RunsGroup) {}

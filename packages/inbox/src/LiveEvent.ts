@@ -1,0 +1,176 @@
+/**
+ * What the inbox sends a browser about a run it resumed: the run's lifecycle events as JSON,
+ * one Server-Sent Event each. Bulky parts of the core events are left out (a pause's
+ * checkpoint, a completed run's messages and state): a page shows progress, the run store
+ * keeps the rest.
+ *
+ * @since 0.1.0
+ */
+import type { AgentEvent } from "@agentfx/core"
+import { Json } from "@agentfx/core"
+import { Schema } from "effect"
+
+const meta = {
+  runId: Schema.String,
+  conversationId: Schema.String,
+  /** `Clock` time of the event, epoch milliseconds. */
+  timestamp: Schema.Number
+}
+
+const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, args: Json.JsonValue })
+
+/**
+ * One event, tagged like the core event it comes from, plus `RunFailed` (the resumed run
+ * failed after it was claimed: a model error, a store error, …).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * const event = Schema.decodeUnknownSync(LiveEvent.LiveEvent)({
+ *   _tag: "RunCompleted", runId: "r1", conversationId: "c1", timestamp: 0, text: "Sent."
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LiveEvent = Schema.Union(
+  Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String }),
+  Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number }),
+  Schema.TaggedStruct("TextDelta", { ...meta, iteration: Schema.Number, text: Schema.String }),
+  Schema.TaggedStruct("ModelResponded", {
+    ...meta,
+    iteration: Schema.Number,
+    text: Schema.String,
+    toolCalls: Schema.Number,
+    finishReason: Schema.String,
+    durationMillis: Schema.Number
+  }),
+  Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }),
+  Schema.TaggedStruct("ToolSucceeded", { ...meta, callId: Schema.String, toolName: Schema.String, value: Json.JsonValue, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("ToolFailed", {
+    ...meta,
+    callId: Schema.String,
+    toolName: Schema.String,
+    reason: Schema.String,
+    message: Schema.String,
+    durationMillis: Schema.Number
+  }),
+  Schema.TaggedStruct("ToolTimedOut", { ...meta, callId: Schema.String, toolName: Schema.String, timeoutMillis: Schema.Number, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("RunPaused", { ...meta, reason: Schema.String, pending: Schema.Array(CallRef) }),
+  Schema.TaggedStruct("RunCompleted", { ...meta, text: Schema.String }),
+  Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String })
+).annotations({ identifier: "LiveEvent" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type LiveEvent = typeof LiveEvent.Type
+
+/**
+ * Whether the event ends the run's stream: it completed, paused again, or failed.
+ *
+ * @example
+ * ```ts
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * LiveEvent.isFinal({ _tag: "RunCompleted", runId: "r1", conversationId: "c1", timestamp: 0, text: "Sent." }) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isFinal = (event: LiveEvent): boolean =>
+  event._tag === "RunCompleted" || event._tag === "RunPaused" || event._tag === "RunFailed"
+
+/**
+ * The wire form of a core event; `decidedBy` is added to `RunResumed`.
+ *
+ * @example
+ * ```ts
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * LiveEvent.fromAgentEvent({ _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2, messages: 5 })
+ * // { _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string): LiveEvent => {
+  const m = { runId: event.runId, conversationId: event.conversationId, timestamp: event.timestamp }
+  switch (event._tag) {
+    case "RunStarted":
+      return { _tag: event._tag, ...m, agent: event.agent, input: event.input }
+    case "RunResumed":
+      return { _tag: event._tag, ...m, agent: event.agent, decision: event.decision, ...(decidedBy === undefined ? {} : { decidedBy }) }
+    case "ModelCalled":
+      return { _tag: event._tag, ...m, iteration: event.iteration }
+    case "TextDelta":
+      return { _tag: event._tag, ...m, iteration: event.iteration, text: event.text }
+    case "ModelResponded":
+      return {
+        _tag: event._tag,
+        ...m,
+        iteration: event.iteration,
+        text: event.text,
+        toolCalls: event.toolCalls,
+        finishReason: event.finishReason,
+        durationMillis: event.durationMillis
+      }
+    case "ToolStarted":
+      return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, args: event.args }
+    case "ToolSucceeded":
+      return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, value: event.value, durationMillis: event.durationMillis }
+    case "ToolFailed":
+      return {
+        _tag: event._tag,
+        ...m,
+        callId: event.callId,
+        toolName: event.toolName,
+        reason: event.error.reason,
+        message: event.error.message,
+        durationMillis: event.durationMillis
+      }
+    case "ToolTimedOut":
+      return {
+        _tag: event._tag,
+        ...m,
+        callId: event.callId,
+        toolName: event.toolName,
+        timeoutMillis: event.timeoutMillis,
+        durationMillis: event.durationMillis
+      }
+    case "RunPaused":
+      return {
+        _tag: event._tag,
+        ...m,
+        reason: event.exit.reason,
+        pending: event.exit.pending.map(({ call }) => ({ callId: call.id, toolName: call.name, args: call.args }))
+      }
+    case "RunCompleted":
+      return { _tag: event._tag, ...m, text: event.exit.text }
+  }
+}
+
+/**
+ * The event that closes a run's stream when it fails after its claim.
+ *
+ * @example
+ * ```ts
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * LiveEvent.failed({ runId: "r1", conversationId: "c1", timestamp: 0 }, { _tag: "ModelError", message: "HTTP 500" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const failed = (
+  run: { readonly runId: string; readonly conversationId: string; readonly timestamp: number },
+  error: { readonly _tag: string; readonly message: string }
+): LiveEvent => ({ _tag: "RunFailed", ...run, error: error._tag, message: error.message })

@@ -1,0 +1,143 @@
+/**
+ * The runs this inbox resumed, and their events: a resume runs in a fiber of the inbox's own
+ * scope (a browser that goes away does not stop a decided run), its events are kept per run
+ * and handed to every subscriber — those so far, then the rest as they come — until the run
+ * completes, pauses again or fails.
+ */
+import type { AgentError } from "@agentfx/core"
+import { Agent, Decision } from "@agentfx/core"
+import type { Context, Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Schema, Stream } from "effect"
+import { DecisionLog } from "../DecisionLog.js"
+import * as LiveEvent from "../LiveEvent.js"
+
+/** An event with its Server-Sent Events id: `<generation>-<index>`. */
+export interface Numbered {
+  readonly id: string
+  readonly event: LiveEvent.LiveEvent
+}
+
+interface Live {
+  readonly runId: string
+  readonly conversationId: string
+  readonly generation: number
+  readonly events: Array<LiveEvent.LiveEvent>
+  readonly listeners: Set<Queue.Queue<Numbered>>
+  final: boolean
+}
+
+/** How many finished runs keep their events for a late subscriber; the oldest go first. */
+export const finishedKept = 100
+
+export interface LiveRuns {
+  /**
+   * Resumes the run in the background; succeeds with its `RunResumed` event once the resume
+   * claimed the run (the decision is then in the `DecisionLog`), or fails with the resume's
+   * refusal (nothing was consumed).
+   */
+  readonly resume: (
+    agent: Agent.Any,
+    runId: string,
+    decision: Decision.Decision,
+    decidedBy: string
+  ) => Effect.Effect<LiveEvent.LiveEvent, AgentError.ResumeError>
+  /** The run's events after `lastEventId` (all of them without one), ending with its final event; `None` when this inbox has not resumed it. */
+  readonly subscribe: (runId: string, lastEventId: string | undefined) => Effect.Effect<Option.Option<Stream.Stream<Numbered>>>
+}
+
+const encodeDecision = Schema.encode(Decision.Decision)
+
+/** Writes the decision that won the run's claim to the log. */
+const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: Decision.Decision, decidedAt: number) =>
+  Effect.flatMap(Effect.orDie(encodeDecision(decision)), (encoded) =>
+    Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded })))
+
+/** Runs resumes in `scope`, with the services of `context` (the agents' requirements, the model, the stores). */
+export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRuns => {
+  const lives = new Map<string, Live>()
+  const finished: Array<Live> = []
+  let generations = 0
+
+  const push = (live: Live, event: LiveEvent.LiveEvent) => {
+    const numbered = { id: `${live.generation}-${live.events.length}`, event }
+    live.events.push(event)
+    for (const listener of live.listeners) Queue.unsafeOffer(listener, numbered)
+    if (!LiveEvent.isFinal(event)) return
+    live.final = true
+    finished.push(live)
+    while (finished.length > finishedKept) {
+      const oldest = finished.shift()!
+      if (lives.get(oldest.runId) === oldest) lives.delete(oldest.runId)
+    }
+  }
+
+  const resume: LiveRuns["resume"] = (agent, runId, decision, decidedBy) =>
+    Effect.gen(function*() {
+      const claimed = yield* Deferred.make<LiveEvent.LiveEvent, AgentError.ResumeError>()
+      let live: Live | undefined
+      const publish = (event: Parameters<typeof LiveEvent.fromAgentEvent>[0]) =>
+        Effect.suspend(() => {
+          const wire = LiveEvent.fromAgentEvent(event, decidedBy)
+          if (live === undefined) {
+            live = { runId, conversationId: wire.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
+            lives.set(runId, live)
+            push(live, wire)
+            return Effect.zipRight(
+              record(agent, runId, decidedBy, decision, wire.timestamp),
+              Deferred.succeed(claimed, wire)
+            )
+          }
+          push(live, wire)
+          return Effect.void
+        })
+      const ended = (exit: Exit.Exit<void, AgentError.ResumeError>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          if (live === undefined) {
+            // refused before its claim: the caller is told, nothing was consumed
+            return yield* Exit.isFailure(exit)
+              ? Deferred.failCause(claimed, exit.cause)
+              : Deferred.die(claimed, new Error(`The resume of run ${runId} ended without an event`))
+          }
+          if (Exit.isSuccess(exit) || live.final) return
+          const error = Cause.squash(exit.cause)
+          push(live, LiveEvent.failed(
+            { runId, conversationId: live.conversationId, timestamp: yield* Clock.currentTimeMillis },
+            Cause.isInterruptedOnly(exit.cause)
+              ? { _tag: "Interrupted", message: "The inbox stopped while the run was running" }
+              : {
+                _tag: typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect",
+                message: error instanceof Error ? error.message : String(error)
+              }
+          ))
+        })
+      yield* Agent.streamResume(agent, runId, decision, { decidedBy }).pipe(
+        Stream.runForEach(publish),
+        Effect.onExit(ended),
+        Effect.provide(context),
+        Effect.forkIn(scope)
+      )
+      return yield* Deferred.await(claimed)
+    })
+
+  const subscribe: LiveRuns["subscribe"] = (runId, lastEventId) =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.unbounded<Numbered>()
+      return yield* Effect.sync(() => {
+        const live = lives.get(runId)
+        if (live === undefined) return Option.none()
+        const match = lastEventId === undefined ? null : /^(\d+)-(\d+)$/.exec(lastEventId)
+        const from = match !== null && Number(match[1]) === live.generation ? Number(match[2]) + 1 : 0
+        const replay = live.events.slice(from).map((event, i): Numbered => ({ id: `${live.generation}-${from + i}`, event }))
+        if (live.final) return Option.some(Stream.fromIterable(replay))
+        live.listeners.add(queue)
+        return Option.some(
+          Stream.concat(Stream.fromIterable(replay), Stream.fromQueue(queue)).pipe(
+            Stream.takeUntil(({ event }) => LiveEvent.isFinal(event)),
+            Stream.ensuring(Effect.sync(() => live.listeners.delete(queue)))
+          )
+        )
+      })
+    })
+
+  return { resume, subscribe }
+}

@@ -1,0 +1,124 @@
+/**
+ * The handlers of the runs group: list and show paused runs from the run store, decide one
+ * (the body decoded with the `Decision` Schema, the run resumed by id in the background once
+ * its claim is won), and stream a resumed run's events.
+ */
+import type { Agent } from "@agentfx/core"
+import { AgentError, Decision, RunStore } from "@agentfx/core"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Decider } from "../Authorization.js"
+import type { RunSummary } from "../InboxApi.js"
+import { Api, DecisionAccepted, InvalidDecision, NoLiveEvents, RunNotFound, Unavailable, UnknownAgent } from "../InboxApi.js"
+import { LiveEvent } from "../LiveEvent.js"
+import type { LiveRuns } from "./live.js"
+import { alreadyDecided, refusal } from "./refusals.js"
+import * as Views from "./views.js"
+
+const unavailable = (error: { readonly message: string }) => new Unavailable({ message: error.message })
+
+const decodeDecision = Schema.decodeUnknown(Decision.Decision)
+const encodeAccepted = Schema.encode(DecisionAccepted)
+const encodeEvent = Schema.encode(LiveEvent)
+
+/** The largest decision body read: edited arguments of many calls (a call's arguments are at most 1 MiB by default). */
+export const maxBodyBytes = 4 * 1024 * 1024
+
+const tooLarge = new InvalidDecision({ message: `The body could not be read: larger than ${maxBodyBytes} bytes, or cut off` })
+
+const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+/** The handlers of the runs group, over the given agents (by name) and live runs. */
+export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
+  HttpApiBuilder.group(Api, "inboxRuns", (handlers) => {
+    const agentOf = (name: string) => {
+      const agent = agents.get(name)
+      return agent === undefined
+        ? Effect.fail(new UnknownAgent({ agent: name, message: `Run of agent "${name}", which this inbox was not given (it has ${[...agents.keys()].join(", ")})` }))
+        : Effect.succeed(agent)
+    }
+
+    /** The run's record if it is paused; else the refusal a decision on it would get. */
+    const pausedRecord = (runId: string) =>
+      Effect.gen(function*() {
+        const store = yield* RunStore.RunStore
+        const record = yield* store.get(runId).pipe(Effect.mapError(unavailable))
+        if (Option.isSome(record) && record.value.status === "paused") return record.value
+        const status = Option.isSome(record)
+          ? record.value.status
+          : Option.getOrUndefined(yield* store.finished(runId).pipe(Effect.mapError(unavailable)))?.status
+        if (status === undefined) return yield* new RunNotFound({ runId, message: `No record of run ${runId} in the run store` })
+        const decidedBy = Option.isSome(record) ? record.value.decidedBy : undefined
+        return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId, status, decidedBy })))
+      })
+
+    return handlers
+      .handle("listRuns", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const store = yield* RunStore.RunStore
+          const limit = urlParams.limit ?? 100
+          // asked per agent, so that a store full of other agents' runs is not read
+          const records = yield* Effect.forEach(agents.keys(), (agent) => store.list({ status: "paused", agent, limit })).pipe(
+            Effect.mapError(unavailable)
+          )
+          const now = yield* Clock.currentTimeMillis
+          const runs: Array<RunSummary> = []
+          for (const record of records.flat()) {
+            // a record that cannot be read is left out of the list (and logged); asked for alone, it is a 503
+            const cp = yield* Views.checkpointOf(record).pipe(Effect.tapError((e) => Effect.logWarning(e.message)), Effect.option)
+            if (Option.isSome(cp)) runs.push(Views.summary(record, cp.value, now))
+          }
+          return runs.sort((a, b) => b.pausedAt - a.pausedAt).slice(0, limit)
+        }))
+      .handle("getRun", ({ path }) =>
+        Effect.gen(function*() {
+          const record = yield* pausedRecord(path.runId)
+          const agent = yield* agentOf(record.agent)
+          return Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
+        }))
+      .handleRaw("decide", ({ path, request }) =>
+        Effect.gen(function*() {
+          const contentType = request.headers["content-type"] ?? ""
+          if (!/^application\/json\b/i.test(contentType)) {
+            return yield* new InvalidDecision({ message: `Send the decision as application/json (the request's content type is ${JSON.stringify(contentType)})` })
+          }
+          // a declared length over the limit is refused before reading; a chunked body stops being read at the limit (the connection is closed)
+          if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
+          const text = yield* request.text.pipe(
+            HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+            Effect.mapError(() => tooLarge)
+          )
+          const body = yield* Effect.try({
+            try: (): unknown => JSON.parse(text),
+            catch: (error) => new InvalidDecision({ message: `The body is not JSON: ${error instanceof Error ? error.message : String(error)}` })
+          })
+          const decision = yield* decodeDecision(body, { onExcessProperty: "error" }).pipe(
+            Effect.mapError((error) => new InvalidDecision({ message: `The body is not a Decision: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
+          )
+          const record = yield* pausedRecord(path.runId)
+          const agent = yield* agentOf(record.agent)
+          const decidedBy = yield* Decider
+          const resumed = yield* live.resume(agent, path.runId, decision, decidedBy).pipe(
+            Effect.catchAll((error) => Effect.flatMap(refusal(error), Effect.fail))
+          )
+          const accepted = yield* encodeAccepted({
+            runId: path.runId,
+            decidedBy,
+            decidedAt: resumed.timestamp,
+            events: `/inbox/api/runs/${encodeURIComponent(path.runId)}/events`
+          }).pipe(Effect.orDie)
+          return HttpServerResponse.unsafeJson(accepted, { status: 202 })
+        }))
+      .handle("events", ({ path, request }) =>
+        Effect.gen(function*() {
+          const events = yield* live.subscribe(path.runId, request.headers["last-event-id"])
+          if (Option.isNone(events)) {
+            return yield* new NoLiveEvents({ runId: path.runId, message: `This inbox has not resumed run ${path.runId}: it has no events of it` })
+          }
+          const encoder = new TextEncoder()
+          const body = events.value.pipe(
+            Stream.mapEffect(({ event, id }) => Effect.map(Effect.orDie(encodeEvent(event)), (json) => encoder.encode(`id: ${id}\ndata: ${JSON.stringify(json)}\n\n`)))
+          )
+          return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers: sseHeaders })
+        }))
+  })

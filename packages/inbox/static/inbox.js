@@ -1,0 +1,440 @@
+// @ts-check
+/**
+ * The inbox page: lists the paused runs, shows one (its pending calls, the conversation),
+ * checks edited arguments against each tool's JSON Schema before anything is sent, posts the
+ * decision, shows the server's refusal where it belongs, and follows the resumed run's events.
+ * Plain DOM, no framework, no build step; every control is a native one (keyboard first).
+ */
+import { describe, validate } from "./validate.js"
+
+/**
+ * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, error?: { reason: string, message: string } }} PendingCall
+ * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
+ * @typedef {Omit<RunSummary, "pending"> & { pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string> }} RunDetail
+ * @typedef {{ ok: boolean, status: number, body: any }} Reply
+ */
+
+const api = "/inbox/api/runs"
+const nameKey = "agentfx-inbox-reviewer"
+
+/** @param {string} id */
+const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id))
+const reviewer = /** @type {HTMLInputElement} */ (byId("reviewer"))
+const statusLine = byId("status")
+
+/** @type {RunDetail | undefined} */
+let current
+/** @type {EventSource | undefined} */
+let source
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {{ [key: string]: string }} [attributes]
+ * @param {Array<Node | string>} [children]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+function h(tag, attributes = {}, children = []) {
+  const element = document.createElement(tag)
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value)
+  element.append(...children)
+  return element
+}
+
+/**
+ * @param {string} text
+ * @param {"good" | "bad" | ""} [kind]
+ */
+function setStatus(text, kind = "") {
+  statusLine.textContent = text
+  statusLine.className = kind
+}
+
+/** @param {boolean} json */
+function headers(json) {
+  /** @type {Record<string, string>} */
+  const result = {}
+  const name = reviewer.value.trim()
+  if (name !== "") result["x-agentfx-reviewer"] = encodeURIComponent(name)
+  if (json) result["content-type"] = "application/json"
+  return result
+}
+
+/**
+ * @param {string} url
+ * @param {RequestInit} [init]
+ * @returns {Promise<Reply>}
+ */
+async function call(url, init = {}) {
+  try {
+    const response = await fetch(url, { ...init, headers: { ...headers(init.body !== undefined), ...init.headers } })
+    const text = await response.text()
+    let body = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { ok: response.ok, status: response.status, body }
+  } catch (error) {
+    return { ok: false, status: 0, body: { message: `The inbox cannot be reached (${String(error)})` } }
+  }
+}
+
+/** @param {Reply} reply */
+function messageOf(reply) {
+  return typeof reply.body === "object" && reply.body !== null && typeof reply.body.message === "string"
+    ? reply.body.message
+    : `The inbox answered ${reply.status}`
+}
+
+/** @param {number} ms */
+function age(ms) {
+  const s = Math.round(ms / 1000)
+  if (s < 5) return "just now"
+  if (s < 60) return `${s} s ago`
+  if (s < 3600) return `${Math.round(s / 60)} min ago`
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`
+  return `${Math.round(s / 86400)} d ago`
+}
+
+async function loadRuns() {
+  const reply = await call(api)
+  const list = byId("runs")
+  if (!reply.ok) {
+    setStatus(messageOf(reply), "bad")
+    return
+  }
+  /** @type {Array<RunSummary>} */
+  const runs = reply.body
+  list.replaceChildren(...runs.map((run) => {
+    const button = h("button", { type: "button", "data-run-id": run.runId }, [
+      h("strong", {}, [`${run.agent} · ${run.reason}`]),
+      h("br"),
+      h("span", { class: "meta" }, [`${run.pending.map((p) => p.toolName).join(", ")} · paused ${age(run.ageMillis)} · ${run.conversationId}`])
+    ])
+    if (current?.runId === run.runId) button.setAttribute("aria-current", "true")
+    button.addEventListener("click", () => void openRun(run.runId))
+    return h("li", {}, [button])
+  }))
+  byId("empty").hidden = runs.length > 0
+}
+
+/** @param {string} runId */
+async function openRun(runId) {
+  const reply = await call(`${api}/${encodeURIComponent(runId)}`)
+  if (!reply.ok) {
+    setStatus(messageOf(reply), "bad")
+    void loadRuns()
+    return
+  }
+  current = reply.body
+  setStatus("")
+  renderRun(reply.body)
+  for (const button of document.querySelectorAll("#runs button")) {
+    button.setAttribute("aria-current", String(button.getAttribute("data-run-id") === runId))
+  }
+  byId("run-heading").focus()
+}
+
+/** @param {any} message */
+function messageLine(message) {
+  switch (message._tag) {
+    case "User":
+      return ["person", message.text]
+    case "System":
+      return ["system", message.text]
+    case "Assistant":
+      return ["model", [message.text, ...message.toolCalls.map((/** @type {any} */ c) => `asks ${c.name}(${JSON.stringify(c.args)})`)].filter((t) => t !== "").join(" · ")]
+    default:
+      return [`result of ${message.toolName}`, JSON.stringify(message.content)]
+  }
+}
+
+/** @param {RunDetail} run */
+function renderRun(run) {
+  const section = byId("run")
+  const heading = h("h2", { id: "run-heading", tabindex: "-1" }, [`${run.agent} — waiting for ${run.reason === "approval" ? "approval" : run.reason}`])
+  const meta = h("p", { class: "hint" }, [`Run ${run.runId} · conversation ${run.conversationId} · paused ${age(run.ageMillis)}`])
+  const conversation = h("details", { open: "" }, [
+    h("summary", {}, ["Conversation so far"]),
+    h("ol", { class: "conversation" }, run.messages.map((m) => {
+      const [who, text] = messageLine(m)
+      return h("li", {}, [h("span", { class: "who" }, [`${who}: `]), text])
+    }))
+  ])
+  const form = h("form", { id: "decision", novalidate: "" })
+  if (run.reason === "approval") {
+    run.pending.forEach((pending, i) => form.append(callFieldset(pending, i)))
+    form.append(
+      h("p", { class: "error", id: "form-error" }),
+      h("div", { class: "actions" }, [
+        h("button", { type: "submit", id: "submit", class: "primary" }, ["Submit decision"]),
+        actionButton("approve-all", "Approve all as asked", () => ({ _tag: "ApproveAll" })),
+        actionButton("reject-all", "Reject all", () => ({ _tag: "RejectAll" }))
+      ])
+    )
+    form.addEventListener("submit", (event) => {
+      event.preventDefault()
+      void submitByCall(run)
+    })
+  } else {
+    // an environment failure (retry, proceed), or a run out of iterations or budget (continue; a budget's limits raised)
+    const raise = h("textarea", { id: "raise", rows: "2", spellcheck: "false", placeholder: `{ "tokens": 50000 }` })
+    form.append(
+      h("ul", {}, run.pending.map((p) => h("li", {}, [`${p.toolName}(${JSON.stringify(p.args)})${p.error ? ` failed: ${p.error.reason} error: ${p.error.message}` : ""}`]))),
+      ...(run.reason === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
+      h("p", { class: "error", id: "form-error" }),
+      h("div", { class: "actions" }, run.accepts.map((tag) =>
+        actionButton(tag.toLowerCase(), tag, () => {
+          if (run.reason !== "budget" || raise.value.trim() === "") return { _tag: tag }
+          return { _tag: tag, raise: JSON.parse(raise.value) }
+        })
+      ))
+    )
+    form.addEventListener("submit", (event) => event.preventDefault())
+  }
+  section.replaceChildren(heading, meta, conversation, form)
+}
+
+/**
+ * @param {string} id
+ * @param {string} label
+ * @param {() => unknown} decision
+ */
+function actionButton(id, label, decision) {
+  const button = h("button", { type: "button", id }, [label])
+  button.addEventListener("click", () => {
+    if (current === undefined) return
+    let value
+    try {
+      value = decision()
+    } catch (error) {
+      byId("form-error").textContent = `Not JSON: ${error instanceof Error ? error.message : String(error)}`
+      return
+    }
+    void post(current, value)
+  })
+  return button
+}
+
+/**
+ * @param {PendingCall} pending
+ * @param {number} i
+ */
+function callFieldset(pending, i) {
+  const choice = (/** @type {string} */ value, /** @type {string} */ label) => {
+    const input = h("input", { type: "radio", name: `choice-${i}`, value, id: `choice-${i}-${value}` })
+    if (value === "approve") input.checked = true
+    return h("label", { for: `choice-${i}-${value}` }, [input, ` ${label}`])
+  }
+  const args = h("textarea", { id: `args-${i}`, "data-args-for": pending.callId, rows: "4", spellcheck: "false", "aria-describedby": `error-${i}` })
+  args.value = JSON.stringify(pending.args, null, 2)
+  args.rows = Math.min(12, args.value.split("\n").length + 1)
+  const error = h("p", { class: "error", id: `error-${i}`, "data-error-for": pending.callId })
+  const reject = h("input", { id: `reject-${i}`, "data-reject-for": pending.callId, placeholder: "why not (optional)" })
+  const reply = h("textarea", { id: `reply-${i}`, "data-reply-for": pending.callId, rows: "2" })
+  const parts = {
+    approve: h("div", {}, [h("label", { for: `args-${i}` }, ["Arguments (JSON) — edit them to approve with changes"]), args]),
+    reject: h("div", { hidden: "" }, [h("label", { for: `reject-${i}` }, ["Reason for the model"]), " ", reject]),
+    reply: h("div", { hidden: "" }, [h("label", { for: `reply-${i}` }, ["Answer in its place (JSON, or plain text)"]), reply])
+  }
+  const fieldset = h("fieldset", { class: "call", "data-call-id": pending.callId, "data-index": String(i) }, [
+    h("legend", {}, [`${pending.toolName} · ${pending.callId}`]),
+    h("p", { class: "description" }, [pending.description ?? "A sub-agent's tool: the server checks its arguments."]),
+    h("div", { class: "choices", role: "radiogroup", "aria-label": `Decision for ${pending.callId}` }, [
+      choice("approve", "Approve"),
+      choice("reject", "Reject"),
+      choice("reply", "Reply instead")
+    ]),
+    parts.approve,
+    parts.reject,
+    parts.reply,
+    error
+  ])
+  fieldset.addEventListener("change", () => {
+    const picked = chosen(fieldset)
+    parts.approve.hidden = picked !== "approve"
+    parts.reject.hidden = picked !== "reject"
+    parts.reply.hidden = picked !== "reply"
+    showProblems(fieldset, picked === "approve" ? checkArgs(pending, args.value).problems : [])
+  })
+  args.addEventListener("input", () => showProblems(fieldset, checkArgs(pending, args.value).problems))
+  return fieldset
+}
+
+/** @param {HTMLElement} fieldset */
+function chosen(fieldset) {
+  return /** @type {HTMLInputElement | null} */ (fieldset.querySelector("input[type=radio]:checked"))?.value ?? "approve"
+}
+
+/**
+ * The edited arguments, parsed and checked against the tool's JSON Schema.
+ *
+ * @param {PendingCall} pending
+ * @param {string} text
+ * @returns {{ value?: unknown, problems: Array<string> }}
+ */
+function checkArgs(pending, text) {
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { problems: [`Not JSON: ${error instanceof Error ? error.message : String(error)}`] }
+  }
+  if (pending.parameters === null) return { value, problems: [] }
+  return { value, problems: validate(pending.parameters, value).map(describe) }
+}
+
+/**
+ * @param {HTMLElement} fieldset
+ * @param {Array<string>} problems
+ */
+function showProblems(fieldset, problems) {
+  const i = fieldset.getAttribute("data-index")
+  byId(`error-${i}`).textContent = problems.join("\n")
+  byId(`args-${i}`).setAttribute("aria-invalid", String(problems.length > 0))
+}
+
+/** @param {RunDetail} run */
+async function submitByCall(run) {
+  /** @type {Record<string, unknown>} */
+  const decisions = {}
+  /** @type {HTMLElement | undefined} */
+  let firstInvalid
+  for (const fieldset of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("fieldset.call"))) {
+    const i = Number(fieldset.getAttribute("data-index"))
+    const pending = run.pending[i]
+    const picked = chosen(fieldset)
+    if (pending === undefined) continue
+    if (picked === "approve") {
+      const text = /** @type {HTMLTextAreaElement} */ (byId(`args-${i}`)).value
+      const { value, problems } = checkArgs(pending, text)
+      showProblems(fieldset, problems)
+      if (problems.length > 0) {
+        firstInvalid ??= byId(`args-${i}`)
+        continue
+      }
+      decisions[pending.callId] = JSON.stringify(value) === JSON.stringify(pending.args) ? { _tag: "Approve" } : { _tag: "Approve", args: value }
+    } else if (picked === "reject") {
+      const message = /** @type {HTMLInputElement} */ (byId(`reject-${i}`)).value.trim()
+      decisions[pending.callId] = message === "" ? { _tag: "Reject" } : { _tag: "Reject", message }
+    } else {
+      const text = /** @type {HTMLTextAreaElement} */ (byId(`reply-${i}`)).value
+      let value
+      try {
+        value = JSON.parse(text)
+      } catch {
+        value = text
+      }
+      decisions[pending.callId] = { _tag: "Reply", value }
+    }
+  }
+  if (firstInvalid !== undefined) {
+    setStatus("Fix the arguments marked in red before deciding.", "bad")
+    firstInvalid.focus()
+    return
+  }
+  await post(run, { _tag: "ByCall", decisions })
+}
+
+/**
+ * @param {RunDetail} run
+ * @param {unknown} decision
+ */
+async function post(run, decision) {
+  const form = /** @type {HTMLFormElement} */ (byId("decision"))
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (form.querySelectorAll("button"))
+  for (const button of buttons) button.disabled = true
+  setStatus("Sending the decision…")
+  const reply = await call(`${api}/${encodeURIComponent(run.runId)}/decision`, { method: "POST", body: JSON.stringify(decision) })
+  if (reply.ok) {
+    setStatus(`Decided by ${reply.body.decidedBy}. Following the run…`, "good")
+    follow(reply.body.events)
+    void loadRuns()
+    return
+  }
+  const body = reply.body ?? {}
+  if (body._tag === "AlreadyDecided") {
+    const at = typeof body.decidedAt === "number" ? ` (at ${new Date(body.decidedAt).toLocaleTimeString()})` : ""
+    setStatus(`${body.message}${at}`, "bad")
+    void loadRuns()
+    return
+  }
+  for (const button of buttons) button.disabled = false
+  byId("form-error").textContent = ""
+  if (body._tag === "DecisionRefused" && Array.isArray(body.problems)) {
+    // the server's own check of edited arguments: shown on each call it names
+    for (const problem of body.problems) {
+      const fieldset = /** @type {HTMLElement | null} */ (document.querySelector(`fieldset[data-call-id="${CSS.escape(problem.callId)}"]`))
+      if (fieldset !== null) showProblems(fieldset, [`Refused by the server: ${problem.message}`])
+    }
+    const first = /** @type {HTMLElement | null} */ (document.querySelector("textarea[aria-invalid=true]"))
+    first?.focus()
+  } else {
+    byId("form-error").textContent = messageOf(reply)
+  }
+  setStatus(messageOf(reply), "bad")
+}
+
+/** @param {any} e */
+function eventLine(e) {
+  switch (e._tag) {
+    case "RunResumed":
+      return `resumed: ${e.decision}${e.decidedBy ? ` by ${e.decidedBy}` : ""}`
+    case "RunStarted":
+      return `started: ${e.input}`
+    case "ModelCalled":
+      return `model call #${e.iteration}`
+    case "ModelResponded":
+      return e.toolCalls > 0 ? `model asks for ${e.toolCalls} tool call(s)` : `model answered: ${e.text}`
+    case "ToolStarted":
+      return `→ ${e.toolName}(${JSON.stringify(e.args)})`
+    case "ToolSucceeded":
+      return `✓ ${e.toolName}: ${JSON.stringify(e.value)}`
+    case "ToolFailed":
+      return `✗ ${e.toolName}: ${e.reason} error: ${e.message}`
+    case "ToolTimedOut":
+      return `⏱ ${e.toolName} timed out after ${e.timeoutMillis} ms`
+    case "RunPaused":
+      return `paused again (${e.reason}): ${e.pending.map((/** @type {any} */ p) => p.toolName).join(", ")}`
+    case "RunCompleted":
+      return `completed: ${e.text}`
+    case "RunFailed":
+      return `failed (${e.error}): ${e.message}`
+    default:
+      return undefined
+  }
+}
+
+/** @param {string} url */
+function follow(url) {
+  source?.close()
+  const list = byId("events")
+  list.replaceChildren()
+  const events = new EventSource(url)
+  source = events
+  events.onmessage = (message) => {
+    const event = JSON.parse(message.data)
+    const line = eventLine(event)
+    const final = event._tag === "RunCompleted" || event._tag === "RunPaused" || event._tag === "RunFailed"
+    if (line !== undefined) list.append(h("li", final ? { class: "final", "data-tag": event._tag } : { "data-tag": event._tag }, [line]))
+    if (!final) return
+    events.close()
+    setStatus(line ?? "", event._tag === "RunCompleted" ? "good" : "bad")
+    void loadRuns()
+  }
+  events.onerror = () => {
+    if (events.readyState === EventSource.CLOSED) setStatus("The run's live events are not available.", "bad")
+  }
+}
+
+reviewer.value = localStorage.getItem(nameKey) ?? ""
+reviewer.addEventListener("change", () => localStorage.setItem(nameKey, reviewer.value.trim()))
+byId("refresh").addEventListener("click", () => void loadRuns())
+document.addEventListener("keydown", (event) => {
+  const target = /** @type {HTMLElement} */ (event.target)
+  if (event.key === "r" && !event.ctrlKey && !event.metaKey && !event.altKey && !["INPUT", "TEXTAREA"].includes(target.tagName)) void loadRuns()
+})
+setInterval(() => void loadRuns(), 15_000)
+void loadRuns()

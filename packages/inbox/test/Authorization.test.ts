@@ -1,0 +1,161 @@
+/**
+ * Who may use the inbox: the default hook (loopback clients, or a token) on the hook itself
+ * and through a real server; a hook of one's own, whose name is recorded with the claim.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option, Redacted } from "effect"
+import * as Http from "node:http"
+import { Authorization, DecisionLog } from "../src/index.js"
+import { bank, decide, events, request, serve } from "./fixtures.js"
+
+const requestFrom = (headers: Record<string, string>, remoteAddress = "127.0.0.1") =>
+  HttpServerRequest.fromWeb(new Request("http://127.0.0.1:4180/inbox/api/runs", { headers })).modify({ remoteAddress })
+
+const judge = (authorize: Authorization.Authorize, headers: Record<string, string>, remoteAddress?: string) =>
+  Effect.runSync(Effect.either(authorize(requestFrom(headers, remoteAddress))))
+
+/** A GET with exactly these headers (fetch would not send `Host` as given). */
+const rawGet = (origin: string, path: string, headers: Record<string, string>) =>
+  Effect.async<{ status: number; body: any }>((resume) => {
+    const url = new URL(origin)
+    const req = Http.request({ host: url.hostname, port: url.port, path, headers, setHost: headers.host === undefined }, (res) => {
+      let body = ""
+      res.on("data", (chunk) => (body += chunk))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body: JSON.parse(body) })))
+    })
+    req.end()
+  })
+
+describe("Authorization.loopbackOrToken, without a token", () => {
+  const authorize = Authorization.loopbackOrToken()
+
+  it("admits loopback clients (IPv4, IPv6, IPv4-mapped) by the name they give, else as \"local\"", () => {
+    expect(judge(authorize, { host: "127.0.0.1:4180" })).toEqual(Either.right("local"))
+    expect(judge(authorize, { host: "localhost:4180", "x-agentfx-reviewer": "Ada" }, "::1")).toEqual(Either.right("Ada"))
+    expect(judge(authorize, { host: "[::1]:4180" }, "::ffff:127.0.0.1")).toEqual(Either.right("local"))
+  })
+
+  it("refuses a client on another machine (403)", () => {
+    const refused = judge(authorize, { host: "192.168.1.20:4180" }, "192.168.1.7")
+    expect(Either.isLeft(refused) && refused.left).toEqual(new Authorization.Forbidden({
+      message: "The inbox admits clients on this machine only (this one is 192.168.1.7); configure a token to open it to others"
+    }))
+  })
+
+  it("refuses what came through a proxy, a Host that is not a loopback name (DNS rebinding), another origin", () => {
+    const messages = [
+      judge(authorize, { host: "127.0.0.1:4180", "x-forwarded-for": "203.0.113.9" }),
+      judge(authorize, { host: "127.0.0.1:4180", forwarded: "for=203.0.113.9" }),
+      judge(authorize, { host: "evil.example:4180" }),
+      judge(authorize, { host: "127.0.0.1:4180", origin: "http://evil.example" })
+    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    expect(messages).toEqual([
+      "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
+      "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
+      `Forbidden: Host "evil.example:4180" is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token`,
+      "Forbidden: A request from another origin (http://evil.example) cannot use the inbox"
+    ])
+    expect(judge(authorize, { host: "127.0.0.1:4180", origin: "http://127.0.0.1:4180" })).toEqual(Either.right("local"))
+  })
+
+  it("the name: URI-decoded, control characters dropped, at most 64 characters; an undecodable one is no name", () => {
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": encodeURIComponent("Zoë\u0007 Ödegaard ") })).toEqual(Either.right("Zoë Ödegaard"))
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "x".repeat(100) })).toEqual(Either.right("x".repeat(64)))
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "%E0%A4%A" })).toEqual(Either.right("local"))
+  })
+})
+
+describe("Authorization.loopbackOrToken, with a token", () => {
+  const authorize = Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") })
+
+  it("admits any client that presents it, as a bearer token or the cookie; else 401", () => {
+    expect(judge(authorize, { authorization: "Bearer s3cret-token" }, "192.168.1.7")).toEqual(Either.right("token holder"))
+    expect(judge(authorize, { cookie: "agentfx-inbox-token=s3cret-token", "x-agentfx-reviewer": "Ada" }, "192.168.1.7")).toEqual(Either.right("Ada"))
+    const messages = [
+      judge(authorize, {}, "127.0.0.1"),
+      judge(authorize, { authorization: "Bearer s3cret-tokem" }),
+      judge(authorize, { cookie: "agentfx-inbox-token=s3cret" })
+    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    expect(messages).toEqual([
+      "Unauthorized: A token is required: send Authorization: Bearer <token>, or open the inbox with its ?token= link once",
+      "Unauthorized: The token is not valid",
+      "Unauthorized: The token is not valid"
+    ])
+  })
+})
+
+describe("authorization through the server", () => {
+  it.scopedLive("the default refuses a rebinding Host, a proxied request and another origin with 403 JSON; admits 127.0.0.1", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent])
+      const port = new URL(inbox.origin).port
+      const ok = yield* rawGet(inbox.origin, "/inbox/api/runs", { host: `127.0.0.1:${port}` })
+      expect([ok.status, ok.body]).toEqual([200, []])
+      const rebinding = yield* rawGet(inbox.origin, "/inbox/api/runs", { host: `evil.example:${port}` })
+      expect([rebinding.status, rebinding.body._tag]).toEqual([403, "Forbidden"])
+      const proxied = yield* rawGet(inbox.origin, "/inbox/api/runs", { host: `127.0.0.1:${port}`, "x-forwarded-for": "203.0.113.9" })
+      expect([proxied.status, proxied.body._tag]).toEqual([403, "Forbidden"])
+      const crossSite = yield* rawGet(inbox.origin, "/inbox/api/runs", { host: `127.0.0.1:${port}`, origin: "http://evil.example" })
+      expect([crossSite.status, crossSite.body]).toEqual([403, { _tag: "Forbidden", message: "A request from another origin (http://evil.example) cannot use the inbox" }])
+    }))
+
+  it.scopedLive("with a token: 401 without it; the ?token= link sets the cookie (HttpOnly, SameSite=Strict) and the cookie admits", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent], { authorize: Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") }) })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const without = yield* request(`${inbox.origin}/inbox/api/runs`)
+      expect([without.status, without.body._tag]).toEqual([401, "Unauthorized"])
+      const link = yield* request(`${inbox.origin}/inbox?token=s3cret-token`)
+      expect([link.status, link.headers.get("location")]).toEqual([303, "/inbox"])
+      expect(link.headers.get("set-cookie")).toBe("agentfx-inbox-token=s3cret-token; Path=/inbox; HttpOnly; SameSite=Strict")
+      const cookie = { cookie: "agentfx-inbox-token=s3cret-token" }
+      const listed = yield* request(`${inbox.origin}/inbox/api/runs`, { headers: cookie })
+      expect(listed.body.map((r: any) => r.runId)).toEqual([runId])
+      const tokenless = yield* decide(inbox.origin, runId, { _tag: "RejectAll" })
+      expect([tokenless.status, tokenless.body._tag]).toEqual([401, "Unauthorized"])
+      const posted = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/decision`, {
+        method: "POST",
+        headers: { authorization: "Bearer s3cret-token", "content-type": "application/json" },
+        body: JSON.stringify({ _tag: "RejectAll", message: "not today" })
+      })
+      expect([posted.status, posted.body.decidedBy]).toEqual([202, "token holder"])
+      const stream = yield* events(`${inbox.origin}${posted.body.events}`, { headers: cookie })
+      expect(stream.events.at(-1)!.data._tag).toBe("RunCompleted")
+    }))
+
+  it.scopedLive("a hook of one's own: its refusal is the answer; its name is who decided, in the store's record and the decision log", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const authorize: Authorization.Authorize = (req) => {
+        const user = req.headers["x-user"]
+        if (user === undefined) return Effect.fail(new Authorization.Unauthorized({ message: "sign in first" }))
+        if (user !== "ada") return Effect.fail(new Authorization.Forbidden({ message: `${user} may not approve transfers` }))
+        return Effect.succeed("ada@example.com")
+      }
+      const inbox = yield* serve([agent], { authorize })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const anonymous = yield* request(`${inbox.origin}/inbox/api/runs`)
+      expect([anonymous.status, anonymous.body]).toEqual([401, { _tag: "Unauthorized", message: "sign in first" }])
+      const mallory = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/decision`, {
+        method: "POST",
+        headers: { "x-user": "mallory", "content-type": "application/json" },
+        body: JSON.stringify({ _tag: "ApproveAll" })
+      })
+      expect([mallory.status, mallory.body]).toEqual([403, { _tag: "Forbidden", message: "mallory may not approve transfers" }])
+      expect(executed).toEqual([])
+      const ada = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/decision`, {
+        method: "POST",
+        headers: { "x-user": "ada", "content-type": "application/json", "x-agentfx-reviewer": "someone else" },
+        body: JSON.stringify({ _tag: "ApproveAll" })
+      })
+      expect([ada.status, ada.body.decidedBy]).toEqual([202, "ada@example.com"])
+      yield* events(`${inbox.origin}${ada.body.events}`, { headers: { "x-user": "ada" } })
+      expect(executed).toEqual(["t1 Ada 250"])
+      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com" }))
+      const logged = yield* Effect.flatMap(DecisionLog.DecisionLog, (log) => log.latest(runId))
+      expect(logged).toEqual(Option.some({ runId, agent: "bank", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt, decision: { _tag: "ApproveAll" } }))
+    }))
+})

@@ -1,0 +1,519 @@
+/**
+ * The inbox's HTTP API on a real server (127.0.0.1:0), spoken to with fetch: every endpoint,
+ * every error with its status and body.
+ */
+import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope } from "effect"
+import * as Net from "node:net"
+import { bank, decide, events, model, request, serve } from "./fixtures.js"
+
+const runs = (origin: string) => `${origin}/inbox/api/runs`
+
+/** A POST whose answer may come before its body is sent (the server stops reading): the answer as read off the socket, whatever happens to the upload. */
+const earlyAnswer = (url: string, body: string) =>
+  Effect.async<{ status: number; body: any }>((resume) => {
+    const { hostname, pathname, port } = new URL(url)
+    let received = ""
+    const socket = Net.connect(Number(port), hostname, () => {
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`)
+      socket.end(body)
+    })
+    socket.on("data", (chunk) => (received += chunk))
+    socket.on("error", () => {}) // the upload is cut off once the server has answered
+    socket.on("close", () => {
+      const [head = "", text = ""] = received.split("\r\n\r\n")
+      resume(Effect.succeed({ status: Number(head.split(" ")[1]), body: JSON.parse(text) }))
+    })
+  })
+
+describe("GET /inbox/api/runs", () => {
+  it.scopedLive("lists the paused runs of the inbox's agents, with their pending calls; a run of another agent is not listed", () =>
+    Effect.gen(function*() {
+      const one = bank("bank")
+      const other = bank("other-bank")
+      const inbox = yield* serve([one.agent])
+      const first = yield* inbox.pause(one.agent, "pay Ada 250", "c-1")
+      yield* inbox.pause(other.agent, "pay Ada 300", "c-2")
+      const second = yield* inbox.pause(one.agent, "pay Ada 400")
+      const reply = yield* request(runs(inbox.origin))
+      expect(reply.status).toBe(200)
+      expect(reply.body.map((r: any) => [r.runId, r.agent, r.conversationId, r.ephemeral, r.reason, r.pending])).toEqual([
+        [second, "bank", `ephemeral-${second}`, true, "approval", [{ callId: "t1", toolName: "transfer", args: { to: "Ada", amount: 400 } }]],
+        [first, "bank", "c-1", false, "approval", [{ callId: "t1", toolName: "transfer", args: { to: "Ada", amount: 250 } }]]
+      ])
+      for (const run of reply.body) {
+        expect(run.ageMillis).toBeGreaterThanOrEqual(0)
+        expect(run.ageMillis).toBeLessThan(60_000)
+      }
+      const limited = yield* request(`${runs(inbox.origin)}?limit=1`)
+      expect(limited.body.map((r: any) => r.runId)).toEqual([second])
+      const bad = yield* request(`${runs(inbox.origin)}?limit=0`)
+      expect(bad.status).toBe(400)
+      expect(bad.body._tag).toBe("HttpApiDecodeError")
+    }))
+
+  it.scopedLive("a store that fails is a 503 with its message", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent], {
+        storeView: (store) => ({ ...store, list: () => Effect.fail(new RunStore.StoreError({ message: "database is locked" })) })
+      })
+      const reply = yield* request(runs(inbox.origin))
+      expect(reply.status).toBe(503)
+      expect(reply.body).toEqual({ _tag: "Unavailable", message: "database is locked" })
+    }))
+})
+
+describe("a record that cannot be read", () => {
+  it.scopedLive("is left out of the list; asked for alone, it is a 503 naming the run and what is wrong", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const broken = (record: RunStore.RunRecord): RunStore.RunRecord => ({ ...record, checkpoint: { format: "agentfx/checkpoint", version: 2 } })
+      const inbox = yield* serve([agent], {
+        storeView: (store) => ({
+          ...store,
+          get: (runId) => Effect.map(store.get(runId), Option.map(broken)),
+          list: (filter) => Effect.map(store.list(filter), (records) => records.map(broken))
+        })
+      })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      expect((yield* request(runs(inbox.origin))).body).toEqual([])
+      const one = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(one.status).toBe(503)
+      expect(one.body._tag).toBe("Unavailable")
+      expect(one.body.message).toMatch(new RegExp(`^The record of run ${runId} cannot be read: `))
+      expect(one.body.message).toContain(`["agent"]`)
+    }))
+})
+
+describe("GET /inbox/api/runs/:runId", () => {
+  it.scopedLive("a paused run: its calls with their tool's description and JSON Schema, the arguments, the conversation, the decisions that fit", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
+      const reply = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(reply.status).toBe(200)
+      const transfer = agent.toolkit.entries.get("transfer")!
+      expect(reply.body).toMatchObject({
+        runId,
+        agent: "bank",
+        conversationId: "c-1",
+        reason: "approval",
+        pending: [{
+          callId: "t1",
+          toolName: "transfer",
+          description: "Sends money to a person",
+          parameters: JSON.parse(JSON.stringify(transfer.parametersJsonSchema)),
+          args: { to: "Ada", amount: 250 }
+        }],
+        messages: [
+          { _tag: "User", text: "pay Ada 250" },
+          { _tag: "Assistant", text: "", toolCalls: [{ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }] }
+        ],
+        accepts: ["ApproveAll", "RejectAll", "ByCall"]
+      })
+      expect(reply.body.pending[0].parameters.properties.amount).toMatchObject({ type: "number", exclusiveMinimum: 0, maximum: 10_000 })
+    }))
+
+  it.scopedLive("an unknown run is a 404; a run of an agent the inbox was not given is a 422", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const other = bank("other-bank")
+      const inbox = yield* serve([agent])
+      const missing = yield* request(`${runs(inbox.origin)}/no-such-run`)
+      expect(missing.status).toBe(404)
+      expect(missing.body).toEqual({ _tag: "RunNotFound", runId: "no-such-run", message: "No record of run no-such-run in the run store" })
+      const runId = yield* inbox.pause(other.agent, "pay Ada 10")
+      const foreign = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(foreign.status).toBe(422)
+      expect(foreign.body).toEqual({
+        _tag: "UnknownAgent",
+        agent: "other-bank",
+        message: `Run of agent "other-bank", which this inbox was not given (it has bank)`
+      })
+    }))
+})
+
+describe("an environment pause", () => {
+  it.scopedLive("shows the failed call with its error and accepts Retry or Proceed; Retry runs the call again", () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const upload = Tool.make("transfer", {
+        description: "Uploads the report",
+        parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+        success: Schema.String,
+        handler: () => {
+          attempts++
+          return attempts === 1 ? Effect.fail(ToolError.environment("the disk is full")) : Effect.succeed("uploaded")
+        }
+      })
+      const agent = Agent.make({ name: "uploader", tools: [upload], onEnvironmentError: "pause" })
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "upload 1")
+      const run = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(run.body).toMatchObject({
+        reason: "environment",
+        accepts: ["Retry", "Proceed"],
+        pending: [{ callId: "t1", toolName: "transfer", description: "Uploads the report", error: { reason: "environment", message: "the disk is full" } }]
+      })
+      const retried = yield* decide(inbox.origin, runId, { _tag: "Retry" })
+      const stream = yield* events(`${inbox.origin}${retried.body.events}`)
+      expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunCompleted", text: `Done: "uploaded"` })
+      expect(attempts).toBe(2)
+    }))
+})
+
+describe("a run out of iterations", () => {
+  it.scopedLive("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
+    Effect.gen(function*() {
+      const balance = Tool.make("balance", {
+        description: "The account's balance",
+        parameters: Schema.Struct({}),
+        success: Schema.Number,
+        handler: () => Effect.succeed(1000)
+      })
+      const agent = Agent.make({ name: "looper", tools: [balance], maxIterations: 1 })
+      const looping = ScriptedChatModel.layer(() => ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} }))
+      const inbox = yield* serve([agent], { model: looping })
+      const stopped = yield* inbox.inStores(Effect.flip(Agent.run(agent, { input: "check the balance" }).pipe(Effect.provide(looping))))
+      expect(stopped._tag).toBe("MaxIterationsReached")
+      const [listed] = (yield* request(runs(inbox.origin))).body
+      const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
+      expect(run.body).toMatchObject({ agent: "looper", reason: "max-iterations", accepts: ["Continue"], pending: [] })
+      const continued = yield* decide(inbox.origin, listed.runId, { _tag: "Continue" })
+      expect(continued.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${continued.body.events}`)
+      expect(stream.events.map((e) => e.data._tag)).toEqual([
+        "RunResumed", "ModelCalled", "ModelResponded", "ToolStarted", "ToolSucceeded", "RunFailed"
+      ])
+      expect(stream.events.at(-1)!.data).toMatchObject({
+        error: "MaxIterationsReached",
+        message: "No answer after 1 iteration; resume the checkpoint with Decision.continue() to go on"
+      })
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "max-iterations"]])
+    }))
+})
+
+describe("POST /inbox/api/runs/:runId/decision", () => {
+  it.scopedLive("approves: 202 with who decided and when; the run completes; the events stream to the end; the run is no longer listed", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
+      const before = Date.now()
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" }, "Zoë Ödegaard")
+      expect(reply.status).toBe(202)
+      expect(reply.body).toMatchObject({ runId, decidedBy: "Zoë Ödegaard", events: `/inbox/api/runs/${runId}/events` })
+      expect(reply.body.decidedAt).toBeGreaterThanOrEqual(before)
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.status).toBe(200)
+      expect(stream.contentType).toBe("text/event-stream")
+      expect(stream.events.map((e) => [e.id, e.data._tag])).toEqual([
+        ["1-0", "RunResumed"],
+        ["1-1", "ToolStarted"],
+        ["1-2", "ToolSucceeded"],
+        ["1-3", "ModelCalled"],
+        ["1-4", "TextDelta"],
+        ["1-5", "ModelResponded"],
+        ["1-6", "RunCompleted"]
+      ])
+      expect(stream.events[0]!.data).toMatchObject({ runId, conversationId: "c-1", agent: "bank", decision: "ApproveAll", decidedBy: "Zoë Ödegaard" })
+      expect(stream.events[6]!.data.text).toBe(`Done: "sent 250 to Ada"`)
+      expect(executed).toEqual(["t1 Ada 250"])
+      expect((yield* request(runs(inbox.origin))).body).toEqual([])
+      const later = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(later.status).toBe(409)
+      expect(later.body).toEqual({
+        _tag: "AlreadyDecided",
+        runId,
+        status: "completed",
+        decidedBy: "Zoë Ödegaard",
+        decidedAt: reply.body.decidedAt,
+        message: `Run ${runId} was already decided by Zoë Ödegaard: it is completed now`
+      })
+    }))
+
+  it.scopedLive("edited arguments that do not decode: 422 naming the call and the problem; the run stays paused; fixed, they run", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
+      const refused = yield* decide(inbox.origin, runId, { _tag: "ByCall", decisions: { t1: { _tag: "Approve", args: { to: "Ada", amount: -5 } } } })
+      expect(refused.status).toBe(422)
+      expect(refused.body._tag).toBe("DecisionRefused")
+      expect(refused.body.error).toBe("InvalidEditedArguments")
+      expect(refused.body.problems).toHaveLength(1)
+      expect(refused.body.problems[0]).toMatchObject({ callId: "t1", toolName: "transfer" })
+      expect(refused.body.problems[0].message).toContain("Expected a positive number, actual -5")
+      expect(refused.body.message).toBe(`Invalid edited arguments: t1 (transfer): ${refused.body.problems[0].message}`)
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.runId)).toEqual([runId])
+      const fixed = yield* decide(inbox.origin, runId, { _tag: "ByCall", decisions: { t1: { _tag: "Approve", args: { to: "Ada", amount: 5 } } } })
+      expect(fixed.status).toBe(202)
+      yield* events(`${inbox.origin}${fixed.body.events}`)
+      expect(executed).toEqual(["t1 Ada 5"])
+    }))
+
+  it.scopedLive("decisions that do not fit the pending calls: 422 UnknownDecision, IncompleteDecisions, DecisionMismatch; nothing runs", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const unknown = yield* decide(inbox.origin, runId, { _tag: "ByCall", decisions: { t1: { _tag: "Approve" }, x9: { _tag: "Reject" } } })
+      expect([unknown.status, unknown.body]).toEqual([422, {
+        _tag: "DecisionRefused",
+        error: "UnknownDecision",
+        callIds: ["x9"],
+        message: "Decisions for calls that are not pending: x9 (pending: t1)"
+      }])
+      const incomplete = yield* decide(inbox.origin, runId, { _tag: "ByCall", decisions: {} })
+      expect([incomplete.status, incomplete.body]).toEqual([422, {
+        _tag: "DecisionRefused",
+        error: "IncompleteDecisions",
+        callIds: ["t1"],
+        message: "No decision for pending 1 call: t1"
+      }])
+      const mismatch = yield* decide(inbox.origin, runId, { _tag: "Retry" })
+      expect([mismatch.status, mismatch.body]).toEqual([422, {
+        _tag: "DecisionRefused",
+        error: "DecisionMismatch",
+        message: "Decision Retry cannot resume a run stopped for approval (use ApproveAll or RejectAll or ByCall)"
+      }])
+      expect(executed).toEqual([])
+    }))
+
+  it.scopedLive("a body that is not a decision: 400 for another content type, bad JSON, a body over 4 MiB, or a value of another shape", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const url = `${runs(inbox.origin)}/${runId}/decision`
+      const text = yield* request(url, { method: "POST", headers: { "content-type": "text/plain" }, body: `{"_tag":"ApproveAll"}` })
+      expect([text.status, text.body]).toEqual([400, {
+        _tag: "InvalidDecision",
+        message: `Send the decision as application/json (the request's content type is "text/plain")`
+      }])
+      const broken = yield* request(url, { method: "POST", headers: { "content-type": "application/json" }, body: `{"_tag":` })
+      expect([broken.status, broken.body]).toEqual([400, { _tag: "InvalidDecision", message: "The body is not JSON: Unexpected end of JSON input" }])
+      const huge = yield* earlyAnswer(url, `"${"x".repeat(4 * 1024 * 1024)}"`)
+      expect([huge.status, huge.body]).toEqual([400, { _tag: "InvalidDecision", message: "The body could not be read: larger than 4194304 bytes, or cut off" }])
+      const shape = yield* decide(inbox.origin, runId, { _tag: "ApproveEverything" })
+      expect(shape.status).toBe(400)
+      expect(shape.body._tag).toBe("InvalidDecision")
+      expect(shape.body.message).toMatch(/^The body is not a Decision: /)
+      expect(shape.body.message).toContain(`Expected "ApproveAll" | "RejectAll" | "ByCall" | "Retry" | "Proceed" | "Continue", actual "ApproveEverything"`)
+      const extra = yield* decide(inbox.origin, runId, { _tag: "ApproveAll", also: "reject" })
+      expect(extra.status).toBe(400)
+      expect(extra.body.message).toContain(`"also"`)
+      expect(executed).toEqual([])
+    }))
+
+  it.scopedLive("an unknown run: 404; a run of an agent the inbox was not given: 422", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const other = bank("other-bank")
+      const inbox = yield* serve([agent])
+      const missing = yield* decide(inbox.origin, "no-such-run", { _tag: "ApproveAll" })
+      expect([missing.status, missing.body._tag]).toEqual([404, "RunNotFound"])
+      const runId = yield* inbox.pause(other.agent, "pay Ada 10")
+      const foreign = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect([foreign.status, foreign.body._tag]).toEqual([422, "UnknownAgent"])
+      expect(other.executed).toEqual([])
+    }))
+
+  it.scopedLive("another holder of the conversation: 409 ConversationBusy, nothing consumed; once it lets go, the decision goes through", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-busy")
+      const leased = yield* Deferred.make<boolean>()
+      const held = yield* Effect.forkScoped(Effect.scoped(Effect.gen(function*() {
+        yield* Deferred.succeed(leased, yield* inbox.store.lease("conversation:c-busy", { owner: "another-process", wait: false }))
+        return yield* Effect.never
+      })))
+      expect(yield* Deferred.await(leased)).toBe(true)
+      const busy = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect([busy.status, busy.body]).toEqual([409, {
+        _tag: "ConversationBusy",
+        conversationId: "c-busy",
+        message: `Conversation "c-busy" is busy: another turn or resume is running on it (start the run with onConversationBusy: "wait" to queue)`
+      }])
+      expect(executed).toEqual([])
+      yield* Fiber.interrupt(held)
+      const after = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect(after.status).toBe(202)
+    }))
+})
+
+describe("two people deciding one run", () => {
+  for (const conversationId of ["c-shared", undefined]) {
+    it.scopedLive(`eight decisions at once (${conversationId === undefined ? "ephemeral run" : "named conversation"}): one 202, seven 409 naming the winner; the transfer runs once`, () =>
+      Effect.gen(function*() {
+        const { agent, executed } = bank()
+        const inbox = yield* serve([agent])
+        const runId = yield* inbox.pause(agent, "pay Ada 250", conversationId)
+        const names = Array.from({ length: 8 }, (_, i) => `reviewer-${i}`)
+        const replies = yield* Effect.all(
+          names.map((name, i) => decide(inbox.origin, runId, i % 2 === 0 ? { _tag: "ApproveAll" } : { _tag: "RejectAll", message: "no" }, name)),
+          { concurrency: "unbounded" }
+        )
+        const won = replies.filter((r) => r.status === 202)
+        expect(won).toHaveLength(1)
+        const winner = won[0]!.body.decidedBy
+        const lost = replies.filter((r) => r.status !== 202)
+        expect(lost.map((r) => [r.status, r.body._tag, r.body.decidedBy])).toEqual(Array.from({ length: 7 }, () => [409, "AlreadyDecided", winner]))
+        for (const r of lost) expect(r.body.message).toMatch(new RegExp(`^Run ${runId} was already decided by ${winner}: it is (running|completed) now$`))
+        yield* events(`${inbox.origin}${won[0]!.body.events}`)
+        expect(executed).toEqual(names.indexOf(winner) % 2 === 0 ? ["t1 Ada 250"] : [])
+        const late = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" }, "late")
+        expect(late.body).toMatchObject({ status: "completed", decidedBy: winner, decidedAt: won[0]!.body.decidedAt })
+      }))
+  }
+})
+
+describe("GET /inbox/api/runs/:runId/events", () => {
+  it.scopedLive("a run this inbox did not resume: 404 NoLiveEvents", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* request(`${runs(inbox.origin)}/${runId}/events`)
+      expect([reply.status, reply.body]).toEqual([404, {
+        _tag: "NoLiveEvents",
+        runId,
+        message: `This inbox has not resumed run ${runId}: it has no events of it`
+      }])
+    }))
+
+  it.scopedLive("Last-Event-ID: a reconnecting client gets the events after it; a run that pauses again ends its stream with RunPaused", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const twice = ScriptedChatModel.layer((request) => {
+        const results = request.messages.filter((m) => m._tag === "ToolResult").length
+        return results === 0
+          ? ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 10 } })
+          : results === 1
+          ? ScriptedChatModel.toolCalls({ id: "t2", name: "transfer", args: { to: "Bob", amount: 20 } })
+          : ScriptedChatModel.text("both sent")
+      })
+      const inbox = yield* serve([agent], { model: twice })
+      const runId = yield* inbox.pause(agent, "pay Ada 10, then Bob", "c-1")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      const all = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(all.events.at(-1)!.data).toMatchObject({ _tag: "RunPaused", reason: "approval", pending: [{ callId: "t2", toolName: "transfer", args: { to: "Bob", amount: 20 } }] })
+      const rest = yield* events(`${inbox.origin}${reply.body.events}`, { headers: { "last-event-id": all.events[2]!.id } })
+      expect(rest.events.map((e) => e.id)).toEqual(all.events.slice(3).map((e) => e.id))
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.pending[0].callId)).toEqual(["t2"])
+      const second = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      const secondEvents = yield* events(`${inbox.origin}${second.body.events}`)
+      expect(secondEvents.events[0]!.id).toBe("2-0")
+      expect(secondEvents.events.at(-1)!.data).toMatchObject({ _tag: "RunCompleted", text: "both sent" })
+      expect(executed).toEqual(["t1 Ada 10", "t2 Bob 20"])
+    }))
+
+  it.scopedLive("a run whose model fails after the claim ends its stream with RunFailed", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const failing = ScriptedChatModel.layer(() => Effect.fail(new ChatModel.ModelError({ reason: "InvalidRequest", message: "the provider answered 400" })))
+      const inbox = yield* serve([agent], { model: failing })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect(reply.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunFailed", runId, error: "ModelError", message: "the provider answered 400" })
+    }))
+})
+
+describe("stopping the inbox", () => {
+  it.live("interrupts the runs it resumed; a client following one gets RunFailed (Interrupted), and the server closes", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      let finalized = false
+      const slow = Tool.make("transfer", {
+        description: "Sends money, slowly",
+        parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+        success: Schema.String,
+        needsApproval: true,
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never), Effect.onInterrupt(() => Effect.sync(() => (finalized = true))))
+      })
+      const agent = Agent.make({ name: "slow-bank", tools: [slow] })
+      const scope = yield* Scope.make()
+      const inbox = yield* Scope.extend(serve([agent]), scope)
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      const response = yield* Effect.promise(() => fetch(`${inbox.origin}${reply.body.events}`))
+      const reader = response.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = ""
+      while (!text.includes(`"_tag":"ToolStarted"`)) text += decoder.decode((yield* Effect.promise(() => reader.read())).value)
+      yield* Deferred.await(started)
+      const closing = Date.now()
+      const closed = yield* Effect.fork(Scope.close(scope, Exit.void))
+      for (;;) {
+        const chunk = yield* Effect.promise(() => reader.read())
+        if (chunk.done) break
+        text += decoder.decode(chunk.value)
+      }
+      yield* Fiber.join(closed)
+      expect(Date.now() - closing).toBeLessThan(5_000)
+      expect(finalized).toBe(true)
+      const last = JSON.parse(/data: (.*)\n\n$/.exec(text)![1]!)
+      expect(last).toMatchObject({ _tag: "RunFailed", runId, error: "Interrupted", message: "The inbox stopped while the run was running" })
+    }), { timeout: 20_000 })
+})
+
+describe("the page", () => {
+  it.scopedLive("GET /inbox serves the page under a content security policy; its assets; an unknown asset is a 404; / redirects", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const inbox = yield* serve([agent])
+      const page = yield* request(`${inbox.origin}/inbox`)
+      expect(page.status).toBe(200)
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8")
+      expect(page.headers.get("content-security-policy")).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+      expect(page.body).toContain(`<script type="module" src="/inbox/assets/inbox.js"></script>`)
+      for (const [file, type] of [["inbox.js", "text/javascript"], ["validate.js", "text/javascript"], ["inbox.css", "text/css"], ["icon.svg", "image/svg+xml"]]) {
+        const asset = yield* request(`${inbox.origin}/inbox/assets/${file}`)
+        expect([asset.status, asset.headers.get("content-type")?.split(";")[0]]).toEqual([200, type])
+      }
+      const missing = yield* request(`${inbox.origin}/inbox/assets/..%2Fpackage.json`)
+      expect(missing.status).toBe(404)
+      const root = yield* request(`${inbox.origin}/`)
+      expect([root.status, root.headers.get("location")]).toEqual([303, "/inbox"])
+    }))
+})
+
+describe("Inbox.layer", () => {
+  it("refuses no agents, and two agents of one name", async () => {
+    const { Inbox } = await import("../src/index.js")
+    expect(() => Inbox.layer({ agents: [] })).toThrow("Invalid inbox: agents: give at least one agent")
+    expect(() => Inbox.layer({ agents: [bank("twin").agent, bank("twin").agent] })).toThrow(
+      "Invalid inbox: agents: names used twice: twin (a run's record names its agent)"
+    )
+  })
+
+  it.scopedLive("Inbox.routes mounts beside a server's own routes", () =>
+    Effect.gen(function*() {
+      const { HttpLayerRouter, HttpServer, HttpServerResponse } = yield* Effect.promise(() => import("@effect/platform"))
+      const { NodeHttpServer } = yield* Effect.promise(() => import("@effect/platform-node"))
+      const { createServer } = yield* Effect.promise(() => import("node:http"))
+      const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
+      const { agent } = bank()
+      const Health = HttpLayerRouter.add("GET", "/health", HttpServerResponse.text("ok"))
+      const context = yield* Layer.build(
+        HttpLayerRouter.serve(Layer.mergeAll(Inbox.routes({ agents: [agent] }), Health), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provide(model),
+          Layer.provide(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
+        )
+      )
+      const server = yield* Effect.provide(HttpServer.HttpServer, context)
+      const origin = server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
+      expect((yield* request(`${origin}/health`)).body).toBe("ok")
+      const listed = yield* request(`${origin}/inbox/api/runs`)
+      expect([listed.status, listed.body]).toEqual([200, []])
+    }))
+})
+
+

@@ -1,0 +1,125 @@
+/**
+ * The inbox in a real browser: headless Chromium (Debian's `chromium`, installed by .ci/run)
+ * driven by playwright-core. Two people open one paused run; the first edits an argument to
+ * an invalid value (the page refuses it inline, nothing is sent), then to one only the server
+ * refuses (its error is shown inline), fixes it and approves by keyboard, and watches the run
+ * complete in the live events; the second then decides the same run and is told who decided.
+ * Screenshots of each state: packages/inbox/test-artifacts/ (git-ignored).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { existsSync, mkdirSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { bank, request, serve } from "./fixtures.js"
+
+const executablePath = "/usr/bin/chromium"
+const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
+
+let browser: Browser
+beforeAll(async () => {
+  if (!existsSync(executablePath)) {
+    throw new Error(`${executablePath} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`)
+  }
+  mkdirSync(artifacts, { recursive: true })
+  browser = await chromium.launch({ executablePath })
+}, 30_000)
+afterAll(async () => {
+  await browser?.close()
+})
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
+
+/** A person: their own browser context (storage, cookies), the inbox page, their name typed in. */
+const person = async (origin: string, name: string) => {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 760 } })
+  const page = await context.newPage()
+  const errors: Array<string> = []
+  page.on("pageerror", (error) => errors.push(error.message))
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text())
+  })
+  await page.goto(`${origin}/inbox`)
+  await page.fill("#reviewer", name)
+  await page.press("#reviewer", "Tab") // commits the name (change event)
+  await page.waitForSelector("#runs button")
+  return { page, errors }
+}
+
+describe("the inbox in Chromium", () => {
+  it("edit to an invalid value (inline error), to one the server refuses (inline), fix, approve, watch it complete; a second person is told who decided", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const { agent, executed } = bank()
+      const inbox = await Effect.runPromise(Scope.extend(serve([agent]), scope))
+      const runId = await Effect.runPromise(inbox.pause(agent, "pay Ada 250", "c-browser"))
+
+      const ada = await person(inbox.origin, "Ada")
+      const bob = await person(inbox.origin, "Bob")
+      expect(await ada.page.textContent("#runs")).toContain("bank · approval")
+      await shot(ada.page, "1-paused-runs")
+
+      // Ada opens the run by keyboard
+      await ada.page.focus(`#runs button[data-run-id="${runId}"]`)
+      await ada.page.keyboard.press("Enter")
+      await ada.page.waitForSelector(`fieldset[data-call-id="t1"]`)
+      expect(await ada.page.textContent("fieldset.call .description")).toBe("Sends money to a person")
+      expect(JSON.parse(await ada.page.inputValue(`[data-args-for="t1"]`))).toEqual({ to: "Ada", amount: 250 })
+      await shot(ada.page, "2-run")
+      await bob.page.click(`#runs button[data-run-id="${runId}"]`)
+      await bob.page.waitForSelector(`fieldset[data-call-id="t1"]`)
+
+      // an invalid amount: the page says so at once, and refuses to send it
+      await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Ada", "amount": -5 }`)
+      expect(await ada.page.textContent(`[data-error-for="t1"]`)).toBe("amount: must be greater than 0")
+      expect(await ada.page.getAttribute(`[data-args-for="t1"]`, "aria-invalid")).toBe("true")
+      await ada.page.focus("#submit")
+      await ada.page.keyboard.press("Enter")
+      expect(await ada.page.textContent("#status")).toBe("Fix the arguments marked in red before deciding.")
+      expect(await ada.page.evaluate(() => document.activeElement?.getAttribute("data-args-for"))).toBe("t1")
+      await shot(ada.page, "3-invalid-argument")
+      expect((await Effect.runPromise(request(`${inbox.origin}/inbox/api/runs`))).body.map((r: any) => r.runId)).toEqual([runId])
+
+      // a value JSON Schema cannot catch: the server refuses it, and the page shows why, on the call
+      await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Mallory", "amount": 300 }`)
+      expect(await ada.page.textContent(`[data-error-for="t1"]`)).toBe("")
+      await ada.page.click("#submit")
+      await ada.page.waitForFunction(() => document.querySelector(`[data-error-for="t1"]`)?.textContent?.startsWith("Refused by the server"))
+      expect(await ada.page.textContent(`[data-error-for="t1"]`)).toContain("transfers to Mallory are blocked")
+      await shot(ada.page, "4-refused-by-the-server")
+
+      // fixed and approved: the run completes in the live events
+      await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Ada", "amount": 300 }`)
+      await ada.page.focus("#submit")
+      await ada.page.keyboard.press("Enter")
+      await ada.page.waitForSelector("#events li.final")
+      const lines = await ada.page.$$eval("#events li", (items) => items.map((item) => item.textContent))
+      expect(lines).toEqual([
+        "resumed: ByCall by Ada",
+        `→ transfer({"to":"Ada","amount":300})`,
+        `✓ transfer: "sent 300 to Ada"`,
+        "model call #2",
+        `model answered: Done: "sent 300 to Ada"`,
+        `completed: Done: "sent 300 to Ada"`
+      ])
+      expect(await ada.page.textContent("#status")).toBe(`completed: Done: "sent 300 to Ada"`)
+      await ada.page.waitForSelector("#empty:not([hidden])")
+      await shot(ada.page, "5-completed")
+
+      // Bob, still looking at the run, approves it too: told who decided, nothing runs again
+      await bob.page.click("#approve-all")
+      await bob.page.waitForFunction(() => document.querySelector("#status")?.textContent?.includes("already decided"))
+      expect(await bob.page.textContent("#status")).toMatch(
+        new RegExp(`^Run ${runId} was already decided by Ada: it is completed now \\(at .+\\)$`)
+      )
+      await shot(bob.page, "6-already-decided")
+      expect(executed).toEqual(["t1 Ada 300"])
+      expect([...ada.errors, ...bob.errors]).toEqual([
+        "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)",
+        "Failed to load resource: the server responded with a status of 409 (Conflict)"
+      ])
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 60_000)
+})

@@ -1,0 +1,97 @@
+/**
+ * The page's JSON Schema check (static/validate.js) against the schemas `Tool.parametersJsonSchema`
+ * writes: it accepts every value the tool's Schema accepts (generated), agrees with the Schema
+ * on values it refuses, and names each problem with its path.
+ */
+import { Tool } from "@agentfx/core"
+import { describe as group, expect, it } from "@effect/vitest"
+import { Arbitrary, Effect, Either, FastCheck, Schema } from "effect"
+import { describe, validate } from "../static/validate.js"
+
+const jsonSchemaOf = (parameters: Schema.Schema<any, any>) =>
+  Tool.parametersJsonSchema(Tool.make("t", { description: "", parameters, success: Schema.Void, handler: () => Effect.void }) as Tool.Any)
+
+interface Item extends Schema.Schema.Encoded<typeof Item> {}
+const Item: Schema.Struct<{ name: Schema.filter<typeof Schema.String>; children: Schema.Array$<Schema.suspend<Item, Item, never>> }> = Schema.Struct({
+  name: Schema.String.pipe(Schema.minLength(1)),
+  children: Schema.Array(Schema.suspend((): Schema.Schema<Item> => Item))
+}).annotations({ identifier: "Item" })
+
+const schemas = {
+  transfer: Schema.Struct({
+    to: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20)),
+    amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000)),
+    memo: Schema.optional(Schema.String)
+  }),
+  kinds: Schema.Struct({
+    count: Schema.Int.pipe(Schema.between(1, 10)),
+    mode: Schema.Literal("fast", "slow"),
+    flag: Schema.Boolean,
+    note: Schema.NullOr(Schema.String),
+    tags: Schema.Array(Schema.String.pipe(Schema.pattern(/^[a-z]+$/))).pipe(Schema.maxItems(3)),
+    pair: Schema.Tuple(Schema.String, Schema.Finite),
+    step: Schema.Finite.pipe(Schema.multipleOf(5))
+  }),
+  union: Schema.Struct({
+    target: Schema.Union(
+      Schema.Struct({ kind: Schema.Literal("email"), address: Schema.String }),
+      Schema.Struct({ kind: Schema.Literal("sms"), phone: Schema.String.pipe(Schema.pattern(/^\+\d+$/)) })
+    )
+  }),
+  record: Schema.Struct({ limits: Schema.Record({ key: Schema.String, value: Schema.Finite.pipe(Schema.nonNegative()) }) }),
+  recursive: Schema.Struct({ root: Item })
+}
+
+group("validate (static/validate.js)", () => {
+  it("accepts every value the tools' Schemas accept (generated)", () => {
+    const accepts = <A, I>(schema: Schema.Schema<A, I>) => {
+      const json = jsonSchemaOf(schema)
+      const encode = Schema.encodeSync(schema)
+      FastCheck.assert(
+        FastCheck.property(Arbitrary.make(schema), (value) => {
+          expect(validate(json, JSON.parse(JSON.stringify(encode(value))))).toEqual([])
+        }),
+        { numRuns: 200, seed: 17 }
+      )
+    }
+    accepts(schemas.transfer)
+    accepts(schemas.kinds)
+    accepts(schemas.union)
+    accepts(schemas.record)
+    accepts(schemas.recursive)
+  })
+
+  it("refuses what the Schemas refuse, naming each problem and its path", () => {
+    const cases: Array<[keyof typeof schemas, unknown, Array<string>]> = [
+      ["transfer", { to: "Ada", amount: -5 }, ["amount: must be greater than 0"]],
+      ["transfer", { to: "", amount: 20_000 }, ["to: must be at least 1 character long", "amount: must be at most 10000"]],
+      ["transfer", { to: "Ada Lovelace, Countess", amount: 1 }, ["to: must be at most 20 characters long"]],
+      ["transfer", { amount: "lots" }, ["(arguments): missing required property \"to\"", "amount: expected a number, got \"lots\""]],
+      ["transfer", { to: "Ada", amount: 1, cc: "Bob" }, ["cc: unexpected property"]],
+      ["transfer", [1, 2], ["(arguments): expected an object, got an array"]],
+      ["kinds", { count: 2.5, mode: "medium", flag: "yes", note: 3, tags: ["ok", "NO", "x", "y"], pair: ["a"], step: 7 }, [
+        "count: expected an integer, got 2.5",
+        "mode: expected one of \"fast\", \"slow\", got \"medium\"",
+        "flag: expected a boolean, got \"yes\"",
+        "note: expected a string or null, got 3",
+        "tags: must have at most 3 items",
+        "tags[1]: must match the pattern ^[a-z]+$",
+        "pair: must have at least 2 items",
+        "step: must be a multiple of 5"
+      ]],
+      ["kinds", { count: 11, mode: "fast", flag: true, note: null, tags: [], pair: ["a", 1, 2], step: 10 }, [
+        "count: must be at most 10",
+        "pair[2]: unexpected item: at most 2 items"
+      ]],
+      ["union", { target: { kind: "sms", phone: "0800" } }, ["target.phone: must match the pattern ^\\+\\d+$"]],
+      ["record", { limits: { daily: -1, weekly: 5 } }, ["limits.daily: must be at least 0"]],
+      ["recursive", { root: { name: "a", children: [{ name: "", children: [] }] } }, ["root.children[0].name: must be at least 1 character long"]]
+    ]
+    expect(cases.map(([name, value]) => validate(jsonSchemaOf(schemas[name]), value).map(describe))).toEqual(cases.map((c) => c[2]))
+    // and the Schemas refuse every one of them
+    for (const [name, value] of cases) {
+      const schema: Schema.Schema<unknown, unknown> = schemas[name] as any
+      expect(Either.isLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(value))).toBe(true)
+    }
+  })
+})
