@@ -13,7 +13,7 @@ import { semantic, ToolTimeout } from "../ToolError.js"
 import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { HandlerKey } from "./handler.js"
-import { describeParseError } from "./parseError.js"
+import { invalidArguments, invalidResult } from "./parseError.js"
 import { andThen, settledEither } from "./settled.js"
 import type { Resumption } from "./suspension.js"
 import { isSuspension, ResumptionKey } from "./suspension.js"
@@ -79,10 +79,6 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
 /** Resolves the deadline: the tool's own timeout, else the manager's default, else none. */
 export const effectiveTimeout = (entry: Toolkit.Entry, policy: ExecutionPolicy): Option.Option<Duration.Duration> =>
   Option.orElse(entry.timeout, () => policy.defaultTimeout)
-
-/** The semantic error for arguments the tool's `parameters` schema rejects. */
-export const invalidArguments = (toolName: string, error: ParseResult.ParseError): ToolError =>
-  semantic(`Invalid arguments for tool "${toolName}": ${describeParseError(error)}`)
 
 /**
  * Decodes a call's arguments with the tool's `parameters`. A synchronous schema gives an
@@ -159,10 +155,10 @@ const died = (entry: Toolkit.Entry, cause: Cause.Cause<unknown>) =>
   )
 
 /** The `semantic` failure of a value the tool's `success` schema rejects; logged. */
-const invalidResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
+const rejectedResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
   Effect.as(
     Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error),
-    semantic(`Tool "${entry.name}" returned an invalid result: ${describeParseError(error)}`)
+    invalidResult(entry.name, error)
   )
 
 /**
@@ -228,9 +224,9 @@ const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.Tool
   const encoded = prepared.encode(value)
   // a synchronous schema's encode is an Either: read at once
   const now = settledEither(encoded)
-  if (now !== undefined) return Either.isRight(now) ? Effect.succeed(ok(now.right)) : Effect.map(invalidResult(entry, now.left), (e) => failed(call, e))
+  if (now !== undefined) return Either.isRight(now) ? Effect.succeed(ok(now.right)) : Effect.map(rejectedResult(entry, now.left), (e) => failed(call, e))
   return Effect.matchEffect(encoded, {
-    onFailure: (error) => Effect.map(invalidResult(entry, error), (e) => failed(call, e)),
+    onFailure: (error) => Effect.map(rejectedResult(entry, error), (e) => failed(call, e)),
     onSuccess: (value) => Effect.succeed(ok(value))
   })
 }
@@ -256,7 +252,7 @@ export const callTool = <R>(
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
       return Effect.matchEffect(prepared.encode(value), {
-        onFailure: (error) => Effect.flatMap(invalidResult(entry, error), Effect.fail),
+        onFailure: (error) => Effect.flatMap(rejectedResult(entry, error), Effect.fail),
         onSuccess: () => Effect.succeed(value)
       })
     })

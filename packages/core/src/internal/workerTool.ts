@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import type { CallContext, Isolation } from "../Tool.js"
 import { semantic, type ToolError } from "../ToolError.js"
 import { WorkerPool } from "../WorkerPool.js"
-import { describeParseError } from "./parseError.js"
+import { describeParseError, invalidResult } from "./parseError.js"
 
 interface IsolationOptions {
   readonly isolation?: unknown
@@ -104,7 +104,7 @@ export const workerHandler = <Params, ParamsEncoded, Success, SuccessEncoded>(
       })
       return yield* Effect.mapError(
         decodeResult(reply),
-        (error) => semantic(`Tool "${context.toolName}" returned an invalid result: ${describeParseError(error)}`)
+        (error) => invalidResult(context.toolName, error)
       )
     })
 }
