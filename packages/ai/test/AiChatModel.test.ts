@@ -5,7 +5,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
 import { AiChatModel } from "../src/index.js"
-import { allSettings, collect, fastRetry, generate, request, weatherAgent, weatherOutput, weatherOutputSchema } from "./fixtures.js"
+import { allSettings, collect, fastRetry, generate, request, streamedAnswerParts, weatherAgent, weatherOutput, weatherOutputSchema } from "./fixtures.js"
 import * as Features from "./features.js"
 import { anthropic, anthropicStreamedAnswer, streamedAnswer, type WireFormat } from "./formats.js"
 import { eventually, json, loopback, sse } from "./loopback.js"
@@ -197,14 +197,7 @@ describe("AiChatModel", () => {
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => sse(res, anthropicStreamedAnswer, { named: true }))
         const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(viaEffectAi(server.url)))
-        expect(parts).toEqual([
-          { _tag: "TextDelta", text: "Here it is." },
-          { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
-          {
-            _tag: "Done",
-            response: { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
-          }
-        ])
+        expect(parts).toEqual(streamedAnswerParts)
       }).pipe(Effect.scoped))
   })
 

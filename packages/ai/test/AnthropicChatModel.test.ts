@@ -6,6 +6,7 @@ import {
   collect,
   generate,
   request,
+  streamedAnswerParts,
   streaming,
   structuredAgent,
   weatherAgent,
@@ -291,14 +292,7 @@ describe("AnthropicChatModel (Messages API)", () => {
       Effect.gen(function*() {
         const server = yield* loopback(stream(format, streamedAnswerTool))
         const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(model(server.url)))
-        expect(parts).toEqual([
-          { _tag: "TextDelta", text: "Here it is." },
-          { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
-          {
-            _tag: "Done",
-            response: { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
-          }
-        ])
+        expect(parts).toEqual(streamedAnswerParts)
       }).pipe(Effect.scoped))
 
     it.live("an agent tool named like the answer tool fails the call with InvalidRequest before any request", () =>
