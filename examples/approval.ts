@@ -1,5 +1,5 @@
 /**
- * Approval in the terminal: the model wants to run three sensitive tools; the run pauses and
+ * Approval in the terminal: the model wants to run three tools that need approval; the run pauses and
  * you decide for each call — approve it, edit its arguments, reject it with a reason, or
  * reply in its place — then the run resumes from its checkpoint. Edited arguments that the
  * tool refuses are shown, and only those calls are asked again: the other decisions stand.

@@ -2,7 +2,7 @@
  * Pause and resume across processes. Run: `pnpm tsx examples/pause-resume.ts`.
  *
  * 1. This process runs an agent whose model asks to look an invoice up (a plain tool) and
- *    to pay it (a `sensitive` tool). The default gate pauses the run before anything runs.
+ *    to pay it (a tool that `needsApproval`). The default gate pauses the run before anything runs.
  * 2. The checkpoint (plain JSON) is written to a file, and a second process is started:
  *    it builds the agent anew, tries a decision that is refused (nothing is consumed), then
  *    approves the payment with an edited amount. The run completes there.

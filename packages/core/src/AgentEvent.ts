@@ -194,6 +194,179 @@ export type AgentEvent =
 const Events = Data.taggedEnum<AgentEvent>()
 
 /**
+ * Builds a `RunStarted` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.RunStarted({ runId: "r1", conversationId: "c1", timestamp: 0, agent: "weather", input: "Weather in Oslo?" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const RunStarted: (fields: Omit<RunStarted, "_tag">) => RunStarted = Events.RunStarted
+
+/**
+ * Builds a `RunResumed` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.RunResumed({ runId: "r1", conversationId: "c1", timestamp: 0, agent: "weather", decision: "ApproveAll" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const RunResumed: (fields: Omit<RunResumed, "_tag">) => RunResumed = Events.RunResumed
+
+/**
+ * Builds a `ModelCalled` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ModelCalled({ runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, messages: 1 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ModelCalled: (fields: Omit<ModelCalled, "_tag">) => ModelCalled = Events.ModelCalled
+
+/**
+ * Builds a `TextDelta` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.TextDelta({ runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, text: "Sun" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const TextDelta: (fields: Omit<TextDelta, "_tag">) => TextDelta = Events.TextDelta
+
+/**
+ * Builds a `ModelResponded` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ModelResponded({
+ *   runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, text: "", toolCalls: 1, finishReason: "tool-calls",
+ *   usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, durationMillis: 120
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ModelResponded: (fields: Omit<ModelResponded, "_tag">) => ModelResponded = Events.ModelResponded
+
+/**
+ * Builds a `ToolStarted` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ToolStarted({ runId: "r1", conversationId: "c1", timestamp: 0, callId: "t1", toolName: "get_weather", args: { city: "Oslo" } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ToolStarted: (fields: Omit<ToolStarted, "_tag">) => ToolStarted = Events.ToolStarted
+
+/**
+ * Builds a `ToolSucceeded` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ToolSucceeded({ runId: "r1", conversationId: "c1", timestamp: 0, callId: "t1", toolName: "get_weather", value: "Sunny", durationMillis: 3 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ToolSucceeded: (fields: Omit<ToolSucceeded, "_tag">) => ToolSucceeded = Events.ToolSucceeded
+
+/**
+ * Builds a `ToolFailed` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent, ToolError } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ToolFailed({
+ *   runId: "r1", conversationId: "c1", timestamp: 0, callId: "t1", toolName: "get_weather",
+ *   error: ToolError.semantic("unknown city"), durationMillis: 3
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ToolFailed: (fields: Omit<ToolFailed, "_tag">) => ToolFailed = Events.ToolFailed
+
+/**
+ * Builds a `ToolTimedOut` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ToolTimedOut({ runId: "r1", conversationId: "c1", timestamp: 0, callId: "t1", toolName: "get_weather", timeoutMillis: 5000, durationMillis: 5000 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ToolTimedOut: (fields: Omit<ToolTimedOut, "_tag">) => ToolTimedOut = Events.ToolTimedOut
+
+/**
+ * Builds a `RunPaused` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent, type AgentExit } from "@agentfx/core"
+ *
+ * declare const exit: AgentExit.Paused
+ * const event = AgentEvent.RunPaused({ runId: exit.runId, conversationId: exit.conversationId, timestamp: 0, exit })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const RunPaused: (fields: Omit<RunPaused, "_tag">) => RunPaused = Events.RunPaused
+
+/**
+ * Builds a `RunCompleted` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent, type AgentExit } from "@agentfx/core"
+ *
+ * declare const exit: AgentExit.Completed
+ * const event = AgentEvent.RunCompleted({ runId: exit.runId, conversationId: exit.conversationId, timestamp: 0, exit })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const RunCompleted: (fields: Omit<RunCompleted, "_tag">) => RunCompleted = Events.RunCompleted
+
+/**
  * Pattern-matches an event on its tag.
  *
  * @example

@@ -118,3 +118,43 @@ export const match = Exits.$match
  * @category guards
  */
 export const is = Exits.$is
+
+/**
+ * Builds a `Completed` exit: for tests and tools that replay or display runs (the runtime
+ * builds its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentExit } from "@agentfx/core"
+ *
+ * const done = AgentExit.Completed({
+ *   runId: "r1", conversationId: "c1", text: "Sunny", value: undefined, messages: [], state: {}, toolCalls: [],
+ *   usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Completed: <State = { readonly [slot: string]: unknown }, Output = unknown>(
+  fields: Omit<Completed<State, Output>, "_tag">
+) => Completed<State, Output> = Exits.Completed
+
+/**
+ * Builds a `Paused` exit: for tests and tools that replay or display runs.
+ *
+ * @example
+ * ```ts
+ * import { AgentExit, type Checkpoint } from "@agentfx/core"
+ *
+ * declare const checkpoint: Checkpoint.Encoded
+ * const paused = AgentExit.Paused({
+ *   runId: "r1", conversationId: "c1", reason: "approval",
+ *   pending: [{ call: { id: "t1", name: "transfer", args: { amount: 5 } } }], checkpoint
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Paused: (fields: Omit<Paused, "_tag">) => Paused = Exits.Paused
