@@ -2,6 +2,7 @@ import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
 import { AnthropicChatModel } from "../src/index.js"
+import { unwritable } from "../src/internal/wireJson.js"
 import {
   collect,
   generate,
@@ -286,6 +287,17 @@ describe("AnthropicChatModel (Messages API)", () => {
           { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage },
           { text: `{"city":"Oslo","celsius":21}`, toolCalls: [{ id: "toolu_01Oslo", name: "get_weather", args: { city: "Oslo" } }], finishReason: "tool-calls", usage }
         ])
+      }).pipe(Effect.scoped))
+
+    it.live("an answer-tool input too deep to write as text: a marker in its place (no answer the loop can decode), never a defect", () =>
+      Effect.gen(function*() {
+        const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}`
+        const server = yield* loopback((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(anthropicMessage([anthropicAnswer({ deep: 0 })], "tool_use", 30, 7)).replace(`{"deep":0}`, deep))
+        })
+        const response = yield* generate(request({ output: weatherOutput })).pipe(Effect.provide(model(server.url)))
+        expect([response.text, response.toolCalls, response.finishReason]).toEqual([unwritable, [], "stop"])
       }).pipe(Effect.scoped))
 
     it.live("streamed: the text as it came, then the answer as one TextDelta, then Done with the answer", () =>

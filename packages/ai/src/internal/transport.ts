@@ -12,6 +12,7 @@ import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { masker } from "./mask.js"
 import { idle } from "./timeout.js"
+import { unwritable, writeJson } from "./wireJson.js"
 
 /** Where requests go, with which headers; `provider` and `url` are safe to show. */
 export interface Endpoint {
@@ -153,7 +154,7 @@ export const postStream = (
     Effect.flatMap((response) =>
       (response.headers["content-type"] ?? "").includes("json")
         ? Effect.flatMap(readJson(target, response), (json) =>
-          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", JSON.stringify(json))))
+          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", writeJson(json) ?? unwritable)))
         : Effect.succeed(idle(
           Stream.mapError(response.stream, (error) => networkError(target.provider, error)),
           idleTimeout,
