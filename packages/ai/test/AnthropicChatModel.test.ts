@@ -354,6 +354,8 @@ describe("AnthropicChatModel (Messages API)", () => {
       Effect.map(Scenarios.spansMasked(format, "both"), (attributes) =>
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "claude-sonnet-4-5", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
+    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic beside x-api-key, and never shown", () =>
       Effect.map(Scenarios.urlCredentials(format), (requests) => expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test", "sk-ant-test"])))
   })

@@ -455,6 +455,8 @@ describe("ChatCompletionsModel", () => {
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "llama3.2", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions$/) })
       }))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
+    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic and never shown", () =>
       Scenarios.urlCredentials(format, { apiKey: null }))
     it.live("a base URL with user:pass@ and an API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
