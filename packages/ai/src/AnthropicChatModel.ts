@@ -99,14 +99,17 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
     })))
 
 /**
- * Anthropic as the `ChatModel`, on `fetch`.
+ * Anthropic as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
+ * with `InvalidRequest` before any request; for a key from the environment use `layerConfig`
+ * (a blank `ANTHROPIC_API_KEY` is a `ConfigError` when the Layer is built).
  *
  * @example
  * ```ts
- * import { Redacted } from "effect"
+ * import { Config } from "effect"
  * import { AnthropicChatModel } from "@agentfx/ai"
  *
- * const ModelLive = AnthropicChatModel.layer({ apiKey: Redacted.make(process.env.ANTHROPIC_API_KEY ?? ""), model: "claude-sonnet-4-5" })
+ * // reads ANTHROPIC_API_KEY; give the model, or take the default
+ * const ModelLive = AnthropicChatModel.layerConfig({ model: Config.succeed("claude-sonnet-4-5") })
  * ```
  *
  * @since 0.1.0

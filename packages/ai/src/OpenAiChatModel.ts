@@ -75,14 +75,17 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
     }))
 
 /**
- * OpenAI as the `ChatModel`, on `fetch`.
+ * OpenAI as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
+ * with `InvalidRequest` before any request; for a key from the environment use `layerConfig`
+ * (a blank `OPENAI_API_KEY` is a `ConfigError` when the Layer is built).
  *
  * @example
  * ```ts
- * import { Redacted } from "effect"
+ * import { Config } from "effect"
  * import { OpenAiChatModel } from "@agentfx/ai"
  *
- * const ModelLive = OpenAiChatModel.layer({ apiKey: Redacted.make(process.env.OPENAI_API_KEY ?? ""), model: "gpt-4.1-mini" })
+ * // reads OPENAI_API_KEY; give the model, or take the default
+ * const ModelLive = OpenAiChatModel.layerConfig({ model: Config.succeed("gpt-4.1-mini") })
  * ```
  *
  * @since 0.1.0

@@ -2,6 +2,7 @@ import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
 import { AnthropicChatModel } from "../src/index.js"
+import { unwritable } from "../src/internal/wireJson.js"
 import {
   collect,
   generate,
@@ -288,6 +289,17 @@ describe("AnthropicChatModel (Messages API)", () => {
         ])
       }).pipe(Effect.scoped))
 
+    it.live("an answer-tool input too deep to write as text: a marker in its place (no answer the loop can decode), never a defect", () =>
+      Effect.gen(function*() {
+        const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}`
+        const server = yield* loopback((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(anthropicMessage([anthropicAnswer({ deep: 0 })], "tool_use", 30, 7)).replace(`{"deep":0}`, deep))
+        })
+        const response = yield* generate(request({ output: weatherOutput })).pipe(Effect.provide(model(server.url)))
+        expect([response.text, response.toolCalls, response.finishReason]).toEqual([unwritable, [], "stop"])
+      }).pipe(Effect.scoped))
+
     it.live("streamed: the text as it came, then the answer as one TextDelta, then Done with the answer", () =>
       Effect.gen(function*() {
         const server = yield* loopback(stream(format, streamedAnswerTool))
@@ -342,6 +354,8 @@ describe("AnthropicChatModel (Messages API)", () => {
       Effect.map(Scenarios.spansMasked(format, "both"), (attributes) =>
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "claude-sonnet-4-5", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
+    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic beside x-api-key, and never shown", () =>
       Effect.map(Scenarios.urlCredentials(format), (requests) => expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test", "sk-ant-test"])))
   })

@@ -7,6 +7,7 @@ import { collect, generate, request, streaming, weatherAgent, weatherOutputSchem
 import * as Features from "./features.js"
 import { chatCompletions as format, chunk, completion, stream, usageChunk } from "./formats.js"
 import { eventually, json, loopback, sse, sseText } from "./loopback.js"
+import * as LlamaCpp from "./recordings/llamaCpp.js"
 import * as Scenarios from "./scenarios.js"
 
 const model = format.model
@@ -253,6 +254,45 @@ describe("ChatCompletionsModel", () => {
           `${unknown.provider} failed mid-stream (weird_error): something odd`
         ])
       }))
+    it.live("llama.cpp, older builds: a bare `error:` field after text — the server's error, never a cut stream", () =>
+      Effect.gen(function*() {
+        const { error, provider } = yield* streamError(`${sseText(LlamaCpp.started)}error: ${JSON.stringify(LlamaCpp.exceedContext)}\n\n`)
+        expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
+          "InvalidRequest",
+          400,
+          false,
+          `${provider} failed mid-stream (exceed_context_size_error): the request exceeds the available context size, try increasing it`
+        ])
+      }))
+    it.live("llama.cpp, later builds: `data: {error}` with a numeric code — Unavailable for a 500", () =>
+      Effect.gen(function*() {
+        const { error, provider } = yield* streamError([...LlamaCpp.started, { error: LlamaCpp.serverError }])
+        expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
+          "Unavailable",
+          500,
+          true,
+          `${provider} failed mid-stream (server_error): ${LlamaCpp.serverError.message}`
+        ])
+      }))
+    it.live("Ollama: `data: {\"error\": \"…\"}`, the message as a bare string — Other, with the message", () =>
+      Effect.gen(function*() {
+        const message = "llama runner process has terminated: signal: killed"
+        const { error, provider } = yield* streamError([chunk({ role: "assistant", content: "The" }), { error: message }])
+        expect([error.reason, error.isTransient, error.message]).toEqual(["Other", false, `${provider} failed mid-stream: ${message}`])
+      }))
+    it.live("Gemini's compatible endpoint: `data: [{error}]`, Google's error in an array — its code decides", () =>
+      Effect.gen(function*() {
+        const { error, provider } = yield* streamError([
+          chunk({ role: "assistant", content: "The" }),
+          [{ error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } }]
+        ])
+        expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
+          "Unavailable",
+          503,
+          true,
+          `${provider} failed mid-stream (UNAVAILABLE): The model is overloaded. Please try again later.`
+        ])
+      }))
     it.live("a stream event that is not JSON is an InvalidResponse", () =>
       Effect.gen(function*() {
         const { error } = yield* streamError(["{not json"])
@@ -455,6 +495,8 @@ describe("ChatCompletionsModel", () => {
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "llama3.2", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions$/) })
       }))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
+    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic and never shown", () =>
       Scenarios.urlCredentials(format, { apiKey: null }))
     it.live("a base URL with user:pass@ and an API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))

@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, type Duration, Effect, Exit, Schedule } from "effect"
 import type * as Http from "node:http"
 import { streaming, weatherAgent } from "./fixtures.js"
+import { unwritable } from "../src/internal/wireJson.js"
 import { all, framed, streamedAnswer, type WireFormat } from "./formats.js"
 import { hang, hangAfter, json, loopback, sse } from "./loopback.js"
 
@@ -18,6 +19,8 @@ interface Outcome {
   readonly text?: string
   readonly message?: string
   readonly requests: number
+  /** The body of the last request, as JSON. */
+  readonly lastRequest: string
 }
 
 /** Generous, so that a loaded machine passes; the timeout tests set tight ones. */
@@ -40,14 +43,15 @@ const run = (
       Effect.provide(streamed ? streaming(model) : model)
     ))
     expect(performance.now() - started).toBeLessThan(20_000)
+    const lastRequest = JSON.stringify(server.requests.at(-1)?.body)
     if (Exit.isSuccess(exit)) {
-      return { tag: exit.value._tag, text: exit.value._tag === "Completed" ? exit.value.text : undefined, requests: server.requests.length } as Outcome
+      return { tag: exit.value._tag, text: exit.value._tag === "Completed" ? exit.value.text : undefined, requests: server.requests.length, lastRequest } as Outcome
     }
     expect(Cause.isDie(exit.cause) || Cause.isInterrupted(exit.cause)).toBe(false)
     const failure = Cause.failureOption(exit.cause)
     expect(failure._tag === "Some" && failure.value._tag).toBe("ModelError")
     const error = failure._tag === "Some" && failure.value instanceof ChatModel.ModelError ? failure.value : undefined
-    return { tag: error!.reason, message: error!.message, requests: server.requests.length } as Outcome
+    return { tag: error!.reason, message: error!.message, requests: server.requests.length, lastRequest } as Outcome
   }).pipe(Effect.scoped)
 
 /** Answers with `events` in the format's framing. */
@@ -56,6 +60,12 @@ const send = (format: WireFormat, res: Http.ServerResponse, events: ReadonlyArra
 /** The answer a format streams or sends, depending on the request. */
 const answer = (format: WireFormat, streamed: boolean, res: Http.ServerResponse) =>
   streamed ? send(format, res, streamedAnswer(format)) : format.answer(res)
+
+/** Arguments nested `levels` deep, as JSON text: `{"city":{"city":…"Oslo"…}}`. */
+const deepArguments = (levels: number) => `${"{\"city\":".repeat(levels)}"Oslo"${"}".repeat(levels)}`
+
+/** What the model is told of a call whose arguments nest too deep (core's admit, the default limit). */
+const tooDeep = "Not run: its arguments nest deeper than 64 levels (the agent's limit); send smaller arguments"
 
 for (const format of all) {
   describe(`fault suite: ${format.name}`, () => {
@@ -143,6 +153,34 @@ for (const format of all) {
               ? send(format, res, [...format.streamed.before, format.transientEvent.event])
               : answer(format, streamed, res)),
           (outcome) => expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", streamed ? 2 : 1])
+        ))
+
+      it.live(`${mode}: a body nested 10,000 levels deep that is not an answer — InvalidResponse`, () =>
+        Effect.map(
+          run(format, streamed, (res) => {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(`{"status":${deepArguments(10_000)}}`)
+          }),
+          (outcome) => {
+            expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+            // Chat Completions' schema names the fields it misses; the others quote the body, which is too deep to write
+            expect(outcome.message).toContain(
+              streamed || format.name !== "Chat Completions" ? `: ${unwritable}` : "sent a response that is not Chat Completions: "
+            )
+          }
+        ))
+
+      it.live(`${mode}: a tool call 10,000 levels deep — refused with the depth limit, then Completed`, () =>
+        Effect.map(
+          run(format, streamed, (res, index) => {
+            if (index > 0) return answer(format, streamed, res)
+            res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
+            res.end(format.rawCall(deepArguments(10_000), streamed))
+          }),
+          (outcome) => {
+            expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", 2])
+            expect(outcome.lastRequest).toContain(tooDeep)
+          }
         ))
     }
   })

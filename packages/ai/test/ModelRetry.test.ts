@@ -1,6 +1,7 @@
 import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Either, Fiber, Schedule, Stream, TestClock } from "effect"
+import { unwritable } from "../src/internal/wireJson.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload, retryAfterMillis } from "../src/internal/httpError.js"
 import { ModelRetry } from "../src/index.js"
 
@@ -99,6 +100,11 @@ describe("ModelRetry", () => {
       expect(errorFromPayload({ provider: "P", payload: { error: { code: 500 } }, where: "with HTTP 200" }).message).toBe(
         "P answered HTTP 200 with an error (500): {\"error\":{\"code\":500}}"
       )
+    })
+
+    it("a payload too deep to write is not quoted: a marker takes its place, never a RangeError", () => {
+      const deep = JSON.parse(`{"error":${"[".repeat(10_000)}${"]".repeat(10_000)}}`)
+      expect(of(deep).message).toBe(`P failed mid-stream: ${unwritable}`)
     })
 
     it("isErrorPayload: an error envelope, not an answer that carries a null or failed error field", () => {

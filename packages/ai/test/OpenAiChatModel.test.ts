@@ -286,6 +286,8 @@ describe("OpenAiChatModel (Responses API)", () => {
       Effect.map(Scenarios.spansMasked(format, "key"), (attributes) =>
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "gpt-4.1-mini", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/responses$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
+    it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
+    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ and the API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
   })
 

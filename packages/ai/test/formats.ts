@@ -51,7 +51,20 @@ export interface WireFormat {
   readonly transientEvent: { readonly event: unknown; readonly message: string; readonly code: string }
   /** A body the server (or a proxy in front of it) sends with HTTP 200 in place of an answer. */
   readonly errorWith200: { readonly body: unknown; readonly message: string; readonly code: string }
+  /**
+   * The raw body (JSON, or the event stream when `streamed`) of an answer calling get_weather
+   * with `args`, JSON text written into the provider's shape as it is: a value nested too
+   * deep for `JSON.stringify` can be sent.
+   */
+  readonly rawCall: (args: string, streamed: boolean) => string
 }
+
+/** `value`'s JSON with the string `"<placeholder>"` replaced by the JSON text `raw`. */
+const splice = (value: unknown, raw: string) => JSON.stringify(value).replace(JSON.stringify(placeholder), () => raw)
+const placeholder = "<raw JSON>"
+
+/** `text` in two pieces, as a server streams arguments. */
+const halves = (text: string): ReadonlyArray<string> => [text.slice(0, text.length >> 1), text.slice(text.length >> 1)]
 
 /** The whole streamed answer of a format. */
 export const streamedAnswer = (format: WireFormat): ReadonlyArray<unknown> => [
@@ -138,7 +151,21 @@ export const chatCompletions: WireFormat = {
     body: { error: { message: "Upstream provider is overloaded, please retry", type: "server_error", code: null } },
     message: "Upstream provider is overloaded, please retry",
     code: "server_error"
-  }
+  },
+  rawCall: (args, streamed) =>
+    streamed
+      ? sseText([
+        chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_deep", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+        ...halves(args).map((piece) => chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
+        chunk({}, "tool_calls"),
+        usageChunk(20, 5),
+        "[DONE]"
+      ])
+      : JSON.stringify(completion(
+        { tool_calls: [{ id: "call_deep", type: "function", function: { name: "get_weather", arguments: args } }] },
+        "tool_calls",
+        { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 }
+      ))
 }
 
 // Responses -------------------------------------------------------------------------------
@@ -219,6 +246,26 @@ export const responses: WireFormat = {
     body: { error: { message: "The server is overloaded. Please try again later.", type: "server_error", param: null, code: "server_error" } },
     message: "The server is overloaded. Please try again later.",
     code: "server_error"
+  },
+  rawCall: (args, streamed) => {
+    const item = { ...functionCall("call_deep", "Oslo"), arguments: args }
+    const completed = Responses.envelope({ status: "completed", output: [item], usage: Responses.usage(20, 5) })
+    return streamed
+      ? sseText([
+        { type: "response.created", sequence_number: 0, response: Responses.envelope({ status: "in_progress" }) },
+        { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { ...item, arguments: "", status: "in_progress" } },
+        ...halves(args).map((delta, n) => ({
+          type: "response.function_call_arguments.delta",
+          sequence_number: 2 + n,
+          output_index: 0,
+          item_id: item.id,
+          delta
+        })),
+        { type: "response.function_call_arguments.done", sequence_number: 4, output_index: 0, item_id: item.id, arguments: args },
+        { type: "response.output_item.done", sequence_number: 5, output_index: 0, item },
+        { type: "response.completed", sequence_number: 6, response: completed }
+      ], { named: true })
+      : JSON.stringify(completed)
   }
 }
 
@@ -299,6 +346,20 @@ export const anthropic: WireFormat = {
     body: { type: "error", error: { type: "api_error", message: "Internal server error" } },
     message: "Internal server error",
     code: "api_error"
+  },
+  rawCall: (args, streamed) => {
+    const toolUse = { ...anthropicToolUse, id: "toolu_01Deep", input: placeholder }
+    return streamed
+      ? [
+        sseText([{ type: "message_start", message: anthropicMessage([], null, 20, 1) }], { named: true }),
+        `event: content_block_start\ndata: ${splice({ type: "content_block_start", index: 0, content_block: toolUse }, args)}\n\n`,
+        sseText([
+          { type: "content_block_stop", index: 0 },
+          { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } },
+          { type: "message_stop" }
+        ], { named: true })
+      ].join("")
+      : splice(anthropicMessage([toolUse], "tool_use", 20, 5), args)
   }
 }
 

@@ -2,11 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { masker } from "../src/internal/mask.js"
 
 describe("masker", () => {
-  const mask = masker(["sk-proj-abcdef123456", "short"])
+  const mask = masker(["sk-proj-abcdef123456", "k3y", "", "  "])
 
-  it("masks every occurrence of a configured secret of 8 characters or more, not shorter ones", () => {
+  it("masks every occurrence of each configured secret, however short; a blank one is no secret", () => {
     expect(mask("key sk-proj-abcdef123456 and again sk-proj-abcdef123456.")).toBe("key *** and again ***.")
-    expect(mask("a short answer")).toBe("a short answer")
+    expect(mask("the k3y was k3y9")).toBe("the *** was ***9")
+    expect(mask("  spaces  stay  ")).toBe("  spaces  stay  ")
   })
 
   it("masks URL credentials, Bearer/Basic values and credential fields, keeping the punctuation around them", () => {

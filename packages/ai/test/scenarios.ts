@@ -273,9 +273,8 @@ export const invalidTimeouts = (format: WireFormat): Effect.Effect<void, unknown
  * A server error that echoes the API key, the request's `Authorization`/`x-api-key`
  * header and a base URL with credentials: none of it reaches the `ModelError`.
  */
-export const credentialsMasked = (format: WireFormat): Effect.Effect<string, unknown> =>
+export const credentialsMasked = (format: WireFormat, key = "sk-live-0123456789abcdef"): Effect.Effect<string, unknown> =>
   Effect.gen(function*() {
-    const key = "sk-live-0123456789abcdef"
     const server = yield* loopback((req, res) =>
       json(res, {
         error: {
@@ -320,6 +319,20 @@ export const urlCredentialsWithKey = (format: WireFormat): Effect.Effect<void, u
       "InvalidRequest",
       `${format.provider(server.url)}: the base URL carries credentials and an API key is set as well; give one of them.`
     ])
+    expect(server.requests).toHaveLength(0)
+  }).pipe(Effect.scoped)
+
+/** A blank API key: each call fails with an `InvalidRequest` naming it, nothing is sent. */
+export const blankKey = (format: WireFormat): Effect.Effect<void, unknown> =>
+  Effect.gen(function*() {
+    const server = yield* loopback((_req, res) => format.answer(res))
+    for (const key of ["", "  "]) {
+      const error = yield* generate().pipe(Effect.provide(format.model(server.url, { apiKey: key })), Effect.flip)
+      expect([error.reason, error.message]).toEqual([
+        "InvalidRequest",
+        `${format.provider(server.url)}: the API key is blank; give the key (a blank key counts as unset).`
+      ])
+    }
     expect(server.requests).toHaveLength(0)
   }).pipe(Effect.scoped)
 

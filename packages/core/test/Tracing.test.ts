@@ -3,9 +3,17 @@ import { Effect, Option, Schema, Tracer } from "effect"
 import { Agent, ScriptedChatModel, Tool } from "../src/index.js"
 import { Executions, weatherTool } from "./agentFixtures.js"
 
-/** A tracer that records the spans Effect's own tracer would make. */
+/** A span event as the tracer received it. */
+interface SpanEvent {
+  readonly span: string
+  readonly name: string
+  readonly attributes: Record<string, unknown> | undefined
+}
+
+/** A tracer that records the spans Effect's own tracer would make, and their events. */
 const recordingTracer = () => {
   const spans: Array<Tracer.Span> = []
+  const events: Array<SpanEvent> = []
   const native = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       const attributes = new Map<string, unknown>()
@@ -23,7 +31,7 @@ const recordingTracer = () => {
         kind,
         end: () => undefined,
         attribute: (key, value) => void attributes.set(key, value),
-        event: () => undefined,
+        event: (eventName, _startTime, eventAttributes) => void events.push({ span: name, name: eventName, attributes: eventAttributes }),
         addLinks: () => undefined
       }
       spans.push(span)
@@ -31,7 +39,7 @@ const recordingTracer = () => {
     },
     context: (f) => f()
   })
-  return { spans, tracer: native }
+  return { spans, events, tracer: native }
 }
 
 const tree = (spans: ReadonlyArray<Tracer.Span>) => {
@@ -92,6 +100,33 @@ describe("Tracing", () => {
       },
       ScriptedChatModel.text("Sunny")
     ]))))
+
+  it.effect("a tool that dies: the model reads the fixed message, the tool call's span gets the full cause (message and stack)", () =>
+    Effect.gen(function*() {
+      const { events, spans, tracer } = recordingTracer()
+      const dies = Tool.make("dies", {
+        description: "dies with a secret in its message",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () => Effect.die(new RangeError("cannot open /home/ops/.secrets (password=hunter2)"))
+      })
+      const agent = Agent.make({ tools: [dies] })
+      const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.withTracer(tracer))
+      expect(exit._tag).toBe("Completed")
+      const toolSpan = spans.find((span) => span.name === "agentfx.tool")!
+      expect(toolSpan.attributes.get("agentfx.tool.outcome")).toBe("ToolError")
+      const logged = events.filter((event) => event.span === "agentfx.tool")
+      expect(logged.map((event) => [event.name, event.attributes?.["effect.logLevel"]])).toEqual([[`Tool "dies" died`, "ERROR"]])
+      expect(String(logged[0]!.attributes?.["effect.cause"])).toMatch(
+        /^RangeError: cannot open \/home\/ops\/\.secrets \(password=hunter2\)\n\s+at .*Tracing\.test\.ts:\d+/
+      )
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) => {
+      const last = request.messages.at(-1)!
+      if (last._tag === "User") return ScriptedChatModel.toolCalls({ name: "dies", args: {} })
+      // the model reads the fixed message only
+      expect(last._tag === "ToolResult" && last.content).toBe(`semantic error: Tool "dies" failed unexpectedly`)
+      return ScriptedChatModel.text("done")
+    }))))
 
   it.effect("without a tracer installed no span is made: a tool sees no agentfx span (with one, it does)", () =>
     Effect.gen(function*() {

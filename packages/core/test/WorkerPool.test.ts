@@ -17,6 +17,7 @@ const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Sch
   readonly timeout?: Duration.DurationInput
   readonly retry?: Tool.RetryPolicy
   readonly module?: URL
+  readonly exposeDefects?: boolean
 } = {}) =>
   Tool.make(name, {
     description: `runs ${exportName} in a worker`,
@@ -26,7 +27,8 @@ const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Sch
     module: options.module ?? toolsModule,
     export: exportName,
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-    ...(options.retry !== undefined ? { retry: options.retry } : {})
+    ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    ...(options.exposeDefects !== undefined ? { exposeDefects: options.exposeDefects } : {})
   })
 
 const Echoed = Schema.Struct({ text: Schema.String, threadId: Schema.Number })
@@ -104,7 +106,7 @@ describe("WorkerPool", () => {
       expect(osThreads()).toBe(baseline) // the Layer's finalizer terminated the last worker
     }), { timeout: 30_000, skip: !canCountThreads })
 
-  it.live("a worker that throws, rejects, crashes or calls process.exit becomes a typed error; the pool serves the next call", () =>
+  it.live("a worker that throws, rejects, crashes or calls process.exit becomes a typed error; the pool serves the next call; a defect's text stays out of it", () =>
     Effect.gen(function*() {
       const toolkit = Toolkit.make(
         echo,
@@ -117,37 +119,59 @@ describe("WorkerPool", () => {
       )
       const first = yield* echoThread(toolkit)
       const outcomes: Array<unknown> = []
-      const logs: Array<ReadonlyArray<string>> = []
+      const logs: Array<{ readonly message: unknown; readonly cause: Cause.Cause<unknown> }> = []
       const captureLogs = Logger.replace(
         Logger.defaultLogger,
-        Logger.make(({ message }) => logs.push(message as ReadonlyArray<string>))
+        Logger.make(({ cause, message }) => logs.push({ message: (message as ReadonlyArray<unknown>)[0], cause }))
       )
       for (const name of ["throws", "rejects", "unsendable", "liar", "exits", "crashes"]) {
         outcomes.push(...summary([yield* runOne(toolkit, name).pipe(Effect.provide(captureLogs))]))
         outcomes.push((yield* echoThread(toolkit)) === first ? "same worker" : "new worker")
       }
+      // a throw (or a crash) is a defect: the model reads what it reads of an in-process one
       expect(outcomes).toEqual([
-        `ToolError(semantic): Tool "throws" failed: RangeError: boom`,
+        `ToolError(semantic): Tool "throws" failed unexpectedly`,
         "same worker",
-        `ToolError(semantic): Tool "rejects" failed: Error: async boom`,
+        `ToolError(semantic): Tool "rejects" failed unexpectedly`,
         "same worker",
-        `ToolError(semantic): Tool "unsendable" failed: TypeError: its result cannot be sent to the main thread: () => "a function cannot be cloned" could not be cloned.`,
+        `ToolError(semantic): Tool "unsendable" failed unexpectedly`,
         "same worker",
         `ToolError(semantic): Tool "liar" returned an invalid result: Expected string, actual {"unexpected":true}`,
         "same worker",
         `ToolError(semantic): Tool "exits" failed: its worker exited with code 3 (process.exit in a worker ends the worker)`,
         "new worker",
-        `ToolError(semantic): Tool "crashes" failed: its worker crashed (Error: uncaught in a timer)`,
+        `ToolError(semantic): Tool "crashes" failed unexpectedly`,
         "new worker"
       ])
       expect(yield* stats).toMatchObject({ live: 1, spawned: 3, exited: 2 })
-      // a throw is logged with the worker-side stack, like an in-process defect with its cause
-      expect(logs.map(([message]) => message)).toEqual([
-        `Tool "throws" threw in its worker`,
-        `Tool "rejects" threw in its worker`,
-        `Tool "unsendable" threw in its worker`
+      // the full cause goes to the log, with the worker-side stack, like an in-process defect's
+      expect(logs.map(({ message }) => message)).toEqual([
+        `Tool "throws" died`,
+        `Tool "rejects" died`,
+        `Tool "unsendable" died`,
+        `Tool "crashes" died`
       ])
-      expect(logs[0]![1]).toMatch(/^RangeError: boom\n\s+at throws \(file:.*tools\.mjs:\d+/)
+      const logged = logs.map(({ cause }) => Cause.squash(cause) as Error)
+      expect(logged[0]!.stack).toMatch(/^RangeError: boom\n\s+at throws \(file:.*tools\.mjs:\d+/)
+      expect(logged.map((error) => `${error.name}: ${error.message}`)).toEqual([
+        "RangeError: boom",
+        "Error: async boom",
+        `TypeError: its result cannot be sent to the main thread: () => "a function cannot be cloned" could not be cloned.`,
+        "Error: its worker crashed (Error: uncaught in a timer)"
+      ])
+    }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
+
+  it.live("exposeDefects: the model reads the defect's message, as of an in-process tool (never its stack)", () =>
+    Effect.gen(function*() {
+      const toolkit = Toolkit.make(
+        workerTool("throws", "throws", Schema.String, { exposeDefects: true }),
+        workerTool("crashes", "crashesLater", Schema.String, { exposeDefects: true })
+      )
+      const outcomes = [...summary([yield* runOne(toolkit, "throws")]), ...summary([yield* runOne(toolkit, "crashes")])]
+      expect(outcomes).toEqual([
+        `ToolError(semantic): Tool "throws" failed unexpectedly: boom`,
+        `ToolError(semantic): Tool "crashes" failed unexpectedly: its worker crashed (Error: uncaught in a timer)`
+      ])
     }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
 
   it.live("a worker that dies while idle is never handed a call: the next call gets a new worker", () =>

@@ -9,6 +9,7 @@
  */
 import { ChatModel } from "@agentfx/core"
 import { Effect, Either, Stream } from "effect"
+import { unwritable, writeJson } from "./wireJson.js"
 
 /** What the model is told the answer tool is for. */
 export const description =
@@ -45,7 +46,7 @@ const answered = (name: string, response: ChatModel.ChatResponse): ChatModel.Cha
   const toolCalls = response.toolCalls.filter((call) => call.name !== name)
   return {
     ...response,
-    text: typeof answer.args === "string" ? answer.args : JSON.stringify(answer.args),
+    text: typeof answer.args === "string" ? answer.args : writeJson(answer.args) ?? unwritable,
     toolCalls,
     finishReason: toolCalls.length === 0 && response.finishReason === "tool-calls" ? "stop" : response.finishReason
   }

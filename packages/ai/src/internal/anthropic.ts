@@ -4,14 +4,14 @@
  * events are skipped (Anthropic adds new ones); `error` events fail with the server's
  * error. No I/O here.
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, type ToolCall } from "@agentfx/core"
 import { Either } from "effect"
 import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 type Json = JsonObject
@@ -124,28 +124,39 @@ const usage = (wire: Json): ChatModel.Usage => {
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
+/**
+ * A `tool_use` block: its `input` as the server sent it (passed on as the call's arguments
+ * untouched, so that the loop's limits judge it, however deep), or the JSON text of its
+ * `input_json_delta`s once one came.
+ */
 interface Call {
   readonly id: string
   readonly name: string
-  args: string
+  readonly input: unknown
+  streamed: string | undefined
 }
+
+const callOf = (block: Json): Call => ({ id: text(block.id), name: text(block.name), input: block.input ?? {}, streamed: undefined })
+
+const argsOf = (call: Call): ToolCall.ToolCall["args"] =>
+  call.streamed === undefined ? call.input as ToolCall.ToolCall["args"] : parseArguments(call.streamed)
 
 const toResponse = (answer: string, calls: ReadonlyArray<Call>, stopReason: unknown, wireUsage: Json): ChatModel.ChatResponse => ({
   text: answer,
-  toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: parseArguments(call.args) })),
+  toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: argsOf(call) })),
   finishReason: finishReason(stopReason),
   usage: usage(wireUsage)
 })
 
 const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.content)) {
-    return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${JSON.stringify(body).slice(0, 200)}`))
+    return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
   }
   let answer = ""
   const calls: Array<Call> = []
   for (const block of body.content.filter(isObject)) {
     if (block.type === "text") answer += text(block.text)
-    if (block.type === "tool_use") calls.push({ id: text(block.id), name: text(block.name), args: JSON.stringify(block.input ?? {}) })
+    if (block.type === "tool_use") calls.push(callOf(block))
   }
   return Either.right(toResponse(answer, calls, body.stop_reason, isObject(body.usage) ? body.usage : {}))
 }
@@ -160,7 +171,6 @@ const reader = (provider: string): StreamReader => {
   let answer = ""
   const blocks = new Map<number, Call>()
   const calls: Array<Call> = []
-  const streamedInput = new Set<Call>()
   let stopReason: unknown = undefined
   let wireUsage: Json = {}
   let stopped = false
@@ -184,7 +194,7 @@ const reader = (provider: string): StreamReader => {
       case "content_block_start": {
         const block = isObject(json.content_block) ? json.content_block : {}
         if (block.type === "tool_use") {
-          const call: Call = { id: text(block.id), name: text(block.name), args: JSON.stringify(block.input ?? {}) }
+          const call = callOf(block)
           blocks.set(index, call)
           calls.push(call)
         }
@@ -200,10 +210,7 @@ const reader = (provider: string): StreamReader => {
           return Either.right(text(delta.text))
         }
         const call = blocks.get(index)
-        if (delta.type === "input_json_delta" && call !== undefined) {
-          call.args = streamedInput.has(call) ? call.args + text(delta.partial_json) : text(delta.partial_json)
-          streamedInput.add(call)
-        }
+        if (delta.type === "input_json_delta" && call !== undefined) call.streamed = (call.streamed ?? "") + text(delta.partial_json)
         return Either.right("")
       }
       case "message_delta":
@@ -222,7 +229,6 @@ const reader = (provider: string): StreamReader => {
     if (!stopped && stopReason === undefined) {
       return Either.left(invalid(`${provider}'s stream ended before the answer did (no message_stop): the connection was cut`))
     }
-    for (const call of calls) if (call.args.trim().length === 0) call.args = "{}"
     return Either.right(toResponse(answer, calls, stopReason, wireUsage))
   }
 

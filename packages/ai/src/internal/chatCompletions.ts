@@ -5,7 +5,7 @@
 import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { errorFromPayload } from "./httpError.js"
+import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
@@ -210,7 +210,8 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
 /**
  * Reads a streamed answer: text and refusal as they come, tool-call pieces assembled by
  * `ToolCallDeltas`, usage from the last chunk that has it, up to `[DONE]`. An event that
- * carries an error (`{ error }`, or an `event: error`, as Groq names it) fails the stream
+ * carries an error (`{ error }`, Google's `[{ error }]`, an `event: error` as Groq names it,
+ * llama.cpp's bare `error:` field) fails the stream
  * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
  * was cut: `InvalidResponse`.
  */
@@ -231,7 +232,7 @@ const reader = (provider: string): StreamReader => {
     return Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
   }
   const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
-    const carriesError = event.event === "error" || (isObject(json) && json.error !== null && json.error !== undefined)
+    const carriesError = event.event === "error" || isErrorPayload(json) || (isObject(json) && json.error !== null && json.error !== undefined)
     if (carriesError) return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
     return Either.map(decodeChunk(json), (chunk) => {
       chunks += 1

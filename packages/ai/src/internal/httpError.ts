@@ -3,7 +3,7 @@
  * an answer (in a stream or with HTTP 200), decides the reason; `Retry-After` the wait.
  */
 import { ChatModel } from "@agentfx/core"
-import { isObject } from "./wireJson.js"
+import { isObject, snippet } from "./wireJson.js"
 
 /**
  * The wait a server asked for, in milliseconds, from its `retry-after-ms` header (OpenAI)
@@ -187,7 +187,7 @@ export const errorFromPayload = (options: {
   const label = known ?? codes[0] ?? (status === undefined ? undefined : String(status))
   const message = typeof error.message === "string" && error.message.trim().length > 0
     ? error.message.trim()
-    : JSON.stringify(options.payload).slice(0, 300)
+    : snippet(options.payload, 300)
   const verb = options.where === "mid-stream" ? "failed mid-stream" : "answered HTTP 200 with an error"
   return new ChatModel.ModelError({
     reason,

@@ -3,9 +3,6 @@
  */
 import { ChatModel } from "@agentfx/core"
 
-/** Secrets shorter than this are not searched for: they would match ordinary words. */
-const minimumSecretLength = 8
-
 /** A credential value: no spaces, quotes or closing punctuation, not ending in a full stop. */
 const value = String.raw`[^\s"',;)}\]]*[^\s"',;)}\].]`
 
@@ -27,10 +24,10 @@ const replacements: ReadonlyArray<readonly [RegExp, string]> = [
 /**
  * A function that masks credentials in a text: the userinfo of URLs, the value after
  * `Bearer`/`Basic`, values of `x-api-key`/`api_key`/`authorization` fields, and every
- * occurrence of each of `secrets` (those of at least 8 characters) — each becomes `***`.
+ * occurrence of each of `secrets`, however short (a blank one is no secret) — each becomes `***`.
  */
 export const masker = (secrets: ReadonlyArray<string>): (text: string) => string => {
-  const exact = [...new Set(secrets.filter((secret) => secret.length >= minimumSecretLength))]
+  const exact = [...new Set(secrets.filter((secret) => secret.trim().length > 0))]
     .sort((a, b) => b.length - a.length)
   return (text) => {
     let masked = text

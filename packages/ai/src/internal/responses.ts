@@ -12,7 +12,7 @@ import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isObject, type JsonObject, parseEvent, text } from "./wireJson.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 type Json = JsonObject
@@ -139,7 +139,7 @@ const toResponse = (response: Json, streamed: { readonly text: string; readonly 
 
 const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.output)) {
-    return Either.left(invalid(`${provider} sent a body that is not a Responses API response: ${JSON.stringify(body).slice(0, 200)}`))
+    return Either.left(invalid(`${provider} sent a body that is not a Responses API response: ${snippet(body, 200)}`))
   }
   const failure = unfinished(body, provider, "with HTTP 200")
   return failure === undefined ? Either.right(toResponse(body, outputOf(body))) : Either.left(failure)

@@ -2,7 +2,9 @@
  * Server-sent events from text, per the WHATWG rules the providers follow: `data:` lines
  * joined by newlines, `event:` naming the event (default `message`), comments (`:`) and
  * other fields skipped, a blank line ending each event; an event the stream ends inside is
- * dropped. A plain line parser: about 20 times faster than `@effect/experimental`'s
+ * dropped. One field beyond the rules: llama.cpp's server (builds up to mid-2025) sends a
+ * failure as a bare `error: {…}` line, read as an event named `error` with that data, so that
+ * its message is not lost. A plain line parser: about 20 times faster than `@effect/experimental`'s
  * mailbox-based `Sse` channel on a 2,000-event answer (docs/decisions/020).
  */
 import { Stream } from "effect"
@@ -33,6 +35,10 @@ export const events = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<E
         const value = colon === -1 ? "" : line.slice(line[colon + 1] === " " ? colon + 2 : colon + 1)
         if (field === "data") data.push(value)
         else if (field === "event") name = value
+        else if (field === "error") {
+          name = "error"
+          data.push(value)
+        }
         return []
       })
     )

@@ -12,22 +12,85 @@ export interface Piece {
   readonly function?: { readonly name?: string | null | undefined; readonly arguments?: string | null | undefined } | null | undefined
 }
 
-/** A call as assembled so far. */
+/** A call as assembled. */
 export interface Assembled {
+  readonly index: number | undefined
+  readonly id: string | undefined
+  readonly name: string
+  readonly args: string
+}
+
+/** A call while it is being assembled. */
+interface Assembling {
   readonly index: number | undefined
   id: string | undefined
   name: string
-  args: string
+  args: Arguments
 }
 
 const nonEmpty = (value: string | null | undefined): value is string => typeof value === "string" && value.length > 0
 
-/** True when `text` is a whole JSON object or array on its own: nothing can follow it. */
-const isWhole = (text: string): boolean => {
-  const trimmed = text.trim()
-  if (!(trimmed.startsWith("{") || trimmed.startsWith("["))) return false
+/**
+ * Follows a call's arguments piece by piece to tell whether they are a whole JSON object or
+ * array: each character is scanned once, and the text is parsed (to confirm) only when its
+ * brackets close — so assembling arguments is linear in their length, however small the pieces.
+ */
+class Arguments {
+  text = ""
+  /** Nothing but whitespace yet, inside the top object or array, just after its end, or anything else. */
+  private state: "empty" | "open" | "closed" | "other" = "empty"
+  private depth = 0
+  private inString = false
+  private escaped = false
+  /** The parse's verdict on the text as it is, once asked. */
+  private confirmed: boolean | undefined = undefined
+
+  constructor(text: string) {
+    this.append(text)
+  }
+
+  append(piece: string): void {
+    this.text += piece
+    if (piece.length > 0) this.confirmed = undefined
+    for (let i = 0; i < piece.length && this.state !== "other"; i++) this.step(piece[i]!)
+  }
+
+  private step(char: string): void {
+    const blank = char === " " || char === "\n" || char === "\r" || char === "\t"
+    if (this.state !== "open") {
+      if (blank) return
+      if (this.state === "empty" && (char === "{" || char === "[")) {
+        this.state = "open"
+        this.depth = 1
+      } else {
+        this.state = "other"
+      }
+      return
+    }
+    if (this.inString) {
+      if (this.escaped) this.escaped = false
+      else if (char === "\\") this.escaped = true
+      else if (char === "\"") this.inString = false
+    } else if (char === "\"") {
+      this.inString = true
+    } else if (char === "{" || char === "[") {
+      this.depth++
+    } else if ((char === "}" || char === "]") && --this.depth === 0) {
+      this.state = "closed"
+    }
+  }
+
+  /** True when the text is a whole JSON object or array on its own: nothing can follow it. */
+  isWhole(): boolean {
+    if (this.state !== "closed") return false
+    if (this.confirmed === undefined) this.confirmed = parses(this.text)
+    return this.confirmed
+  }
+}
+
+const parses = (text: string): boolean => {
   try {
-    JSON.parse(trimmed)
+    JSON.parse(text)
     return true
   } catch {
     return false
@@ -48,7 +111,7 @@ const latest = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A 
  * arriving after whole arguments replaces them (a server repeating the call).
  */
 export class ToolCallDeltas {
-  private readonly calls: Array<Assembled> = []
+  private readonly calls: Array<Assembling> = []
 
   add(piece: Piece): void {
     const index = typeof piece.index === "number" ? piece.index : undefined
@@ -63,18 +126,25 @@ export class ToolCallDeltas {
     const sameId = id !== undefined && joined?.id === id
     const startsNew = joined === undefined ||
       (id !== undefined && joined.id !== undefined && !sameId) ||
-      (!sameId && name !== undefined && joined.name.length > 0 && isWhole(joined.args))
+      (!sameId && name !== undefined && joined.name.length > 0 && joined.args.isWhole())
     if (startsNew) {
-      this.calls.push({ index, id, name: name ?? "", args })
+      this.calls.push({ index, id, name: name ?? "", args: new Arguments(args) })
       return
     }
     if (joined.id === undefined) joined.id = id
     if (joined.name.length === 0 && name !== undefined) joined.name = name
-    joined.args = isWhole(joined.args) && isWhole(args) ? args : joined.args + args
+    if (joined.args.isWhole()) {
+      const replacing = new Arguments(args)
+      if (replacing.isWhole()) {
+        joined.args = replacing
+        return
+      }
+    }
+    joined.args.append(args)
   }
 
   /** The calls in the order they started. */
   all(): ReadonlyArray<Assembled> {
-    return this.calls
+    return this.calls.map((call) => ({ index: call.index, id: call.id, name: call.name, args: call.args.text }))
   }
 }

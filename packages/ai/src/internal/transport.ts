@@ -12,6 +12,7 @@ import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { masker } from "./mask.js"
 import { idle } from "./timeout.js"
+import { unwritable, writeJson } from "./wireJson.js"
 
 /** Where requests go, with which headers; `provider` and `url` are safe to show. */
 export interface Endpoint {
@@ -29,7 +30,8 @@ const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "
  * The endpoint at `url`. Credentials in the URL (`https://user:pass@host/v1`, which `fetch`
  * refuses) are taken out of it and sent as `Authorization: Basic`; a URL with credentials
  * and an `authorization` credential both set is an `InvalidRequest`, as is a URL that does
- * not parse. Every credential (header values, the URL's password) is masked in messages.
+ * not parse, and so is a blank credential (it would only earn a 401 on every call). Every
+ * credential (header values, the URL's password) is masked in messages.
  */
 export const endpoint = (options: {
   readonly url: string
@@ -43,7 +45,7 @@ export const endpoint = (options: {
   for (const [name, value] of Object.entries(options.credentials)) {
     if (value === undefined) continue
     headers[name] = Redacted.value(value)
-    secrets.push(Redacted.value(value).replace(/^(Bearer|Basic)\s+/i, ""))
+    secrets.push(Redacted.value(value).replace(/^(Bearer|Basic)(\s+|$)/i, ""))
   }
   const mask = (extra: ReadonlyArray<string>) => masker([...secrets, ...extra])
   let parsed: URL
@@ -58,6 +60,9 @@ export const endpoint = (options: {
   parsed.password = ""
   const url = parsed.toString()
   const provider = options.provider(url)
+  if (secrets.some((secret) => secret.trim().length === 0)) {
+    return Either.left(invalidRequest(`${provider}: the API key is blank; give the key (a blank key counts as unset).`))
+  }
   if (user.length > 0 || password.length > 0) {
     const token = Buffer.from(`${user}:${password}`).toString("base64")
     secrets.push(password, token, `${user}:${password}`)
@@ -153,7 +158,7 @@ export const postStream = (
     Effect.flatMap((response) =>
       (response.headers["content-type"] ?? "").includes("json")
         ? Effect.flatMap(readJson(target, response), (json) =>
-          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", JSON.stringify(json))))
+          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", writeJson(json) ?? unwritable)))
         : Effect.succeed(idle(
           Stream.mapError(response.stream, (error) => networkError(target.provider, error)),
           idleTimeout,

@@ -24,3 +24,42 @@ export const parseEvent = (event: Sse.Event, provider: string): Either.Either<un
     try: (): unknown => JSON.parse(event.data),
     catch: () => invalid(`${provider} sent a stream event that is not JSON: ${event.data.slice(0, 200)}`)
   })
+
+/**
+ * Deeper than this, a value is not written out: `JSON.stringify` overflows the stack some
+ * thousands of levels down, and a server's JSON (which `JSON.parse` reads to far greater
+ * depths) may nest that deep.
+ */
+export const writableDepth = 512
+
+/** True when `value` nests objects and arrays deeper than `limit`; no recursion, so any depth is measured safely. */
+const deeperThan = (value: unknown, limit: number): boolean => {
+  const pending: Array<readonly [unknown, number]> = [[value, 0]]
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!
+    if (typeof item !== "object" || item === null) continue
+    if (depth >= limit) return true
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1])
+  }
+  return false
+}
+
+/** `value` as JSON, or `undefined` when it cannot be written: nested deeper than `writableDepth`, or not JSON at all. */
+export const writeJson = (value: unknown): string | undefined => {
+  if (deeperThan(value, writableDepth)) return undefined
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+}
+
+/** What a message shows of a value that cannot be written as JSON. */
+export const unwritable = `(a value nested deeper than ${writableDepth} levels, or not JSON)`
+
+/** The start of `value`'s JSON for a message, at most `length` characters (then `…`); a marker for a value that cannot be written. */
+export const snippet = (value: unknown, length: number): string => {
+  const written = writeJson(value)
+  if (written === undefined) return unwritable
+  return written.length > length ? `${written.slice(0, length)}…` : written
+}

@@ -11,7 +11,7 @@ import { Duration, Effect, FiberRef, GlobalValue } from "effect"
 import { Worker } from "node:worker_threads"
 import { environment, semantic, type ToolError } from "../ToolError.js"
 import { Bulkhead } from "./bulkhead.js"
-import { describeOutcome, describeThrown, request } from "./workerProtocol.js"
+import { describeOutcome, describeThrown, request, type WorkerErrorInfo } from "./workerProtocol.js"
 
 const entry = new URL("./worker-entry.mjs", import.meta.url)
 
@@ -56,6 +56,13 @@ const currentLease = GlobalValue.globalValue(
 )
 
 const key = (target: Target) => `${target.module}#${target.export}`
+
+/**
+ * What a worker function threw, as the `Error` it was (name, message, the worker-side
+ * stack). A throw, like a crash, is a defect of the tool: the executor tells the model what
+ * it tells of an in-process defect (`exposeDefects` decides) and logs the full cause.
+ */
+const thrown = (info: WorkerErrorInfo): Error => Object.assign(new Error(info.message), { name: info.name, stack: info.stack })
 
 export class Pool {
   private readonly bulkhead: Bulkhead
@@ -179,12 +186,8 @@ export class Pool {
             switch (outcome.reply.kind) {
               case "returned":
                 return Effect.succeed(outcome.reply.value)
-              case "threw": {
-                const error = outcome.reply.error
-                return Effect.logError(`Tool "${target.toolName}" threw in its worker`, error.stack).pipe(
-                  Effect.zipRight(Effect.fail(semantic(`Tool "${target.toolName}" failed: ${describeThrown(error)}`)))
-                )
-              }
+              case "threw":
+                return Effect.die(thrown(outcome.reply.error))
               default:
                 return Effect.zipRight(
                   this.kill(slot),
@@ -199,11 +202,11 @@ export class Pool {
           }
           return Effect.zipRight(
             this.kill(slot),
-            Effect.fail(
-              this.closed
-                ? this.shutDown(target)
-                : semantic(`Tool "${target.toolName}" failed: its worker ${describeOutcome(outcome)}`)
-            )
+            this.closed
+              ? Effect.fail(this.shutDown(target))
+              : outcome._tag === "Crashed"
+              ? Effect.die(new Error(`its worker ${describeOutcome(outcome)}`))
+              : Effect.fail(semantic(`Tool "${target.toolName}" failed: its worker ${describeOutcome(outcome)}`))
           )
         }
       ))

@@ -1,0 +1,35 @@
+import { describe, expect, it, vi } from "@effect/vitest"
+import { ToolCallDeltas } from "../src/internal/toolCallDeltas.js"
+
+/** The characters `JSON.parse` read while `f` ran. */
+const charactersParsed = (f: () => void): number => {
+  const parse = vi.spyOn(JSON, "parse")
+  try {
+    f()
+    return parse.mock.calls.reduce((sum, [text]) => sum + String(text).length, 0)
+  } finally {
+    parse.mockRestore()
+  }
+}
+
+describe("ToolCallDeltas", () => {
+  it("assembles arguments in linear work: 200 KB in 20-byte pieces is parsed once, not once per piece", () => {
+    const args = JSON.stringify({ text: "x".repeat(200_000) })
+    const deltas = new ToolCallDeltas()
+    const parsed = charactersParsed(() => {
+      deltas.add({ index: 0, id: "call_1", function: { name: "write", arguments: "" } })
+      for (let i = 0; i < args.length; i += 20) deltas.add({ index: 0, function: { arguments: args.slice(i, i + 20) } })
+      // a last, empty piece (OpenAI sends one) asks whether the arguments are whole
+      deltas.add({ index: 0, function: { arguments: "" } })
+    })
+    expect(deltas.all()).toEqual([{ index: 0, id: "call_1", name: "write", args }])
+    expect(parsed).toBe(args.length)
+  })
+
+  it("brackets and quotes inside strings do not end the arguments: a named piece joins a call until its object closes", () => {
+    const deltas = new ToolCallDeltas()
+    for (const piece of [`{"s":"}\\"`, `{]"`, `}`]) deltas.add({ function: { name: "echo", arguments: piece } })
+    deltas.add({ function: { name: "echo", arguments: `{"s":"again"}` } })
+    expect(deltas.all().map((call) => call.args)).toEqual([`{"s":"}\\"{]"}`, `{"s":"again"}`])
+  })
+})
