@@ -75,5 +75,5 @@ describe("AgentTest", () => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(AgentTest.resume(Agent.make({}), "no-such-run", Decision.approveAll()))
       expect([error._tag, error.message]).toEqual(["RunNotFound", "No record of run no-such-run in the run store"])
-    }))
+    }).pipe(Effect.provide(AgentTest.model([]))))
 })
