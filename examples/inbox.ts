@@ -12,7 +12,7 @@
  */
 import { Agent, type Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import { Authorization, Inbox } from "@agentfx/inbox"
-import { SqlStore } from "@agentfx/sql"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Redacted, Schema } from "effect"
@@ -88,6 +88,6 @@ program.pipe(
   })),
   Effect.provide(modelFromEnv(script)),
   // the run store and chat memory the demo run and the inbox share: one SQLite file
-  Effect.provide(SqlStore.layerSqlite({ filename })),
+  Effect.provide(SqliteStore.layer({ filename })),
   NodeRuntime.runMain
 )

@@ -8,7 +8,7 @@
  *    by run id: it runs there, once. Resuming it again, there or here, is refused.
  */
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
-import { SqlStore } from "@agentfx/sql"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import { execFileSync } from "node:child_process"
@@ -49,7 +49,7 @@ const firstProcess = (filename: string) =>
     yield* say(`resumed here too? ${again._tag}: ${again.message}`)
     const history = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("rent"))
     yield* say(`conversation "rent" in the store: ${history.map((m) => m._tag).join(", ")}`)
-  }).pipe(Effect.provide(SqlStore.layerSqlite({ filename })))
+  }).pipe(Effect.provide(SqliteStore.layer({ filename })))
 
 const secondProcess = (filename: string, runId: string) =>
   Effect.gen(function*() {
@@ -60,7 +60,7 @@ const secondProcess = (filename: string, runId: string) =>
     yield* say(`completed: ${exit.text}`)
     const again = yield* Effect.flip(Agent.resume(agent, runId, Decision.approveAll()))
     yield* say(`resumed again? ${again._tag}`)
-  }).pipe(Effect.provide(SqlStore.layerSqlite({ filename })))
+  }).pipe(Effect.provide(SqliteStore.layer({ filename })))
 
 const resumeAt = process.argv.indexOf("--resume")
 const program = resumeAt === -1

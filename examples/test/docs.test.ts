@@ -1,6 +1,6 @@
 /**
  * Every `@example` in the packages' JSDoc must compile: each is extracted into a file that
- * imports "@agentfx/<package>" and type-checked with the project's strict settings.
+ * imports "@agentfx/<package>" (or a module of it, "@agentfx/<package>/<Module>") and type-checked with the project's strict settings.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -35,7 +35,10 @@ describe("JSDoc examples", () => {
       rmSync(outOf(pkg), { recursive: true, force: true })
       mkdirSync(outOf(pkg), { recursive: true })
       for (const { code, name } of found) {
-        const resolved = code.replace(/"@agentfx\/([a-z-]+)"/g, (_, p: string) => `"../../../${p}/src/index.js"`)
+        const resolved = code.replace(
+          /"@agentfx\/([a-z-]+)(?:\/(\w+))?"/g,
+          (_, p: string, module: string | undefined) => `"../../../${p}/src/${module ?? "index"}.js"`
+        )
         writeFileSync(join(outOf(pkg), name), `${resolved}\nexport {}\n`)
       }
     }

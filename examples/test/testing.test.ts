@@ -1,7 +1,7 @@
 // docs/testing.md shows this file verbatim: it is the guide's example, run in CI.
 import { describe, expect, it } from "@effect/vitest"
-import { Agent, AgentTest, ScriptedChatModel, Tool } from "@agentfx/core"
-import { Effect, Schema } from "effect"
+import { Agent, AgentTest, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Clock, Effect, Schema } from "effect"
 
 const slowSearch = Tool.make("search", {
   description: "Searches the web",
@@ -32,6 +32,8 @@ describe("my agent", () => {
   it.effect("the search times out at its declared 5 virtual seconds; the model is told", () =>
     Effect.gen(function*() {
       const paused = yield* AgentTest.runUntilPaused(agent, { input: "search, then pay ada" })
+      // the virtual clock stands where the timeout fired: 5 s, not the search's 1 minute
+      expect(yield* Clock.currentTimeMillis).toBe(5_000)
       const { requests } = yield* ScriptedChatModel.ScriptedChatModel
       expect(requests[1]!.messages.at(-1)).toMatchObject({
         _tag: "ToolResult",
@@ -43,8 +45,16 @@ describe("my agent", () => {
 
   it.effect("a large transfer pauses for approval; approved, the run completes", () =>
     Effect.gen(function*() {
+      const paused = yield* AgentTest.runUntilPaused(agent, { input: "search, then pay ada" })
+      expect([paused.reason, paused.pending.map((p) => p.call.name)]).toEqual(["approval", ["transfer"]])
+      const done = yield* AgentTest.resume(agent, paused, Decision.approveAll())
+      expect(done).toMatchObject({ _tag: "Completed", text: "done" })
+      expect(done._tag === "Completed" && done.toolCalls.map((call) => call._tag)).toEqual(["Failed", "Succeeded"])
+    }).pipe(Effect.provide(ModelLive)))
+
+  it.effect("runToCompletion approves every pause by itself", () =>
+    Effect.gen(function*() {
       const done = yield* AgentTest.runToCompletion(agent, { input: "search, then pay ada" })
-      expect(done.toolCalls.map((call) => call._tag)).toEqual(["Failed", "Succeeded"])
       expect(done.text).toBe("done")
     }).pipe(Effect.provide(ModelLive)))
 })

@@ -12,7 +12,8 @@
  * Prints a table; exits non-zero when a check (exact counts) fails, never because of a time.
  */
 import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
-import { SqlStore } from "@agentfx/sql"
+import * as PgStore from "@agentfx/sql/PgStore"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
@@ -57,7 +58,7 @@ const sqliteStore = (synchronous: "full" | "normal") =>
   Effect.gen(function*() {
     const dir = mkdtempSync(join(tmpdir(), "agentfx-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-    const context = yield* Layer.build(SqlStore.layerSqlite({ filename: join(dir, "bench.db"), synchronous }))
+    const context = yield* Layer.build(SqliteStore.layer({ filename: join(dir, "bench.db"), synchronous }))
     const { agent } = bankAgent()
     const paused = yield* Agent.run(agent, { input: "100", conversationId: "bench" }).pipe(Effect.provide(context), Effect.provide(model))
     if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
@@ -163,7 +164,7 @@ const postgres = (url: string) =>
     yield* admin.unsafe(`CREATE SCHEMA ${schema}`)
     yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
     const inSchema = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
-    const context = yield* Layer.build(SqlStore.layerPg({ url: Redacted.make(inSchema), maxConnections: 8 }))
+    const context = yield* Layer.build(PgStore.layer({ url: Redacted.make(inSchema), maxConnections: 8 }))
     yield* resumes.pipe(Effect.provide(context))
   }).pipe(Effect.provide(model), Effect.scoped)
 

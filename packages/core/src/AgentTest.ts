@@ -1,8 +1,8 @@
 /**
  * Helpers for testing agents with `@effect/vitest` (`it.effect`): a scripted model per run,
- * running until a pause or to completion, and running a program while virtual time advances
- * by itself, so that timeouts, retries and sleeps take no real time and need no hand-written
- * `TestClock.adjust`.
+ * running until a pause or to completion, resuming a pause, and running a program while
+ * virtual time advances by itself, so that timeouts, retries and sleeps take no real time and
+ * need no hand-written `TestClock.adjust`.
  *
  * @since 0.1.0
  */
@@ -97,6 +97,35 @@ export const runUntilPaused = <S extends Agent.Slots, R, A>(
     exit._tag === "Paused"
       ? Effect.succeed(exit)
       : Effect.fail(new Error(`Expected the run to pause, but it completed: ${JSON.stringify(exit.text)}`)))
+
+/**
+ * Resumes a paused run (under {@link settle}) with `decision`: `target` is the pause
+ * {@link runUntilPaused} returned, or the run's id. Returns what the resume ended with — a
+ * completion, or the next pause.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, AgentTest, Decision } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Effect.gen(function*() {
+ *   const paused = yield* AgentTest.runUntilPaused(agent, { input: "pay ada 500" })
+ *   const exit = yield* AgentTest.resume(agent, paused, Decision.approveAll())
+ *   console.log(exit._tag)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const resume = <S extends Agent.Slots, R, A>(
+  agent: Agent.Agent<S, R, A>,
+  target: AgentExit.Paused | string,
+  decision: Decision.Decision,
+  options?: Agent.ResumeOptions
+): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
+  settle(Agent.resume(agent, typeof target === "string" ? target : target.runId, decision, options))
 
 /**
  * Runs the agent (under {@link settle}) to its end: every pause is resumed with the decision

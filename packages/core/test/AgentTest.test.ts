@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Schema } from "effect"
-import { Agent, AgentTest, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, AgentTest, Decision, ScriptedChatModel, Tool } from "../src/index.js"
 
 describe("AgentTest", () => {
   it.effect("settle moves virtual time to each sleep that is due, and waits for real work in between", () =>
@@ -43,4 +43,37 @@ describe("AgentTest", () => {
       const refused = yield* Effect.flip(AgentTest.runToCompletion(agent, { input: "go" }, { maxPauses: 2 }))
       expect(refused.message).toBe("The run paused 2 times without completing")
     }).pipe(Effect.provide(AgentTest.model(() => ScriptedChatModel.toolCalls({ name: "ask", args: {} })))))
+  it.effect("resume runs the approved call in virtual time, by the pause or by run id, and returns the next pause or the answer", () =>
+    Effect.gen(function*() {
+      const wire = Tool.make("wire", {
+        description: "an hour-long transfer, approved first",
+        parameters: Schema.Struct({ amount: Schema.Number }),
+        success: Schema.String,
+        needsApproval: true,
+        handler: ({ amount }) => Effect.as(Effect.sleep("1 hour"), `wired ${amount}`)
+      })
+      const agent = Agent.make({ tools: [wire] })
+      const paused = yield* AgentTest.runUntilPaused(agent, { input: "wire 1, then 2" })
+      expect(paused.pending.map((p) => p.call.args)).toEqual([{ amount: 1 }])
+      const second = yield* AgentTest.resume(agent, paused, Decision.approveAll())
+      expect(second._tag === "Paused" ? second.pending.map((p) => p.call.args) : second._tag).toEqual([{ amount: 2 }])
+      expect(yield* Clock.currentTimeMillis).toBe(60 * 60 * 1000)
+      const done = yield* AgentTest.resume(agent, paused.runId, Decision.approveAll())
+      expect(done._tag === "Completed" ? [done.text, yield* Clock.currentTimeMillis] : done._tag).toEqual([
+        "wire: wired 1; wire: wired 2",
+        2 * 60 * 60 * 1000
+      ])
+    }).pipe(Effect.provide(AgentTest.model([
+      ScriptedChatModel.toolCalls({ name: "wire", args: { amount: 1 } }),
+      ScriptedChatModel.toolCalls({ name: "wire", args: { amount: 2 } }),
+      (request) => ({
+        text: request.messages.flatMap((m) => m._tag === "ToolResult" ? [`${m.toolName}: ${m.content}`] : []).join("; ")
+      })
+    ]))))
+
+  it.effect("resume keeps a refused resume's typed error", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(AgentTest.resume(Agent.make({}), "no-such-run", Decision.approveAll()))
+      expect([error._tag, error.message]).toEqual(["RunNotFound", "No record of run no-such-run in the run store"])
+    }).pipe(Effect.provide(AgentTest.model([]))))
 })

@@ -2,7 +2,7 @@
  * The inbox over the SQLite store of @agentfx/sql (a file): runs another process paused are
  * listed; eight people deciding one run at once — one resume, seven told who decided.
  */
-import { SqlStore } from "@agentfx/sql"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -16,7 +16,7 @@ describe("the inbox on SQLite", () => {
       const dir = mkdtempSync(join(tmpdir(), "agentfx-inbox-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
       const { agent, executed } = bank()
-      const inbox = yield* serve([agent], { stores: SqlStore.layerSqlite({ filename: join(dir, "inbox.db") }) })
+      const inbox = yield* serve([agent], { stores: SqliteStore.layer({ filename: join(dir, "inbox.db") }) })
       const runId = yield* inbox.pause(agent, "pay Ada 250", "c-sql")
       const listed = yield* request(`${inbox.origin}/inbox/api/runs`)
       expect(listed.body.map((r: any) => [r.runId, r.conversationId])).toEqual([[runId, "c-sql"]])

@@ -63,8 +63,8 @@ export const make: (options?: Options) => Effect.Effect<RunStore.RunStore.Servic
 
 /**
  * The store as a Layer on the `SqlClient` it is given: migrates the schema, then provides
- * the `RunStore`. `SqlStore.layerSqlite` and `SqlStore.layerPg` bring their own client and
- * a `ChatMemory` too.
+ * the `RunStore`. `SqliteStore.layer` and `PgStore.layer` bring their own client and a
+ * `ChatMemory` too.
  *
  * @example
  * ```ts

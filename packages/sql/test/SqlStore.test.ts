@@ -4,6 +4,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
 import { join } from "node:path"
 import { SqlStore } from "../src/index.js"
+import * as PgStore from "../src/PgStore.js"
+import * as SqliteStore from "../src/SqliteStore.js"
 import { dialects, pgSkipped, pgUrl, tempDir } from "./fixtures.js"
 
 /** An agent whose model asks for a lookup and a transfer (which needs approval); each tool counts its executions. */
@@ -170,39 +172,39 @@ describe("SqlStore and a resume that lost the race", () => {
 })
 
 describe("SqlStore layers", () => {
-  it.effect("layerSqliteClient opens the file in WAL mode, synchronous FULL unless told \"normal\"; anything else is refused", () =>
+  it.effect("SqliteStore.layerClient opens the file in WAL mode, synchronous FULL unless told \"normal\"; anything else is refused", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const pragmas = (options: SqlStore.SqliteClientOptions) =>
+      const pragmas = (options: SqliteStore.ClientOptions) =>
         Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all([sql`PRAGMA journal_mode`, sql`PRAGMA synchronous`])).pipe(
-          Effect.provide(SqlStore.layerSqliteClient(options))
+          Effect.provide(SqliteStore.layerClient(options))
         )
       expect(yield* pragmas({ filename: join(dir, "full.db") })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 2 }]])
       expect(yield* pragmas({ filename: join(dir, "normal.db"), synchronous: "normal" })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 1 }]])
-      const refused = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: join(dir, "x.db"), synchronous: "off" as never })))
+      const refused = yield* Effect.flip(Layer.build(SqliteStore.layer({ filename: join(dir, "x.db"), synchronous: "off" as never })))
       expect(refused.message).toBe(`Invalid SQLite option: synchronous must be "full" or "normal" (got "off")`)
     }).pipe(Effect.scoped))
 
-  it.effect("layerSqlite: a file that cannot be opened is a StoreError with SQLite's message", () =>
+  it.effect("SqliteStore.layer: a file that cannot be opened is a StoreError with SQLite's message", () =>
     Effect.gen(function*() {
       const missing = join(yield* tempDir, "no", "such", "dir", "agentfx.db")
-      const error = yield* Effect.flip(Layer.build(SqlStore.layerSqlite({ filename: missing })))
+      const error = yield* Effect.flip(Layer.build(SqliteStore.layer({ filename: missing })))
       expect(error).toEqual(new RunStore.StoreError({
         message: `Could not open SQLite database ${missing}: Cannot open database because the directory does not exist (SQLITE_CANTOPEN)`
       }))
     }).pipe(Effect.scoped))
 
-  it.live("layerPg: a server that does not answer is a StoreError with the driver's message", () =>
+  it.live("PgStore.layer: a server that does not answer is a StoreError with the driver's message", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(SqlStore.layerPg({ url: Redacted.make("postgres://nobody@127.0.0.1:1/none") })))
+      const error = yield* Effect.flip(Layer.build(PgStore.layer({ url: Redacted.make("postgres://nobody@127.0.0.1:1/none") })))
       expect(error._tag).toBe("StoreError")
       expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
     }).pipe(Effect.scoped))
 
-  it.live.skipIf(pgUrl === undefined)(`layerPg takes PgClient's options as they are (host, port, username, database)${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () =>
+  it.live.skipIf(pgUrl === undefined)(`PgStore.layer takes PgClient's options as they are (host, port, username, database)${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () =>
     Effect.gen(function*() {
       const url = new URL(pgUrl!)
-      const context = yield* Layer.build(SqlStore.layerPg({
+      const context = yield* Layer.build(PgStore.layer({
         host: url.hostname,
         port: Number(url.port),
         username: decodeURIComponent(url.username),

@@ -14,6 +14,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqlStore } from "../src/index.js"
+import * as PgStore from "../src/PgStore.js"
+import * as SqliteStore from "../src/SqliteStore.js"
 
 /** The PostgreSQL server of the tests, if any. */
 export const pgUrl: string | undefined = process.env.AGENTFX_PG_URL || undefined
@@ -29,7 +31,7 @@ export const tempDir = Effect.acquireRelease(
 
 /** A SQLite store in a new file, removed with the Layer. */
 export const freshSqlite = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqlStore.layerSqlite({ filename: join(dir, "store.db"), ...options })))
+  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqliteStore.layer({ filename: join(dir, "store.db"), ...options })))
 
 /** `url` with `search_path` set to `schema` for every connection. */
 export const inSchema = (url: string, schema: string) =>
@@ -46,7 +48,7 @@ export const freshSchema = Effect.gen(function*() {
 
 /** A PostgreSQL store in a new schema, dropped with the Layer. */
 export const freshPg = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(freshSchema, (url) => SqlStore.layerPg({ url: Redacted.make(url), ...options })))
+  Layer.unwrapScoped(Effect.map(freshSchema, (url) => PgStore.layer({ url: Redacted.make(url), ...options })))
 
 /** A database of a test: each build of `client` is a new client on it (another process's view). */
 export interface Database {
