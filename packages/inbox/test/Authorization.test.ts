@@ -154,7 +154,7 @@ describe("authorization through the server", () => {
       expect([ada.status, ada.body.decidedBy]).toEqual([202, "ada@example.com"])
       yield* events(`${inbox.origin}${ada.body.events}`, { headers: { "x-user": "ada" } })
       expect(executed).toEqual(["t1 Ada 250"])
-      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com" }))
+      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt }))
       const logged = yield* Effect.flatMap(DecisionLog.DecisionLog, (log) => log.latest(runId))
       expect(logged).toEqual(Option.some({ runId, agent: "bank", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt, decision: { _tag: "ApproveAll" } }))
     }))

@@ -8,7 +8,7 @@ import { HttpServer } from "@effect/platform"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Authorization } from "../src/index.js"
-import { Inbox } from "../src/index.js"
+import { DecisionLog, Inbox } from "../src/index.js"
 
 export interface Bank {
   readonly agent: Agent.Agent<{}, never>
@@ -73,12 +73,15 @@ export const serve = (
     readonly model?: Layer.Layer<ChatModel.ChatModel>
     /** The run store and chat memory (default: fresh in-memory ones). */
     readonly stores?: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>
+    /** The inbox's decision log (default: the process-wide one). */
+    readonly decisionLog?: DecisionLog.DecisionLog.Service
   } = {}
 ): Effect.Effect<Served, never, Scope.Scope> =>
   Effect.gen(function*() {
     const stores = yield* Layer.build(options.stores ?? Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory)).pipe(Effect.orDie)
     const store = Context.get(stores, RunStore.RunStore)
-    const inboxStores = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
+    const viewed = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
+    const inboxStores = options.decisionLog === undefined ? viewed : Context.add(viewed, DecisionLog.DecisionLog, options.decisionLog)
     const server = yield* Layer.build(
       Inbox.serve({ agents, ...(options.authorize === undefined ? {} : { authorize: options.authorize }) }).pipe(
         Layer.provide(options.model ?? model),
