@@ -4,7 +4,7 @@
  */
 import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
@@ -423,6 +423,38 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       const stream = yield* events(`${inbox.origin}${reply.body.events}`)
       expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunFailed", runId, error: "ModelError", message: "the provider answered 400" })
     }))
+})
+
+describe("a run that dies after its claim", () => {
+  it.scopedLive("its followers get RunFailed with a fixed message, never the defect's own; the cause goes to the log", () => {
+    const logged: Array<string> = []
+    const logger = Logger.make(({ cause, logLevel, message }) => {
+      logged.push(`${logLevel.label} ${String(message)} ${Cause.pretty(cause)}`)
+    })
+    return Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const dying = ScriptedChatModel.layer(() => Effect.die(new Error("connect postgres://admin:hunter2@db.internal failed")))
+      const inbox = yield* serve([agent], { model: dying })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect(reply.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.events.at(-1)!.data).toEqual({
+        _tag: "RunFailed",
+        runId,
+        conversationId: `ephemeral-${runId}`,
+        timestamp: stream.events.at(-1)!.data.timestamp,
+        error: "Defect",
+        message: "The run failed unexpectedly"
+      })
+      expect(JSON.stringify(stream.events)).not.toContain("hunter2")
+      expect(executed).toEqual(["t1 Ada 250"])
+      const errors = logged.filter((line) => line.startsWith("ERROR"))
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toContain(`Run ${runId} failed unexpectedly after its claim`)
+      expect(errors[0]).toContain("connect postgres://admin:hunter2@db.internal failed")
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+  })
 })
 
 describe("stopping the inbox", () => {

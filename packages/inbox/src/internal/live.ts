@@ -26,6 +26,12 @@ interface Live {
   final: boolean
 }
 
+/**
+ * What followers are told of a defect: a fixed message, as core tells a model of a tool's
+ * defect (its own message may hold anything — a query, a credential); the cause is logged.
+ */
+export const unexpected = { _tag: "Defect", message: "The run failed unexpectedly" } as const
+
 /** How many finished runs keep their events for a late subscriber; the oldest go first. */
 export const finishedKept = 100
 
@@ -114,15 +120,17 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
               : Deferred.die(claimed, new Error(`The resume of run ${runId} ended without an event`))
           }
           if (Exit.isSuccess(exit) || live.final) return
-          const error = Cause.squash(exit.cause)
+          const failure = Cause.failureOption(exit.cause)
+          if (Option.isNone(failure) && !Cause.isInterruptedOnly(exit.cause)) {
+            yield* Effect.logError(`Run ${runId} failed unexpectedly after its claim`, exit.cause)
+          }
           push(live, LiveEvent.failed(
             { runId, conversationId: live.conversationId, timestamp: yield* Clock.currentTimeMillis },
-            Cause.isInterruptedOnly(exit.cause)
+            Option.isSome(failure)
+              ? { _tag: failure.value._tag, message: failure.value.message }
+              : Cause.isInterruptedOnly(exit.cause)
               ? { _tag: "Interrupted", message: "The inbox stopped while the run was running" }
-              : {
-                _tag: typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect",
-                message: error instanceof Error ? error.message : String(error)
-              }
+              : unexpected
           ))
         })
       yield* Agent.streamResume(agent, runId, decision, { decidedBy }).pipe(
