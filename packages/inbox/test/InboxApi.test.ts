@@ -6,7 +6,7 @@ import { Agent, ChatMemory, ChatModel, Message, RunStore, ScriptedChatModel, Too
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
-import { bank, decide, events, model, request, serve } from "./fixtures.js"
+import { balance, bank, decide, events, model, request, serve } from "./fixtures.js"
 
 const runs = (origin: string) => `${origin}/inbox/api/runs`
 
@@ -168,12 +168,6 @@ describe("an environment pause", () => {
 describe("a run out of iterations", () => {
   it.scopedLive("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
     Effect.gen(function*() {
-      const balance = Tool.make("balance", {
-        description: "The account's balance",
-        parameters: Schema.Struct({}),
-        success: Schema.Number,
-        handler: () => Effect.succeed(1000)
-      })
       const agent = Agent.make({ name: "looper", tools: [balance], maxIterations: 1 })
       const looping = ScriptedChatModel.layer(() => ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} }))
       const inbox = yield* serve([agent], { model: looping })
@@ -199,12 +193,6 @@ describe("a run out of iterations", () => {
 describe("a run out of budget", () => {
   it.scopedLive("is listed with reason budget and accepts Continue; without a raise it stops again at once; with one it completes; a bad raise is a 400", () =>
     Effect.gen(function*() {
-      const balance = Tool.make("balance", {
-        description: "The account's balance",
-        parameters: Schema.Struct({}),
-        success: Schema.Number,
-        handler: () => Effect.succeed(1000)
-      })
       const agent = Agent.make({ name: "metered", tools: [balance], budget: { modelCalls: 1 } })
       const asksOnce = ScriptedChatModel.layer((request) =>
         request.messages.at(-1)?._tag === "User"

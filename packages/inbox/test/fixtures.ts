@@ -16,6 +16,14 @@ export interface Bank {
   readonly executed: Array<string>
 }
 
+/** The account's balance: 1000, without approval. */
+export const balance = Tool.make("balance", {
+  description: "The account's balance",
+  parameters: Schema.Struct({}),
+  success: Schema.Number,
+  handler: () => Effect.succeed(1000)
+})
+
 /** `transfer` needs approval (to: not empty, not Mallory; amount: a positive number, at most 10,000); `balance` does not. */
 export const bank = (name = "bank"): Bank => {
   const executed: Array<string> = []
@@ -29,12 +37,6 @@ export const bank = (name = "bank"): Bank => {
     success: Schema.String,
     needsApproval: true,
     handler: ({ amount, to }, { callId }) => Effect.sync(() => executed.push(`${callId} ${to} ${amount}`)).pipe(Effect.as(`sent ${amount} to ${to}`))
-  })
-  const balance = Tool.make("balance", {
-    description: "The account's balance",
-    parameters: Schema.Struct({}),
-    success: Schema.Number,
-    handler: () => Effect.succeed(1000)
   })
   return { agent: Agent.make({ name, tools: [transfer, balance] }), executed }
 }
