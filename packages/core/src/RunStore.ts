@@ -64,7 +64,12 @@ export const RunRecord = Schema.Struct({
   updatedAt: Schema.Number,
   checkpoint: Schema.optional(Schema.Unknown),
   /** Who made the decision that resumed the run (`Agent.resume`'s `decidedBy`), until it pauses again. */
-  decidedBy: Schema.optional(Schema.String)
+  decidedBy: Schema.optional(Schema.String),
+  /**
+   * When the run was last claimed from its pause (the store's `Clock` milliseconds at the
+   * `paused → running` transition), until it pauses again: when its decision was made.
+   */
+  decidedAt: Schema.optional(Schema.Number)
 }).annotations({ identifier: "RunRecord" })
 
 /**
@@ -84,7 +89,10 @@ export interface Transition {
   readonly from: { readonly status: Status; readonly version: number }
   readonly to: Status
   readonly checkpoint?: unknown
-  /** Recorded as the record's `decidedBy` (a transition to `paused` clears it; any other keeps it). */
+  /**
+   * Recorded as the record's `decidedBy` (a transition to `paused` clears it; any other keeps it).
+   * A claim (`paused → running`) also records its time as `decidedAt`, cleared and kept alike.
+   */
   readonly decidedBy?: string | undefined
 }
 
@@ -97,6 +105,8 @@ export interface Transition {
 export interface Finished {
   readonly status: "completed" | "failed"
   readonly decidedBy?: string | undefined
+  /** When its last resume claimed it (the record's `decidedAt`). */
+  readonly decidedAt?: number | undefined
 }
 
 /**
@@ -213,7 +223,7 @@ export declare namespace RunStore {
     /** The results recorded since the run's last transition, in the order they were recorded. */
     readonly outcomes: (runId: string) => Effect.Effect<ReadonlyArray<Outcome>, StoreError>
     /**
-     * How a finished run ended, and who decided its last resume, while the store remembers it
+     * How a finished run ended, and who decided its last resume and when, while the store remembers it
      * (for the retention) — whether or not it keeps the whole record.
      */
     readonly finished: (runId: string) => Effect.Effect<Option.Option<Finished>, StoreError>

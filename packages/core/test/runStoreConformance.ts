@@ -98,19 +98,32 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         })
       ))
 
-    it.effect("decidedBy is set by a transition, kept until the run pauses again, and remembered with a finished run", () =>
+    it.effect("decidedBy is set by a transition, decidedAt by a claim; both kept until the run pauses again, and remembered with a finished run", () =>
       withStore((store) =>
         Effect.gen(function*() {
           yield* store.insert(record("d"))
+          yield* TestClock.adjust("5 seconds")
           const claimed = yield* store.transition("d", { from: { status: "paused", version: 1 }, to: "running", decidedBy: "ada" })
-          expect(claimed?.decidedBy).toBe("ada")
+          expect([claimed?.decidedBy, claimed?.decidedAt]).toEqual(["ada", 5_000])
+          yield* TestClock.adjust("1 second")
           const kept = yield* store.transition("d", { from: { status: "running", version: 2 }, to: "running", checkpoint: { batch: 2 } })
-          expect(kept?.decidedBy).toBe("ada")
+          expect([kept?.decidedBy, kept?.decidedAt, kept?.updatedAt]).toEqual(["ada", 5_000, 6_000])
+          expect(Option.map(yield* store.get("d"), (r) => [r.decidedBy, r.decidedAt])).toEqual(Option.some(["ada", 5_000]))
           const pausedAgain = yield* store.transition("d", { from: { status: "running", version: 3 }, to: "paused", checkpoint: {} })
-          expect(pausedAgain?.decidedBy).toBeUndefined()
+          expect([pausedAgain?.decidedBy, pausedAgain?.decidedAt]).toEqual([undefined, undefined])
+          expect(Option.map(yield* store.get("d"), (r) => "decidedAt" in r || "decidedBy" in r)).toEqual(Option.some(false))
+          yield* TestClock.adjust("1 second")
           yield* store.transition("d", { from: { status: "paused", version: 4 }, to: "running", decidedBy: "bob" })
+          yield* TestClock.adjust("1 second")
           yield* store.transition("d", { from: { status: "running", version: 5 }, to: "completed" })
-          expect(yield* store.finished("d")).toEqual(Option.some({ status: "completed", decidedBy: "bob" }))
+          expect(yield* store.finished("d")).toEqual(Option.some({ status: "completed", decidedBy: "bob", decidedAt: 7_000 }))
+          // a claim without a name is still timed; a run never claimed has neither
+          yield* store.insert(record("anonymous"))
+          const anonymous = yield* store.transition("anonymous", { from: { status: "paused", version: 1 }, to: "running" })
+          expect([anonymous?.decidedBy, anonymous?.decidedAt]).toEqual([undefined, 8_000])
+          yield* store.insert(record("never", { status: "running" }))
+          yield* store.transition("never", { from: { status: "running", version: 1 }, to: "failed" })
+          expect(yield* store.finished("never")).toEqual(Option.some({ status: "failed" }))
         })
       ))
 

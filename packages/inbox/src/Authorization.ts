@@ -181,6 +181,22 @@ const isLoopbackHost = (host: string) => {
   return name === "localhost" || name === "[::1]" || isLoopbackAddress(name)
 }
 
+/**
+ * Whether an `Origin` names the server the request came to: its host and port are the `Host`
+ * header's. The scheme is not compared (a proxy that terminates TLS serves an `https:` page
+ * over a plain `http:` connection); it must be `http:` or `https:`.
+ */
+const isOwnOrigin = (origin: string, host: string) => {
+  try {
+    const url = new URL(origin)
+    return (url.protocol === "http:" || url.protocol === "https:") && url.host === host.toLowerCase()
+  } catch {
+    return false
+  }
+}
+
+const foreignOrigin = (origin: string) => new Forbidden({ message: `A request from another origin (${origin}) cannot use the inbox` })
+
 const bearerOf = (authorization: string | undefined) => {
   const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
   return match === null ? undefined : match[1]
@@ -188,7 +204,9 @@ const bearerOf = (authorization: string | undefined) => {
 
 /**
  * The default hook. With a `token`, a request must carry it — `Authorization: Bearer <token>`,
- * or the {@link tokenCookie} cookie that the page's `?token=<token>` link sets — else 401.
+ * or the {@link tokenCookie} cookie that the page's `?token=<token>` link sets — else 401; and
+ * its `Origin`, when sent, must be the request's own (its host and port those of `Host`), else
+ * 403: a page on another port of the same host is same-site, so its requests carry the cookie.
  * Without one, only clients on this machine are admitted, else 403: the peer address must be a
  * loopback address, the request must not have come through a proxy (`Forwarded`,
  * `X-Forwarded-For`), its `Host` must be a loopback name (a page of another site whose name
@@ -215,6 +233,8 @@ export const loopbackOrToken = (options: { readonly token?: Redacted.Redacted<st
   const name = nameOf(request)
   const { token } = options
   if (token !== undefined) {
+    const origin = request.headers["origin"]
+    if (origin !== undefined && !isOwnOrigin(origin, request.headers["host"] ?? "")) return Effect.fail(foreignOrigin(origin))
     const given = bearerOf(request.headers["authorization"]) ?? request.cookies[tokenCookie]
     if (given === undefined) {
       return Effect.fail(new Unauthorized({ message: "A token is required: send Authorization: Bearer <token>, or open the inbox with its ?token= link once" }))
@@ -234,8 +254,6 @@ export const loopbackOrToken = (options: { readonly token?: Redacted.Redacted<st
     return Effect.fail(new Forbidden({ message: `Host ${JSON.stringify(host)} is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token` }))
   }
   const origin = request.headers["origin"]
-  if (origin !== undefined && origin !== `http://${host}`) {
-    return Effect.fail(new Forbidden({ message: `A request from another origin (${origin}) cannot use the inbox` }))
-  }
+  if (origin !== undefined && origin !== `http://${host}`) return Effect.fail(foreignOrigin(origin))
   return Effect.succeed(name ?? "local")
 }

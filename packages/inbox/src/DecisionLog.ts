@@ -1,7 +1,7 @@
 /**
  * Who decided which run, when, and how: the inbox writes an entry when a decision's resume
- * wins the run's claim (the run store records who, `decidedBy`, with the claim; the log adds
- * when and what). A second person deciding the same run is told both.
+ * wins the run's claim (the run store records who and when, `decidedBy` and `decidedAt`, with
+ * the claim; the log adds what). A second person deciding the same run is told who and when.
  *
  * @since 0.1.0
  */
@@ -9,7 +9,7 @@ import type { Decision } from "@agentfx/core"
 import { Context, Effect, Option } from "effect"
 
 /**
- * One decision that resumed a run. `decidedAt`: `Clock` milliseconds of the claim.
+ * One decision that resumed a run. `decidedAt`: `Clock` milliseconds of the claim (the record's `decidedAt`).
  *
  * @example
  * ```ts

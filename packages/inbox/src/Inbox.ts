@@ -112,9 +112,8 @@ export const layer = <R>(
       return Runs.layer(agents, live)
     })
   )
-  return Layer.mergeAll(Page.layer, runs).pipe(
-    Layer.provide(Authorization.layer(options.authorize ?? Authorization.loopbackOrToken()))
-  )
+  const authorize = options.authorize ?? Authorization.loopbackOrToken()
+  return Layer.mergeAll(Page.layer(authorize), runs).pipe(Layer.provide(Authorization.layer(authorize)))
 }
 
 /**

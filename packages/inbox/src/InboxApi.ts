@@ -5,7 +5,7 @@
  *
  * | endpoint | what |
  * | --- | --- |
- * | `GET /inbox` | the page (`?token=…` sets the token cookie and redirects) |
+ * | `GET /inbox` | the page (`?token=…` sets the token cookie and redirects, once the authorization hook admits the token) |
  * | `GET /inbox/assets/:file` | its script and style |
  * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
  * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
@@ -17,7 +17,7 @@
 import { Checkpoint, Decision, Json, Message } from "@agentfx/core"
 import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Authorization } from "./Authorization.js"
+import { Authorization, Forbidden, Unauthorized } from "./Authorization.js"
 
 /**
  * A pending call as the list shows it.
@@ -320,7 +320,9 @@ export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/inbox
 const runId = HttpApiSchema.param("runId", Schema.String)
 
 /**
- * The page and its assets: public (they hold no data; the API behind them is authorized).
+ * The page and its assets: public (they hold no data; the API behind them is authorized). A
+ * `?token=` link is checked by the authorization hook: a token it refuses is answered with
+ * its refusal (401), and no cookie is set.
  *
  * @example
  * ```ts
@@ -337,6 +339,8 @@ export class PageGroup extends HttpApiGroup.make("inboxPage")
     HttpApiEndpoint.get("page", "/inbox")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
+      .addError(Unauthorized)
+      .addError(Forbidden)
   )
   .add(
     HttpApiEndpoint.get("asset")`/inbox/assets/${HttpApiSchema.param("file", Schema.String)}`

@@ -21,7 +21,8 @@ const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, 
 
 /**
  * One event, tagged like the core event it comes from, plus `RunFailed` (the resumed run
- * failed after it was claimed: a model error, a store error, …).
+ * failed after it was claimed: a model error, a store error, … with its tag and message; a
+ * defect as `Defect`, "The run failed unexpectedly", its cause logged).
  *
  * @example
  * ```ts

@@ -107,6 +107,8 @@ async function loadRuns() {
   }
   /** @type {Array<RunSummary>} */
   const runs = reply.body
+  // the buttons are rebuilt: a keyboard user's focus is put back on the same run's
+  const focused = list.contains(document.activeElement) ? document.activeElement?.closest("button")?.getAttribute("data-run-id") : undefined
   list.replaceChildren(...runs.map((run) => {
     const button = h("button", { type: "button", "data-run-id": run.runId }, [
       h("strong", {}, [`${run.agent} · ${run.reason}`]),
@@ -118,6 +120,11 @@ async function loadRuns() {
     return h("li", {}, [button])
   }))
   byId("empty").hidden = runs.length > 0
+  if (typeof focused === "string") {
+    // the run is gone (decided meanwhile): the first run listed, else the refresh button
+    const button = /** @type {HTMLElement} */ (list.querySelector(`button[data-run-id="${CSS.escape(focused)}"]`) ?? list.querySelector("button") ?? byId("refresh"))
+    button.focus()
+  }
 }
 
 /** @param {string} runId */
@@ -358,6 +365,7 @@ async function post(run, decision) {
   if (body._tag === "AlreadyDecided") {
     const at = typeof body.decidedAt === "number" ? ` (at ${new Date(body.decidedAt).toLocaleTimeString()})` : ""
     setStatus(`${body.message}${at}`, "bad")
+    markDecided(run, `${typeof body.decidedBy === "string" ? `decided by ${body.decidedBy}` : "decided by someone else"}${at}`)
     void loadRuns()
     return
   }
@@ -375,6 +383,22 @@ async function post(run, decision) {
     byId("form-error").textContent = messageOf(reply)
   }
   setStatus(messageOf(reply), "bad")
+}
+
+/**
+ * Someone else decided the run: its panel says so, its controls are disabled for good, and the
+ * focus (on a control now disabled) moves to the heading, which is read out.
+ *
+ * @param {RunDetail} run
+ * @param {string} decided
+ */
+function markDecided(run, decided) {
+  const heading = byId("run-heading")
+  heading.textContent = `${run.agent} — ${decided}`
+  for (const control of /** @type {NodeListOf<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>} */ (byId("decision").querySelectorAll("button, input, textarea"))) {
+    control.disabled = true
+  }
+  heading.focus()
 }
 
 /** @param {any} e */

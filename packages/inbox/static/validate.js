@@ -253,6 +253,22 @@ function describeValue(value) {
 }
 
 /**
+ * A schema's pattern as a regular expression; `undefined` when JavaScript cannot compile it
+ * (a schema written for another dialect, say with `\-`, which the `u` flag refuses): the check
+ * is then left to the server, which validates anyway.
+ *
+ * @param {string} source
+ * @returns {RegExp | undefined}
+ */
+function compile(source) {
+  try {
+    return new RegExp(source, "u")
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * @param {SchemaObject} s
  * @param {string} value
  * @param {(message: string) => void} fail
@@ -262,12 +278,7 @@ function checkString(s, value, fail) {
   if (typeof s.minLength === "number" && length < s.minLength) fail(`must be at least ${plural(s.minLength, "character")} long`)
   if (typeof s.maxLength === "number" && length > s.maxLength) fail(`must be at most ${plural(s.maxLength, "character")} long`)
   if (typeof s.pattern === "string") {
-    let pattern
-    try {
-      pattern = new RegExp(s.pattern, "u")
-    } catch {
-      pattern = undefined
-    }
+    const pattern = compile(s.pattern)
     if (pattern !== undefined && !pattern.test(value)) fail(`must match the pattern ${s.pattern}`)
   }
 }
@@ -325,7 +336,7 @@ function checkObject(s, value, path, root, problems, depth, fail) {
     for (const key of s.required) if (!Object.prototype.hasOwnProperty.call(value, key)) fail(`missing required property ${JSON.stringify(key)}`)
   }
   const patterns = typeof s.patternProperties === "object" && s.patternProperties !== null
-    ? Object.entries(s.patternProperties).map(([p, schema]) => /** @type {const} */ ([new RegExp(p, "u"), schema]))
+    ? Object.entries(s.patternProperties).map(([p, schema]) => /** @type {const} */ ([compile(p), schema]))
     : []
   for (const key of Object.keys(value)) {
     const at = child(path, key)
@@ -338,7 +349,9 @@ function checkObject(s, value, path, root, problems, depth, fail) {
       check(properties[key], value[key], at, root, problems, depth + 1)
     }
     for (const [pattern, schema] of patterns) {
-      if (pattern.test(key)) {
+      // a pattern that cannot be compiled may match any key: not checked, and not "unexpected" either
+      if (pattern === undefined) matched = true
+      else if (pattern.test(key)) {
         matched = true
         check(schema, value[key], at, root, problems, depth + 1)
       }

@@ -83,6 +83,28 @@ describe("Authorization.loopbackOrToken, with a token", () => {
       "Unauthorized: The token is not valid"
     ])
   })
+
+  it("an Origin, when sent, must be the request's own (host and port of Host, http or https): a sibling port is refused (403), with the token or without", () => {
+    const token = { authorization: "Bearer s3cret-token" }
+    const judged = [
+      judge(authorize, { ...token, host: "localhost:4180", origin: "http://localhost:4180" }),
+      judge(authorize, { ...token, host: "inbox.example.com", origin: "https://inbox.example.com" }, "10.0.0.2"),
+      judge(authorize, { ...token, host: "localhost:4180", origin: "http://localhost:3000" }),
+      judge(authorize, { cookie: "agentfx-inbox-token=s3cret-token", host: "localhost:4180", origin: "http://localhost:3000" }),
+      judge(authorize, { ...token, host: "localhost:4180", origin: "null" }),
+      judge(authorize, { ...token, host: "localhost:4180", origin: "ftp://localhost:4180" }),
+      judge(authorize, { host: "inbox.example.com", origin: "https://evil.example" }, "10.0.0.2")
+    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : `admitted as ${r.right}`)
+    expect(judged).toEqual([
+      "admitted as token holder",
+      "admitted as token holder",
+      "Forbidden: A request from another origin (http://localhost:3000) cannot use the inbox",
+      "Forbidden: A request from another origin (http://localhost:3000) cannot use the inbox",
+      "Forbidden: A request from another origin (null) cannot use the inbox",
+      "Forbidden: A request from another origin (ftp://localhost:4180) cannot use the inbox",
+      "Forbidden: A request from another origin (https://evil.example) cannot use the inbox"
+    ])
+  })
 })
 
 describe("authorization through the server", () => {
@@ -101,13 +123,15 @@ describe("authorization through the server", () => {
       expect([crossSite.status, crossSite.body]).toEqual([403, { _tag: "Forbidden", message: "A request from another origin (http://evil.example) cannot use the inbox" }])
     }))
 
-  it.scopedLive("with a token: 401 without it; the ?token= link sets the cookie (HttpOnly, SameSite=Strict) and the cookie admits", () =>
+  it.scopedLive("with a token: 401 without it; a ?token= link with a wrong token is a 401 and sets nothing; the right one sets the cookie (HttpOnly, SameSite=Strict) and the cookie admits, but not from another origin", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent], { authorize: Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") }) })
       const runId = yield* inbox.pause(agent, "pay Ada 250")
       const without = yield* request(`${inbox.origin}/inbox/api/runs`)
       expect([without.status, without.body._tag]).toEqual([401, "Unauthorized"])
+      const wrong = yield* request(`${inbox.origin}/inbox?token=s3cret-tokem`)
+      expect([wrong.status, wrong.body, wrong.headers.get("set-cookie")]).toEqual([401, { _tag: "Unauthorized", message: "The token is not valid" }, null])
       const link = yield* request(`${inbox.origin}/inbox?token=s3cret-token`)
       expect([link.status, link.headers.get("location")]).toEqual([303, "/inbox"])
       expect(link.headers.get("set-cookie")).toBe("agentfx-inbox-token=s3cret-token; Path=/inbox; HttpOnly; SameSite=Strict")
@@ -116,9 +140,16 @@ describe("authorization through the server", () => {
       expect(listed.body.map((r: any) => r.runId)).toEqual([runId])
       const tokenless = yield* decide(inbox.origin, runId, { _tag: "RejectAll" })
       expect([tokenless.status, tokenless.body._tag]).toEqual([401, "Unauthorized"])
+      // a page on another port of this host: same-site, so the browser sends the cookie; its Origin gives it away
+      const sibling = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/decision`, {
+        method: "POST",
+        headers: { ...cookie, origin: "http://127.0.0.1:1", "content-type": "application/json" },
+        body: JSON.stringify({ _tag: "ApproveAll" })
+      })
+      expect([sibling.status, sibling.body]).toEqual([403, { _tag: "Forbidden", message: "A request from another origin (http://127.0.0.1:1) cannot use the inbox" }])
       const posted = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/decision`, {
         method: "POST",
-        headers: { authorization: "Bearer s3cret-token", "content-type": "application/json" },
+        headers: { authorization: "Bearer s3cret-token", origin: inbox.origin, "content-type": "application/json" },
         body: JSON.stringify({ _tag: "RejectAll", message: "not today" })
       })
       expect([posted.status, posted.body.decidedBy]).toEqual([202, "token holder"])
@@ -154,7 +185,7 @@ describe("authorization through the server", () => {
       expect([ada.status, ada.body.decidedBy]).toEqual([202, "ada@example.com"])
       yield* events(`${inbox.origin}${ada.body.events}`, { headers: { "x-user": "ada" } })
       expect(executed).toEqual(["t1 Ada 250"])
-      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com" }))
+      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt }))
       const logged = yield* Effect.flatMap(DecisionLog.DecisionLog, (log) => log.latest(runId))
       expect(logged).toEqual(Option.some({ runId, agent: "bank", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt, decision: { _tag: "ApproveAll" } }))
     }))

@@ -2,11 +2,11 @@
  * The inbox's HTTP API on a real server (127.0.0.1:0), spoken to with fetch: every endpoint,
  * every error with its status and body.
  */
-import { Agent, ChatMemory, ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
+import { Agent, ChatMemory, ChatModel, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
-import { bank, decide, events, model, request, serve } from "./fixtures.js"
+import { balance, bank, decide, events, model, request, serve } from "./fixtures.js"
 
 const runs = (origin: string) => `${origin}/inbox/api/runs`
 
@@ -168,12 +168,6 @@ describe("an environment pause", () => {
 describe("a run out of iterations", () => {
   it.scopedLive("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
     Effect.gen(function*() {
-      const balance = Tool.make("balance", {
-        description: "The account's balance",
-        parameters: Schema.Struct({}),
-        success: Schema.Number,
-        handler: () => Effect.succeed(1000)
-      })
       const agent = Agent.make({ name: "looper", tools: [balance], maxIterations: 1 })
       const looping = ScriptedChatModel.layer(() => ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} }))
       const inbox = yield* serve([agent], { model: looping })
@@ -193,6 +187,45 @@ describe("a run out of iterations", () => {
         message: "No answer after 1 iteration; resume the checkpoint with Decision.continue() to go on"
       })
       expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "max-iterations"]])
+    }))
+})
+
+describe("a run out of budget", () => {
+  it.scopedLive("is listed with reason budget and accepts Continue; without a raise it stops again at once; with one it completes; a bad raise is a 400", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "metered", tools: [balance], budget: { modelCalls: 1 } })
+      const asksOnce = ScriptedChatModel.layer((request) =>
+        request.messages.at(-1)?._tag === "User"
+          ? ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} })
+          : ScriptedChatModel.text("The balance is 1000")
+      )
+      const inbox = yield* serve([agent], { model: asksOnce })
+      const stopped = yield* inbox.inStores(Effect.flip(Agent.run(agent, { input: "check the balance", conversationId: "c-budget" }).pipe(Effect.provide(asksOnce))))
+      expect(stopped._tag === "BudgetExceeded" && [stopped.limit, stopped.allowed, stopped.used]).toEqual(["modelCalls", 1, 1])
+      const [listed] = (yield* request(runs(inbox.origin))).body
+      expect([listed.agent, listed.reason, listed.pending]).toEqual(["metered", "budget", []])
+      const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
+      expect(run.body).toMatchObject({ reason: "budget", accepts: ["Continue"], pending: [] })
+      // a limit that is not a positive integer: the Schema of the decision refuses it, nothing runs
+      const bad = yield* decide(inbox.origin, listed.runId, { _tag: "Continue", raise: { modelCalls: 0 } })
+      expect([bad.status, bad.body._tag]).toEqual([400, "InvalidDecision"])
+      expect(bad.body.message).toContain("Expected a positive number, actual 0")
+      const unraised = yield* decide(inbox.origin, listed.runId, { _tag: "Continue" })
+      expect(unraised.status).toBe(202)
+      const again = yield* events(`${inbox.origin}${unraised.body.events}`)
+      expect(again.events.map((e) => e.data._tag)).toEqual(["RunResumed", "RunFailed"])
+      expect(again.events[1]!.data).toMatchObject({
+        error: "BudgetExceeded",
+        message: "Budget reached: modelCalls 1 of 1; resume the checkpoint with Decision.continue({ raise }) to go on"
+      })
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "budget"]])
+      const raised = yield* decide(inbox.origin, listed.runId, { _tag: "Continue", raise: { modelCalls: 2 } }, "Ada")
+      expect([raised.status, raised.body.decidedBy]).toEqual([202, "Ada"])
+      const done = yield* events(`${inbox.origin}${raised.body.events}`)
+      expect(done.events.map((e) => e.data._tag)).toEqual(["RunResumed", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
+      expect(done.events[0]!.data).toMatchObject({ decision: "Continue", decidedBy: "Ada" })
+      expect(done.events.at(-1)!.data.text).toBe("The balance is 1000")
+      expect((yield* request(runs(inbox.origin))).body).toEqual([])
     }))
 })
 
@@ -253,6 +286,50 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(fixed.status).toBe(202)
       yield* events(`${inbox.origin}${fixed.body.events}`)
       expect(executed).toEqual(["t1 Ada 5"])
+    }))
+
+  it.scopedLive("per call: approve one, reject one with a reason, answer one in its place; only the approved one runs, the model reads the reason and the reply", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const three = ScriptedChatModel.layer((request) => {
+        if (request.messages.at(-1)?._tag === "User") {
+          return ScriptedChatModel.toolCalls(
+            { id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } },
+            { id: "t2", name: "transfer", args: { to: "Bob", amount: 99 } },
+            { id: "t3", name: "transfer", args: { to: "Cy", amount: 5 } }
+          )
+        }
+        const results = request.messages.filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult")
+        return ScriptedChatModel.text(results.map((r) => `${r.callId}${r.isError ? " (error)" : ""}: ${JSON.stringify(r.content)}`).join("; "))
+      })
+      const inbox = yield* serve([agent], { model: three })
+      const paused = yield* inbox.inStores(Agent.run(agent, { input: "pay all three", conversationId: "c-3" }).pipe(Effect.provide(three)))
+      if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
+      const reply = yield* decide(inbox.origin, paused.runId, {
+        _tag: "ByCall",
+        decisions: {
+          t1: { _tag: "Approve" },
+          t2: { _tag: "Reject", message: "Bob was paid yesterday" },
+          t3: { _tag: "Reply", value: { status: "queued", ticket: 7 } }
+        }
+      }, "Ada")
+      expect(reply.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.events.map((e) => e.data._tag)).toEqual([
+        "RunResumed", "ToolStarted", "ToolSucceeded", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"
+      ])
+      expect(stream.events[1]!.data).toMatchObject({ callId: "t1", toolName: "transfer" })
+      expect(stream.events.at(-1)!.data.text).toBe(
+        `t1: "sent 250 to Ada"; t2 (error): "rejected: Bob was paid yesterday"; t3: {"status":"queued","ticket":7}`
+      )
+      expect(executed).toEqual(["t1 Ada 250"])
+      const memory = yield* inbox.inStores(ChatMemory.ChatMemory)
+      const results = (yield* inbox.inStores(memory.get("c-3"))).filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult")
+      expect(results.map((r) => [r.callId, r.isError, r.content])).toEqual([
+        ["t1", false, "sent 250 to Ada"],
+        ["t2", true, "rejected: Bob was paid yesterday"],
+        ["t3", false, { status: "queued", ticket: 7 }]
+      ])
     }))
 
   it.scopedLive("decisions that do not fit the pending calls: 422 UnknownDecision, IncompleteDecisions, DecisionMismatch; nothing runs", () =>
@@ -423,6 +500,38 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       const stream = yield* events(`${inbox.origin}${reply.body.events}`)
       expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunFailed", runId, error: "ModelError", message: "the provider answered 400" })
     }))
+})
+
+describe("a run that dies after its claim", () => {
+  it.scopedLive("its followers get RunFailed with a fixed message, never the defect's own; the cause goes to the log", () => {
+    const logged: Array<string> = []
+    const logger = Logger.make(({ cause, logLevel, message }) => {
+      logged.push(`${logLevel.label} ${String(message)} ${Cause.pretty(cause)}`)
+    })
+    return Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const dying = ScriptedChatModel.layer(() => Effect.die(new Error("connect postgres://admin:hunter2@db.internal failed")))
+      const inbox = yield* serve([agent], { model: dying })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
+      expect(reply.status).toBe(202)
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.events.at(-1)!.data).toEqual({
+        _tag: "RunFailed",
+        runId,
+        conversationId: `ephemeral-${runId}`,
+        timestamp: stream.events.at(-1)!.data.timestamp,
+        error: "Defect",
+        message: "The run failed unexpectedly"
+      })
+      expect(JSON.stringify(stream.events)).not.toContain("hunter2")
+      expect(executed).toEqual(["t1 Ada 250"])
+      const errors = logged.filter((line) => line.startsWith("ERROR"))
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toContain(`Run ${runId} failed unexpectedly after its claim`)
+      expect(errors[0]).toContain("connect postgres://admin:hunter2@db.internal failed")
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+  })
 })
 
 describe("stopping the inbox", () => {

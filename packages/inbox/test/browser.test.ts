@@ -3,7 +3,9 @@
  * driven by playwright-core. Two people open one paused run; the first edits an argument to
  * an invalid value (the page refuses it inline, nothing is sent), then to one only the server
  * refuses (its error is shown inline), fixes it and approves by keyboard, and watches the run
- * complete in the live events; the second then decides the same run and is told who decided.
+ * complete in the live events; the second then decides the same run and is told who decided,
+ * and its panel is marked decided. By keyboard: a refresh keeps the focus on the run's button;
+ * one call is rejected with a reason and another answered in its place.
  * Screenshots of each state: packages/inbox/test-artifacts/ (git-ignored).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -11,6 +13,7 @@ import { Effect, Exit, Scope } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { Agent, type Message, ScriptedChatModel } from "@agentfx/core"
 import { bank, request, serve } from "./fixtures.js"
 
 const executablePath = "/usr/bin/chromium"
@@ -112,12 +115,81 @@ describe("the inbox in Chromium", () => {
       expect(await bob.page.textContent("#status")).toMatch(
         new RegExp(`^Run ${runId} was already decided by Ada: it is completed now \\(at .+\\)$`)
       )
+      // the run's panel no longer waits for approval: it says who decided and when, and its controls are off
+      expect(await bob.page.textContent("#run-heading")).toMatch(/^bank — decided by Ada \(at .+\)$/)
+      const controls = await bob.page.$$eval("#decision button, #decision input, #decision textarea", (elements) =>
+        elements.map((element) => (element as HTMLButtonElement).disabled))
+      expect(controls.length).toBeGreaterThan(0)
+      expect(controls.filter((disabled) => !disabled)).toEqual([])
+      expect(await bob.page.evaluate(() => document.activeElement?.id)).toBe("run-heading")
       await shot(bob.page, "6-already-decided")
       expect(executed).toEqual(["t1 Ada 300"])
       expect([...ada.errors, ...bob.errors]).toEqual([
         "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)",
         "Failed to load resource: the server responded with a status of 409 (Conflict)"
       ])
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 60_000)
+
+  it("by keyboard: a refresh keeps the focus on the run's button; one call rejected with a reason, the other answered in its place", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const { agent, executed } = bank()
+      const twoCalls = ScriptedChatModel.layer((request) => {
+        if (request.messages.at(-1)?._tag === "User") {
+          return ScriptedChatModel.toolCalls(
+            { id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } },
+            { id: "t2", name: "transfer", args: { to: "Bob", amount: 99 } }
+          )
+        }
+        const results = request.messages.filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult")
+        return ScriptedChatModel.text(results.map((r) => `${r.callId}${r.isError ? " (error)" : ""}: ${JSON.stringify(r.content)}`).join("; "))
+      })
+      const inbox = await Effect.runPromise(Scope.extend(serve([agent], { model: twoCalls }), scope))
+      const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input: "pay Ada and Bob", conversationId: "c-two" }).pipe(Effect.provide(twoCalls))))
+      if (paused._tag !== "Paused") throw new Error("expected a pause")
+      const runId = paused.runId
+      // another run, listed first: the focused button is not the first one
+      await Effect.runPromise(inbox.pause(agent, "pay Ada 10", "c-other"))
+
+      const ada = await person(inbox.origin, "Ada")
+      await ada.page.focus(`#runs button[data-run-id="${runId}"]`)
+      await ada.page.evaluate(() => void ((window as any).listed = document.querySelector("#runs button")))
+      await ada.page.keyboard.press("r")
+      await ada.page.waitForFunction(() => document.querySelector("#runs button") !== (window as any).listed)
+      expect(await ada.page.$$eval("#runs button", (buttons) => buttons.length)).toBe(2)
+      expect(await ada.page.evaluate(() => document.activeElement?.getAttribute("data-run-id"))).toBe(runId)
+
+      // opened by Enter; t1 rejected (arrow keys in its radio group), with a reason; t2 answered in its place
+      await ada.page.keyboard.press("Enter")
+      await ada.page.waitForSelector(`fieldset[data-call-id="t2"]`)
+      await ada.page.focus("#choice-0-approve")
+      await ada.page.keyboard.press("ArrowRight")
+      await ada.page.keyboard.press("Tab")
+      expect(await ada.page.evaluate(() => document.activeElement?.id)).toBe("reject-0")
+      await ada.page.keyboard.type("not to Ada today")
+      await ada.page.focus("#choice-1-approve")
+      await ada.page.keyboard.press("ArrowRight")
+      await ada.page.keyboard.press("ArrowRight")
+      await ada.page.keyboard.press("Tab")
+      expect(await ada.page.evaluate(() => document.activeElement?.id)).toBe("reply-1")
+      await ada.page.keyboard.type(`{ "status": "queued" }`)
+      await shot(ada.page, "7-reject-and-reply")
+      await ada.page.focus("#submit")
+      await ada.page.keyboard.press("Enter")
+      await ada.page.waitForSelector("#events li.final")
+      const answer = `t1 (error): "rejected: not to Ada today"; t2: {"status":"queued"}`
+      expect(await ada.page.$$eval("#events li", (items) => items.map((item) => item.textContent))).toEqual([
+        "resumed: ByCall by Ada",
+        "model call #2",
+        `model answered: ${answer}`,
+        `completed: ${answer}`
+      ])
+      await shot(ada.page, "8-rejected-and-replied")
+      expect(executed).toEqual([])
+      expect(ada.errors).toEqual([])
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

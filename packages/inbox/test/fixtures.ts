@@ -8,13 +8,21 @@ import { HttpServer } from "@effect/platform"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Authorization } from "../src/index.js"
-import { Inbox } from "../src/index.js"
+import { DecisionLog, Inbox } from "../src/index.js"
 
 export interface Bank {
   readonly agent: Agent.Agent<{}, never>
   /** `callId to amount` of every transfer that ran, in order. */
   readonly executed: Array<string>
 }
+
+/** The account's balance: 1000, without approval. */
+export const balance = Tool.make("balance", {
+  description: "The account's balance",
+  parameters: Schema.Struct({}),
+  success: Schema.Number,
+  handler: () => Effect.succeed(1000)
+})
 
 /** `transfer` needs approval (to: not empty, not Mallory; amount: a positive number, at most 10,000); `balance` does not. */
 export const bank = (name = "bank"): Bank => {
@@ -29,12 +37,6 @@ export const bank = (name = "bank"): Bank => {
     success: Schema.String,
     needsApproval: true,
     handler: ({ amount, to }, { callId }) => Effect.sync(() => executed.push(`${callId} ${to} ${amount}`)).pipe(Effect.as(`sent ${amount} to ${to}`))
-  })
-  const balance = Tool.make("balance", {
-    description: "The account's balance",
-    parameters: Schema.Struct({}),
-    success: Schema.Number,
-    handler: () => Effect.succeed(1000)
   })
   return { agent: Agent.make({ name, tools: [transfer, balance] }), executed }
 }
@@ -73,12 +75,15 @@ export const serve = (
     readonly model?: Layer.Layer<ChatModel.ChatModel>
     /** The run store and chat memory (default: fresh in-memory ones). */
     readonly stores?: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>
+    /** The inbox's decision log (default: the process-wide one). */
+    readonly decisionLog?: DecisionLog.DecisionLog.Service
   } = {}
 ): Effect.Effect<Served, never, Scope.Scope> =>
   Effect.gen(function*() {
     const stores = yield* Layer.build(options.stores ?? Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory)).pipe(Effect.orDie)
     const store = Context.get(stores, RunStore.RunStore)
-    const inboxStores = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
+    const viewed = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
+    const inboxStores = options.decisionLog === undefined ? viewed : Context.add(viewed, DecisionLog.DecisionLog, options.decisionLog)
     const server = yield* Layer.build(
       Inbox.serve({ agents, ...(options.authorize === undefined ? {} : { authorize: options.authorize }) }).pipe(
         Layer.provide(options.model ?? model),

@@ -94,4 +94,17 @@ group("validate (static/validate.js)", () => {
       expect(Either.isLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(value))).toBe(true)
     }
   })
+
+  it("a pattern it cannot compile (`\\-` under the u flag) is skipped, in pattern and in patternProperties: the server validates anyway", () => {
+    // a hand-written schema (an MCP server's, say): Tool.parametersJsonSchema writes patterns JavaScript compiles
+    const schema = {
+      type: "object",
+      properties: { code: { type: "string", pattern: "^\\-?[0-9]+$" } },
+      patternProperties: { "^\\-?[0-9]+$": { type: "number" }, "^n_": { type: "number" } },
+      additionalProperties: false
+    }
+    expect(() => new RegExp("^\\-?[0-9]+$", "u")).toThrow(SyntaxError)
+    expect(validate(schema, { code: "a b", "-12": "not checked", n_x: 1 })).toEqual([])
+    expect(validate(schema, { n_x: "two" }).map(describe)).toEqual(["n_x: expected a number, got \"two\""])
+  })
 })

@@ -1,7 +1,10 @@
 import type { RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { record } from "../../core/test/runStoreConformance.js"
+import { migrations } from "../src/internal/migrations.js"
 import { SqlRunStore, SqlStore } from "../src/index.js"
 import { dialects, pgSkipped, pgUrl, storeOn } from "./fixtures.js"
 
@@ -9,14 +12,43 @@ const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, too
 
 for (const dialect of dialects) {
   describe(`SqlRunStore on ${dialect.name}`, () => {
-    it.effect.skipIf(dialect.skip)("migrations run once: the first migrate runs the one migration, the next runs none", () =>
+    it.effect.skipIf(dialect.skip)("migrations run once: the first migrate runs every migration, the next runs none", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const first = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
         const again = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
-        expect([first, again]).toEqual([[[1, "agentfx_store"]], []])
+        expect([first, again]).toEqual([[[1, "agentfx_store"], [2, "agentfx_decided_at"]], []])
         const { sql } = yield* storeOn(database)
-        expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations`).toEqual([{ migration_id: 1, name: "agentfx_store" }])
+        expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations ORDER BY migration_id`).toEqual([
+          { migration_id: 1, name: "agentfx_store" },
+          { migration_id: 2, name: "agentfx_decided_at" }
+        ])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a database made before decidedAt: migrated in place, its runs keep working, the next claim records when", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        // the schema as the first version of the package left it, with a paused run and a finished one
+        yield* Migrator.make({})({ loader: Migrator.fromRecord({ "1_agentfx_store": migrations["1_agentfx_store"] }), table: "agentfx_migrations" }).pipe(
+          Effect.provide(database.client)
+        )
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by)
+            VALUES ('old-paused', 'agent', 'c-1', 0, 'paused', 1, 0, 0, '{"some":"checkpoint"}', NULL),
+              ('old-done', 'agent', 'c-2', 0, 'completed', 3, 0, 0, NULL, 'ada')`
+        }).pipe(Effect.provide(database.client))
+        const { store } = yield* storeOn(database)
+        expect(Option.map(yield* store.get("old-paused"), (r) => [r.status, r.checkpoint, "decidedAt" in r])).toEqual(
+          Option.some(["paused", { some: "checkpoint" }, false])
+        )
+        expect(yield* store.finished("old-done")).toEqual(Option.some({ status: "completed", decidedBy: "ada" }))
+        yield* TestClock.adjust("3 seconds")
+        const claimed = yield* store.transition("old-paused", { from: { status: "paused", version: 1 }, to: "running", decidedBy: "bob" })
+        expect([claimed?.decidedBy, claimed?.decidedAt]).toEqual(["bob", 3_000])
+        // what another client (a restarted process) reads back
+        const again = yield* storeOn(database)
+        expect(Option.map(yield* again.store.get("old-paused"), (r) => [r.decidedBy, r.decidedAt])).toEqual(Option.some(["bob", 3_000]))
       }).pipe(Effect.scoped))
 
     // live: a migration that lost a race is retried after 100 ms of real time
@@ -24,7 +56,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const ran = yield* Effect.all([1, 2].map(() => SqlStore.migrate.pipe(Effect.provide(database.client))), { concurrency: "unbounded" })
-        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 1])
+        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 2])
       }).pipe(Effect.scoped))
 
     it.effect.skipIf(dialect.skip)("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>

@@ -100,19 +100,22 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           return undefined
         }
         outcomes.delete(runId)
-        const { checkpoint: _, decidedBy, ...rest } = record
-        const by = transition.decidedBy ?? (transition.to === "paused" ? undefined : decidedBy)
+        const { checkpoint: _, decidedAt, decidedBy, ...rest } = record
+        const paused = transition.to === "paused"
+        const by = transition.decidedBy ?? (paused ? undefined : decidedBy)
+        const at = transition.from.status === "paused" && transition.to === "running" ? now : paused ? undefined : decidedAt
+        const decided = { ...(by === undefined ? {} : { decidedBy: by }), ...(at === undefined ? {} : { decidedAt: at }) }
         const next: RunRecord = {
           ...rest,
           status: transition.to,
           version: record.version + 1,
           updatedAt: now,
           ...(transition.checkpoint === undefined ? {} : { checkpoint: transition.checkpoint }),
-          ...(by === undefined ? {} : { decidedBy: by })
+          ...decided
         }
         if (finishedStatus(transition.to)) {
           records.delete(runId)
-          finished.set(runId, { status: transition.to, at: now, ...(by === undefined ? {} : { decidedBy: by }) })
+          finished.set(runId, { status: transition.to, at: now, ...decided })
           prune(now)
         } else {
           records.set(runId, next)

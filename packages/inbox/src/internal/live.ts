@@ -5,9 +5,9 @@
  * completes, pauses again or fails.
  */
 import type { AgentError } from "@agentfx/core"
-import { Agent, Decision } from "@agentfx/core"
-import type { Context, Scope } from "effect"
-import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Schema, Stream } from "effect"
+import { Agent, Decision, RunStore } from "@agentfx/core"
+import type { Scope } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, Option, Queue, Schema, Stream } from "effect"
 import { DecisionLog } from "../DecisionLog.js"
 import * as LiveEvent from "../LiveEvent.js"
 
@@ -26,21 +26,27 @@ interface Live {
   final: boolean
 }
 
+/**
+ * What followers are told of a defect: a fixed message, as core tells a model of a tool's
+ * defect (its own message may hold anything — a query, a credential); the cause is logged.
+ */
+export const unexpected = { _tag: "Defect", message: "The run failed unexpectedly" } as const
+
 /** How many finished runs keep their events for a late subscriber; the oldest go first. */
 export const finishedKept = 100
 
 export interface LiveRuns {
   /**
-   * Resumes the run in the background; succeeds with its `RunResumed` event once the resume
-   * claimed the run (the decision is then in the `DecisionLog`), or fails with the resume's
-   * refusal (nothing was consumed).
+   * Resumes the run in the background; succeeds with the time of its claim (the record's
+   * `decidedAt`) once the resume claimed the run (the decision is then in the `DecisionLog`),
+   * or fails with the resume's refusal (nothing was consumed).
    */
   readonly resume: (
     agent: Agent.Any,
     runId: string,
     decision: Decision.Decision,
     decidedBy: string
-  ) => Effect.Effect<LiveEvent.LiveEvent, AgentError.ResumeError>
+  ) => Effect.Effect<number, AgentError.ResumeError>
   /** The run's events after `lastEventId` (all of them without one), ending with its final event; `None` when this inbox has not resumed it. */
   readonly subscribe: (runId: string, lastEventId: string | undefined) => Effect.Effect<Option.Option<Stream.Stream<Numbered>>>
 }
@@ -51,6 +57,21 @@ const encodeDecision = Schema.encode(Decision.Decision)
 const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: Decision.Decision, decidedAt: number) =>
   Effect.flatMap(Effect.orDie(encodeDecision(decision)), (encoded) =>
     Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded })))
+
+/**
+ * The store of `context`, telling `claimed` the record its run's claim (`paused → running`)
+ * wrote: the time the store recorded for the decision.
+ */
+const watchingClaim = (context: Context.Context<any>, runId: string, claimed: (record: RunStore.RunRecord) => void) => {
+  const store = Context.get(context, RunStore.RunStore)
+  return Context.add(context, RunStore.RunStore, {
+    ...store,
+    transition: (id, transition) =>
+      Effect.tap(store.transition(id, transition), (next) => {
+        if (next !== undefined && id === runId && transition.from.status === "paused" && transition.to === "running") claimed(next)
+      })
+  })
+}
 
 /** Runs resumes in `scope`, with the services of `context` (the agents' requirements, the model, the stores). */
 export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRuns => {
@@ -73,7 +94,8 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
 
   const resume: LiveRuns["resume"] = (agent, runId, decision, decidedBy) =>
     Effect.gen(function*() {
-      const claimed = yield* Deferred.make<LiveEvent.LiveEvent, AgentError.ResumeError>()
+      const claimed = yield* Deferred.make<number, AgentError.ResumeError>()
+      let claim: RunStore.RunRecord | undefined
       let live: Live | undefined
       const publish = (event: Parameters<typeof LiveEvent.fromAgentEvent>[0]) =>
         Effect.suspend(() => {
@@ -82,10 +104,9 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
             live = { runId, conversationId: wire.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
             lives.set(runId, live)
             push(live, wire)
-            return Effect.zipRight(
-              record(agent, runId, decidedBy, decision, wire.timestamp),
-              Deferred.succeed(claimed, wire)
-            )
+            // a store that does not time its claims: the time of the resume's first event
+            const decidedAt = claim?.decidedAt ?? wire.timestamp
+            return Effect.zipRight(record(agent, runId, decidedBy, decision, decidedAt), Deferred.succeed(claimed, decidedAt))
           }
           push(live, wire)
           return Effect.void
@@ -99,21 +120,23 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
               : Deferred.die(claimed, new Error(`The resume of run ${runId} ended without an event`))
           }
           if (Exit.isSuccess(exit) || live.final) return
-          const error = Cause.squash(exit.cause)
+          const failure = Cause.failureOption(exit.cause)
+          if (Option.isNone(failure) && !Cause.isInterruptedOnly(exit.cause)) {
+            yield* Effect.logError(`Run ${runId} failed unexpectedly after its claim`, exit.cause)
+          }
           push(live, LiveEvent.failed(
             { runId, conversationId: live.conversationId, timestamp: yield* Clock.currentTimeMillis },
-            Cause.isInterruptedOnly(exit.cause)
+            Option.isSome(failure)
+              ? { _tag: failure.value._tag, message: failure.value.message }
+              : Cause.isInterruptedOnly(exit.cause)
               ? { _tag: "Interrupted", message: "The inbox stopped while the run was running" }
-              : {
-                _tag: typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect",
-                message: error instanceof Error ? error.message : String(error)
-              }
+              : unexpected
           ))
         })
       yield* Agent.streamResume(agent, runId, decision, { decidedBy }).pipe(
         Stream.runForEach(publish),
         Effect.onExit(ended),
-        Effect.provide(context),
+        Effect.provide(watchingClaim(context, runId, (record) => void (claim = record))),
         Effect.forkIn(scope)
       )
       return yield* Deferred.await(claimed)

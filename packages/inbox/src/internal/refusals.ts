@@ -1,42 +1,45 @@
 /**
  * A resume's refusal as the inbox answers it: each core error of `Agent.resume` that can come
  * before the run's claim, as a wire error with its status. "Already decided" names who
- * decided and when.
+ * decided and when, from the run store.
  */
 import type { AgentError } from "@agentfx/core"
 import { AgentError as Errors, RunStore } from "@agentfx/core"
 import { Effect, Option, Schedule } from "effect"
-import { DecisionLog } from "../DecisionLog.js"
 import { AlreadyDecided, ConversationBusy, DecisionRefused, RunNotFound, Unavailable } from "../InboxApi.js"
 
 /** The wire errors of a decision. */
 export type Refusal = AlreadyDecided | ConversationBusy | DecisionRefused | RunNotFound | Unavailable
 
-/**
- * Who decided the run, by its record (or the store's memory of its end). A concurrent resume
- * can be refused while the winner holds the run's conversation but has not written its claim
- * yet: then the record is read again, for up to half a second, until it names the winner.
- */
-const winnerOf = (runId: string) =>
-  Effect.flatMap(RunStore.RunStore, (store) =>
-    Effect.gen(function*() {
-      const record = yield* store.get(runId)
-      if (Option.isSome(record)) return Option.fromNullable(record.value.decidedBy)
-      return Option.flatMap(yield* store.finished(runId), (finished) => Option.fromNullable(finished.decidedBy))
-    }).pipe(
-      Effect.flatMap(Option.match({ onNone: () => Effect.fail("unknown" as const), onSome: Effect.succeed })),
-      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis"))),
-      Effect.option,
-      Effect.map(Option.getOrUndefined),
-      Effect.catchAll(() => Effect.succeed(undefined))
-    ))
+interface Winner {
+  readonly decidedBy?: string | undefined
+  readonly decidedAt?: number | undefined
+}
 
-/** `RunAlreadyResumed` with who decided (read again when the refusal came before the winner's claim) and when (the decision log). */
+/** Who decided the run and when, by its record or the store's memory of its end. */
+const decidedOf = (runId: string): Effect.Effect<Winner, RunStore.StoreError> =>
+  Effect.flatMap(RunStore.RunStore, (store) =>
+    Effect.flatMap(store.get(runId), (record) =>
+      Option.isSome(record) ? Effect.succeed(record.value) : Effect.map(store.finished(runId), Option.getOrElse((): Winner => ({})))))
+
+/**
+ * Who decided the run and when. A concurrent resume can be refused while the winner holds the
+ * run's conversation but has not written its claim yet (`named` is false): then the record is
+ * read again, for up to half a second, until it names the winner.
+ */
+const winnerOf = (runId: string, named: boolean): Effect.Effect<Winner> =>
+  (named ? decidedOf(runId) : decidedOf(runId).pipe(
+    Effect.filterOrFail((winner) => winner.decidedBy !== undefined),
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis")))
+  )).pipe(Effect.orElseSucceed((): Winner => ({})))
+
+/** `RunAlreadyResumed` with who decided (read again when the refusal came before the winner's claim) and when (the store's record of the claim). */
 export const alreadyDecided = (error: AgentError.RunAlreadyResumed): Effect.Effect<AlreadyDecided> =>
   Effect.gen(function*() {
-    const decidedBy = error.decidedBy ?? (yield* winnerOf(error.runId))
-    const latest = yield* Effect.flatMap(DecisionLog, (log) => log.latest(error.runId))
-    const decidedAt = Option.getOrUndefined(Option.filter(latest, (entry) => entry.decidedBy === decidedBy))?.decidedAt
+    const winner = yield* winnerOf(error.runId, error.decidedBy !== undefined)
+    const decidedBy = error.decidedBy ?? winner.decidedBy
+    // the record's time is the winner's only when it names the same person (it may have paused again, or been decided since)
+    const decidedAt = winner.decidedBy === decidedBy ? winner.decidedAt : undefined
     const named = new Errors.RunAlreadyResumed({ runId: error.runId, status: error.status, decidedBy })
     return new AlreadyDecided({
       runId: error.runId,

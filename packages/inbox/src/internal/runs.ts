@@ -98,13 +98,13 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
           const record = yield* pausedRecord(path.runId)
           const agent = yield* agentOf(record.agent)
           const decidedBy = yield* Decider
-          const resumed = yield* live.resume(agent, path.runId, decision, decidedBy).pipe(
+          const decidedAt = yield* live.resume(agent, path.runId, decision, decidedBy).pipe(
             Effect.catchAll((error) => Effect.flatMap(refusal(error), Effect.fail))
           )
           const accepted = yield* encodeAccepted({
             runId: path.runId,
             decidedBy,
-            decidedAt: resumed.timestamp,
+            decidedAt,
             events: `/inbox/api/runs/${encodeURIComponent(path.runId)}/events`
           }).pipe(Effect.orDie)
           return HttpServerResponse.unsafeJson(accepted, { status: 202 })

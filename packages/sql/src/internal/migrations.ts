@@ -58,7 +58,13 @@ const store = Effect.gen(function*() {
   yield* sql`CREATE INDEX agentfx_messages_conversation ON agentfx_messages (conversation_id, seq)`
 })
 
-const loader = Migrator.fromRecord({ "1_agentfx_store": store })
+/** When a run's last decision claimed it (`RunRecord.decidedAt`); `NULL` in the rows of a database made before. */
+const decidedAt = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN decided_at BIGINT`)
+
+/** Every migration, in order; a database made by an earlier version runs those it lacks. */
+export const migrations = { "1_agentfx_store": store, "2_agentfx_decided_at": decidedAt }
+
+const loader = Migrator.fromRecord(migrations)
 
 /**
  * Races of two processes migrating one new database at once: SQLite's busy and locked

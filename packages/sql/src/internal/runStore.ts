@@ -23,12 +23,19 @@ const RunRow = Schema.Struct({
   created_at: Millis,
   updated_at: Millis,
   checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null }),
-  decided_by: Schema.NullOr(Schema.String)
+  decided_by: Schema.NullOr(Schema.String),
+  decided_at: Schema.NullOr(Millis)
 })
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(RunRow))
 const encodeOutcome = Schema.encode(Schema.parseJson(ToolCall.Outcome))
 const decodeOutcomes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ outcome: Schema.parseJson(ToolCall.Outcome) })))
+
+/** Who decided and when, as a record or a finished run has them (absent when `NULL`). */
+const decided = (row: { readonly decided_by: string | null; readonly decided_at: number | null }) => ({
+  ...(row.decided_by === null ? {} : { decidedBy: row.decided_by }),
+  ...(row.decided_at === null ? {} : { decidedAt: row.decided_at })
+})
 
 const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
   runId: row.run_id,
@@ -40,19 +47,25 @@ const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   ...(row.checkpoint === null ? {} : { checkpoint: row.checkpoint }),
-  ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
+  ...decided(row)
 })
 
 const records = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (decoded) => decoded.map(toRecord))
 
 /** Every column but the checkpoint. */
-const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by"
+const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by, decided_at"
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
 const json = (value: unknown) => value === undefined ? null : JSON.stringify(value)
 
 const finishedStatuses = ["completed", "failed"] as const
+
+const decodeFinished = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+  status: Schema.Literal(...finishedStatuses),
+  decided_by: RunRow.fields.decided_by,
+  decided_at: RunRow.fields.decided_at
+})))
 
 /** Physical deletion of expired records and leases runs at most this often (a record is hidden as soon as it expires). */
 const pruneEvery = 60_000
@@ -99,9 +112,15 @@ export const make = (options: Options | undefined) =>
         : transition.to === "paused"
         ? sql`NULL`
         : sql`decided_by`
+      // when: a claim's time, else kept — but a pause clears it
+      const decidedAt = transition.from.status === "paused" && transition.to === "running"
+        ? sql`${now}`
+        : transition.to === "paused"
+        ? sql`NULL`
+        : sql`decided_at`
       const update = sql`UPDATE agentfx_runs
         SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)},
-          decided_by = ${decidedBy}
+          decided_by = ${decidedBy}, decided_at = ${decidedAt}
         WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
         RETURNING ${sql.literal(columns)}`
       return sql.onDialectOrElse({
@@ -136,13 +155,14 @@ export const make = (options: Options | undefined) =>
           Effect.zipRight(
             prune(now),
             // a new row, or over the row of a run finished longer ago than the retention
-            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by)
+            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
               VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
-                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null})
+                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null},
+                ${record.decidedAt ?? null})
               ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
                 ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
                 created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
-                decided_by = excluded.decided_by
+                decided_by = excluded.decided_by, decided_at = excluded.decided_at
               WHERE agentfx_runs.status IN ${sql.in(finishedStatuses)} AND agentfx_runs.updated_at <= ${now - retention}
               RETURNING run_id`
           )).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
@@ -166,14 +186,10 @@ export const make = (options: Options | undefined) =>
         ),
       finished: (runId) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql<{ readonly status: "completed" | "failed"; readonly decided_by: string | null }>`SELECT status, decided_by FROM agentfx_runs
+          sql`SELECT status, decided_by, decided_at FROM agentfx_runs
             WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now - retention}`).pipe(
-            Effect.map((rows) =>
-              Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({
-                status: row.status,
-                ...(row.decided_by === null ? {} : { decidedBy: row.decided_by })
-              }))
-            ),
+            Effect.flatMap(decodeFinished),
+            Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({ status: row.status, ...decided(row) }))),
             Effect.mapError(storeError)
           ),
       lease: leases.lease,
