@@ -45,7 +45,7 @@ describe("the inbox on SQLite", () => {
       const filename = join(dir, "inbox.db")
       const { agent, executed } = bank()
       const first = yield* Scope.make()
-      const before = yield* Scope.extend(serve([agent], { stores: SqlStore.layerSqlite({ filename }), decisionLog: DecisionLog.makeMemory() }), first)
+      const before = yield* Scope.extend(serve([agent], { stores: SqliteStore.layer({ filename }), decisionLog: DecisionLog.makeMemory() }), first)
       const runId = yield* before.pause(agent, "pay Ada 250", "c-restart")
       const accepted = yield* decide(before.origin, runId, { _tag: "ApproveAll" }, "Ada")
       expect(accepted.status).toBe(202)
@@ -55,7 +55,7 @@ describe("the inbox on SQLite", () => {
       )
       yield* Scope.close(first, Exit.void)
       // a new process: the same file, an empty decision log
-      const after = yield* serve([agent], { stores: SqlStore.layerSqlite({ filename }), decisionLog: DecisionLog.makeMemory() })
+      const after = yield* serve([agent], { stores: SqliteStore.layer({ filename }), decisionLog: DecisionLog.makeMemory() })
       const late = yield* decide(after.origin, runId, { _tag: "RejectAll" }, "Bob")
       expect([late.status, late.body]).toEqual([409, {
         _tag: "AlreadyDecided",
