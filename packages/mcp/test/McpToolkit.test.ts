@@ -1,6 +1,6 @@
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, Schema } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Logger, Schema } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -306,6 +306,54 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
       )
     }), 30_000)
+
+  it.live("after tools/list_changed, an override naming a tool no longer listed is refused as at the first listing, until it is listed again", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const mcp = yield* McpToolkit.make({
+        transport: fixtureStdio({ env: { FIXTURE_VARIANT: "with-extra" } }),
+        overrides: { extra: { needsApproval: true } }
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`)))))
+      const before = yield* mcp.tools
+      expect(before.find((tool) => tool.name === "extra")?.needsApproval).toBe(true)
+      expect(yield* batch(before, [["toggle_extra", {}]])).toEqual(["extra removed"])
+      const listed = "add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job"
+      const message = `overrides name tools that MCP server "fixture" does not list: "extra" (it lists: ${listed})`
+      const refused = yield* eventually(Effect.flip(mcp.tools), () => true)
+      expect([refused._tag, refused.reason, refused.message]).toEqual(["McpToolkitError", "InvalidOptions", message])
+      yield* eventually(Effect.sync(() => logs), (lines) => lines.length > 0)
+      expect(logs).toEqual([`WARN: MCP server "fixture": the refreshed tool list is refused: ${message}`])
+      // listed again: the override applies again
+      expect(yield* batch(before, [["toggle_extra", {}]])).toEqual(["extra added"])
+      const again = yield* eventually(mcp.tools.pipe(Effect.orElseSucceed(() => [])), (list) => list.length > 0)
+      expect(again.find((tool) => tool.name === "extra")?.needsApproval).toBe(true)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("names that clash — two servers without a prefix, a prefix meeting a native tool, a prefix providers reject — are refused when the agent is assembled", () =>
+    Effect.gen(function*() {
+      const problems = (tools: ReadonlyArray<Tool.Any>) =>
+        Either.match(Agent.validate({ tools }), { onLeft: (error) => [error._tag, ...error.problems], onRight: () => ["assembled"] })
+      const listed = (options?: { readonly prefix: string }) => Effect.flatMap(McpToolkit.make({ transport: fixtureStdio(), ...options }), (mcp) => mcp.tools)
+      const [first, second, prefixed, spaced] = yield* Effect.all([listed(), listed(), listed({ prefix: "fx_" }), listed({ prefix: "my files." })], {
+        concurrency: "unbounded"
+      })
+      expect(problems([...first, ...second])).toEqual(["InvalidAgent", ...first.map((tool) => `tool name "${tool.name}" is used by 2 tools`)])
+
+      const native = Tool.make("fx_add", {
+        description: "Adds two numbers, natively",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        success: Schema.Number,
+        handler: ({ a, b }) => Effect.succeed(a + b)
+      })
+      expect(problems([...prefixed, native])).toEqual(["InvalidAgent", `tool name "fx_add" is used by 2 tools`])
+      // a prefix keeps one server's tools apart from another's
+      expect(problems([...prefixed, ...first])).toEqual(["assembled"])
+      expect(problems(spaced.slice(0, 2))).toEqual([
+        "InvalidAgent",
+        `tool "my files.add": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`,
+        `tool "my files.weather": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`
+      ])
+    }).pipe(Effect.scoped), 60_000)
 
   it.live("a server that cannot start fails the layer with Connect", () =>
     Effect.gen(function*() {
