@@ -134,6 +134,7 @@ const toResponse = (answer: string, calls: ReadonlyArray<Call>, stopReason: unkn
   text: answer,
   toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: parseArguments(call.args) })),
   finishReason: finishReason(stopReason),
+  providerFinishReasons: typeof stopReason === "string" ? [stopReason] : undefined,
   usage: usage(wireUsage)
 })
 
