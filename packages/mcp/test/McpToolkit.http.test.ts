@@ -1,12 +1,12 @@
-import { Agent, Decision, ScriptedChatModel, ToolCallingManager } from "@agentfx/core"
+import { ToolCallingManager } from "@agentfx/core"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
 import { httpFixture, httpProcess } from "./fixtures/http.js"
-import { alive, batch, eventually, lastResult } from "./fixtures/run.js"
+import { alive, batch, eventually, pausedThenRetried } from "./fixtures/run.js"
 
 const lost = (tool: string) =>
   `ToolError(environment): MCP server "fixture", tool "${tool}": the connection was lost before the server answered; the next call reconnects`
@@ -78,33 +78,19 @@ afterAll(() => rmSync(blockerDir, { recursive: true, force: true }))
 describe("McpToolkit over Streamable HTTP (the server a process of its own)", () => {
   it.live("killed mid-run with onEnvironmentError: \"pause\", the run pauses; a new server on the same port, retried, completes", () =>
     Effect.gen(function*() {
-      writeFileSync(blocker, "")
       const first = yield* httpProcess()
       const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: first.url }) })
-      const all = yield* mcp.tools
-      const agent = Agent.make({ tools: [...all], onEnvironmentError: "pause" })
-      const run = yield* Effect.fork(Agent.run(agent, { input: "Wait for it" }))
-      yield* eventually(batch(all, [["log", {}]]), ([log]) => (JSON.parse(log!) as { calls: Array<string> }).calls.includes("hang_while"))
-      process.kill(first.pid, "SIGKILL")
-      const exit = yield* Fiber.join(run).pipe(Effect.timeout("10 seconds"))
-      expect(exit._tag === "Paused" && exit.reason === "environment" && exit.pending.map((p) => [p.call.name, p.error?.message])).toEqual([[
-        "hang_while",
-        `MCP server "fixture", tool "hang_while": the connection was lost before the server answered; the next call reconnects`
-      ]])
-      if (exit._tag !== "Paused") return
-      yield* eventually(Effect.sync(() => alive(first.pid)), (running) => !running)
-      const second = yield* httpProcess(first.port)
-      expect([second.url, second.pid === first.pid]).toEqual([first.url, false])
-      rmSync(blocker)
-      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.retry())
-      expect(done._tag === "Completed" && done.text).toBe("It said: done")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        () => ScriptedChatModel.toolCalls({ id: "call_1", name: "hang_while", args: { path: blocker } }),
-        (request) => ScriptedChatModel.text(`It said: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+      yield* pausedThenRetried({
+        tools: yield* mcp.tools,
+        blocker,
+        kill: Effect.sync(() => process.kill(first.pid, "SIGKILL")),
+        restart: Effect.gen(function*() {
+          yield* eventually(Effect.sync(() => alive(first.pid)), (running) => !running)
+          const second = yield* httpProcess(first.port)
+          expect([second.url, second.pid === first.pid]).toEqual([first.url, false])
+        })
+      })
+    }).pipe(Effect.scoped), 60_000)
 })
 
 describe("McpToolkit over Streamable HTTP: answers that are not results", () => {

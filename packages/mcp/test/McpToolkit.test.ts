@@ -2,11 +2,11 @@ import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit }
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, Exit, Fiber, Layer, Logger, Schema } from "effect"
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
-import { alive, batch, childrenRunning, eventually, lastResult } from "./fixtures/run.js"
+import { alive, batch, childrenRunning, eventually, lastResult, pausedThenRetried } from "./fixtures/run.js"
 import { fixtureDir, fixtureStdio, packageDir } from "./fixtures/transports.js"
 
 const Fixture = McpToolkit.layer({
@@ -268,30 +268,11 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
 
   it.live("killed mid-run with onEnvironmentError: \"pause\", the run pauses; retried after the fix, it completes on a new process", () =>
     Effect.gen(function*() {
-      writeFileSync(blocker, "")
       const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
       const all = yield* mcp.tools
       const pid = yield* pidOf(all)
-      const agent = Agent.make({ tools: [...all], onEnvironmentError: "pause" })
-      const run = yield* Effect.fork(Agent.run(agent, { input: "Wait for it" }))
-      yield* eventually(serverLog(all), (log) => log.calls.includes("hang_while"))
-      process.kill(pid, "SIGKILL")
-      const exit = yield* Fiber.join(run).pipe(Effect.timeout("10 seconds"))
-      expect(exit._tag === "Paused" && exit.reason === "environment" && exit.pending.map((p) => [p.call.name, p.error?.message])).toEqual([[
-        "hang_while",
-        `MCP server "fixture", tool "hang_while": the connection was lost before the server answered; the next call reconnects`
-      ]])
-      if (exit._tag !== "Paused") return
-      rmSync(blocker)
-      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.retry())
-      expect(done._tag === "Completed" && done.text).toBe("It said: done")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        () => ScriptedChatModel.toolCalls({ id: "call_1", name: "hang_while", args: { path: blocker } }),
-        (request) => ScriptedChatModel.text(`It said: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+      yield* pausedThenRetried({ tools: all, blocker, kill: Effect.sync(() => process.kill(pid, "SIGKILL")), restart: Effect.void })
+    }).pipe(Effect.scoped), 30_000)
 
   it.live("an override naming a tool the server does not list is refused, and the process is ended", () =>
     Effect.gen(function*() {
