@@ -1,15 +1,17 @@
 /**
  * MCP tools in an agent: the reference filesystem server
  * (`@modelcontextprotocol/server-filesystem`) runs as a child process on a temporary
- * directory, and its tools become agentfx tools. Reads run freely; writing needs approval,
- * because the server marks `write_file` destructive. The server process ends with the
- * layer's scope. Run: `pnpm tsx examples/mcp.ts`.
+ * directory, and its tools become agentfx tools. Reads run freely; every write needs approval:
+ * the server marks `write_file`, `edit_file` and `move_file` destructive but `create_directory`
+ * not, so the overrides ask for approval on all four (an override naming a tool the server does
+ * not list fails the layer, so a renamed tool cannot slip through). The server process ends
+ * with the layer's scope. Run: `pnpm tsx examples/mcp.ts`.
  */
 import { Agent, Decision, ScriptedChatModel } from "@agentfx/core"
 import { McpToolkit, McpTransport } from "@agentfx/mcp"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -24,7 +26,13 @@ const server = join(dirname(createRequire(import.meta.url).resolve("@modelcontex
 const Files = McpToolkit.layer({
   transport: McpTransport.stdio({ command: process.execPath, args: [server, dir], stderr: "ignore" }),
   prefix: "fs_",
-  overrides: { read_text_file: { timeout: "5 seconds" } }
+  overrides: {
+    read_text_file: { timeout: "5 seconds" },
+    create_directory: { needsApproval: true },
+    write_file: { needsApproval: true },
+    edit_file: { needsApproval: true },
+    move_file: { needsApproval: true }
+  }
 })
 
 const script: ScriptedChatModel.Script = [
@@ -33,9 +41,10 @@ const script: ScriptedChatModel.Script = [
     { id: "call_2", name: "fs_read_text_file", args: { path: join(dir, "notes.txt") } }
   ),
   ScriptedChatModel.toolCalls(
-    { id: "call_3", name: "fs_write_file", args: { path: join(dir, "todo.txt"), content: "- write the migration guide\n" } }
+    { id: "call_3", name: "fs_create_directory", args: { path: join(dir, "drafts") } },
+    { id: "call_4", name: "fs_write_file", args: { path: join(dir, "todo.txt"), content: "- write the migration guide\n" } }
   ),
-  ScriptedChatModel.text("Release 1.2 ships on Friday; the migration guide is missing, so todo.txt now says to write it.")
+  ScriptedChatModel.text("Release 1.2 ships on Friday; the migration guide is missing, so todo.txt now says to write it, and drafts/ is ready for it.")
 ]
 
 const program = Effect.gen(function*() {
@@ -58,7 +67,7 @@ const program = Effect.gen(function*() {
     exit = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
   }
   yield* showExit(exit)
-  yield* Console.log(`\non disk, todo.txt: ${JSON.stringify(readFileSync(join(dir, "todo.txt"), "utf8"))}`)
+  yield* Console.log(`\non disk, todo.txt: ${JSON.stringify(readFileSync(join(dir, "todo.txt"), "utf8"))}; drafts/ ${existsSync(join(dir, "drafts")) ? "exists" : "missing"}`)
 }).pipe(
   Effect.provide(Files),
   Effect.provide(traced(modelFromEnv(script))),

@@ -78,7 +78,7 @@ const program = Effect.gen(function*() {
     name: "weather",
     tools: [getWeather, slowForecast],
     middleware: [logToolCalls],
-    settings: { temperature: 0.2, maxOutputTokens: 500 }
+    settings: { temperature: 0.2, maxOutputTokens: 500, stop: ["END"] }
   })
   const exit = yield* Agent.run(agent, { input: "Weather in Oslo, and the forecast?" })
   console.log(`[run] ${exit._tag}`)

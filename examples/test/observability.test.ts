@@ -31,7 +31,8 @@ describe("examples/observability.ts", () => {
       `[middleware] forecast → ToolTimeout: Tool "forecast" timed out after 100ms (N ms)`
     ])
     expect(lines("[run]")).toEqual(["[run] Completed"])
-    // the GenAI attributes as the console exporter prints them (docs/observability.md shows this trace)
+    // the GenAI attributes as the console exporter prints them (docs/observability.md shows this trace):
+    // stop_sequences (set when the span starts) and finish_reasons (when it ends) reach OpenTelemetry as string arrays, not JSON text
     const genAi = [...output.matchAll(/^\s+'(gen_ai\.[a-z_.]+)': (.*?),?$/gm)].map((m) =>
       `${m[1]}: ${m[2]!.replace(/ephemeral-[0-9a-f-]+/, "ephemeral-<run id>")}`
     )
@@ -39,8 +40,9 @@ describe("examples/observability.ts", () => {
       "gen_ai.operation.name: 'chat'",
       "gen_ai.request.temperature: 0.2",
       "gen_ai.request.max_tokens: 500",
+      "gen_ai.request.stop_sequences: [ 'END' ]",
       "gen_ai.request.model: 'scripted'",
-      `gen_ai.response.finish_reasons: '[\\n  "tool-calls"\\n]'`,
+      "gen_ai.response.finish_reasons: [ 'tool-calls' ]",
       "gen_ai.usage.input_tokens: 182",
       "gen_ai.usage.output_tokens: 41",
       "gen_ai.operation.name: 'execute_tool'",
@@ -52,8 +54,9 @@ describe("examples/observability.ts", () => {
       "gen_ai.operation.name: 'chat'",
       "gen_ai.request.temperature: 0.2",
       "gen_ai.request.max_tokens: 500",
+      "gen_ai.request.stop_sequences: [ 'END' ]",
       "gen_ai.request.model: 'scripted'",
-      `gen_ai.response.finish_reasons: '[\\n  "stop"\\n]'`,
+      "gen_ai.response.finish_reasons: [ 'stop' ]",
       "gen_ai.usage.input_tokens: 260",
       "gen_ai.usage.output_tokens: 12",
       "gen_ai.operation.name: 'invoke_agent'",

@@ -41,6 +41,13 @@ export interface Options extends ModelTimeout.Options {
   /** The model's name, for telemetry (`gen_ai.request.model`): the `LanguageModel` Layer chose it. */
   readonly model?: string | undefined
   /**
+   * The provider, for telemetry (`gen_ai.provider.name`), as OpenTelemetry's GenAI conventions
+   * name it (`"anthropic"`, `"gcp.gemini"`, …): the `LanguageModel` Layer chose it. Without it
+   * the attribute is left out. `gen_ai.response.finish_reasons` is `@effect/ai`'s finish reason
+   * (as its own spans report it): it keeps no provider's raw one.
+   */
+  readonly providerName?: string | undefined
+  /**
    * Applies a request's model settings to the `LanguageModel`'s call. `@effect/ai`'s
    * `LanguageModel` takes none: each provider reads its own config from context, e.g.
    * `AnthropicLanguageModel.withConfigOverride`. Called with the settings a request sets (not
@@ -135,7 +142,9 @@ export const fromLanguageModel = (
               text: response.text,
               toolCalls: response.toolCalls.map(Internal.toolCall),
               finishReason: Internal.finishReason(response.finishReason),
-              usage: Internal.usage(response.usage)
+              usage: Internal.usage(response.usage),
+              provider: options?.providerName,
+              providerFinishReasons: [response.finishReason]
             })),
             (attempt) => Timeout.request(attempt, requestTimeout, provider),
             (call) => ModelRetry.retry(call, options?.retry)
@@ -169,7 +178,9 @@ export const fromLanguageModel = (
                   text,
                   toolCalls,
                   finishReason: Internal.finishReason(part.reason),
-                  usage: Internal.usage(part.usage)
+                  usage: Internal.usage(part.usage),
+                  provider: options?.providerName,
+                  providerFinishReasons: [part.reason]
                 }
                 return Effect.succeed([])
               case "error":

@@ -88,6 +88,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
   Effect.map(HttpClient.HttpClient, (client) =>
     viaAnswerTool("Anthropic", WireModel.make(client, {
       ...options,
+      providerName: "anthropic",
       wire: wireFor(options),
       endpoint: endpoint({
         url: `${(options.apiUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`,

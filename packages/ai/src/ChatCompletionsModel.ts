@@ -42,6 +42,13 @@ export interface Options extends ModelTimeout.Options {
    * other server (what compatible servers know).
    */
   readonly maxTokensField?: "max_tokens" | "max_completion_tokens" | undefined
+  /**
+   * The provider for telemetry, as OpenTelemetry's GenAI conventions name it (`"openai"`,
+   * `"groq"`, `"deepseek"`, or your own name for a local server): each model call's
+   * `gen_ai.provider.name`. Chat Completions is spoken by many servers, so there is no
+   * default: without it the attribute is left out.
+   */
+  readonly providerName?: string | undefined
 }
 
 /** `maxTokensField` with its default for `baseUrl`, or the `InvalidRequest` naming a bad value. */

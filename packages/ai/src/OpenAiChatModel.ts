@@ -65,6 +65,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
   Effect.map(HttpClient.HttpClient, (client) =>
     WireModel.make(client, {
       ...options,
+      providerName: "openai",
       wire: Either.right(Wire.wire(options.model, options.strict ?? false)),
       endpoint: endpoint({
         url: `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`,

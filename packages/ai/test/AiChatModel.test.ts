@@ -37,7 +37,9 @@ const anthropicSettings: AiChatModel.Options["withSettings"] = (settings) =>
 /** The Anthropic wire format, spoken through `@effect/ai-anthropic` behind `AiChatModel`. */
 const throughEffectAi: WireFormat = {
   ...anthropic,
-  model: (url) => viaEffectAi(url, { model: "claude-sonnet-4-5", withSettings: anthropicSettings })
+  model: (url) => viaEffectAi(url, { model: "claude-sonnet-4-5", providerName: "anthropic", withSettings: anthropicSettings }),
+  // @effect/ai's finish reasons, not Anthropic's own
+  telemetry: { provider: "anthropic", answer: ["stop"], callWeather: ["tool-calls"], answerJson: ["tool-calls"] }
 }
 
 /** A `LanguageModel` answering from code. */
@@ -197,7 +199,7 @@ describe("AiChatModel", () => {
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => sse(res, anthropicStreamedAnswer, { named: true }))
         const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(viaEffectAi(server.url)))
-        expect(parts).toEqual(streamedAnswerParts)
+        expect(parts).toEqual(streamedAnswerParts({ provider: undefined, providerFinishReasons: ["tool-calls"] }))
       }).pipe(Effect.scoped))
   })
 

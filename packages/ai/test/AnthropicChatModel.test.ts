@@ -157,7 +157,14 @@ describe("AnthropicChatModel (Messages API)", () => {
         { _tag: "TextDelta", text: "It is sunny in Oslo." },
         {
           _tag: "Done",
-          response: { text: "It is sunny in Oslo.", toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
+          response: {
+            text: "It is sunny in Oslo.",
+            toolCalls: [],
+            finishReason: "stop",
+            usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 },
+            provider: "anthropic",
+            providerFinishReasons: ["end_turn"]
+          }
         }
       ])
     }).pipe(Effect.scoped))
@@ -283,9 +290,17 @@ describe("AnthropicChatModel (Messages API)", () => {
         const alone = yield* generate(asked).pipe(Effect.provide(model(server.url)))
         const beside = yield* generate(asked).pipe(Effect.provide(model(server.url)))
         const usage = { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
+        // telemetry keeps Anthropic's own reason: the answer came as a tool call
+        const told = { provider: "anthropic", providerFinishReasons: ["tool_use"] }
         expect([alone, beside]).toEqual([
-          { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage },
-          { text: `{"city":"Oslo","celsius":21}`, toolCalls: [{ id: "toolu_01Oslo", name: "get_weather", args: { city: "Oslo" } }], finishReason: "tool-calls", usage }
+          { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage, ...told },
+          {
+            text: `{"city":"Oslo","celsius":21}`,
+            toolCalls: [{ id: "toolu_01Oslo", name: "get_weather", args: { city: "Oslo" } }],
+            finishReason: "tool-calls",
+            usage,
+            ...told
+          }
         ])
       }).pipe(Effect.scoped))
 
@@ -304,7 +319,7 @@ describe("AnthropicChatModel (Messages API)", () => {
       Effect.gen(function*() {
         const server = yield* loopback(stream(format, streamedAnswerTool))
         const parts = yield* collect(request({ output: weatherOutput })).pipe(Effect.provide(model(server.url)))
-        expect(parts).toEqual(streamedAnswerParts)
+        expect(parts).toEqual(streamedAnswerParts({ provider: "anthropic", providerFinishReasons: ["tool_use"] }))
       }).pipe(Effect.scoped))
 
     it.live("an agent tool named like the answer tool fails the call with InvalidRequest before any request", () =>

@@ -202,7 +202,9 @@ describe("ChatCompletionsModel", () => {
               text: "I'm sorry, I can't help with that.",
               toolCalls: [],
               finishReason: "refusal",
-              usage: { inputTokens: 12, outputTokens: 9, totalTokens: 21 }
+              usage: { inputTokens: 12, outputTokens: 9, totalTokens: 21 },
+              provider: "ollama",
+              providerFinishReasons: ["stop"]
             }
           }
         ])

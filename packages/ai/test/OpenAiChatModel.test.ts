@@ -76,7 +76,13 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "response.incomplete (max_output_tokens)",
     Recorded.incomplete,
-    Either.right({ text: "It is sunny", toolCalls: [], finishReason: "length", usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 } })
+    Either.right({
+      text: "It is sunny",
+      toolCalls: [],
+      finishReason: "length",
+      usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 },
+      providerFinishReasons: ["max_output_tokens"]
+    })
   ],
   [
     "the error event as sent: code and message nested under error",
@@ -153,7 +159,7 @@ describe("OpenAiChatModel (Responses API)", () => {
           const parts = yield* collect(request({ tools })).pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.either)
           if (Either.isRight(expected)) {
             const done = Either.isRight(parts) ? parts.right.at(-1) : undefined
-            expect(done).toEqual({ _tag: "Done", response: expected.right })
+            expect(done).toEqual({ _tag: "Done", response: { ...expected.right, provider: "openai" } })
             const deltas = Either.isRight(parts) ? parts.right.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
             expect(deltas.join("")).toBe(expected.right.text)
           } else {
@@ -190,7 +196,7 @@ describe("OpenAiChatModel (Responses API)", () => {
         const filtered = yield* generate().pipe(Effect.provide(layer))
         const queued = yield* generate().pipe(Effect.provide(layer), Effect.flip)
         expect([refused.text, refused.finishReason, refused.usage.totalTokens]).toEqual(["I can't help with that.", "refusal", 15])
-        expect([filtered.text, filtered.finishReason]).toEqual(["It is", "content-filter"])
+        expect([filtered.text, filtered.finishReason, filtered.providerFinishReasons]).toEqual(["It is", "content-filter", ["content_filter"]])
         expect([queued.reason, queued.message]).toEqual(["InvalidResponse", "OpenAI answered a response that is queued, not completed"])
       }).pipe(Effect.scoped))
     it.live("arguments that are not JSON, and an unknown tool, reach the loop: refused there, the model is told, the run goes on", () =>

@@ -74,7 +74,9 @@ export const outputSent = (format: WireFormat) =>
 /**
  * The structured weather agent runs: the model calls get_weather, then answers with a
  * `Weather` the way its provider sends structured answers. The run completes with the value
- * decoded; each model call's span names the configured model (`gen_ai.request.model`).
+ * decoded; each model call's span names the configured model (`gen_ai.request.model`), the
+ * provider (`gen_ai.provider.name`) and the finish reasons in the provider's words, as a
+ * string array (`gen_ai.response.finish_reasons`; the neutral one when the wire gives none).
  * Returns what the server received.
  */
 export const structuredRunCompletes = (format: WireFormat): Effect.Effect<ReadonlyArray<Recorded>, unknown> =>
@@ -90,10 +92,10 @@ export const structuredRunCompletes = (format: WireFormat): Effect.Effect<Readon
     assert(exit._tag === "Completed")
     expect([exit.value, exit.text]).toEqual([{ city: "Oslo", celsius: 21 }, `{"city":"Oslo","celsius":21}`])
     expect(exit.toolCalls.map((outcome) => [outcome._tag, outcome.toolName])).toEqual([["Succeeded", "get_weather"]])
-    expect(spans.filter((span) => span.name === "agentfx.model").map((span) => span.attributes.get("gen_ai.request.model"))).toEqual([
-      format.modelName,
-      format.modelName
-    ])
+    const telemetry = (name: string) => spans.filter((span) => span.name === "agentfx.model").map((span) => span.attributes.get(name))
+    expect(telemetry("gen_ai.request.model")).toEqual([format.modelName, format.modelName])
+    expect(telemetry("gen_ai.provider.name")).toEqual([format.telemetry.provider, format.telemetry.provider])
+    expect(telemetry("gen_ai.response.finish_reasons")).toEqual([format.telemetry.callWeather ?? ["tool-calls"], format.telemetry.answerJson ?? ["stop"]])
     return server.requests
   }).pipe(Effect.scoped)
 

@@ -67,12 +67,23 @@ export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
 /** Retries without waiting (Retry-After still applies). */
 export const fastRetry: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
 
-/** What a model streams for the answer tool of `weatherOutput`: the text as it came, the answer as one delta, then Done. */
-export const streamedAnswerParts: ReadonlyArray<ChatModel.StreamPart> = [
+/**
+ * What a model streams for the answer tool of `weatherOutput`: the text as it came, the answer
+ * as one delta, then Done (with what the adapter tells telemetry: the provider, its finish reasons).
+ */
+export const streamedAnswerParts = (
+  telemetry: Pick<ChatModel.ChatResponse, "provider" | "providerFinishReasons">
+): ReadonlyArray<ChatModel.StreamPart> => [
   { _tag: "TextDelta", text: "Here it is." },
   { _tag: "TextDelta", text: `{"city":"Oslo","celsius":21}` },
   {
     _tag: "Done",
-    response: { text: `{"city":"Oslo","celsius":21}`, toolCalls: [], finishReason: "stop", usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 } }
+    response: {
+      text: `{"city":"Oslo","celsius":21}`,
+      toolCalls: [],
+      finishReason: "stop",
+      usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 },
+      ...telemetry
+    }
   }
 ]

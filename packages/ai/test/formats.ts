@@ -39,6 +39,17 @@ export interface WireFormat {
   readonly answerJson: (res: Http.ServerResponse, value: object) => void
   /** The model name the adapter is configured with. */
   readonly modelName: string
+  /**
+   * For telemetry: the provider the adapter names (`gen_ai.provider.name`), and the finish
+   * reasons in the provider's words of `answer` (a plain answer), `callWeather` and
+   * `answerJson` (`gen_ai.response.finish_reasons`; none when the wire gives none).
+   */
+  readonly telemetry: {
+    readonly provider: string | undefined
+    readonly answer: ReadonlyArray<string> | undefined
+    readonly callWeather: ReadonlyArray<string> | undefined
+    readonly answerJson: ReadonlyArray<string> | undefined
+  }
   /** Streams "It is sunny " + "in Oslo." (30 input, 7 output tokens): `before`, the two deltas, `after`. */
   readonly streamed: {
     readonly before: ReadonlyArray<unknown>
@@ -116,6 +127,7 @@ export const chatCompletions: WireFormat = {
     ChatCompletionsModel.layer({
       baseUrl: `${options?.baseUrl?.(url) ?? url}/v1/`,
       model: "llama3.2",
+      providerName: "ollama",
       apiKey: options?.apiKey === null ? undefined : Redacted.make(options?.apiKey ?? "sk-local"),
       retry: options?.retry ?? fastRetry,
       idleTimeout: options?.idleTimeout,
@@ -134,6 +146,7 @@ export const chatCompletions: WireFormat = {
   answerJson: (res, value) =>
     json(res, completion({ content: JSON.stringify(value) }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 })),
   modelName: "llama3.2",
+  telemetry: { provider: "ollama", answer: ["stop"], callWeather: ["tool_calls"], answerJson: ["stop"] },
   streamed: {
     before: [chunk({ role: "assistant", content: "" })],
     deltas: [chunk({ content: "It is sunny " }), chunk({ content: "in Oslo." })],
@@ -216,6 +229,7 @@ export const responses: WireFormat = {
   answerJson: (res, value) =>
     json(res, Responses.envelope({ status: "completed", output: [responsesMessage(JSON.stringify(value))], usage: Responses.usage(30, 7) })),
   modelName: "gpt-4.1-mini",
+  telemetry: { provider: "openai", answer: undefined, callWeather: undefined, answerJson: undefined },
   streamed: {
     before: [
       { type: "response.created", sequence_number: 0, response: Responses.envelope({ status: "in_progress" }) },
@@ -323,6 +337,7 @@ export const anthropic: WireFormat = {
   answer: (res) => json(res, anthropicMessage([{ type: "text", text: "It is sunny in Oslo." }], "end_turn", 30, 7)),
   answerJson: (res, value) => json(res, anthropicMessage([anthropicPreamble, anthropicAnswer(value)], "tool_use", 30, 7)),
   modelName: "claude-sonnet-4-5",
+  telemetry: { provider: "anthropic", answer: ["end_turn"], callWeather: ["tool_use"], answerJson: ["tool_use"] },
   streamed: {
     before: [
       { type: "message_start", message: anthropicMessage([], null, 30, 1) },

@@ -78,12 +78,19 @@ export const abortedWhenInterrupted = (format: WireFormat): Effect.Effect<void, 
     expect(server.aborted).toEqual([0])
   }).pipe(Effect.scoped)
 
-const sunny: ChatModel.ChatResponse = {
+const sunnyText: ChatModel.ChatResponse = {
   text: "It is sunny in Oslo.",
   toolCalls: [],
   finishReason: "stop",
   usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 }
 }
+
+/** The plain answer as `format`'s adapter gives it, with what it tells telemetry. */
+const sunny = (format: WireFormat): ChatModel.ChatResponse => ({
+  ...sunnyText,
+  provider: format.telemetry.provider,
+  providerFinishReasons: format.telemetry.answer
+})
 
 /**
  * The server streams "It is sunny " + "in Oslo." (30 input, 7 output tokens); the adapter
@@ -96,7 +103,7 @@ export const streamsTextThenDone = (format: WireFormat): Effect.Effect<ReadonlyA
     expect(parts).toEqual([
       { _tag: "TextDelta", text: "It is sunny " },
       { _tag: "TextDelta", text: "in Oslo." },
-      { _tag: "Done", response: sunny }
+      { _tag: "Done", response: sunny(format) }
     ])
     return server.requests
   }).pipe(Effect.scoped)
@@ -145,7 +152,7 @@ export const transientMidStreamRetried = (format: WireFormat): Effect.Effect<voi
       `${format.provider(server.url)} failed mid-stream (${format.transientEvent.code}): ${format.transientEvent.message}`
     ])
     const retried = yield* collect().pipe(Effect.provide(format.model(server.url)))
-    expect(retried.at(-1)).toEqual({ _tag: "Done", response: sunny })
+    expect(retried.at(-1)).toEqual({ _tag: "Done", response: sunny(format) })
     expect(server.requests).toHaveLength(3)
   }).pipe(Effect.scoped)
 
@@ -231,7 +238,7 @@ export const requestTimeout = (format: WireFormat): Effect.Effect<void, unknown>
     yield* eventually(() => server.aborted.length === 1)
     yield* TestClock.adjust("1 second")
     const result = yield* Fiber.join(fiber)
-    expect(result).toEqual(Either.right(sunny))
+    expect(result).toEqual(Either.right(sunny(format)))
     expect(server.requests).toHaveLength(2)
   }).pipe(Effect.scoped)
 

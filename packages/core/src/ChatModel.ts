@@ -196,6 +196,16 @@ export interface ChatResponse {
   readonly toolCalls: ReadonlyArray<ToolCall>
   readonly finishReason: FinishReason
   readonly usage: Usage
+  /**
+   * Who answered, as OpenTelemetry's GenAI conventions name providers (`"openai"`,
+   * `"anthropic"`, …), when the adapter knows: the model call's `gen_ai.provider.name`.
+   */
+  readonly provider?: string | undefined
+  /**
+   * Why the model stopped, in the provider's own words (`"end_turn"`, `"tool_calls"`, …), when
+   * the adapter has them: the model call's `gen_ai.response.finish_reasons` (else `[finishReason]`).
+   */
+  readonly providerFinishReasons?: ReadonlyArray<string> | undefined
 }
 
 /**

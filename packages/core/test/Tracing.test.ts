@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Schema, Tracer } from "effect"
-import { Agent, ScriptedChatModel, Tool } from "../src/index.js"
+import { Effect, Layer, Option, Schema, Tracer } from "effect"
+import { Agent, ChatModel, ScriptedChatModel, Tool } from "../src/index.js"
 import { Executions, weatherTool } from "./agentFixtures.js"
 
 /** A span event as the tracer received it. */
@@ -127,6 +127,29 @@ describe("Tracing", () => {
       expect(last._tag === "ToolResult" && last.content).toBe(`semantic error: Tool "dies" failed unexpectedly`)
       return ScriptedChatModel.text("done")
     }))))
+
+  it.effect("a model call's span names the provider and its own finish reasons when the model's response has them", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recordingTracer()
+      yield* Agent.run(Agent.make({}), { input: "Hi" }).pipe(Effect.withTracer(tracer))
+      expect(Object.fromEntries(spans.find((s) => s.name === "agentfx.model")!.attributes)).toMatchObject({
+        "agentfx.model.finish_reason": "stop",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.response.finish_reasons": ["end_turn"]
+      })
+    }).pipe(Effect.provide(Layer.succeed(
+      ChatModel.ChatModel,
+      ChatModel.fromGenerate(() =>
+        Effect.succeed({
+          text: "Hello",
+          toolCalls: [],
+          finishReason: "stop",
+          usage: ChatModel.emptyUsage,
+          provider: "anthropic",
+          providerFinishReasons: ["end_turn"]
+        })
+      )
+    ))))
 
   it.effect("without a tracer installed no span is made: a tool sees no agentfx span (with one, it does)", () =>
     Effect.gen(function*() {

@@ -47,7 +47,11 @@ export interface Options {
    * is refused when the toolkit is assembled, like any duplicate.
    */
   readonly prefix?: string
-  /** Per tool, keyed by the server's own tool name (without the prefix). A name the server does not list is refused. */
+  /**
+   * Per tool, keyed by the server's own tool name (without the prefix). A name the server does
+   * not list is refused: at the first listing the toolkit fails to build, after a refresh
+   * `tools` fails (see {@link Service}).
+   */
   readonly overrides?: { readonly [tool: string]: ToolOverride }
 }
 
@@ -94,9 +98,11 @@ export interface Service {
    * The server's tools as agentfx tools, as last listed: read it when assembling a toolkit
    * for a run. A `notifications/tools/list_changed` from the server, or a reconnection,
    * refreshes the list in the background: a toolkit already assembled (a running batch)
-   * keeps the tools it has.
+   * keeps the tools it has. A refreshed list that no longer has a tool `overrides` names is
+   * refused as at the first listing: `tools` fails with that `InvalidOptions` error (and it
+   * is logged) until the server lists the tool again.
    */
-  readonly tools: Effect.Effect<ReadonlyArray<McpTool>>
+  readonly tools: Effect.Effect<ReadonlyArray<McpTool>, McpToolkitError>
   /** The server's name and version, from its `initialize` answer. */
   readonly server: { readonly name: string; readonly version: string }
 }

@@ -1,9 +1,12 @@
 import { ToolCallingManager } from "@agentfx/core"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
-import { httpFixture } from "./fixtures/http.js"
-import { batch, eventually } from "./fixtures/run.js"
+import { httpFixture, httpProcess } from "./fixtures/http.js"
+import { alive, batch, eventually, pausedThenRetried } from "./fixtures/run.js"
 
 const lost = (tool: string) =>
   `ToolError(environment): MCP server "fixture", tool "${tool}": the connection was lost before the server answered; the next call reconnects`
@@ -65,6 +68,29 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
       expect(yield* batch(tools, [["add", { a: 1, b: 1 }]])).toEqual(["2"])
       expect(server.sessions.size).toBe(1)
     }).pipe(Effect.scoped), 30_000)
+})
+
+/** A file the fixture's `hang_while` waits on. */
+const blockerDir = mkdtempSync(join(tmpdir(), "agentfx-mcp-http-"))
+const blocker = join(blockerDir, "blocker")
+afterAll(() => rmSync(blockerDir, { recursive: true, force: true }))
+
+describe("McpToolkit over Streamable HTTP (the server a process of its own)", () => {
+  it.live("killed mid-run with onEnvironmentError: \"pause\", the run pauses; a new server on the same port, retried, completes", () =>
+    Effect.gen(function*() {
+      const first = yield* httpProcess()
+      const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: first.url }) })
+      yield* pausedThenRetried({
+        tools: yield* mcp.tools,
+        blocker,
+        kill: Effect.sync(() => process.kill(first.pid, "SIGKILL")),
+        restart: Effect.gen(function*() {
+          yield* eventually(Effect.sync(() => alive(first.pid)), (running) => !running)
+          const second = yield* httpProcess(first.port)
+          expect([second.url, second.pid === first.pid]).toEqual([first.url, false])
+        })
+      })
+    }).pipe(Effect.scoped), 60_000)
 })
 
 describe("McpToolkit over Streamable HTTP: answers that are not results", () => {

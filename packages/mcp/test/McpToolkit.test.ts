@@ -1,12 +1,12 @@
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, Schema } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Logger, Schema } from "effect"
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
-import { alive, batch, childrenRunning, eventually, lastResult } from "./fixtures/run.js"
+import { alive, batch, childrenRunning, eventually, lastResult, pausedThenRetried } from "./fixtures/run.js"
 import { fixtureDir, fixtureStdio, packageDir } from "./fixtures/transports.js"
 
 const Fixture = McpToolkit.layer({
@@ -268,30 +268,11 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
 
   it.live("killed mid-run with onEnvironmentError: \"pause\", the run pauses; retried after the fix, it completes on a new process", () =>
     Effect.gen(function*() {
-      writeFileSync(blocker, "")
       const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
       const all = yield* mcp.tools
       const pid = yield* pidOf(all)
-      const agent = Agent.make({ tools: [...all], onEnvironmentError: "pause" })
-      const run = yield* Effect.fork(Agent.run(agent, { input: "Wait for it" }))
-      yield* eventually(serverLog(all), (log) => log.calls.includes("hang_while"))
-      process.kill(pid, "SIGKILL")
-      const exit = yield* Fiber.join(run).pipe(Effect.timeout("10 seconds"))
-      expect(exit._tag === "Paused" && exit.reason === "environment" && exit.pending.map((p) => [p.call.name, p.error?.message])).toEqual([[
-        "hang_while",
-        `MCP server "fixture", tool "hang_while": the connection was lost before the server answered; the next call reconnects`
-      ]])
-      if (exit._tag !== "Paused") return
-      rmSync(blocker)
-      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.retry())
-      expect(done._tag === "Completed" && done.text).toBe("It said: done")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        () => ScriptedChatModel.toolCalls({ id: "call_1", name: "hang_while", args: { path: blocker } }),
-        (request) => ScriptedChatModel.text(`It said: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+      yield* pausedThenRetried({ tools: all, blocker, kill: Effect.sync(() => process.kill(pid, "SIGKILL")), restart: Effect.void })
+    }).pipe(Effect.scoped), 30_000)
 
   it.live("an override naming a tool the server does not list is refused, and the process is ended", () =>
     Effect.gen(function*() {
@@ -306,6 +287,54 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
       )
     }), 30_000)
+
+  it.live("after tools/list_changed, an override naming a tool no longer listed is refused as at the first listing, until it is listed again", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const mcp = yield* McpToolkit.make({
+        transport: fixtureStdio({ env: { FIXTURE_VARIANT: "with-extra" } }),
+        overrides: { extra: { needsApproval: true } }
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`)))))
+      const before = yield* mcp.tools
+      expect(before.find((tool) => tool.name === "extra")?.needsApproval).toBe(true)
+      expect(yield* batch(before, [["toggle_extra", {}]])).toEqual(["extra removed"])
+      const listed = "add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job"
+      const message = `overrides name tools that MCP server "fixture" does not list: "extra" (it lists: ${listed})`
+      const refused = yield* eventually(Effect.flip(mcp.tools), () => true)
+      expect([refused._tag, refused.reason, refused.message]).toEqual(["McpToolkitError", "InvalidOptions", message])
+      yield* eventually(Effect.sync(() => logs), (lines) => lines.length > 0)
+      expect(logs).toEqual([`WARN: MCP server "fixture": the refreshed tool list is refused: ${message}`])
+      // listed again: the override applies again
+      expect(yield* batch(before, [["toggle_extra", {}]])).toEqual(["extra added"])
+      const again = yield* eventually(mcp.tools.pipe(Effect.orElseSucceed(() => [])), (list) => list.length > 0)
+      expect(again.find((tool) => tool.name === "extra")?.needsApproval).toBe(true)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("names that clash — two servers without a prefix, a prefix meeting a native tool, a prefix providers reject — are refused when the agent is assembled", () =>
+    Effect.gen(function*() {
+      const problems = (tools: ReadonlyArray<Tool.Any>) =>
+        Either.match(Agent.validate({ tools }), { onLeft: (error) => [error._tag, ...error.problems], onRight: () => ["assembled"] })
+      const listed = (options?: { readonly prefix: string }) => Effect.flatMap(McpToolkit.make({ transport: fixtureStdio(), ...options }), (mcp) => mcp.tools)
+      const [first, second, prefixed, spaced] = yield* Effect.all([listed(), listed(), listed({ prefix: "fx_" }), listed({ prefix: "my files." })], {
+        concurrency: "unbounded"
+      })
+      expect(problems([...first, ...second])).toEqual(["InvalidAgent", ...first.map((tool) => `tool name "${tool.name}" is used by 2 tools`)])
+
+      const native = Tool.make("fx_add", {
+        description: "Adds two numbers, natively",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        success: Schema.Number,
+        handler: ({ a, b }) => Effect.succeed(a + b)
+      })
+      expect(problems([...prefixed, native])).toEqual(["InvalidAgent", `tool name "fx_add" is used by 2 tools`])
+      // a prefix keeps one server's tools apart from another's
+      expect(problems([...prefixed, ...first])).toEqual(["assembled"])
+      expect(problems(spaced.slice(0, 2))).toEqual([
+        "InvalidAgent",
+        `tool "my files.add": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`,
+        `tool "my files.weather": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`
+      ])
+    }).pipe(Effect.scoped), 60_000)
 
   it.live("a server that cannot start fails the layer with Connect", () =>
     Effect.gen(function*() {

@@ -145,6 +145,7 @@ const toResponse = (answer: string, calls: ReadonlyArray<Call>, stopReason: unkn
   text: answer,
   toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: argsOf(call) })),
   finishReason: finishReason(stopReason),
+  providerFinishReasons: typeof stopReason === "string" ? [stopReason] : undefined,
   usage: usage(wireUsage)
 })
 

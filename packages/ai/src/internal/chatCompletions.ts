@@ -185,10 +185,11 @@ const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: s
     (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
   )
 
-/** A refusal's text is the answer's text (after any other text); it makes the finish reason `refusal`. */
+/** A refusal's text is the answer's text (after any other text); it makes the finish reason `refusal`. The server's `finish_reason` is kept for telemetry. */
 const answer = (text: string, refused: boolean, reason: string | null | undefined) => ({
   text,
-  finishReason: refused ? "refusal" as const : finishReason(reason)
+  finishReason: refused ? "refusal" as const : finishReason(reason),
+  providerFinishReasons: reason === null || reason === undefined ? undefined : [reason]
 })
 
 /** The neutral response of a non-streamed answer. */

@@ -86,11 +86,17 @@ const usage = (response: Json): ChatModel.Usage => {
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
+/** The one reason the Responses API gives for stopping: `incomplete_details.reason` of an incomplete response (a completed one gives none). */
+const incompleteReason = (response: Json): [string] | undefined => {
+  const reason = response.status === "incomplete" && isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined
+  return typeof reason === "string" ? [reason] : undefined
+}
+
 const finishReason = (response: Json, refused: boolean, calls: number): ChatModel.FinishReason => {
   if (refused) return "refusal"
   if (calls > 0) return "tool-calls"
   if (response.status !== "incomplete") return "stop"
-  const reason = isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined
+  const [reason] = incompleteReason(response) ?? []
   return reason === "max_output_tokens" ? "length" : reason === "content_filter" ? "content-filter" : "other"
 }
 
@@ -134,6 +140,7 @@ const toResponse = (response: Json, streamed: { readonly text: string; readonly 
   text: streamed.text,
   toolCalls: streamed.calls.map((call) => ({ id: call.id, name: call.name, args: parseArguments(call.args) })),
   finishReason: finishReason(response, streamed.refused, streamed.calls.length),
+  providerFinishReasons: incompleteReason(response),
   usage: usage(response)
 })
 

@@ -41,6 +41,8 @@ export interface WireFormat {
 export interface Options extends ModelTimeout.Options {
   /** The configured model's name (the service's `model`, for `gen_ai.request.model`). */
   readonly model: string
+  /** The provider as OpenTelemetry's GenAI conventions name it (each response's `provider`, for `gen_ai.provider.name`), when known. */
+  readonly providerName?: string | undefined
   /** The wire format, or why the Layer's options cannot be used (every call then fails with that error). */
   readonly wire: Either.Either<WireFormat, ChatModel.ModelError>
   /** The endpoint, or why it cannot be used (every call then fails with that error). */
@@ -75,12 +77,15 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
     ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.mask(options.endpoint.right.url) } : {})
   }
 
+  const named = (response: ChatModel.ChatResponse): ChatModel.ChatResponse =>
+    options.providerName === undefined ? response : { ...response, provider: options.providerName }
+
   const generate = (request: ChatModel.ChatRequest) =>
     E.match(prepared(request), {
       onLeft: Effect.fail,
       onRight: ({ target, timeouts, wire }) =>
         postJson(client, target, () => wire.body(request, false)).pipe(
-          Effect.flatMap((body) => wire.decode(body, target.provider)),
+          Effect.flatMap((body) => E.map(wire.decode(body, target.provider), named)),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
           (call) => Effect.zipRight(warn(request.settings), ModelRetry.retry(call, options.retry))
         )
@@ -104,7 +109,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
           )
           const done = Stream.fromEffect(Effect.map(Effect.suspend(() => reader.response()), (response): ChatModel.StreamPart => ({
             _tag: "Done",
-            response
+            response: named(response)
           })))
           return Timeout.requestStream(Stream.concat(parts, done), timeouts.request, target.provider)
         }).pipe((call) => Stream.concat(Stream.execute(warn(request.settings)), ModelRetry.retryStream(call, options.retry)))

@@ -149,7 +149,8 @@ const model = <R>(
     yield* annotate(watchers.traced, () => ({
       "agentfx.model.finish_reason": response.finishReason,
       "agentfx.model.tool_calls": response.toolCalls.length,
-      "gen_ai.response.finish_reasons": [response.finishReason],
+      ...(response.provider === undefined ? {} : { "gen_ai.provider.name": response.provider }),
+      "gen_ai.response.finish_reasons": response.providerFinishReasons ?? [response.finishReason],
       "gen_ai.usage.input_tokens": response.usage.inputTokens,
       "gen_ai.usage.output_tokens": response.usage.outputTokens
     }))

@@ -5,7 +5,7 @@
  */
 import { ToolError } from "@agentfx/core"
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Queue } from "effect"
+import { Effect, Either, Queue } from "effect"
 import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "../McpToolkit.js"
 import type { Connection } from "./connection.js"
 import { connect, describeError, describeTransport } from "./connection.js"
@@ -44,7 +44,7 @@ export const make = (options: Options, error: MakeError) =>
     const closing = new Set<Promise<void>>()
     const discarded = new WeakSet<Connection>()
     let closed = false
-    let tools: ReadonlyArray<AgentTool> = []
+    let tools: Either.Either<ReadonlyArray<AgentTool>, McpToolkitError> = Either.right([])
 
     /** Drops a connection; its closing is awaited when the scope closes. */
     const discard = (connection: Connection) => {
@@ -71,10 +71,27 @@ export const make = (options: Options, error: MakeError) =>
         toTool(tool, { server, prefix, override: overrides[tool.name], call })
       )
 
+    /** The `InvalidOptions` error when `overrides` name tools the server does not list. */
+    const unknownOverrides = (listed: ReadonlyArray<McpTool>): McpToolkitError | undefined => {
+      const unknown = Object.keys(overrides).filter((name) => !listed.some((tool) => tool.name === name))
+      return unknown.length === 0 ? undefined : error(
+        "InvalidOptions",
+        `overrides name tools that MCP server "${server}" does not list: ${unknown.map((name) => `"${name}"`).join(", ")} (it lists: ${
+          listed.map((tool) => tool.name).join(", ") || "no tools"
+        })`
+      )
+    }
+
+    /** A refreshed list whose overrides no longer match is refused like the first one: `tools` fails with its error until a list matches again. */
     const install = (listed: ReadonlyArray<McpTool>) =>
       Effect.suspend(() => {
+        const refused = unknownOverrides(listed)
+        if (refused !== undefined) {
+          tools = Either.left(refused)
+          return Effect.logWarning(`MCP server "${server}": the refreshed tool list is refused: ${refused.message}`)
+        }
         const built = build(listed)
-        tools = built.map(({ tool }) => tool)
+        tools = Either.right(built.map(({ tool }) => tool))
         return Effect.forEach(
           built.flatMap(({ problems }) => problems),
           (problem) => Effect.logWarning(`MCP server "${server}": ${problem}`),
@@ -113,15 +130,8 @@ export const make = (options: Options, error: MakeError) =>
     }
 
     const listed = yield* Effect.mapError(listAll(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
-    const unknown = Object.keys(overrides).filter((name) => !listed.some((tool) => tool.name === name))
-    if (unknown.length > 0) {
-      return yield* Effect.fail(error(
-        "InvalidOptions",
-        `overrides name tools that MCP server "${server}" does not list: ${unknown.map((name) => `"${name}"`).join(", ")} (it lists: ${
-          listed.map((tool) => tool.name).join(", ") || "no tools"
-        })`
-      ))
-    }
+    const refused = unknownOverrides(listed)
+    if (refused !== undefined) return yield* Effect.fail(refused)
     yield* install(listed)
 
     // refreshes the list for the next toolkit; a failed refresh keeps the list it had
@@ -133,5 +143,5 @@ export const make = (options: Options, error: MakeError) =>
       Effect.forkScoped
     )
 
-    return { tools: Effect.sync(() => tools), server: current.server } satisfies Service
+    return { tools: Effect.suspend(() => tools), server: current.server } satisfies Service
   })
