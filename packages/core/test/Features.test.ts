@@ -16,6 +16,14 @@ const lookup = Tool.make("lookup", {
   handler: () => Effect.succeed(21)
 })
 
+const transfer = Tool.make("transfer", {
+  description: "Sends money",
+  parameters: Schema.Struct({ amount: Schema.Number }),
+  success: Schema.String,
+  needsApproval: true,
+  handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
+})
+
 describe("structured output", () => {
   it.effect("Completed carries the answer decoded with the output schema; the model is asked for its JSON Schema; tools run in the same run", () =>
     Effect.gen(function*() {
@@ -176,6 +184,51 @@ describe("model settings and tool choice", () => {
       ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
       ScriptedChatModel.text("21")
     ]))))
+
+  it.effect("a run's own tool choice replaces the agent's for its first model call only", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup, transfer], toolChoice: "none" })
+      yield* Agent.run(agent, { input: "go", toolChoice: { tool: "lookup" } })
+      yield* Agent.run(agent, { input: "again" })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.toolChoice)).toEqual([{ tool: "lookup" }, "auto", "none"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21"),
+      ScriptedChatModel.text("nothing to do")
+    ]))))
+
+  it.effect("a paused run's own settings come back on resume, from its checkpoint or by run id; the tool choice of its first call is not forced again", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({
+        tools: [lookup, transfer],
+        settings: { temperature: 0.7, maxOutputTokens: 200 },
+        toolChoice: "required"
+      })
+      const options = { input: "pay", settings: { temperature: 0, stop: ["END"] }, toolChoice: { tool: "transfer" } } as const
+      const first = yield* Agent.run(agent, options)
+      const second = yield* Agent.run(agent, options)
+      assert(first._tag === "Paused" && second._tag === "Paused")
+      const copy = JSON.parse(JSON.stringify(first.checkpoint))
+      expect([copy.settings, copy.toolChoice]).toEqual([{ temperature: 0, stop: ["END"] }, undefined])
+      yield* Agent.resume(agent, copy, Decision.approveAll())
+      yield* Agent.resume(agent, second.runId, Decision.approveAll())
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const run = { temperature: 0, maxOutputTokens: 200, stop: ["END"] }
+      expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([
+        [{ tool: "transfer" }, run],
+        [{ tool: "transfer" }, run],
+        ["auto", run],
+        ["auto", run]
+      ])
+    }).pipe(
+      Effect.provide(ScriptedChatModel.layer((request) =>
+        request.messages.at(-1)?._tag === "User"
+          ? ScriptedChatModel.toolCalls({ name: "transfer", args: { amount: 5 } })
+          : ScriptedChatModel.text("sent")
+      )),
+      Effect.provide(RunStore.layerMemory())
+    ))
 
   it("settings out of range and a tool choice naming no tool are refused when the agent is made", () => {
     const refused = Agent.validate({

@@ -122,7 +122,11 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
 
-/** The state of a run continued from its checkpoint, read from the fiber like a new run's. */
+/**
+ * The state of a run continued from its checkpoint, read from the fiber like a new run's: the
+ * run's own settings over the agent's, and the tool choice its next model call had (`"auto"`
+ * once the run made a model call: a resume goes on with the run, it starts no new one).
+ */
 const runOf = (
   agent: Any,
   cp: Checkpoint.Checkpoint,
@@ -139,7 +143,7 @@ const runOf = (
       usage: cp.usage,
       outcomes: [...cp.outcomes],
       ...fields
-    }))
+    }, { settings: cp.settings, toolChoice: cp.toolChoice ?? "auto" }))
   )
 
 /** Finishes the batch a run stopped in (if it has one), then goes on with the loop. */
