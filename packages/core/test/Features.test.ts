@@ -157,12 +157,37 @@ describe("budgets", () => {
       ScriptedChatModel.text("21 degrees")
     ]))))
 
-  it("a budget that is not positive integers is refused when the agent is made", () => {
-    const refused = Agent.validate({ budget: { tokens: 0, toolCalls: 1.5 } })
+  it.effect("a continue decision's raise is checked like a budget: an invalid one is InvalidRunInput, and the run stays resumable", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { modelCalls: 1 } })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      const runId = (stopped.checkpoint as { readonly runId: string }).runId
+      const refused = yield* Effect.flip(Agent.resume(agent, runId, Decision.continue({ raise: { modelCalls: 0, toolCalls: 2.5 } })))
+      assert(refused._tag === "InvalidRunInput")
+      expect(refused.problems).toEqual([
+        "raise.modelCalls 0 is not a positive integer",
+        "raise.toolCalls 2.5 is not a positive integer"
+      ])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(1)
+      const done = yield* Agent.resume(agent, runId, Decision.continue({ raise: { modelCalls: 2 } }))
+      expect(done._tag === "Completed" && done.text).toBe("21 degrees")
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees")
+    ])), Effect.provide(RunStore.layerMemory())))
+
+  it("a budget that is not positive integers, or names no limit, is refused when the agent is made", () => {
+    const budget = { tokens: 0, toolCalls: 1.5, calls: 3 }
+    const refused = Agent.validate({ budget })
     assert(Either.isLeft(refused))
     expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
-    expect(refused.left.problems).toHaveLength(1)
-    expect(refused.left.problems[0]).toContain("budget: tokens Expected a positive number, actual 0")
+    expect(refused.left.problems).toEqual([
+      "budget.tokens 0 is not a positive integer",
+      "budget.toolCalls 1.5 is not a positive integer",
+      "budget.calls is not a limit (tokens, inputTokens, outputTokens, modelCalls, toolCalls)"
+    ])
   })
 })
 
@@ -229,6 +254,26 @@ describe("model settings and tool choice", () => {
       )),
       Effect.provide(RunStore.layerMemory())
     ))
+
+  it.effect("a run's own settings, tool choice and budget are checked like the agent's: InvalidRunInput names each problem, and the model is never called", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup] })
+      const refused = yield* Effect.flip(Agent.run(agent, {
+        input: "go",
+        settings: { temperature: 5, maxOutputTokens: 1.5 },
+        toolChoice: { tool: "missing" },
+        budget: { tokens: 0 }
+      }))
+      assert(refused._tag === "InvalidRunInput")
+      expect(refused.problems).toEqual([
+        "budget.tokens 0 is not a positive integer",
+        "settings.temperature 5 is not between 0 and 2",
+        "settings.maxOutputTokens 1.5 is not a positive integer",
+        `toolChoice {"tool":"missing"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`
+      ])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(0)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("never")]))))
 
   it("settings out of range and a tool choice naming no tool are refused when the agent is made", () => {
     const refused = Agent.validate({

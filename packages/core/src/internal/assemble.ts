@@ -2,10 +2,10 @@
  * Assembling an agent: every option checked, every problem named, the tools' metadata table
  * and the model's view of it built once.
  */
-import { Either, JSONSchema, ParseResult, Redacted, Schema } from "effect"
+import { Either, JSONSchema, Redacted, Schema } from "effect"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
 import { InvalidAgent } from "../AgentError.js"
-import * as Budget from "../Budget.js"
+import type * as Budget from "../Budget.js"
 import type { ModelSettings, ToolChoice } from "../ChatModel.js"
 import * as Gate from "../Gate.js"
 import * as Slot from "../Slot.js"
@@ -37,12 +37,20 @@ export const settingsProblems = (settings: ModelSettings, label: string): Array<
   return problems
 }
 
+const budgetLimits: ReadonlyArray<Budget.Limit> = ["tokens", "inputTokens", "outputTokens", "modelCalls", "toolCalls"]
+
 /** What is wrong with a budget (an agent's, a run's, or a `continue` decision's raise), under `label`. */
-export const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> =>
-  budget === undefined ? [] : Either.match(Schema.decodeUnknownEither(Budget.Budget, { onExcessProperty: "error" })(budget), {
-    onLeft: (error) => [`${label}: ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`],
-    onRight: () => []
-  })
+export const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> => {
+  if (budget === undefined) return []
+  if (typeof budget !== "object" || budget === null) return [`${label} must be an object of limits (${budgetLimits.join(", ")})`]
+  return Object.entries(budget).flatMap(([name, value]: [string, unknown]) =>
+    !budgetLimits.includes(name as Budget.Limit)
+      ? [`${label}.${name} is not a limit (${budgetLimits.join(", ")})`]
+      : value === undefined || (Number.isInteger(value) && (value as number) > 0)
+      ? []
+      : [`${label}.${name} ${typeof value === "string" ? JSON.stringify(value) : String(value)} is not a positive integer`]
+  )
+}
 
 /** What is wrong with a tool choice (an agent's or a run's): it must be one of the literals, or `{ tool }` naming one of `toolNames`. */
 export const toolChoiceProblems = (toolChoice: ToolChoice, toolNames: ReadonlyArray<string>): Array<string> =>
