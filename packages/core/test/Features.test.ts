@@ -4,7 +4,7 @@
  */
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Agent, AgentError, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, AgentError, type Budget, type Checkpoint, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
@@ -104,7 +104,101 @@ describe("budgets", () => {
     usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
   }))
 
-  it.effect("crossing the token budget stops the run before its next model call; continue({ raise }) goes on", () =>
+  /**
+   * Two model calls ask for a lookup, the third answers; every call reports 10 input and 2
+   * output tokens. The run is stopped where `budget` says, then continued with `raise`.
+   */
+  const crossing = (budget: Budget.Budget, raise: Budget.Budget) =>
+    Effect.gen(function*() {
+      let executed = 0
+      const counted = Tool.make("lookup", {
+        description: "Looks up the temperature",
+        parameters: Schema.Struct({ city: Schema.String }),
+        success: Schema.Number,
+        handler: () => Effect.sync(() => ++executed)
+      })
+      const agent = Agent.make({ tools: [counted], budget })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const atStop = {
+        over: [stopped.limit, stopped.allowed, stopped.used],
+        modelCalls: requests.length,
+        executed,
+        batch: (stopped.checkpoint as Checkpoint.Encoded).batch.map((item) => item.call.id)
+      }
+      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise }))
+      assert(done._tag === "Completed")
+      return { atStop, end: { text: done.text, modelCalls: requests.length, executed, toolCalls: done.toolCalls.map((o) => o.callId) } }
+    }).pipe(Effect.provide(ScriptedChatModel.layer(
+      [0, 1, 2].map((i) => ({
+        ...(i < 2 ? { toolCalls: [{ name: "lookup", args: { city: `c${i}` } }] } : { text: "done" }),
+        usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
+      }))
+    )))
+
+  const finished = { text: "done", modelCalls: 3, executed: 2, toolCalls: ["call_0_0", "call_1_0"] }
+
+  it.effect("tokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ tokens: 20 }, { tokens: 100 })).toEqual({
+        atStop: { over: ["tokens", 20, 24], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+        end: finished
+      })
+    }))
+
+  it.effect("inputTokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ inputTokens: 15 }, { inputTokens: 100 })).toEqual({
+        atStop: { over: ["inputTokens", 15, 20], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+        end: finished
+      })
+    }))
+
+  it.effect("outputTokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ outputTokens: 3 }, { outputTokens: 100 })).toEqual({
+        atStop: { over: ["outputTokens", 3, 4], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+        end: finished
+      })
+    }))
+
+  it.effect("modelCalls: counted before a model call only — the last allowed call's batch runs; continue({ raise }) calls the model again", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ modelCalls: 2 }, { modelCalls: 3 })).toEqual({
+        atStop: { over: ["modelCalls", 2, 2], modelCalls: 2, executed: 2, batch: [] },
+        end: finished
+      })
+    }))
+
+  it.effect("toolCalls: a batch that would pass the limit does not run; continue({ raise }) runs it first", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ toolCalls: 1 }, { toolCalls: 2 })).toEqual({
+        atStop: { over: ["toolCalls", 1, 1], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+        end: finished
+      })
+    }))
+
+  it.effect("a token limit crossed before an approval pause stops the approved batch on resume; continue({ raise }) runs it", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], budget: { tokens: 10 } })
+      const paused = yield* Agent.run(agent, { input: "pay" })
+      assert(paused._tag === "Paused")
+      const stopped = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, Decision.approveAll()))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["tokens", 10, 12])
+      // the approved call has not run: it waits in the stop's batch, approved
+      expect((stopped.checkpoint as Checkpoint.Encoded).batch).toEqual([
+        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "proceed" }
+      ])
+      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
+      expect(done._tag === "Completed" && done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      { toolCalls: [{ id: "t1", name: "transfer", args: { amount: 5 } }], usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 } },
+      ScriptedChatModel.text("sent")
+    ]))))
+
+  it.effect("crossing the token budget stops the run before its next batch; continue({ raise }) goes on", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [lookup], budget: { tokens: 30 } })
       const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))

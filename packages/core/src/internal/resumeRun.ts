@@ -17,7 +17,7 @@ import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
-import { loop } from "./loop.js"
+import { batchOverBudget, budgetExceeded, loop } from "./loop.js"
 import * as Resume from "./resume.js"
 import { holdConversation, recorded, runState } from "./run.js"
 import type { BatchItem, RunState } from "./runState.js"
@@ -146,11 +146,16 @@ const runOf = (
     }, { settings: cp.settings, toolChoice: cp.toolChoice ?? "auto" }))
   )
 
-/** Finishes the batch a run stopped in (if it has one), then goes on with the loop. */
-const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
-  batch.length === 0
-    ? loop(agent, run)
-    : Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+/**
+ * Finishes the batch a run stopped in (if it has one), then goes on with the loop. The batch is
+ * checked against the run's budget first, like any batch (`batchOverBudget`).
+ */
+const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) => {
+  if (batch.length === 0) return loop(agent, run)
+  const over = batchOverBudget(run, batch)
+  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  return Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+}
 
 /**
  * Claims the run's record: from `status` at the run's version to running at the next, or the
