@@ -73,6 +73,28 @@ describe("structured output", () => {
       expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "still not JSON"])
     }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("nope"), ScriptedChatModel.text("still not JSON")]))))
 
+  it.effect("through Agent.resume: a run paused for approval completes with the answer decoded; the resumed model calls ask for the output too", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], output: Weather })
+      const paused = yield* Agent.run(agent, { input: "pay, then report Oslo" })
+      assert(paused._tag === "Paused")
+      const done = yield* Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())
+      assert(done._tag === "Completed")
+      expectTypeOf(done.value).toEqualTypeOf<{ readonly city: string; readonly celsius: number }>()
+      expect(done.value).toEqual({ city: "Oslo", celsius: 5 })
+      expect(done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.output?.name)).toEqual(["final_answer", "final_answer", "final_answer"])
+      expect(requests.at(-1)!.messages.at(-1)).toEqual({
+        _tag: "User",
+        text: "Your answer does not match the required output: it is not JSON. Answer again with only the JSON."
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 5 } }),
+      ScriptedChatModel.text("Paid. Oslo is at 5 degrees."),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":5}`)
+    ]))))
+
   it("with an output schema, the answer tool's name is reserved", () => {
     const finalAnswer = Tool.make("final_answer", {
       description: "clashes",
