@@ -161,26 +161,15 @@ describe("budgets", () => {
 
   const finished = { text: "done", modelCalls: 3, executed: 2, toolCalls: ["call_0_0", "call_1_0"] }
 
-  it.effect("tokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
+  it.effect.each([
+    { budget: { tokens: 20 }, raise: { tokens: 100 }, over: ["tokens", 20, 24] },
+    { budget: { inputTokens: 15 }, raise: { inputTokens: 100 }, over: ["inputTokens", 15, 20] },
+    { budget: { outputTokens: 3 }, raise: { outputTokens: 100 }, over: ["outputTokens", 3, 4] },
+    { budget: { toolCalls: 1 }, raise: { toolCalls: 2 }, over: ["toolCalls", 1, 1] }
+  ])("$over.0: the second batch does not run (the token limit its model call crossed, or the tool-call limit it would pass); continue({ raise }) runs it first", ({ budget, over, raise }) =>
     Effect.gen(function*() {
-      expect(yield* crossing({ tokens: 20 }, { tokens: 100 })).toEqual({
-        atStop: { over: ["tokens", 20, 24], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
-        end: finished
-      })
-    }))
-
-  it.effect("inputTokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
-    Effect.gen(function*() {
-      expect(yield* crossing({ inputTokens: 15 }, { inputTokens: 100 })).toEqual({
-        atStop: { over: ["inputTokens", 15, 20], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
-        end: finished
-      })
-    }))
-
-  it.effect("outputTokens: the model call that crosses the limit gets no batch; continue({ raise }) runs the batch first", () =>
-    Effect.gen(function*() {
-      expect(yield* crossing({ outputTokens: 3 }, { outputTokens: 100 })).toEqual({
-        atStop: { over: ["outputTokens", 3, 4], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+      expect(yield* crossing(budget, raise)).toEqual({
+        atStop: { over, modelCalls: 2, executed: 1, batch: ["call_1_0"] },
         end: finished
       })
     }))
@@ -189,14 +178,6 @@ describe("budgets", () => {
     Effect.gen(function*() {
       expect(yield* crossing({ modelCalls: 2 }, { modelCalls: 3 })).toEqual({
         atStop: { over: ["modelCalls", 2, 2], modelCalls: 2, executed: 2, batch: [] },
-        end: finished
-      })
-    }))
-
-  it.effect("toolCalls: a batch that would pass the limit does not run; continue({ raise }) runs it first", () =>
-    Effect.gen(function*() {
-      expect(yield* crossing({ toolCalls: 1 }, { toolCalls: 2 })).toEqual({
-        atStop: { over: ["toolCalls", 1, 1], modelCalls: 2, executed: 1, batch: ["call_1_0"] },
         end: finished
       })
     }))
