@@ -352,6 +352,23 @@ describe("model settings and tool choice", () => {
       Effect.provide(RunStore.layerMemory())
     ))
 
+  it.effect("a run setting given as undefined (from JavaScript) leaves the agent's in place, and the run still pauses and resumes", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], settings: { temperature: 0.7 } })
+      const settings = JSON.parse(`{ "maxOutputTokens": 99 }`)
+      settings.temperature = undefined
+      const paused = yield* Agent.run(agent, { input: "pay", settings })
+      assert(paused._tag === "Paused")
+      expect((paused.checkpoint as Checkpoint.Encoded).settings).toEqual({ maxOutputTokens: 99 })
+      const done = yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
+      expect(done._tag).toBe("Completed")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.settings)).toEqual([{ temperature: 0.7, maxOutputTokens: 99 }, { temperature: 0.7, maxOutputTokens: 99 }])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "transfer", args: { amount: 5 } }),
+      ScriptedChatModel.text("sent")
+    ]))))
+
   it.effect("a run's own settings, tool choice and budget are checked like the agent's: InvalidRunInput names each problem, and the model is never called", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [lookup] })

@@ -53,6 +53,10 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 
+/** The settings given a value: a field set to `undefined` (from JavaScript) leaves the agent's in place, and is not checkpointed. */
+const definedOnly = (settings: ModelSettings): ModelSettings =>
+  Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined))
+
 /** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
 export const runState = (
   agent: Any,
@@ -64,6 +68,7 @@ export const runState = (
   turn: { readonly settings?: ModelSettings | undefined; readonly toolChoice?: ToolChoice | undefined } = {}
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
+  const own = turn.settings === undefined ? undefined : definedOnly(turn.settings)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
     runId: fields.runId,
     conversationId: fields.conversationId,
@@ -73,8 +78,8 @@ export const runState = (
     iteration: fields.iteration,
     modelCalls: fields.modelCalls,
     budget: fields.budget,
-    settings: turn.settings === undefined ? agent.settings : { ...agent.settings, ...turn.settings },
-    runSettings: turn.settings,
+    settings: own === undefined ? agent.settings : { ...agent.settings, ...own },
+    runSettings: own,
     toolChoice: turn.toolChoice ?? agent.toolChoice,
     outputRetries: 0,
     usage: fields.usage,
