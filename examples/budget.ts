@@ -1,11 +1,12 @@
 /**
  * Budgets: what a run may spend — tokens (as the provider reports them), model calls, tool
  * calls. Crossing a limit stops the run before its next model call or batch with a typed
- * `BudgetExceeded` naming the limit; its checkpoint continues the run once a person raises
- * the limit (`Decision.continue({ raise })`). A run's own budget wins over the agent's.
+ * `BudgetExceeded` naming the limit: the model call that crosses a token limit gets no batch —
+ * its tool calls wait in the checkpoint, and run first once a person raises the limit
+ * (`Decision.continue({ raise })`). A run's own budget wins over the agent's.
  * Run: `pnpm tsx examples/budget.ts`.
  */
-import type { Message } from "@agentfx/core"
+import type { Checkpoint, Message } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
@@ -46,6 +47,9 @@ const program = Effect.gen(function*() {
     Effect.catchTag("BudgetExceeded", (stopped) =>
       Effect.gen(function*() {
         yield* Console.log(`\nstopped: ${stopped.message}`)
+        for (const { call } of (stopped.checkpoint as Checkpoint.Encoded).batch) {
+          yield* Console.log(`waiting in the checkpoint: ${call.name}(${JSON.stringify(call.args)}) [${call.id}]`)
+        }
         yield* Console.log(`a person raises the token budget to 4000 and continues the run\n`)
         return yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 4_000 } }))
       }))

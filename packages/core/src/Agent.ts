@@ -69,7 +69,7 @@ export interface Agent<out S extends Slots = Slots, out R = never, out A = undef
   readonly budget: Budget.Budget | undefined
   /** Model settings of every model call (a run's settings win field by field). */
   readonly settings: ModelSettings
-  /** Whether the first model call of a turn may, must or must not call tools (later calls: `"auto"`). */
+  /** Whether the first model call of a run may, must or must not call tools (later calls, also after a resume: `"auto"`). */
   readonly toolChoice: ToolChoice
   /** The final answer's schema and its JSON Schema, and how often an answer that does not match is fed back. */
   readonly output: { readonly schema: Schema.Schema<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
@@ -142,8 +142,8 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
   readonly settings?: ModelSettings
   /**
    * Whether the model may (`"auto"`, the default), must (`"required"`, or `{ tool }` for one
-   * tool) or must not (`"none"`) call tools — on the first model call of a turn only, then
-   * `"auto"`: a model made to call tools at every call would never answer.
+   * tool) or must not (`"none"`) call tools — on the first model call of a run only, then
+   * `"auto"` (after a resume too): a model made to call tools at every call would never answer.
    */
   readonly toolChoice?: ToolChoice
   /** Typed run state. */
@@ -300,11 +300,11 @@ export interface RunOptions<S extends Slots> {
   readonly state?: InitialState<S>
   /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
   readonly onConversationBusy?: "fail" | "wait"
-  /** This run's budget: each limit given replaces the agent's. */
+  /** This run's budget: each limit given replaces the agent's. Checked like the agent's (else `InvalidRunInput`). */
   readonly budget?: Budget.Budget
-  /** This run's model settings: each field given replaces the agent's. */
+  /** This run's model settings: each field given replaces the agent's, also after a resume. Checked like the agent's. */
   readonly settings?: ModelSettings
-  /** The first model call's tool choice, instead of the agent's. */
+  /** The run's first model call's tool choice, instead of the agent's (later calls, after a resume too: `"auto"`). Checked like the agent's. */
   readonly toolChoice?: ToolChoice
 }
 
@@ -347,8 +347,9 @@ export const run = <S extends Slots, R, A>(
  * a second tab, a retry, another process sharing the store, a replay of an old copy — fails
  * with `RunAlreadyResumed` and runs nothing. Everything is validated before the claim: a
  * refused resume (`InvalidCheckpoint`, `UnknownDecision`, `IncompleteDecisions`,
- * `InvalidEditedArguments`, `DecisionMismatch`, `ConversationDiverged`, `ConversationBusy`)
- * leaves the run paused and resumable. Only calls that a gate let through or that the decision
+ * `InvalidEditedArguments`, `DecisionMismatch`, `InvalidRunInput` for a `continue` decision's
+ * invalid `raise`, `ConversationDiverged`, `ConversationBusy`) leaves the run paused and
+ * resumable. The run goes on with its own settings (`RunOptions.settings`). Only calls that a gate let through or that the decision
  * approves run; rejecting a call never skips the approved ones.
  *
  * @example

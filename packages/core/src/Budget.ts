@@ -1,8 +1,10 @@
 /**
  * What a run may spend: tokens (as the provider reports them), model calls and tool calls.
- * A limit reached stops the run with `BudgetExceeded` — before its next model call (tokens,
- * model calls), or before a batch that would pass the tool-call limit (that batch does not
- * run) — whose checkpoint continues it with `Decision.continue({ raise })`.
+ * A limit reached stops the run with `BudgetExceeded`: the token limits before each model call
+ * and each batch (the batch of the model call that crossed one does not run), the model-call
+ * limit before each model call, the tool-call limit before a batch that would pass it. The
+ * checkpoint holds a batch that did not run; `Decision.continue({ raise })` runs it first, then
+ * goes on (decision 063).
  *
  * @since 0.1.0
  */

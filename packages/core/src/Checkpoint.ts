@@ -11,6 +11,18 @@ import { JsonValue } from "./Json.js"
 import { Message } from "./Message.js"
 import { Outcome, ToolCall } from "./ToolCall.js"
 
+/** A run's own model settings (`RunOptions.settings`), as stored. */
+const ModelSettings = Schema.Struct({
+  temperature: Schema.optionalWith(Schema.Number, { exact: true }),
+  topP: Schema.optionalWith(Schema.Number, { exact: true }),
+  maxOutputTokens: Schema.optionalWith(Schema.Number, { exact: true }),
+  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  parallelToolCalls: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+
+/** A tool choice other than `"auto"`, as stored. */
+const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
+
 /**
  * The checkpoint format's version; a checkpoint of another version is refused.
  *
@@ -100,8 +112,11 @@ export type Reason = typeof Reason.Type
  * the record's version at the pause: an older copy of a run that moved on is refused.
  * `pausedAt` (`Clock` milliseconds) bounds how long a copy can be imported. Pending calls keep
  * the model's **encoded** arguments; they are decoded with the tool's schema when they
- * execute. `state` holds each slot's value encoded with the slot's schema. `signature` is an
- * HMAC-SHA256 when the agent has a `checkpointSecret`.
+ * execute. `state` holds each slot's value encoded with the slot's schema. `settings` are the
+ * run's own model settings (`RunOptions.settings`; the agent's are merged under them when the
+ * run goes on); `toolChoice` is the tool choice of the run's next model call when it is not
+ * `"auto"` — only a run that has not made its first model call has one (decision 062).
+ * `signature` is an HMAC-SHA256 over all of it when the agent has a `checkpointSecret`.
  *
  * @example
  * ```ts
@@ -128,6 +143,8 @@ export const Checkpoint = Schema.Struct({
   iteration: Schema.Int,
   modelCalls: Schema.Int,
   budget: Schema.optional(Budget),
+  settings: Schema.optional(ModelSettings),
+  toolChoice: Schema.optional(ToolChoice),
   messages: Schema.Array(Message),
   batch: Schema.Array(BatchItem),
   pending: Schema.Array(Schema.String),

@@ -266,7 +266,8 @@ export const proceed = (): Decision => ({ _tag: "Proceed" })
 /**
  * After `MaxIterationsReached`: continue the run for another `maxIterations` iterations.
  * After `BudgetExceeded`: continue with the limits in `raise` set to their new values (a
- * limit left as it was stops the run again at once).
+ * limit left as it was stops the run again at once). A raise that is not positive integers is
+ * refused by `Agent.resume` with `InvalidRunInput`, and the run stays resumable.
  *
  * @example
  * ```ts

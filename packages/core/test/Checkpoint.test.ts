@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { Agent, ChatMemory, Checkpoint, Decision, ScriptedChatModel, Slot } from "../src/index.js"
+import { Agent, ChatMemory, Checkpoint, Decision, RunStore, ScriptedChatModel, Slot } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
 const secret = Redacted.make("s3cret-s3cret-s3cret-s3cret-s3cret")
@@ -88,6 +88,36 @@ describe("Checkpoint", () => {
       const exit = yield* Agent.resume(agent, checkpoint, Decision.approveAll())
       expect(exit._tag === "Completed" && exit.state).toEqual({ sent: 2 })
       expect(executions.counts).toEqual({ send_email: 1 })
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a run's settings and tool choice are signed and checked like the run's options; a checkpoint without them (an older one) resumes with the agent's", () =>
+    Effect.gen(function*() {
+      const executions = new Executions()
+      const tools = [weatherTool(executions), emailTool(executions)]
+      const signed = Agent.make({ name: "mailer", tools, checkpointSecret: secret, settings: { temperature: 1 } })
+      const exit = yield* Agent.run(signed, { input: "mail", settings: { temperature: 0.2 } })
+      if (exit._tag !== "Paused") throw new Error("expected a pause")
+      const checkpoint = JSON.parse(JSON.stringify(exit.checkpoint))
+      expect(checkpoint.settings).toEqual({ temperature: 0.2 })
+      const refusal = (target: Agent.Any, input: unknown) =>
+        Agent.resume(target, input, Decision.approveAll()).pipe(
+          Effect.flip,
+          Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag)
+        )
+      expect(yield* refusal(signed, { ...checkpoint, settings: { temperature: 2 } })).toBe(
+        "signature: the signature does not match: the checkpoint was altered or signed with another secret"
+      )
+      const unsigned = Agent.make({ name: "mailer", tools, settings: { temperature: 1 } })
+      const { signature: _, ...copy } = checkpoint
+      expect(yield* refusal(unsigned, { ...copy, settings: { temperature: 9, stop: [""] }, toolChoice: { tool: "rm" } })).toBe(
+        `malformed: settings.temperature 9 is not between 0 and 2; settings.stop must be non-empty strings; toolChoice {"tool":"rm"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`
+      )
+      // imported into another process's store, as a checkpoint written before runs kept their settings
+      const { settings: __, ...older } = copy
+      const resumed = yield* Agent.resume(unsigned, older, Decision.approveAll()).pipe(Effect.provide(RunStore.layerMemory()))
+      expect(resumed._tag).toBe("Completed")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([["auto", { temperature: 0.2 }], ["auto", { temperature: 1 }]])
     }).pipe(Effect.provide(layer)))
 
   it.effect("a signature survives a store that reorders keys", () =>

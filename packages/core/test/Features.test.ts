@@ -4,7 +4,7 @@
  */
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Agent, AgentError, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, AgentError, type Budget, type Checkpoint, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
@@ -14,6 +14,14 @@ const lookup = Tool.make("lookup", {
   parameters: Schema.Struct({ city: Schema.String }),
   success: Schema.Number,
   handler: () => Effect.succeed(21)
+})
+
+const transfer = Tool.make("transfer", {
+  description: "Sends money",
+  parameters: Schema.Struct({ amount: Schema.Number }),
+  success: Schema.String,
+  needsApproval: true,
+  handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
 })
 
 describe("structured output", () => {
@@ -65,6 +73,28 @@ describe("structured output", () => {
       expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "still not JSON"])
     }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("nope"), ScriptedChatModel.text("still not JSON")]))))
 
+  it.effect("through Agent.resume: a run paused for approval completes with the answer decoded; the resumed model calls ask for the output too", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], output: Weather })
+      const paused = yield* Agent.run(agent, { input: "pay, then report Oslo" })
+      assert(paused._tag === "Paused")
+      const done = yield* Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())
+      assert(done._tag === "Completed")
+      expectTypeOf(done.value).toEqualTypeOf<{ readonly city: string; readonly celsius: number }>()
+      expect(done.value).toEqual({ city: "Oslo", celsius: 5 })
+      expect(done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.output?.name)).toEqual(["final_answer", "final_answer", "final_answer"])
+      expect(requests.at(-1)!.messages.at(-1)).toEqual({
+        _tag: "User",
+        text: "Your answer does not match the required output: it is not JSON. Answer again with only the JSON."
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 5 } }),
+      ScriptedChatModel.text("Paid. Oslo is at 5 degrees."),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":5}`)
+    ]))))
+
   it("with an output schema, the answer tool's name is reserved", () => {
     const finalAnswer = Tool.make("final_answer", {
       description: "clashes",
@@ -96,7 +126,82 @@ describe("budgets", () => {
     usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
   }))
 
-  it.effect("crossing the token budget stops the run before its next model call; continue({ raise }) goes on", () =>
+  /**
+   * Two model calls ask for a lookup, the third answers; every call reports 10 input and 2
+   * output tokens. The run is stopped where `budget` says, then continued with `raise`.
+   */
+  const crossing = (budget: Budget.Budget, raise: Budget.Budget) =>
+    Effect.gen(function*() {
+      let executed = 0
+      const counted = Tool.make("lookup", {
+        description: "Looks up the temperature",
+        parameters: Schema.Struct({ city: Schema.String }),
+        success: Schema.Number,
+        handler: () => Effect.sync(() => ++executed)
+      })
+      const agent = Agent.make({ tools: [counted], budget })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const atStop = {
+        over: [stopped.limit, stopped.allowed, stopped.used],
+        modelCalls: requests.length,
+        executed,
+        batch: (stopped.checkpoint as Checkpoint.Encoded).batch.map((item) => item.call.id)
+      }
+      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise }))
+      assert(done._tag === "Completed")
+      return { atStop, end: { text: done.text, modelCalls: requests.length, executed, toolCalls: done.toolCalls.map((o) => o.callId) } }
+    }).pipe(Effect.provide(ScriptedChatModel.layer(
+      [0, 1, 2].map((i) => ({
+        ...(i < 2 ? { toolCalls: [{ name: "lookup", args: { city: `c${i}` } }] } : { text: "done" }),
+        usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
+      }))
+    )))
+
+  const finished = { text: "done", modelCalls: 3, executed: 2, toolCalls: ["call_0_0", "call_1_0"] }
+
+  it.effect.each([
+    { budget: { tokens: 20 }, raise: { tokens: 100 }, over: ["tokens", 20, 24] },
+    { budget: { inputTokens: 15 }, raise: { inputTokens: 100 }, over: ["inputTokens", 15, 20] },
+    { budget: { outputTokens: 3 }, raise: { outputTokens: 100 }, over: ["outputTokens", 3, 4] },
+    { budget: { toolCalls: 1 }, raise: { toolCalls: 2 }, over: ["toolCalls", 1, 1] }
+  ])("$over.0: the second batch does not run (the token limit its model call crossed, or the tool-call limit it would pass); continue({ raise }) runs it first", ({ budget, over, raise }) =>
+    Effect.gen(function*() {
+      expect(yield* crossing(budget, raise)).toEqual({
+        atStop: { over, modelCalls: 2, executed: 1, batch: ["call_1_0"] },
+        end: finished
+      })
+    }))
+
+  it.effect("modelCalls: counted before a model call only — the last allowed call's batch runs; continue({ raise }) calls the model again", () =>
+    Effect.gen(function*() {
+      expect(yield* crossing({ modelCalls: 2 }, { modelCalls: 3 })).toEqual({
+        atStop: { over: ["modelCalls", 2, 2], modelCalls: 2, executed: 2, batch: [] },
+        end: finished
+      })
+    }))
+
+  it.effect("a token limit crossed before an approval pause stops the approved batch on resume; continue({ raise }) runs it", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], budget: { tokens: 10 } })
+      const paused = yield* Agent.run(agent, { input: "pay" })
+      assert(paused._tag === "Paused")
+      const stopped = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, Decision.approveAll()))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["tokens", 10, 12])
+      // the approved call has not run: it waits in the stop's batch, approved
+      expect((stopped.checkpoint as Checkpoint.Encoded).batch).toEqual([
+        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "proceed" }
+      ])
+      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
+      expect(done._tag === "Completed" && done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      { toolCalls: [{ id: "t1", name: "transfer", args: { amount: 5 } }], usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 } },
+      ScriptedChatModel.text("sent")
+    ]))))
+
+  it.effect("crossing the token budget stops the run before its next batch; continue({ raise }) goes on", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [lookup], budget: { tokens: 30 } })
       const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
@@ -149,12 +254,37 @@ describe("budgets", () => {
       ScriptedChatModel.text("21 degrees")
     ]))))
 
-  it("a budget that is not positive integers is refused when the agent is made", () => {
-    const refused = Agent.validate({ budget: { tokens: 0, toolCalls: 1.5 } })
+  it.effect("a continue decision's raise is checked like a budget: an invalid one is InvalidRunInput, and the run stays resumable", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { modelCalls: 1 } })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      const runId = (stopped.checkpoint as { readonly runId: string }).runId
+      const refused = yield* Effect.flip(Agent.resume(agent, runId, Decision.continue({ raise: { modelCalls: 0, toolCalls: 2.5 } })))
+      assert(refused._tag === "InvalidRunInput")
+      expect(refused.problems).toEqual([
+        "raise.modelCalls 0 is not a positive integer",
+        "raise.toolCalls 2.5 is not a positive integer"
+      ])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(1)
+      const done = yield* Agent.resume(agent, runId, Decision.continue({ raise: { modelCalls: 2 } }))
+      expect(done._tag === "Completed" && done.text).toBe("21 degrees")
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees")
+    ])), Effect.provide(RunStore.layerMemory())))
+
+  it("a budget that is not positive integers, or names no limit, is refused when the agent is made", () => {
+    const budget = { tokens: 0, toolCalls: 1.5, calls: 3 }
+    const refused = Agent.validate({ budget })
     assert(Either.isLeft(refused))
     expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
-    expect(refused.left.problems).toHaveLength(1)
-    expect(refused.left.problems[0]).toContain("budget: tokens Expected a positive number, actual 0")
+    expect(refused.left.problems).toEqual([
+      "budget.tokens 0 is not a positive integer",
+      "budget.toolCalls 1.5 is not a positive integer",
+      "budget.calls is not a limit (tokens, inputTokens, outputTokens, modelCalls, toolCalls)"
+    ])
   })
 })
 
@@ -176,6 +306,88 @@ describe("model settings and tool choice", () => {
       ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
       ScriptedChatModel.text("21")
     ]))))
+
+  it.effect("a run's own tool choice replaces the agent's for its first model call only", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup, transfer], toolChoice: "none" })
+      yield* Agent.run(agent, { input: "go", toolChoice: { tool: "lookup" } })
+      yield* Agent.run(agent, { input: "again" })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.toolChoice)).toEqual([{ tool: "lookup" }, "auto", "none"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21"),
+      ScriptedChatModel.text("nothing to do")
+    ]))))
+
+  it.effect("a paused run's own settings come back on resume, from its checkpoint or by run id; the tool choice of its first call is not forced again", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({
+        tools: [lookup, transfer],
+        settings: { temperature: 0.7, maxOutputTokens: 200 },
+        toolChoice: "required"
+      })
+      const options = { input: "pay", settings: { temperature: 0, stop: ["END"] }, toolChoice: { tool: "transfer" } } as const
+      const first = yield* Agent.run(agent, options)
+      const second = yield* Agent.run(agent, options)
+      assert(first._tag === "Paused" && second._tag === "Paused")
+      const copy = JSON.parse(JSON.stringify(first.checkpoint))
+      expect([copy.settings, copy.toolChoice]).toEqual([{ temperature: 0, stop: ["END"] }, undefined])
+      yield* Agent.resume(agent, copy, Decision.approveAll())
+      yield* Agent.resume(agent, second.runId, Decision.approveAll())
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const run = { temperature: 0, maxOutputTokens: 200, stop: ["END"] }
+      expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([
+        [{ tool: "transfer" }, run],
+        [{ tool: "transfer" }, run],
+        ["auto", run],
+        ["auto", run]
+      ])
+    }).pipe(
+      Effect.provide(ScriptedChatModel.layer((request) =>
+        request.messages.at(-1)?._tag === "User"
+          ? ScriptedChatModel.toolCalls({ name: "transfer", args: { amount: 5 } })
+          : ScriptedChatModel.text("sent")
+      )),
+      Effect.provide(RunStore.layerMemory())
+    ))
+
+  it.effect("a run setting given as undefined (from JavaScript) leaves the agent's in place, and the run still pauses and resumes", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], settings: { temperature: 0.7 } })
+      const settings = JSON.parse(`{ "maxOutputTokens": 99 }`)
+      settings.temperature = undefined
+      const paused = yield* Agent.run(agent, { input: "pay", settings })
+      assert(paused._tag === "Paused")
+      expect((paused.checkpoint as Checkpoint.Encoded).settings).toEqual({ maxOutputTokens: 99 })
+      const done = yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
+      expect(done._tag).toBe("Completed")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.map((r) => r.settings)).toEqual([{ temperature: 0.7, maxOutputTokens: 99 }, { temperature: 0.7, maxOutputTokens: 99 }])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "transfer", args: { amount: 5 } }),
+      ScriptedChatModel.text("sent")
+    ]))))
+
+  it.effect("a run's own settings, tool choice and budget are checked like the agent's: InvalidRunInput names each problem, and the model is never called", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup] })
+      const refused = yield* Effect.flip(Agent.run(agent, {
+        input: "go",
+        settings: { temperature: 5, maxOutputTokens: 1.5 },
+        toolChoice: { tool: "missing" },
+        budget: { tokens: 0 }
+      }))
+      assert(refused._tag === "InvalidRunInput")
+      expect(refused.problems).toEqual([
+        "budget.tokens 0 is not a positive integer",
+        "settings.temperature 5 is not between 0 and 2",
+        "settings.maxOutputTokens 1.5 is not a positive integer",
+        `toolChoice {"tool":"missing"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`
+      ])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(0)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("never")]))))
 
   it("settings out of range and a tool choice naming no tool are refused when the agent is made", () => {
     const refused = Agent.validate({

@@ -188,5 +188,17 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         const results_ = (yield* memory.get("c-5")).filter((m) => m._tag === "ToolResult")
         expect(results_).toHaveLength(1)
       }).pipe(Effect.provide(layer), Effect.provide(ChatMemory.layerMemory), Effect.provide(transferScript)))
+
+    it.effect("Agent.resume by run id: the run's own settings come back from its record; its first call's tool choice is not forced again", () =>
+      Effect.gen(function*() {
+        const { agent } = transferAgent()
+        const settings = { temperature: 0.1, maxOutputTokens: 64 }
+        const paused = yield* Agent.run(agent, { input: "pay", conversationId: "c-s", settings, toolChoice: { tool: "transfer" } })
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const resumed = yield* Agent.resume(agent, paused.runId, Decision.approveAll())
+        expect(resumed._tag).toBe("Completed")
+        const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+        expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([[{ tool: "transfer" }, settings], ["auto", settings]])
+      }).pipe(Effect.provide(layer), Effect.provide(ChatMemory.layerMemory), Effect.provide(transferScript)))
   })
 }

@@ -1,4 +1,4 @@
-import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
@@ -109,6 +109,31 @@ for (const dialect of dialects) {
         const recovered = yield* Agent.recover(agent, running[0]!.runId).pipe(Effect.provide(store), Effect.provide(model))
         expect(recovered._tag === "Completed" && recovered.text).toBe(`saw "fast #1", "cancelled: the call was interrupted before it returned a result"`)
         expect(counts).toEqual({ fast: 1, stuck: 1 })
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a run interrupted in its first model call is recovered with the run's own settings and tool choice", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent } = bank()
+        const asked = yield* Deferred.make<void>()
+        const requests: Array<ChatModel.ChatRequest> = []
+        const model = ScriptedChatModel.layer((request) => {
+          requests.push(request)
+          return requests.length === 1 ? Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never) : ScriptedChatModel.text("done")
+        })
+        const run = yield* Effect.fork(
+          Agent.run(agent, { input: "go", conversationId: "r-1", settings: { temperature: 0 }, toolChoice: { tool: "lookup" } }).pipe(
+            Effect.provide(store),
+            Effect.provide(model)
+          )
+        )
+        yield* Deferred.await(asked)
+        yield* Fiber.interrupt(run)
+        const running = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })).pipe(Effect.provide(store))
+        const recovered = yield* Agent.recover(agent, running[0]!.runId).pipe(Effect.provide(store), Effect.provide(model))
+        expect(recovered._tag === "Completed" && recovered.text).toBe("done")
+        expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([[{ tool: "lookup" }, { temperature: 0 }], [{ tool: "lookup" }, { temperature: 0 }]])
       }).pipe(Effect.scoped))
   })
 }

@@ -2,11 +2,11 @@
  * Assembling an agent: every option checked, every problem named, the tools' metadata table
  * and the model's view of it built once.
  */
-import { Either, JSONSchema, ParseResult, Redacted, Schema } from "effect"
+import { Either, JSONSchema, Redacted, Schema } from "effect"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
 import { InvalidAgent } from "../AgentError.js"
-import * as Budget from "../Budget.js"
-import type { ModelSettings } from "../ChatModel.js"
+import type * as Budget from "../Budget.js"
+import type { ModelSettings, ToolChoice } from "../ChatModel.js"
 import * as Gate from "../Gate.js"
 import * as Slot from "../Slot.js"
 import * as Tool from "../Tool.js"
@@ -21,7 +21,8 @@ const MinSecretBytes = 32
 
 const levels = ["turn", "iteration", "model", "tool"] as const
 
-const settingsProblems = (settings: ModelSettings, label: string): Array<string> => {
+/** What is wrong with model settings (an agent's or a run's), each problem named under `label`. */
+export const settingsProblems = (settings: ModelSettings, label: string): Array<string> => {
   const problems: Array<string> = []
   const { maxOutputTokens, parallelToolCalls, stop, temperature, topP } = settings
   if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) problems.push(`${label}.temperature ${temperature} is not between 0 and 2`)
@@ -36,11 +37,27 @@ const settingsProblems = (settings: ModelSettings, label: string): Array<string>
   return problems
 }
 
-const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> =>
-  budget === undefined ? [] : Either.match(Schema.decodeUnknownEither(Budget.Budget, { onExcessProperty: "error" })(budget), {
-    onLeft: (error) => [`${label}: ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`],
-    onRight: () => []
-  })
+const budgetLimits: ReadonlyArray<Budget.Limit> = ["tokens", "inputTokens", "outputTokens", "modelCalls", "toolCalls"]
+
+/** What is wrong with a budget (an agent's, a run's, or a `continue` decision's raise), under `label`. */
+export const budgetProblems = (budget: Budget.Budget | undefined, label: string): Array<string> => {
+  if (budget === undefined) return []
+  if (typeof budget !== "object" || budget === null) return [`${label} must be an object of limits (${budgetLimits.join(", ")})`]
+  return Object.entries(budget).flatMap(([name, value]: [string, unknown]) =>
+    !budgetLimits.includes(name as Budget.Limit)
+      ? [`${label}.${name} is not a limit (${budgetLimits.join(", ")})`]
+      : value === undefined || (Number.isInteger(value) && (value as number) > 0)
+      ? []
+      : [`${label}.${name} ${typeof value === "string" ? JSON.stringify(value) : String(value)} is not a positive integer`]
+  )
+}
+
+/** What is wrong with a tool choice (an agent's or a run's): it must be one of the literals, or `{ tool }` naming one of `toolNames`. */
+export const toolChoiceProblems = (toolChoice: ToolChoice, toolNames: ReadonlyArray<string>): Array<string> =>
+  toolChoice === "auto" || toolChoice === "none" || toolChoice === "required" ||
+    (typeof toolChoice === "object" && toolChoice !== null && toolNames.includes(toolChoice.tool))
+    ? []
+    : [`toolChoice ${JSON.stringify(toolChoice)} must be "auto", "none", "required" or { tool } naming one of the agent's tools`]
 
 const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: Array<string>) => {
   if (!Number.isInteger(retries) || retries < 0) problems.push(`outputRetries ${retries} is not a non-negative integer`)
@@ -85,11 +102,7 @@ export const assemble = (
     problems.push(`tool name "${output.format.name}" is reserved for the final answer of an agent with an output schema (adapters may send it as a tool)`)
   }
   const toolChoice = options.toolChoice ?? "auto"
-  const toolNames = tools.map((tool) => tool.name)
-  if (!(toolChoice === "auto" || toolChoice === "none" || toolChoice === "required" || (typeof toolChoice === "object" && toolNames.includes(toolChoice.tool)))) {
-    problems.push(`toolChoice ${JSON.stringify(toolChoice)} must be "auto", "none", "required" or { tool } naming one of the agent's tools`)
-  }
-  problems.push(...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
+  problems.push(...toolChoiceProblems(toolChoice, tools.map((tool) => tool.name)), ...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
   const onConversationBusy = options.onConversationBusy ?? "fail"
   if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
     problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)

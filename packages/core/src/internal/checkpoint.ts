@@ -8,6 +8,7 @@ import * as Checkpoint from "../Checkpoint.js"
 import type { JsonValue } from "../Json.js"
 import type * as Slot from "../Slot.js"
 import { depthOf } from "./admit.js"
+import { settingsProblems, toolChoiceProblems } from "./assemble.js"
 import { describeParseError } from "./parseError.js"
 
 /** What checkpoint handling needs to know of an agent. */
@@ -104,6 +105,12 @@ export const decode = (
     if (unknownTools.length > 0) {
       return yield* refuse("tools", `this agent has no tool ${unknownTools.map((n) => `"${n}"`).join(", ")}`)
     }
+    // an unsigned copy may carry anything: the run's settings and tool choice are checked as when it started
+    const choices = [
+      ...(checkpoint.settings === undefined ? [] : settingsProblems(checkpoint.settings, "settings")),
+      ...(checkpoint.toolChoice === undefined ? [] : toolChoiceProblems(checkpoint.toolChoice, owner.toolNames))
+    ]
+    if (choices.length > 0) return yield* refuse("malformed", choices.join("; "))
     const unknownSlots = Object.keys(checkpoint.state).filter((name) => !(name in owner.slots))
     if (unknownSlots.length > 0) {
       return yield* refuse("state", `this agent has no slot ${unknownSlots.map((n) => `"${n}"`).join(", ")}`)

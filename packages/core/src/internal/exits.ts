@@ -36,6 +36,8 @@ export const checkpointOf = (
     iteration: run.iteration,
     modelCalls: run.modelCalls,
     ...(run.budget === undefined ? {} : { budget: run.budget }),
+    ...(run.runSettings === undefined ? {} : { settings: run.runSettings }),
+    ...(run.toolChoice === "auto" ? {} : { toolChoice: run.toolChoice }),
     messages: run.history,
     batch: batch.map((item) =>
       item.outcome !== undefined

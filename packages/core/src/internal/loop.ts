@@ -83,13 +83,8 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   const gating = gate(agent, run, calls, refused)
   const { batch, pending } = "batch" in gating ? gating : yield* gating
   if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
-  const allowed = run.budget?.toolCalls
-  if (allowed !== undefined) {
-    const used = spentOf(run).toolCalls
-    if (used + batch.filter((item) => item.outcome === undefined).length > allowed) {
-      return budgetExceeded(agent, run, { limit: "toolCalls", allowed, used }, batch)
-    }
-  }
+  const over = batchOverBudget(run, batch)
+  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
   yield* recordBatch(agent, run, batch)
   return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
@@ -103,11 +98,34 @@ const spentOf = (run: RunState): Budget.Spent => ({
   toolCalls: run.outcomes.filter((outcome) => outcome._tag === "Succeeded" || outcome._tag === "Failed" || outcome._tag === "Suspended").length
 })
 
+/**
+ * The limit a batch about to run is stopped at: a token limit the run has reached (the model
+ * call that asked for the batch may have crossed it), or the tool-call limit its calls would
+ * pass. Model calls are counted before a model call only. `undefined`: the batch runs; so does
+ * one with no call to run. (A batch that resumes a delegate's paused child is never stopped: it
+ * passed this check before it first ran, and the run has spent nothing since.)
+ */
+export const batchOverBudget = (run: RunState, batch: ReadonlyArray<BatchItem>): Over | undefined => {
+  const budget = run.budget
+  if (budget === undefined) return undefined
+  let toRun = 0
+  for (const item of batch) if (item.outcome === undefined) toRun += 1
+  if (toRun === 0) return undefined
+  const spent = spentOf(run)
+  const tokens = reached({ tokens: budget.tokens, inputTokens: budget.inputTokens, outputTokens: budget.outputTokens }, spent)
+  if (tokens !== undefined) return tokens
+  const allowed = budget.toolCalls
+  return allowed !== undefined && spent.toolCalls + toRun > allowed ? { limit: "toolCalls", allowed, used: spent.toolCalls } : undefined
+}
+
+/** A limit of a run's budget that stops it: what it allows, and what the run has used. */
+type Over = { readonly limit: Budget.Limit; readonly allowed: number; readonly used: number }
+
 /** Stops the run at a limit of its budget: recorded (with the batch it did not run), then `BudgetExceeded`. */
-const budgetExceeded = Effect.fnUntraced(function*(
+export const budgetExceeded = Effect.fnUntraced(function*(
   agent: Agent.Any,
   run: RunState,
-  over: { readonly limit: Budget.Limit; readonly allowed: number; readonly used: number },
+  over: Over,
   batch: ReadonlyArray<BatchItem>
 ) {
   const checkpoint = yield* recordStop(agent, run, "budget", batch, [])

@@ -8,6 +8,7 @@ import {
   IncompleteDecisions,
   InvalidCheckpoint,
   InvalidEditedArguments,
+  InvalidRunInput,
   UnknownDecision
 } from "../AgentError.js"
 import type { Budget } from "../Budget.js"
@@ -16,6 +17,7 @@ import type { CallDecision, Decision } from "../Decision.js"
 import type { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
+import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
 import { invalidArguments } from "./parseError.js"
@@ -34,7 +36,13 @@ export interface Plan {
   readonly budget: Budget | undefined
 }
 
-export type DecisionError = UnknownDecision | IncompleteDecisions | InvalidEditedArguments | DecisionMismatch | InvalidCheckpoint
+export type DecisionError =
+  | UnknownDecision
+  | IncompleteDecisions
+  | InvalidEditedArguments
+  | DecisionMismatch
+  | InvalidCheckpoint
+  | InvalidRunInput
 
 const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
@@ -235,13 +243,17 @@ export const plan = (
         })
       case "Proceed":
         return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
-      case "Continue":
+      case "Continue": {
+        // a raise is checked like a run's budget, before anything is consumed
+        const problems = budgetProblems(decision.raise, "raise")
+        if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
         // a budget stop before a batch holds the batch: it runs first
         return Effect.succeed({
           ...base,
           mode: checkpoint.batch.length > 0 ? "batch" : "continue",
           budget: decision.raise === undefined ? base.budget : { ...base.budget, ...decision.raise }
         })
+      }
     }
   })()
   const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" || decision._tag === "Retry" ? pending : new Set<string>()

@@ -17,7 +17,7 @@ import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
-import { loop } from "./loop.js"
+import { batchOverBudget, budgetExceeded, loop } from "./loop.js"
 import * as Resume from "./resume.js"
 import { holdConversation, recorded, runState } from "./run.js"
 import type { BatchItem, RunState } from "./runState.js"
@@ -122,7 +122,11 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
 
-/** The state of a run continued from its checkpoint, read from the fiber like a new run's. */
+/**
+ * The state of a run continued from its checkpoint, read from the fiber like a new run's: the
+ * run's own settings over the agent's, and the tool choice its next model call had (`"auto"`
+ * once the run made a model call: a resume goes on with the run, it starts no new one).
+ */
 const runOf = (
   agent: Any,
   cp: Checkpoint.Checkpoint,
@@ -139,14 +143,19 @@ const runOf = (
       usage: cp.usage,
       outcomes: [...cp.outcomes],
       ...fields
-    }))
+    }, { settings: cp.settings, toolChoice: cp.toolChoice ?? "auto" }))
   )
 
-/** Finishes the batch a run stopped in (if it has one), then goes on with the loop. */
-const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
-  batch.length === 0
-    ? loop(agent, run)
-    : Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+/**
+ * Finishes the batch a run stopped in (if it has one), then goes on with the loop. The batch is
+ * checked against the run's budget first, like any batch (`batchOverBudget`).
+ */
+const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) => {
+  if (batch.length === 0) return loop(agent, run)
+  const over = batchOverBudget(run, batch)
+  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  return Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+}
 
 /**
  * Claims the run's record: from `status` at the run's version to running at the next, or the

@@ -17,6 +17,7 @@ import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
+import { budgetProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
 import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
@@ -25,16 +26,25 @@ import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
 
-/** The run's initial state, or the refusal naming undeclared slots. */
-const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
+/**
+ * What is wrong with a run's options: state for undeclared slots, and what `Agent.make` checks
+ * of an agent's budget, settings and tool choice, checked alike for the run's own.
+ */
+const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> => {
+  const given = options.state
   const unknown = given === undefined ? [] : Object.keys(given).filter((name) => !(name in agent.slots))
-  if (unknown.length > 0) {
-    return new InvalidRunInput({
-      problems: [
-        `state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`
-      ]
-    })
-  }
+  return [
+    ...(unknown.length === 0
+      ? []
+      : [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]),
+    ...budgetProblems(options.budget, "budget"),
+    ...(options.settings === undefined ? [] : settingsProblems(options.settings, "settings")),
+    ...(options.toolChoice === undefined ? [] : toolChoiceProblems(options.toolChoice, agent.toolNames))
+  ]
+}
+
+/** The run's initial state: the slots given, the others at their initial value. */
+const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
   const state: { [slot: string]: unknown } = {}
   const slots = agent.slots as Slots
   for (const name in slots) state[name] = given !== undefined && name in given ? given[name] : slots[name]!.initial
@@ -42,6 +52,10 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
 }
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
+
+/** The settings given a value: a field set to `undefined` (from JavaScript) leaves the agent's in place, and is not checkpointed. */
+const definedOnly = (settings: ModelSettings): ModelSettings =>
+  Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined))
 
 /** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
 export const runState = (
@@ -54,6 +68,7 @@ export const runState = (
   turn: { readonly settings?: ModelSettings | undefined; readonly toolChoice?: ToolChoice | undefined } = {}
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
+  const own = turn.settings === undefined ? undefined : definedOnly(turn.settings)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
     runId: fields.runId,
     conversationId: fields.conversationId,
@@ -63,7 +78,8 @@ export const runState = (
     iteration: fields.iteration,
     modelCalls: fields.modelCalls,
     budget: fields.budget,
-    settings: turn.settings === undefined ? agent.settings : { ...agent.settings, ...turn.settings },
+    settings: own === undefined ? agent.settings : { ...agent.settings, ...own },
+    runSettings: own,
     toolChoice: turn.toolChoice ?? agent.toolChoice,
     outputRetries: 0,
     usage: fields.usage,
@@ -92,8 +108,9 @@ export const runState = (
  */
 export const startRun = (agent: Any, options: RunOptions<Slots>) =>
   Effect.withFiberRuntime<AgentExit.AgentExit, unknown, any>((fiber) => {
+    const problems = optionProblems(agent, options)
+    if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
     const state = initialState(agent, options.state)
-    if (state instanceof InvalidRunInput) return Effect.fail(state)
     const runId = newId()
     const run = runState(agent, fiber, {
       runId,

@@ -25,9 +25,11 @@ export interface RunState extends Watchers {
   modelCalls: number
   /** The run's budget: the agent's, with the run's limits and the raises of its resumes. */
   budget: Budget | undefined
-  /** The settings of the run's model calls. */
+  /** The settings of the run's model calls: the agent's, with the run's own over them. */
   readonly settings: ModelSettings
-  /** The next model call's tool choice (the turn's first call: the run's or agent's; then `"auto"`). */
+  /** The run's own settings (`RunOptions.settings`), kept in its checkpoints: a resume merges them over the agent's again. */
+  readonly runSettings: ModelSettings | undefined
+  /** The next model call's tool choice (the run's first call: the run's or agent's; then `"auto"`, after a resume too). */
   toolChoice: ToolChoice
   /** Final answers of this turn fed back for not matching the agent's `output`. */
   outputRetries: number
