@@ -48,8 +48,8 @@ for (const dialect of dialects) {
         const a = yield* storeOn(database)
         const b = yield* storeOn(database)
         yield* a.store.insert(record("o", { status: "running" }))
-        yield* a.store.recordOutcome("o", succeeded("c1"))
-        yield* a.store.recordOutcome("o", { _tag: "Cancelled", callId: "c2", toolName: "t" })
+        expect(yield* a.store.recordOutcome("o", 1, succeeded("c1"))).toBe(true)
+        yield* a.store.recordOutcome("o", 1, { _tag: "Cancelled", callId: "c2", toolName: "t" })
         expect(yield* b.store.outcomes("o")).toEqual([succeeded("c1"), { _tag: "Cancelled", callId: "c2", toolName: "t" }])
         const next = yield* b.store.transition("o", { from: { status: "running", version: 1 }, to: "running", checkpoint: { batch: 2 } })
         expect([next?.version, next?.checkpoint]).toEqual([2, { batch: 2 }])
@@ -106,7 +106,7 @@ for (const dialect of dialects) {
         const corrupt = yield* Effect.flip(store.get("bad"))
         expect(corrupt._tag).toBe("StoreError")
         expect(corrupt.message).toContain("JSON")
-        yield* sql`INSERT INTO agentfx_outcomes (run_id, outcome) VALUES (${"bad"}, ${JSON.stringify({ _tag: "Exploded" })})`
+        yield* sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) VALUES (${"bad"}, 1, ${JSON.stringify({ _tag: "Exploded" })})`
         expect((yield* Effect.flip(store.outcomes("bad"))).message).toContain(`Expected "Succeeded"`)
         yield* sql`DROP TABLE agentfx_runs`
         const missing = yield* Effect.flip(store.list())

@@ -13,8 +13,8 @@ import type * as Decision from "../Decision.js"
 import type { Message } from "../Message.js"
 import type { RunRecord } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
-import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
+import { crashedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
 import { loop } from "./loop.js"
@@ -179,7 +179,8 @@ const claim = Effect.fnUntraced(function*(
  * Takes over a run of a durable store whose process crashed in a batch (its lease expired):
  * the calls whose results were recorded are not run again; a call that was running at the
  * crash runs again only when its tool is `idempotent`, else the model is told it was
- * cancelled. Then the run goes on as if it had never stopped.
+ * cancelled; a call that had not started runs (`crashed.ts`). Then the run goes on as if it
+ * had never stopped.
  */
 export const recoverRun = (agent: Any, runId: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -193,17 +194,8 @@ export const recoverRun = (agent: Any, runId: string) =>
     if (!(yield* store.lease(`run:${runId}`, { owner: `recover:${runId}`, wait: false }))) {
       return yield* new RunAlreadyResumed({ runId, status: "running" })
     }
-    const decoded = yield* CheckpointCodec.decode(agent, record.checkpoint)
+    const { batch, decoded } = yield* crashedBatch(agent, store, record)
     const cp: Checkpoint.Checkpoint = decoded.checkpoint
-    const results = new Map((yield* store.outcomes(runId)).map((outcome): [string, Outcome] => [outcome.callId, outcome]))
-    const batch = cp.batch.map((item): BatchItem => {
-      if (item.outcome !== undefined) return item
-      const result = results.get(item.call.id)
-      if (result !== undefined) return { call: item.call, outcome: result }
-      return agent.toolkit.entries.get(item.call.name)?.idempotent === true
-        ? item
-        : { call: item.call, outcome: { _tag: "Cancelled", callId: item.call.id, toolName: item.call.name } }
-    })
     const run = yield* runOf(agent, cp, decoded.state, {
       history: [...cp.messages],
       iteration: cp.iteration,
