@@ -153,6 +153,41 @@ for (const dialect of dialects) {
           "Assistant"
         ])
       }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const entered = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const slow = Tool.make("slow", {
+          description: "Ends when told",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.zipRight(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(release), "late result"))
+        })
+        const agent = Agent.make({ name: "stale", tools: [slow] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ id: "x", name: "slow", args: {} }) : ScriptedChatModel.text("done")
+        )
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+        const stale = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "s-1" })))
+        yield* Deferred.await(entered)
+        // its lease lapsed meanwhile: another process's recovery claimed the record (running@v → running@v+1)
+        const [running] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
+        const taken = yield* provided(Effect.flatMap(RunStore.RunStore, (s) =>
+          s.transition(running!.runId, { from: { status: "running", version: running!.version }, to: "running", checkpoint: running!.checkpoint })))
+        expect(taken?.version).toBe(running!.version + 1)
+        yield* Deferred.succeed(release, undefined)
+        const refused = yield* Effect.flip(Fiber.join(stale))
+        expect([refused._tag, refused.message]).toEqual(["RunAlreadyResumed", `Run ${running!.runId} was already decided: it is running now`])
+        const outcomes = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.outcomes(running!.runId)))
+        expect(outcomes).toEqual([])
+        const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) AS n FROM agentfx_outcomes`).pipe(Effect.provide(database.client))
+        expect(Number(rows[0]!.n)).toBe(0)
+        const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get(running!.runId)))
+        expect(Option.map(record, (r) => [r.status, r.version])).toEqual(Option.some(["running", running!.version + 1]))
+      }).pipe(Effect.scoped))
   })
 }
 
