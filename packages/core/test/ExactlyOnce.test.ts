@@ -4,7 +4,7 @@
  * checkpoint cannot name another conversation, one turn at a time per conversation.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Redacted, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import { Agent, ChatMemory, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { diskTool, Executions } from "./agentFixtures.js"
 
@@ -283,6 +283,32 @@ describe("the run store shows what is paused", () => {
       const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll()))
       expect(late._tag === "RunAlreadyResumed" && late.status).toBe("failed")
       expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a resume whose conversation cannot be written back (ChatMemory.replace fails) pauses the run again: nothing ran, and it resumes by id", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const store = yield* RunStore.RunStore
+      const paused = yield* pausedRun(agent, "c-replace")
+      // another process: its memory is empty (so the resume writes the conversation back), and its replace fails
+      const working = ChatMemory.makeInMemory()
+      const failing: ChatMemory.ChatMemory.Service = {
+        ...working,
+        replace: () => Effect.fail(new ChatMemory.MemoryError({ message: "disk full" }))
+      }
+      const refused = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(
+        Effect.provideService(ChatMemory.ChatMemory, failing)
+      ))
+      expect([refused._tag, refused.message]).toEqual(["MemoryError", "disk full"])
+      expect(executed).toEqual([])
+      const record = yield* store.get(paused.runId)
+      expect(Option.map(record, (r) => [r.status, r.version, r.decidedBy])).toEqual(Option.some(["paused", 3, undefined]))
+      const copy = yield* Effect.flip(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()))
+      expect(copy._tag === "RunAlreadyResumed" && copy.status).toBe("paused")
+      const done = yield* Agent.resume(agent, paused.runId, Decision.approveAll()).pipe(Effect.provideService(ChatMemory.ChatMemory, working))
+      expect(done._tag).toBe("Completed")
+      expect(executed).toEqual(["t1", "l1"])
+      expect((yield* working.get("c-replace")).map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 
   it.effect("a refused resume leaves the run paused and resumable by id", () =>

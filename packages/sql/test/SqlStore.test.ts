@@ -179,7 +179,7 @@ for (const dialect of dialects) {
           s.transition(running!.runId, { from: { status: "running", version: running!.version }, to: "running", checkpoint: running!.checkpoint })))
         expect(taken?.version).toBe(running!.version + 1)
         yield* Deferred.succeed(release, undefined)
-        const refused = yield* Effect.flip(Fiber.join(stale))
+        const refused = (yield* Effect.flip(Fiber.join(stale))) as Error & { readonly _tag: string }
         expect([refused._tag, refused.message]).toEqual(["RunAlreadyResumed", `Run ${running!.runId} was already decided: it is running now`])
         const outcomes = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.outcomes(running!.runId)))
         expect(outcomes).toEqual([])

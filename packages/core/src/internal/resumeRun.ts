@@ -117,10 +117,34 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
       if (!inserted) return yield* alreadyDecided(store, cp.runId)
     }
     yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
-    if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
-    const body = batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause)
+    const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
+      ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
+      : Effect.void
+    const body = Effect.zipRight(rewritten, batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause))
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
+
+/**
+ * A step of a claimed resume before anything of the run ran (writing its conversation back):
+ * when it fails, the run is paused again as it was (at the next version: resumable by id; a
+ * copy of the old checkpoint is refused), then the failure is returned. Should the pause
+ * itself fail, the run ends failed (`recorded`).
+ */
+const pausedAgainOnFailure = <E>(
+  agent: Any,
+  run: RunState,
+  decoded: { readonly checkpoint: Checkpoint.Checkpoint; readonly state: { [slot: string]: unknown } },
+  step: Effect.Effect<void, E>
+) =>
+  Effect.catchAll(step, (error) =>
+    Effect.gen(function*() {
+      const { signature: _, ...fields } = decoded.checkpoint
+      const checkpoint = yield* CheckpointCodec.encode(agent, { ...fields, revision: run.version! + 1 }, decoded.state)
+      yield* run.store.transition(run.runId, { from: { status: "running", version: run.version! }, to: "paused", checkpoint })
+    }).pipe(
+      Effect.catchAll((cause) => Effect.logError(`Run ${run.runId}: it could not be paused again after a failed resume`, cause)),
+      Effect.zipRight(Effect.fail(error))
+    ))
 
 /** The state of a run continued from its checkpoint, read from the fiber like a new run's. */
 const runOf = (
