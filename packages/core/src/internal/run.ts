@@ -22,6 +22,7 @@ import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
+import { conversationBusyProblem } from "./options.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
@@ -95,6 +96,8 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
   Effect.withFiberRuntime<AgentExit.AgentExit, unknown, any>((fiber) => {
     const state = initialState(agent, options.state)
     if (state instanceof InvalidRunInput) return Effect.fail(state)
+    const busy = conversationBusyProblem(options.onConversationBusy)
+    if (busy !== undefined) return Effect.fail(new InvalidRunInput({ problems: [busy] }))
     const runId = newId()
     const run = runState(agent, fiber, {
       runId,
