@@ -9,14 +9,17 @@ const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, too
 
 for (const dialect of dialects) {
   describe(`SqlRunStore on ${dialect.name}`, () => {
-    it.effect.skipIf(dialect.skip)("migrations run once: the first migrate runs the one migration, the next runs none", () =>
+    it.effect.skipIf(dialect.skip)("migrations run once: the first migrate runs both migrations, the next runs none", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const first = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
         const again = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
-        expect([first, again]).toEqual([[[1, "agentfx_store"]], []])
+        expect([first, again]).toEqual([[[1, "agentfx_store"], [3, "agentfx_call_progress"]], []])
         const { sql } = yield* storeOn(database)
-        expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations`).toEqual([{ migration_id: 1, name: "agentfx_store" }])
+        expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations ORDER BY migration_id`).toEqual([
+          { migration_id: 1, name: "agentfx_store" },
+          { migration_id: 3, name: "agentfx_call_progress" }
+        ])
       }).pipe(Effect.scoped))
 
     // live: a migration that lost a race is retried after 100 ms of real time
@@ -24,7 +27,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const ran = yield* Effect.all([1, 2].map(() => SqlStore.migrate.pipe(Effect.provide(database.client))), { concurrency: "unbounded" })
-        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 1])
+        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 2])
       }).pipe(Effect.scoped))
 
     it.effect.skipIf(dialect.skip)("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>
