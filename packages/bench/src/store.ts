@@ -80,7 +80,7 @@ const stepCost = (synchronous: "full" | "normal") =>
       const claimed = yield* store.transition("s1", { from: { status: "paused", version: version + 1 }, to: "running", checkpoint })
       if (pausedAt === undefined || claimed === undefined) return yield* Effect.dieMessage("a transition was refused")
       version += 2
-      for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", outcome(i))
+      for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", version, outcome(i))
     })
     const times: Array<number> = []
     for (let i = 0; i < warmup + steps; i++) {

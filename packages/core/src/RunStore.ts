@@ -218,8 +218,21 @@ export declare namespace RunStore {
      * written). Exactly one of several concurrent transitions from one version succeeds.
      */
     readonly transition: (runId: string, transition: Transition) => Effect.Effect<RunRecord | undefined, StoreError>
-    /** Records one call's result of the batch a running run is executing (forgotten at its next transition). */
-    readonly recordOutcome: (runId: string, outcome: Outcome) => Effect.Effect<void, StoreError>
+    /**
+     * Records that a call of the batch a running run is executing is about to start (its
+     * handler runs next), if the record is still running at `version` — the version its writer
+     * holds. `false`, and nothing written, when it is not (another process took the run over):
+     * the writer must not run the call. Forgotten at the run's next transition.
+     */
+    readonly recordStarted: (runId: string, version: number, callId: string) => Effect.Effect<boolean, StoreError>
+    /** The calls recorded as started since the run's last transition, in the order they were recorded. */
+    readonly started: (runId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
+    /**
+     * Records one call's result of the batch a running run is executing, if the record is still
+     * running at `version`; `false`, and nothing written, when it is not (the writer lost the
+     * run). Forgotten at the run's next transition.
+     */
+    readonly recordOutcome: (runId: string, version: number, outcome: Outcome) => Effect.Effect<boolean, StoreError>
     /** The results recorded since the run's last transition, in the order they were recorded. */
     readonly outcomes: (runId: string) => Effect.Effect<ReadonlyArray<Outcome>, StoreError>
     /**

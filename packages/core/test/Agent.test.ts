@@ -26,6 +26,7 @@ describe("Agent", () => {
           tools: [weatherTool(new Executions()), weatherTool(new Executions()), "not a tool" as unknown as Tool.Any],
           maxIterations: 0,
           onEnvironmentError: "explode" as "pause",
+          onConversationBusy: "sometimes" as "wait",
           slots: { "1bad": Slot.sum(), notes: { kind: "last" } as unknown as Slot.Any },
           checkpointSecret: Redacted.make("x".repeat(31))
         }))
@@ -34,6 +35,7 @@ describe("Agent", () => {
           "tools #3 are not tools (use Tool.make or Agent.toTool)",
           "maxIterations 0 is not a positive integer",
           `onEnvironmentError "explode" must be "proceed" or "pause"`,
+          `onConversationBusy "sometimes" must be "fail" or "wait"`,
           `slot name "1bad" is not an identifier`,
           `slot "notes" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`,
           "checkpointSecret must be a Redacted string of at least 32 bytes"
@@ -128,6 +130,14 @@ describe("Agent", () => {
           `state for undeclared slot(s) "nope"; declared: notes`
         ])
       }).pipe(Effect.provide(ScriptedChatModel.layer([]))))
+
+    it.effect("a run's onConversationBusy other than \"fail\" or \"wait\" is refused before anything runs", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({})
+        const error = yield* Agent.run(agent, { input: "hi", conversationId: "c-busy", onConversationBusy: "later" as "wait" }).pipe(Effect.flip)
+        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([`onConversationBusy "later" must be "fail" or "wait"`])
+        expect(yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c-busy"))).toEqual([])
+      }).pipe(Effect.provide(ScriptedChatModel.layer([])), Effect.provide(ChatMemory.layerMemory)))
   })
 
   describe("maxIterations", () => {

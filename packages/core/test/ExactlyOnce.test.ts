@@ -4,14 +4,14 @@
  * checkpoint cannot name another conversation, one turn at a time per conversation.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Redacted, Schema, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Scope, TestClock } from "effect"
 import { Agent, ChatMemory, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { diskTool, Executions } from "./agentFixtures.js"
 
 const secret = Redacted.make("a-secret-of-at-least-thirty-two-bytes!")
 
 /** A bank: `transfer` needs approval, `lookup` does not; executions are counted per call id. */
-const bank = (options: { readonly signed?: boolean } = {}) => {
+const bank = (options: { readonly signed?: boolean; readonly onConversationBusy?: "fail" | "wait" } = {}) => {
   const executed: Array<string> = []
   const transfer = Tool.make("transfer", {
     description: "Sends money",
@@ -29,7 +29,8 @@ const bank = (options: { readonly signed?: boolean } = {}) => {
   const agent = Agent.make({
     name: "bank",
     tools: [transfer, lookup],
-    ...(options.signed === true ? { checkpointSecret: secret } : {})
+    ...(options.signed === true ? { checkpointSecret: secret } : {}),
+    ...(options.onConversationBusy === undefined ? {} : { onConversationBusy: options.onConversationBusy })
   })
   return { agent, executed }
 }
@@ -205,6 +206,32 @@ describe("one conversation, one record", () => {
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 
+  it.effect("a resume on a busy conversation: refused at once by default, waits with the agent's onConversationBusy \"wait\"", () =>
+    Effect.gen(function*() {
+      const store = yield* RunStore.RunStore
+      const failing = bank()
+      const waiting = bank({ onConversationBusy: "wait" })
+      const pausedFailing = yield* pausedRun(failing.agent, "c-held")
+      const pausedWaiting = yield* pausedRun(waiting.agent, "c-held-2")
+      // something else holds both conversations (another turn, or another process's lease)
+      const holder = yield* Scope.make()
+      for (const conversation of ["c-held", "c-held-2"]) {
+        expect(yield* Scope.extend(store.lease(`conversation:${conversation}`, { owner: "another-turn", wait: false }), holder)).toBe(true)
+      }
+      const busy = yield* Effect.flip(Agent.resume(failing.agent, pausedFailing.runId, Decision.approveAll()))
+      expect(busy._tag === "ConversationBusy" && busy.conversationId).toBe("c-held")
+      const queued = yield* Effect.fork(Agent.resume(waiting.agent, pausedWaiting.runId, Decision.approveAll()))
+      yield* TestClock.adjust("1 minute")
+      expect(queued.unsafePoll()).toBeNull()
+      expect(waiting.executed).toEqual([])
+      yield* Scope.close(holder, Exit.void)
+      const done = yield* Fiber.join(queued)
+      expect(done._tag).toBe("Completed")
+      expect(waiting.executed).toEqual(["t1", "l1"])
+      // the refused one consumed nothing: still paused, resumable
+      expect((yield* Agent.resume(failing.agent, pausedFailing.runId, Decision.approveAll()))._tag).toBe("Completed")
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
   it.effect("two turns on one conversation at once: the second fails with ConversationBusy, or waits its turn", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
@@ -283,6 +310,32 @@ describe("the run store shows what is paused", () => {
       const late = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll()))
       expect(late._tag === "RunAlreadyResumed" && late.status).toBe("failed")
       expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a resume whose conversation cannot be written back (ChatMemory.replace fails) pauses the run again: nothing ran, and it resumes by id", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const store = yield* RunStore.RunStore
+      const paused = yield* pausedRun(agent, "c-replace")
+      // another process: its memory is empty (so the resume writes the conversation back), and its replace fails
+      const working = ChatMemory.makeInMemory()
+      const failing: ChatMemory.ChatMemory.Service = {
+        ...working,
+        replace: () => Effect.fail(new ChatMemory.MemoryError({ message: "disk full" }))
+      }
+      const refused = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(
+        Effect.provideService(ChatMemory.ChatMemory, failing)
+      ))
+      expect([refused._tag, refused.message]).toEqual(["MemoryError", "disk full"])
+      expect(executed).toEqual([])
+      const record = yield* store.get(paused.runId)
+      expect(Option.map(record, (r) => [r.status, r.version, r.decidedBy])).toEqual(Option.some(["paused", 3, undefined]))
+      const copy = yield* Effect.flip(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()))
+      expect(copy._tag === "RunAlreadyResumed" && copy.status).toBe("paused")
+      const done = yield* Agent.resume(agent, paused.runId, Decision.approveAll()).pipe(Effect.provideService(ChatMemory.ChatMemory, working))
+      expect(done._tag).toBe("Completed")
+      expect(executed).toEqual(["t1", "l1"])
+      expect((yield* working.get("c-replace")).map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 
   it.effect("a refused resume leaves the run paused and resumable by id", () =>

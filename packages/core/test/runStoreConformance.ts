@@ -138,16 +138,42 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         })
       ))
 
-    it.effect("outcomes are recorded in order and forgotten at the next transition", () =>
+    it.effect("outcomes and started calls are recorded in order and forgotten at the next transition", () =>
       withStore((store) =>
         Effect.gen(function*() {
           yield* store.insert(record("o", { status: "running" }))
-          yield* store.recordOutcome("o", outcome("c2"))
-          yield* store.recordOutcome("o", outcome("c1"))
+          expect(yield* store.recordStarted("o", 1, "c2")).toBe(true)
+          expect(yield* store.recordOutcome("o", 1, outcome("c2"))).toBe(true)
+          yield* store.recordStarted("o", 1, "c1")
+          yield* store.recordOutcome("o", 1, outcome("c1"))
+          yield* store.recordStarted("o", 1, "c3")
           expect((yield* store.outcomes("o")).map((o) => o.callId)).toEqual(["c2", "c1"])
+          expect(yield* store.started("o")).toEqual(["c2", "c1", "c3"])
           expect(yield* store.outcomes("other")).toEqual([])
+          expect(yield* store.started("other")).toEqual([])
           yield* store.transition("o", { from: { status: "running", version: 1 }, to: "running", checkpoint: { next: "batch" } })
           expect(yield* store.outcomes("o")).toEqual([])
+          expect(yield* store.started("o")).toEqual([])
+        })
+      ))
+
+    it.effect("a writer that no longer holds the running version records nothing: started calls and outcomes are refused", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("w", { status: "running" }))
+          // another process took the run over (recovery's claim: running@1 → running@2)
+          yield* store.transition("w", { from: { status: "running", version: 1 }, to: "running", checkpoint: { taken: "over" } })
+          expect(yield* store.recordStarted("w", 1, "late")).toBe(false)
+          expect(yield* store.recordOutcome("w", 1, outcome("late"))).toBe(false)
+          expect(yield* store.recordOutcome("w", 2, outcome("mine"))).toBe(true)
+          expect((yield* store.outcomes("w")).map((o) => o.callId)).toEqual(["mine"])
+          expect(yield* store.started("w")).toEqual([])
+          // a paused record, a missing one: nothing is running there
+          yield* store.insert(record("p"))
+          expect(yield* store.recordOutcome("p", 1, outcome("x"))).toBe(false)
+          expect(yield* store.recordStarted("p", 1, "x")).toBe(false)
+          expect(yield* store.recordOutcome("missing", 1, outcome("x"))).toBe(false)
+          expect(yield* store.outcomes("p")).toEqual([])
         })
       ))
 

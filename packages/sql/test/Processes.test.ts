@@ -98,7 +98,7 @@ const executions = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly t
 const countsOf = (rows: ReadonlyArray<{ readonly tool: string }>) =>
   rows.reduce<Record<string, number>>((counts, row) => ({ ...counts, [row.tool]: (counts[row.tool] ?? 0) + 1 }), {})
 
-const crashTest = (manager: "unbounded" | "sequential") =>
+const crashTest = (manager: "unbounded" | "sequential", c: "idempotent" | "not-idempotent" = "idempotent") =>
   Effect.gen(function*() {
     const db = join(yield* tempDir, "crash.db")
     const client = SqliteClient.layer({ filename: db })
@@ -107,7 +107,7 @@ const crashTest = (manager: "unbounded" | "sequential") =>
       SqlStore.migrate,
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE executions (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, pid INTEGER NOT NULL)`)
     ))
-    const crashing = yield* start("crash", db, manager)
+    const crashing = yield* start("crash", db, manager, c)
     // killed mid-batch: `a` ended (its result recorded), `b` is running (and `c` too when unbounded)
     const inFlight = manager === "unbounded" ? ["a", "b", "c"] : ["a", "b"]
     yield* until(`${inFlight.join(", ")} started and a's result recorded`, inParent(Effect.gen(function*() {
@@ -119,7 +119,7 @@ const crashTest = (manager: "unbounded" | "sequential") =>
     const left = yield* inParent(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly status: string }>`SELECT status FROM agentfx_runs`))
     expect(left).toEqual([{ status: "running" }])
 
-    const recovering = yield* start("recover", db, manager)
+    const recovering = yield* start("recover", db, manager, c)
     const result = (yield* recovering.next()) as { exit: string; text: string }
     expect(yield* recovering.exited).toBe(0)
     const crashPid = crashing.process.pid!
@@ -150,6 +150,15 @@ describe("processes on SQLite", () => {
       )
       const status = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly status: string }>`SELECT status FROM agentfx_runs`))
       expect(status).toEqual([{ status: "completed" }])
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("SIGKILL mid-batch (calls in turn), the call not started NOT idempotent: it was recorded as never started, so it runs in the new process, once", () =>
+    Effect.gen(function*() {
+      const { crashPid, recoverPid, result, rows } = yield* crashTest("sequential", "not-idempotent")
+      expect(rows.map((row) => [row.tool, row.pid])).toEqual([["a", crashPid], ["b", crashPid], ["c", recoverPid]])
+      expect(result.text).toBe(
+        `a: "a ran in ${crashPid}"; b: "cancelled: the call was interrupted before it returned a result"; c: "c ran in ${recoverPid}"`
+      )
     }).pipe(Effect.scoped), 60_000)
 })
 

@@ -17,11 +17,12 @@ for (const dialect of dialects) {
         const database = yield* dialect.database
         const first = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
         const again = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
-        expect([first, again]).toEqual([[[1, "agentfx_store"], [2, "agentfx_decided_at"]], []])
+        expect([first, again]).toEqual([[[1, "agentfx_store"], [2, "agentfx_decided_at"], [3, "agentfx_call_progress"]], []])
         const { sql } = yield* storeOn(database)
         expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations ORDER BY migration_id`).toEqual([
           { migration_id: 1, name: "agentfx_store" },
-          { migration_id: 2, name: "agentfx_decided_at" }
+          { migration_id: 2, name: "agentfx_decided_at" },
+          { migration_id: 3, name: "agentfx_call_progress" }
         ])
       }).pipe(Effect.scoped))
 
@@ -56,7 +57,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const ran = yield* Effect.all([1, 2].map(() => SqlStore.migrate.pipe(Effect.provide(database.client))), { concurrency: "unbounded" })
-        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 2])
+        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 3])
       }).pipe(Effect.scoped))
 
     it.effect.skipIf(dialect.skip)("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>
@@ -80,8 +81,8 @@ for (const dialect of dialects) {
         const a = yield* storeOn(database)
         const b = yield* storeOn(database)
         yield* a.store.insert(record("o", { status: "running" }))
-        yield* a.store.recordOutcome("o", succeeded("c1"))
-        yield* a.store.recordOutcome("o", { _tag: "Cancelled", callId: "c2", toolName: "t" })
+        expect(yield* a.store.recordOutcome("o", 1, succeeded("c1"))).toBe(true)
+        yield* a.store.recordOutcome("o", 1, { _tag: "Cancelled", callId: "c2", toolName: "t" })
         expect(yield* b.store.outcomes("o")).toEqual([succeeded("c1"), { _tag: "Cancelled", callId: "c2", toolName: "t" }])
         const next = yield* b.store.transition("o", { from: { status: "running", version: 1 }, to: "running", checkpoint: { batch: 2 } })
         expect([next?.version, next?.checkpoint]).toEqual([2, { batch: 2 }])
@@ -138,7 +139,7 @@ for (const dialect of dialects) {
         const corrupt = yield* Effect.flip(store.get("bad"))
         expect(corrupt._tag).toBe("StoreError")
         expect(corrupt.message).toContain("JSON")
-        yield* sql`INSERT INTO agentfx_outcomes (run_id, outcome) VALUES (${"bad"}, ${JSON.stringify({ _tag: "Exploded" })})`
+        yield* sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) VALUES (${"bad"}, 1, ${JSON.stringify({ _tag: "Exploded" })})`
         expect((yield* Effect.flip(store.outcomes("bad"))).message).toContain(`Expected "Succeeded"`)
         yield* sql`DROP TABLE agentfx_runs`
         const missing = yield* Effect.flip(store.list())

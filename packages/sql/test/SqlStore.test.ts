@@ -1,4 +1,4 @@
-import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
@@ -134,6 +134,86 @@ for (const dialect of dialects) {
         const recovered = yield* Agent.recover(agent, running[0]!.runId).pipe(Effect.provide(store), Effect.provide(model))
         expect(recovered._tag === "Completed" && recovered.text).toBe("done")
         expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([[{ tool: "lookup" }, { temperature: 0 }], [{ tool: "lookup" }, { temperature: 0 }]])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("the next turn on an interrupted run's conversation settles its batch as recovery does: the recorded result kept, the cut-off call cancelled, the unstarted one run; the run failed", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const counts = { fast: 0, stuck: 0, later: 0 }
+        const started = yield* Deferred.make<void>()
+        const counting = (name: "fast" | "later") =>
+          Tool.make(name, { description: name, parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.sync(() => `${name} #${++counts[name]}`) })
+        const stuck = Tool.make("stuck", {
+          description: "Never ends",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.zipRight(Effect.sync(() => counts.stuck++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+        })
+        const agent = Agent.make({ name: "worker", tools: [counting("fast"), stuck, counting("later")] })
+        const model = ScriptedChatModel.layer((request) => {
+          const last = request.messages.at(-1)
+          return last?._tag === "User" && last.text === "go"
+            ? ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} }, { id: "s", name: "stuck", args: {} }, { id: "l", name: "later", args: {} })
+            : ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
+        })
+        // calls in turn: `fast` ended, `stuck` is running, `later` has not started
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          effect.pipe(Effect.provide(store), Effect.provide(model), Effect.provide(ToolCallingManager.sequential()))
+        const first = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "w-2" })))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(first)
+        const [crashed] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
+        const next = yield* provided(Agent.run(agent, { input: "and now?", conversationId: "w-2" }))
+        expect(next._tag === "Completed" && next.text).toBe(`saw "fast #1", "cancelled: the call was interrupted before it returned a result", "later #1"`)
+        expect(counts).toEqual({ fast: 1, stuck: 1, later: 1 })
+        const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get(crashed!.runId)))
+        expect(Option.map(record, (r) => r.status)).toEqual(Option.some("failed"))
+        const history = yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("w-2")))
+        expect(history.map((m) => m._tag === "ToolResult" ? `${m.toolName}: ${JSON.stringify(m.content)}` : m._tag)).toEqual([
+          "User",
+          "Assistant",
+          `fast: "fast #1"`,
+          `stuck: "cancelled: the call was interrupted before it returned a result"`,
+          `later: "later #1"`,
+          "User",
+          "Assistant"
+        ])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const entered = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const slow = Tool.make("slow", {
+          description: "Ends when told",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.zipRight(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(release), "late result"))
+        })
+        const agent = Agent.make({ name: "stale", tools: [slow] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ id: "x", name: "slow", args: {} }) : ScriptedChatModel.text("done")
+        )
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+        const stale = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "s-1" })))
+        yield* Deferred.await(entered)
+        // its lease lapsed meanwhile: another process's recovery claimed the record (running@v → running@v+1)
+        const [running] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
+        const taken = yield* provided(Effect.flatMap(RunStore.RunStore, (s) =>
+          s.transition(running!.runId, { from: { status: "running", version: running!.version }, to: "running", checkpoint: running!.checkpoint })))
+        expect(taken?.version).toBe(running!.version + 1)
+        yield* Deferred.succeed(release, undefined)
+        const refused = (yield* Effect.flip(Fiber.join(stale))) as Error & { readonly _tag: string }
+        expect([refused._tag, refused.message]).toEqual(["RunAlreadyResumed", `Run ${running!.runId} was already decided: it is running now`])
+        const outcomes = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.outcomes(running!.runId)))
+        expect(outcomes).toEqual([])
+        const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) AS n FROM agentfx_outcomes`).pipe(Effect.provide(database.client))
+        expect(Number(rows[0]!.n)).toBe(0)
+        const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get(running!.runId)))
+        expect(Option.map(record, (r) => [r.status, r.version])).toEqual(Option.some(["running", running!.version + 1]))
       }).pipe(Effect.scoped))
   })
 }

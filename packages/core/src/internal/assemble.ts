@@ -13,6 +13,7 @@ import * as Tool from "../Tool.js"
 import * as Toolkit from "../Toolkit.js"
 import { defaultLimits, type Limits } from "./admit.js"
 import type { Layers } from "./observe.js"
+import { conversationBusyProblem } from "./options.js"
 
 const NamePattern = /^[\w.:-]{1,128}$/
 
@@ -104,9 +105,8 @@ export const assemble = (
   const toolChoice = options.toolChoice ?? "auto"
   problems.push(...toolChoiceProblems(toolChoice, tools.map((tool) => tool.name)), ...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
   const onConversationBusy = options.onConversationBusy ?? "fail"
-  if (onConversationBusy !== "fail" && onConversationBusy !== "wait") {
-    problems.push(`onConversationBusy ${JSON.stringify(onConversationBusy)} must be "fail" or "wait"`)
-  }
+  const busy = conversationBusyProblem(options.onConversationBusy)
+  if (busy !== undefined) problems.push(busy)
   const slots = options.slots ?? ({} as Slots)
   for (const [slotName, slot] of Object.entries(slots)) {
     if (!/^[A-Za-z_][\w-]{0,63}$/.test(slotName)) problems.push(`slot name ${JSON.stringify(slotName)} is not an identifier`)

@@ -5,17 +5,18 @@
  */
 import { Effect, Exit } from "effect"
 import type * as Agent from "../Agent.js"
-import type { RunError } from "../AgentError.js"
+import type { RunAlreadyResumed, RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { MemoryError } from "../ChatMemory.js"
 import { assistant } from "../Message.js"
-import type { Outcome } from "../ToolCall.js"
+import type { RunStore, StoreError } from "../RunStore.js"
+import type { Outcome, ToolCall } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
-import { semantic } from "../ToolError.js"
+import { semantic, type ToolError } from "../ToolError.js"
 import { depthOf } from "./admit.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
-import { finalAnswer, pause, pendingOf } from "./exits.js"
+import { alreadyDecided, finalAnswer, pause, pendingOf } from "./exits.js"
 import type { BatchItem, RunState } from "./runState.js"
 import { untouched } from "./observe.js"
 import { appendMessages, resultMessage } from "./runState.js"
@@ -47,8 +48,12 @@ export const executeBatch = (
 /** Nothing observes the run's tool calls (no listener, tracer or tool middleware) and no durable store records them. */
 const unobserved = (run: RunState) => run.observe.tool === untouched.tool && !run.store.durable
 
-/** Runs one call of the batch inside what observes a tool call; every call of a batch reads the same state snapshot. */
-const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service) => {
+/**
+ * Runs one call of the batch inside what observes a tool call; every call of a batch reads the
+ * same state snapshot. A durable store records, in `recording`'s record (the run's own unless
+ * told), each call's start and each call's result.
+ */
+const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service, recording: Recording = run) => {
   const state = run.state
   if (unobserved(run)) {
     return (item: CallToRun) => runCall(agent.toolkit, item, manager, state)
@@ -59,17 +64,55 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
       { runId: run.runId, conversationId: run.conversationId, call: item.call, tool, state },
       tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
       (input) => {
-        const call = runCall(agent.toolkit, input.call === item.call ? item : { call: input.call }, manager, state)
-        // a durable store records each result as the call ends: a crash never runs it again
-        return run.store.durable ? Effect.tap(call, (executed) => recordOutcome(run, executed)) : call
+        const toRun = input.call === item.call ? item : { call: input.call }
+        if (!run.store.durable) return runCall(agent.toolkit, toRun, manager, state)
+        // started before its handler runs, its result as it ends: a crash never runs it again unless it is idempotent
+        const call = runCall(agent.toolkit, { ...toRun, started: recordStarted(run.store, recording, toRun.call) }, manager, state)
+        return Effect.tap(call, (executed) => recorded(run.store, recording, run.store.recordOutcome(recording.runId, recording.version!, executed.result)))
       }
     )
   }
 }
 
-/** Records a call's result; a store failure fails the batch once every call has ended (calls never fail). */
-const recordOutcome = (run: RunState, executed: Executed) =>
-  Effect.catchAll(run.store.recordOutcome(run.runId, executed.result), (error) => Effect.sync(() => void (run.unrecorded ??= error)))
+/**
+ * Where a batch's progress is written in a durable store: a run's record, at the version its
+ * writer holds, and the first write that failed or was refused (the batch then fails with it,
+ * once every call has ended: calls never fail).
+ */
+export interface Recording {
+  readonly runId: string
+  readonly version: number | undefined
+  unrecorded: StoreError | RunAlreadyResumed | undefined
+}
+
+/** Whether a write of the batch's progress was made; when not, why is kept in `recording.unrecorded`. */
+const recorded = (store: RunStore.Service, recording: Recording, write: Effect.Effect<boolean, StoreError>): Effect.Effect<boolean> =>
+  write.pipe(
+    // refused: the record is no longer running at this version — another process took the run over
+    Effect.flatMap((made) => made ? Effect.succeed(true) : alreadyDecided(store, recording.runId)),
+    Effect.catchAll((error) => Effect.sync(() => (recording.unrecorded ??= error, false)))
+  )
+
+/** Records a call's start; when that fails, the call is not run (its result says so, and the batch fails). */
+const recordStarted = (store: RunStore.Service, recording: Recording, call: ToolCall): Effect.Effect<void, ToolError> =>
+  Effect.flatMap(recorded(store, recording, store.recordStarted(recording.runId, recording.version!, call.id)), (made) =>
+    made ? Effect.void : Effect.fail(semantic(`Tool "${call.name}" was not run: the run store did not record its start`)))
+
+/**
+ * Runs calls of another run's batch — a crashed run's, in the turn that supersedes it — with
+ * this run's manager and observers, recorded in `recording` (the crashed run's record); their
+ * results in call order, their state writes folded into this run's state.
+ */
+export const runRecordedCalls = (
+  agent: Agent.Any,
+  run: RunState,
+  recording: Recording,
+  items: ReadonlyArray<BatchItem>
+): Effect.Effect<Array<Outcome>, StoreError | RunAlreadyResumed, any> =>
+  Effect.flatMap(executeCalls(agent.toolkit, items, run.manager.concurrency, runOneOf(agent, run, run.manager, recording)), (executed) =>
+    recording.unrecorded === undefined
+      ? foldWrites(agent, run, executed.map((e) => withinDepth(e, agent.limits.depth)))
+      : Effect.fail(recording.unrecorded))
 
 /** A result nested deeper than the agent's limit becomes a `semantic` failure: the history must stay serialisable. */
 const withinDepth = (executed: Executed, limit: number): Executed =>

@@ -104,7 +104,8 @@ const attempts = <R>(
   callId: string,
   state: StateSnapshot,
   resumption: Resumption | undefined,
-  args: unknown
+  args: unknown,
+  started: Effect.Effect<void, ToolFailure> | undefined
 ) => {
   const timeout = effectiveTimeout(entry, policy)
   const handler = entry.tool[HandlerKey] as (
@@ -117,8 +118,10 @@ const attempts = <R>(
     const context = { callId, toolName: entry.name, attempt, state }
     const body = handler(args, resumption === undefined ? context : { ...context, [ResumptionKey]: resumption })
     const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, deadline(entry.name, timeout.value)) : body
-    // permit → worker reservation (wait, spawn, import) → deadline → handler
-    return policy.withPermit(prepared.reserve(timed) as Effect.Effect<unknown, ToolFailure, R>)
+    // the first attempt's start is recorded once it holds what it waited for, right before the handler
+    const starting = started !== undefined && attempt === 1 ? Effect.zipRight(started, timed) : timed
+    // permit → worker reservation (wait, spawn, import) → (start recorded) → deadline → handler
+    return policy.withPermit(prepared.reserve(starting) as Effect.Effect<unknown, ToolFailure, R>)
   })
   return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
 }
@@ -192,19 +195,19 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
     onSuccess: (output: unknown) => andThen(succeeded(entry, prepared, call, output), then)
   }
   if (options?.decoded === true) {
-    return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args), ending)
+    return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args, options.started), ending)
   }
   const decoded = decodeArguments(entry, call.args)
   const now = settledEither(decoded)
   if (now === undefined) {
     return Effect.matchCauseEffect(
-      Effect.flatMap(decoded, (args) => attempts<R>(entry, prepared, policy, call.id, state, resumption, args)),
+      Effect.flatMap(decoded, (args) => attempts<R>(entry, prepared, policy, call.id, state, resumption, args, options?.started)),
       ending
     )
   }
   return Either.isLeft(now)
     ? then(failed(call, now.left))
-    : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right), ending)
+    : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right, options?.started), ending)
 }
 
 /** A handler's output as a result: a suspension (a delegate's child paused), or the value encoded with `success`. */
@@ -247,7 +250,7 @@ export const callTool = <R>(
 ): Effect.Effect<unknown, ToolFailure, R> => {
   const prepared = prepare(entry)
   return decodeArguments(entry, args).pipe(
-    Effect.flatMap((decoded) => attempts<R>(entry, prepared, policy, "direct", {}, undefined, decoded)),
+    Effect.flatMap((decoded) => attempts<R>(entry, prepared, policy, "direct", {}, undefined, decoded, undefined)),
     Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
@@ -267,6 +270,11 @@ export interface CallToRun {
   readonly decoded?: true | undefined
   readonly args?: unknown
   readonly resumption?: Resumption | undefined
+  /**
+   * Records the call's start (a durable store), right before its first attempt's handler; a
+   * failure is the call's result, and its handler does not run (the error is not transient).
+   */
+  readonly started?: Effect.Effect<void, ToolFailure> | undefined
 }
 
 /** Runs one call to run: its tool's `executeCall`, or the unknown-tool failure. */

@@ -21,6 +21,10 @@ export const validateTimeout = (
   return Either.right(decoded.value)
 }
 
+/** Checks an `onConversationBusy` option (an agent's or a run's): the problem, or `undefined` when it is `"fail"`, `"wait"` or absent. */
+export const conversationBusyProblem = (value: unknown): string | undefined =>
+  value === undefined || value === "fail" || value === "wait" ? undefined : `onConversationBusy ${JSON.stringify(value)} must be "fail" or "wait"`
+
 /** Checks a retry count: a non-negative integer. */
 export const validateRetryTimes = (times: number): Either.Either<number, string> =>
   Number.isInteger(times) && times >= 0

@@ -13,8 +13,8 @@ import type * as Decision from "../Decision.js"
 import type { Message } from "../Message.js"
 import type { RunRecord } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
-import type { Outcome } from "../ToolCall.js"
 import { executeBatch } from "./batch.js"
+import { crashedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
 import { batchOverBudget, budgetExceeded, loop } from "./loop.js"
@@ -117,10 +117,34 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
       if (!inserted) return yield* alreadyDecided(store, cp.runId)
     }
     yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
-    if (!run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)) yield* memory.replace(run.conversationId, plan.messages)
-    const body = batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause)
+    const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
+      ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
+      : Effect.void
+    const body = Effect.zipRight(rewritten, batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause))
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
   }))
+
+/**
+ * A step of a claimed resume before anything of the run ran (writing its conversation back):
+ * when it fails, the run is paused again as it was (at the next version: resumable by id; a
+ * copy of the old checkpoint is refused), then the failure is returned. Should the pause
+ * itself fail, the run ends failed (`recorded`).
+ */
+const pausedAgainOnFailure = <E>(
+  agent: Any,
+  run: RunState,
+  decoded: { readonly checkpoint: Checkpoint.Checkpoint; readonly state: { [slot: string]: unknown } },
+  step: Effect.Effect<void, E>
+) =>
+  Effect.catchAll(step, (error) =>
+    Effect.gen(function*() {
+      const { signature: _, ...fields } = decoded.checkpoint
+      const checkpoint = yield* CheckpointCodec.encode(agent, { ...fields, revision: run.version! + 1 }, decoded.state)
+      yield* run.store.transition(run.runId, { from: { status: "running", version: run.version! }, to: "paused", checkpoint })
+    }).pipe(
+      Effect.catchAll((cause) => Effect.logError(`Run ${run.runId}: it could not be paused again after a failed resume`, cause)),
+      Effect.zipRight(Effect.fail(error))
+    ))
 
 /**
  * The state of a run continued from its checkpoint, read from the fiber like a new run's: the
@@ -188,7 +212,8 @@ const claim = Effect.fnUntraced(function*(
  * Takes over a run of a durable store whose process crashed in a batch (its lease expired):
  * the calls whose results were recorded are not run again; a call that was running at the
  * crash runs again only when its tool is `idempotent`, else the model is told it was
- * cancelled. Then the run goes on as if it had never stopped.
+ * cancelled; a call that had not started runs (`crashed.ts`). Then the run goes on as if it
+ * had never stopped.
  */
 export const recoverRun = (agent: Any, runId: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -202,17 +227,8 @@ export const recoverRun = (agent: Any, runId: string) =>
     if (!(yield* store.lease(`run:${runId}`, { owner: `recover:${runId}`, wait: false }))) {
       return yield* new RunAlreadyResumed({ runId, status: "running" })
     }
-    const decoded = yield* CheckpointCodec.decode(agent, record.checkpoint)
+    const { batch, decoded } = yield* crashedBatch(agent, store, record)
     const cp: Checkpoint.Checkpoint = decoded.checkpoint
-    const results = new Map((yield* store.outcomes(runId)).map((outcome): [string, Outcome] => [outcome.callId, outcome]))
-    const batch = cp.batch.map((item): BatchItem => {
-      if (item.outcome !== undefined) return item
-      const result = results.get(item.call.id)
-      if (result !== undefined) return { call: item.call, outcome: result }
-      return agent.toolkit.entries.get(item.call.name)?.idempotent === true
-        ? item
-        : { call: item.call, outcome: { _tag: "Cancelled", callId: item.call.id, toolName: item.call.name } }
-    })
     const run = yield* runOf(agent, cp, decoded.state, {
       history: [...cp.messages],
       iteration: cp.iteration,

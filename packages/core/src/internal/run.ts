@@ -18,10 +18,12 @@ import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { budgetProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
+import { finishCrashed } from "./crashed.js"
 import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
+import { conversationBusyProblem } from "./options.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
@@ -39,7 +41,8 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
       : [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]),
     ...budgetProblems(options.budget, "budget"),
     ...(options.settings === undefined ? [] : settingsProblems(options.settings, "settings")),
-    ...(options.toolChoice === undefined ? [] : toolChoiceProblems(options.toolChoice, agent.toolNames))
+    ...(options.toolChoice === undefined ? [] : toolChoiceProblems(options.toolChoice, agent.toolNames)),
+    ...[conversationBusyProblem(options.onConversationBusy)].filter((problem) => problem !== undefined)
   ]
 }
 
@@ -147,7 +150,7 @@ const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: Cha
   if (run.store.durable) {
     yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
   }
-  if (!run.ephemeral) yield* loadConversation(run, memory, input)
+  if (!run.ephemeral) yield* loadConversation(agent, run, memory, input)
   if (run.store.durable) {
     const now = yield* Clock.currentTimeMillis
     const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
@@ -188,13 +191,14 @@ export const holdConversation = (
 
 /**
  * Loads a named conversation, closes the tool calls it left without a result, and adds the
- * input. A call left by a run that crashed gets the result its durable store recorded (it
- * is never run again); any other gets a neutral "cancelled" result, so that the model never
- * sees a call without an answer. The crashed runs, and the runs paused on the conversation, are
- * marked failed: this turn supersedes them (a paused one could no longer resume: its calls are
- * answered now).
+ * input. The calls of a run that crashed are settled as `Agent.recover` settles them
+ * (`crashed.ts`): a recorded result is kept (the call never runs again), a call cut off while
+ * running is cancelled unless its tool is idempotent, the others run now; any other call gets a
+ * neutral "cancelled" result, so that the model never sees a call without an answer. The crashed
+ * runs, and the runs paused on the conversation, are marked failed: this turn supersedes them (a
+ * paused one could no longer resume: its calls are answered now).
  */
-const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: ChatMemory.Service, input: string) {
+const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
   for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
     yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
@@ -205,7 +209,7 @@ const loadConversation = Effect.fnUntraced(function*(run: RunState, memory: Chat
     if (run.store.durable) {
       // this turn holds the conversation: a run still marked running on it has crashed
       for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
-        for (const outcome of yield* run.store.outcomes(crashed.runId)) recorded.set(outcome.callId, outcome)
+        for (const outcome of yield* finishCrashed(agent, run, crashed)) recorded.set(outcome.callId, outcome)
         yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
       }
     }

@@ -2,6 +2,7 @@
  * The state of one run as the loop advances it, and its history.
  */
 import { Effect } from "effect"
+import type { RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
@@ -45,8 +46,8 @@ export interface RunState extends Watchers {
   readonly manager: ToolCallingManager.Service
   /** The version of the run's record in the store; `undefined` while it has none (a run of an in-memory store that has not paused). */
   version: number | undefined
-  /** The first failure to record a call's result in a durable store, if any (the batch then fails with it). */
-  unrecorded: StoreError | undefined
+  /** The first failure to record a call's start or result in a durable store, or its refusal (the run was lost), if any (the batch then fails with it). */
+  unrecorded: StoreError | RunAlreadyResumed | undefined
   /** What follows an iteration: the run's exit, or the next iteration (`loop.ts`). */
   readonly next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, any, any>
 }

@@ -57,6 +57,14 @@ class Locks {
   }
 }
 
+/** Appends `value` to the list of `key`; `true`. */
+const append = <A>(lists: Map<string, Array<A>>, key: string, value: A): true => {
+  const list = lists.get(key)
+  if (list === undefined) lists.set(key, [value])
+  else list.push(value)
+  return true
+}
+
 const finishedStatus = (status: Status): status is "completed" | "failed" => status === "completed" || status === "failed"
 
 /** See `RunStore.makeInMemory`. */
@@ -64,6 +72,12 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
   const retention = Duration.toMillis(Duration.decode(options?.retention ?? "24 hours"))
   const records = new Map<string, RunRecord>()
   const outcomes = new Map<string, Array<Outcome>>()
+  const started = new Map<string, Array<string>>()
+  /** Whether the run's record is running at `version` (what a writer of its batch must hold). */
+  const running = (runId: string, version: number) => {
+    const record = records.get(runId)
+    return record !== undefined && record.status === "running" && record.version === version
+  }
   // insertion order is finishing order: the oldest come first
   const finished = new Map<string, Finished & { readonly at: number }>()
   const locks = new Locks()
@@ -100,6 +114,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           return undefined
         }
         outcomes.delete(runId)
+        started.delete(runId)
         const { checkpoint: _, decidedAt, decidedBy, ...rest } = record
         const paused = transition.to === "paused"
         const by = transition.decidedBy ?? (paused ? undefined : decidedBy)
@@ -122,12 +137,9 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         }
         return next
       }),
-    recordOutcome: (runId, outcome) =>
-      Effect.sync(() => {
-        const recorded = outcomes.get(runId)
-        if (recorded === undefined) outcomes.set(runId, [outcome])
-        else recorded.push(outcome)
-      }),
+    recordStarted: (runId, version, callId) => Effect.sync(() => running(runId, version) && append(started, runId, callId)),
+    started: (runId) => Effect.sync(() => started.get(runId)?.slice() ?? []),
+    recordOutcome: (runId, version, outcome) => Effect.sync(() => running(runId, version) && append(outcomes, runId, outcome)),
     outcomes: (runId) => Effect.sync(() => outcomes.get(runId)?.slice() ?? []),
     finished: (runId) =>
       Effect.map(Clock.currentTimeMillis, (now) => {

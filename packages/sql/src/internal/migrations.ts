@@ -61,8 +61,34 @@ const store = Effect.gen(function*() {
 /** When a run's last decision claimed it (`RunRecord.decidedAt`); `NULL` in the rows of a database made before. */
 const decidedAt = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN decided_at BIGINT`)
 
+/**
+ * The progress of a running batch: each call's start (`agentfx_started`), and the version of
+ * the record each start and result was written at — a row of an older version is not read, so
+ * that a writer that lost the run adds nothing to the batch of the one that took it over.
+ */
+const callProgress = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const serial = sql.literal(sql.onDialectOrElse({ pg: () => "BIGSERIAL PRIMARY KEY", orElse: () => "INTEGER PRIMARY KEY" }))
+  yield* sql`ALTER TABLE agentfx_outcomes ADD COLUMN version INTEGER`
+  // the results already recorded belong to their run's current version (a transition clears the others)
+  yield* sql`UPDATE agentfx_outcomes SET version = (SELECT version FROM agentfx_runs WHERE agentfx_runs.run_id = agentfx_outcomes.run_id)`
+  yield* sql`CREATE TABLE agentfx_started (
+    seq ${serial},
+    run_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    call_id TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX agentfx_started_run ON agentfx_started (run_id, seq)`
+  yield* sql.onDialectOrElse({
+    sqlite: () =>
+      sql`CREATE TRIGGER agentfx_runs_transition_started AFTER UPDATE OF version ON agentfx_runs
+        BEGIN DELETE FROM agentfx_started WHERE run_id = NEW.run_id; END`,
+    orElse: () => Effect.void
+  })
+})
+
 /** Every migration, in order; a database made by an earlier version runs those it lacks. */
-export const migrations = { "1_agentfx_store": store, "2_agentfx_decided_at": decidedAt }
+export const migrations = { "1_agentfx_store": store, "2_agentfx_decided_at": decidedAt, "3_agentfx_call_progress": callProgress }
 
 const loader = Migrator.fromRecord(migrations)
 

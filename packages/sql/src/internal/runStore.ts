@@ -126,11 +126,19 @@ export const make = (options: Options | undefined) =>
       return sql.onDialectOrElse({
         pg: () =>
           sql`WITH next AS (${update}),
-            cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next))
+            cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next)),
+            unstarted AS (DELETE FROM agentfx_started WHERE run_id IN (SELECT run_id FROM next))
             SELECT * FROM next`,
         orElse: () => update
       })
     }
+
+    /** The run's row, if it is running at `version`: the condition of every write of a running batch. */
+    const runningAt = (runId: string, version: number) => sql`run_id = ${runId} AND status = 'running' AND version = ${version}`
+
+    /** The rows of `alias` (started calls, results) written at the run's current version: a stale writer's are not read. */
+    const ofCurrentVersion = (alias: string, runId: string) =>
+      sql`JOIN agentfx_runs r ON r.run_id = ${sql.literal(alias)}.run_id AND r.version = ${sql.literal(alias)}.version WHERE ${sql.literal(alias)}.run_id = ${runId}`
 
     const service: RunStore.RunStore.Service = {
       durable: true,
@@ -173,13 +181,20 @@ export const make = (options: Options | undefined) =>
           Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
         ),
-      recordOutcome: (runId, outcome) =>
-        Effect.flatMap(encodeOutcome(outcome), (encoded) => sql`INSERT INTO agentfx_outcomes (run_id, outcome) VALUES (${runId}, ${encoded})`).pipe(
-          Effect.asVoid,
+      recordStarted: (runId, version, callId) =>
+        sql`INSERT INTO agentfx_started (run_id, version, call_id) SELECT run_id, version, ${callId} FROM agentfx_runs
+          WHERE ${runningAt(runId, version)} RETURNING seq`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+      started: (runId) =>
+        sql<{ readonly call_id: string }>`SELECT s.call_id FROM agentfx_started s ${ofCurrentVersion("s", runId)} ORDER BY s.seq`.pipe(
+          Effect.map((rows) => rows.map((row) => row.call_id)),
           Effect.mapError(storeError)
         ),
+      recordOutcome: (runId, version, outcome) =>
+        Effect.flatMap(encodeOutcome(outcome), (encoded) =>
+          sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) SELECT run_id, version, ${encoded} FROM agentfx_runs
+            WHERE ${runningAt(runId, version)} RETURNING seq`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
       outcomes: (runId) =>
-        sql`SELECT outcome FROM agentfx_outcomes WHERE run_id = ${runId} ORDER BY seq`.pipe(
+        sql`SELECT o.outcome FROM agentfx_outcomes o ${ofCurrentVersion("o", runId)} ORDER BY o.seq`.pipe(
           Effect.flatMap(decodeOutcomes),
           Effect.map((rows) => rows.map((row) => row.outcome)),
           Effect.mapError(storeError)

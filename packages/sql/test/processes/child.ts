@@ -1,9 +1,10 @@
 /**
  * The other process of the process tests (`Processes.test.ts`). Modes:
- * - `crash <db> <manager>`: on SQLite, runs an agent whose batch has three calls (`a` ends at
- *   once, `b` and `c` sleep a minute; `c` is idempotent); each records its execution in the
- *   table `executions` of the same database. The parent kills it mid-batch.
- * - `recover <db> <manager>`: `Agent.recover` on the run the crash left (retried while its
+ * - `crash <db> <manager> <c>`: on SQLite, runs an agent whose batch has three calls (`a` ends at
+ *   once, `b` and `c` sleep a minute; `c` is idempotent unless `<c>` is `not-idempotent`); each
+ *   records its execution in the table `executions` of the same database. The parent kills it
+ *   mid-batch.
+ * - `recover <db> <manager> <c>`: `Agent.recover` on the run the crash left (retried while its
  *   lease lives), with tools that end at once; prints the final text.
  * - `resume <pg url> <run id> <n>`: resumes the run `n` times at once when told "go" on stdin;
  *   the approved `transfer` records its execution; prints each resume's outcome.
@@ -41,14 +42,14 @@ const recorded = (name: string, options: { readonly idempotent: boolean; readonl
       }).pipe(Effect.orDie)
   })
 
-/** The crash test's agent; `slow`: `b` and `c` sleep a minute. */
-const crashAgent = (slow: boolean) =>
+/** The crash test's agent; `slow`: `b` and `c` sleep a minute; `c` is idempotent unless told `not-idempotent`. */
+const crashAgent = (slow: boolean, c = fourth) =>
   Agent.make({
     name: "crash",
     tools: [
       recorded("a", { idempotent: false, sleep: 0 }),
       recorded("b", { idempotent: false, sleep: slow ? 60_000 : 0 }),
-      recorded("c", { idempotent: true, sleep: slow ? 60_000 : 0 })
+      recorded("c", { idempotent: c !== "not-idempotent", sleep: slow ? 60_000 : 0 })
     ]
   })
 
