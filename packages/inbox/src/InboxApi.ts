@@ -256,7 +256,7 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
 /**
  * The resume refused the decision; the run stays paused and resumable. `error` names the
  * core error: `UnknownDecision`, `IncompleteDecisions` (`callIds`), `InvalidEditedArguments`
- * (`problems`, one per call), `DecisionMismatch`, `InvalidCheckpoint`, `ConversationDiverged`. 422.
+ * (`problems`, one per call), `DecisionMismatch`, `InvalidCheckpoint`, `ConversationDiverged`, `InvalidRunInput` (a `raise` the run refuses). 422.
  *
  * @example
  * ```ts

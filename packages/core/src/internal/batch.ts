@@ -29,7 +29,7 @@ import { settledExit } from "./settled.js"
  * Not a generator: while the calls run, a run keeps one frame of its batch — the
  * continuation to `afterCalls` — and nothing of the loop (docs/performance.md).
  */
-export const executeBatch = (
+export const runBatch = (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,

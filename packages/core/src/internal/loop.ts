@@ -19,7 +19,7 @@ import type { ToolCall } from "../ToolCall.js"
 import type { ToolError } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
-import { executeBatch } from "./batch.js"
+import { runBatch } from "./batch.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
 import { finalAnswer, pause, pendingOf, recordBatch, recordStop } from "./exits.js"
@@ -86,7 +86,7 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   const over = batchOverBudget(run, batch)
   if (over !== undefined) return budgetExceeded(agent, run, over, batch)
   yield* recordBatch(agent, run, batch)
-  return executeBatch(agent, run, batch, agent.onEnvironmentError === "pause")
+  return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
 
 /** What the run has spent, in its budget's units. */

@@ -13,7 +13,7 @@ import type * as Decision from "../Decision.js"
 import type { Message } from "../Message.js"
 import type { RunRecord } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
-import { executeBatch } from "./batch.js"
+import { runBatch } from "./batch.js"
 import { crashedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
@@ -178,7 +178,7 @@ const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem
   if (batch.length === 0) return loop(agent, run)
   const over = batchOverBudget(run, batch)
   if (over !== undefined) return budgetExceeded(agent, run, over, batch)
-  return Effect.flatMap(executeBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
+  return Effect.flatMap(runBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
 }
 
 /**

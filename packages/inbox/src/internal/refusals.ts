@@ -67,6 +67,7 @@ export const refusal = (error: AgentError.ResumeError): Effect.Effect<Refusal> =
     case "DecisionMismatch":
     case "InvalidCheckpoint":
     case "ConversationDiverged":
+    case "InvalidRunInput":
       return Effect.succeed(new DecisionRefused({ error: error._tag, message: error.message }))
     default:
       // the store or the memory failed; a run's own failures (model, budget, output) come after its claim, as events
