@@ -69,6 +69,19 @@ export const canCountThreads = existsSync("/proc/self/task")
 /** OS threads of this process (Linux): each live worker is one. */
 export const osThreads = (): number => readdirSync("/proc/self/task").length
 
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/** Threads above `baseline`, read again every 2 ms (the main thread blocked) until none or 100 ms have passed. */
+export const settledThreads = (baseline: number): number => {
+  const until = performance.now() + 100
+  let extra = osThreads() - baseline
+  while (extra > 0 && performance.now() < until) {
+    Atomics.wait(pause, 0, 0, 2)
+    extra = osThreads() - baseline
+  }
+  return extra
+}
+
 /**
  * A `setInterval` of `everyMs` on the main thread; `stop()` ends it and returns the largest gap
  * between two ticks (the start and the stop count as ticks), in ms. A blocked event loop shows

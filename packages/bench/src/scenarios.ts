@@ -10,6 +10,7 @@ import {
   expectRuns,
   nowUs,
   osThreads,
+  settledThreads,
   probePermits,
   skipNextTerminate,
   stepMetrics,
@@ -213,10 +214,12 @@ const workers = async (impl: Impl, config: Config, inject: Inject): Promise<Scen
   let baseline = 0
   const extra: Array<number> = []
   let planted: ReturnType<typeof skipNextTerminate> | undefined
+  // a terminated thread may take a moment to leave /proc/self/task (seen with raw worker_threads on
+  // a busy machine): a thread still there 100 ms after the kill is a leak
   const afterKill = (i: number) => {
     if (!canCountThreads) return
     if (i === 0) baseline = osThreads()
-    else extra.push(osThreads() - baseline)
+    else extra.push(settledThreads(baseline))
     if (i === 0 && inject === "terminate") planted = skipNextTerminate()
   }
   const result = await impl.workers({
@@ -240,7 +243,7 @@ const workers = async (impl: Impl, config: Config, inject: Inject): Promise<Scen
   )
   if (canCountThreads) {
     checks.that(
-      "W: no extra OS thread right after each kill (/proc/self/task)",
+      "W: no extra OS thread 100 ms after each kill (/proc/self/task)",
       extra.every((n) => n === 0),
       extra.every((n) => n === 0) ? `0 after each of ${extra.length} kills` : `extra after each kill: ${extra.join(", ")}`
     )

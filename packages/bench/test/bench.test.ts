@@ -209,7 +209,7 @@ describe("scenarios", () => {
       const failed = (await scenarios.W(impl, small, "terminate")).checks.filter((check) => !check.ok).map((c) => c.name)
       expect(failed).toEqual([
         "W: no worker live right after each kill (pool stats / exit events)",
-        "W: no extra OS thread right after each kill (/proc/self/task)",
+        "W: no extra OS thread 100 ms after each kill (/proc/self/task)",
         "W: extra OS threads once every worker is closed"
       ])
       expect(Worker.prototype.terminate).toBe(terminate) // put back
