@@ -181,6 +181,33 @@ for (const dialect of dialects) {
         ])
       }).pipe(Effect.scoped))
 
+    it.effect.skipIf(dialect.skip)("the next turn supersedes a run interrupted in a model call: marked failed, so a late recover cannot write its older conversation back", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const { agent } = bank()
+        const asked = yield* Deferred.make<void>()
+        let calls = 0
+        const model = ScriptedChatModel.layer((request) =>
+          ++calls === 1
+            ? Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never)
+            : ScriptedChatModel.text(`answered ${request.messages.filter((m) => m._tag === "User").length} questions`)
+        )
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+        const first = yield* Effect.fork(provided(Agent.run(agent, { input: "first", conversationId: "m-1" })))
+        yield* Deferred.await(asked)
+        yield* Fiber.interrupt(first)
+        const [crashed] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
+        const next = yield* provided(Agent.run(agent, { input: "second", conversationId: "m-1" }))
+        expect(next._tag === "Completed" && next.text).toBe("answered 2 questions")
+        const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get(crashed!.runId)))
+        expect(Option.map(record, (r) => r.status)).toEqual(Option.some("failed"))
+        const late = (yield* Effect.flip(provided(Agent.recover(agent, crashed!.runId)))) as Error & { readonly _tag: string }
+        expect(late._tag).toBe("RunAlreadyResumed")
+        const history = yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("m-1")))
+        expect(history.map((m) => m._tag === "User" ? `User: ${m.text}` : m._tag)).toEqual(["User: first", "User: second", "Assistant"])
+      }).pipe(Effect.scoped))
+
     it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database

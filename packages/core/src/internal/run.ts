@@ -195,8 +195,9 @@ export const holdConversation = (
  * (`crashed.ts`): a recorded result is kept (the call never runs again), a call cut off while
  * running is cancelled unless its tool is idempotent, the others run now; any other call gets a
  * neutral "cancelled" result, so that the model never sees a call without an answer. The crashed
- * runs, and the runs paused on the conversation, are marked failed: this turn supersedes them (a
- * paused one could no longer resume: its calls are answered now).
+ * runs (in a batch or in a model call), and the runs paused on the conversation, are marked
+ * failed: this turn supersedes them (a paused one could no longer resume: its calls are
+ * answered now; a crashed one could no longer be recovered over this turn).
  */
 const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
@@ -204,15 +205,17 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
     yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
   }
   const dangling = danglingToolCalls(run.history)
-  if (dangling.length > 0) {
-    const recorded = new Map<string, Outcome>()
-    if (run.store.durable) {
-      // this turn holds the conversation: a run still marked running on it has crashed
-      for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
-        for (const outcome of yield* finishCrashed(agent, run, crashed)) recorded.set(outcome.callId, outcome)
-        yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
-      }
+  const recorded = new Map<string, Outcome>()
+  if (run.store.durable) {
+    // this turn holds the conversation: a run still marked running on it has crashed — in a
+    // batch (its calls dangle) or in a model call; either way this turn supersedes it, so that
+    // a later `Agent.recover` cannot write its older conversation back over this one
+    for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
+      if (dangling.length > 0) for (const outcome of yield* finishCrashed(agent, run, crashed)) recorded.set(outcome.callId, outcome)
+      yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
     }
+  }
+  if (dangling.length > 0) {
     const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
     yield* appendMessages(run, results.map(resultMessage))
   }
