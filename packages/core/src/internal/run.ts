@@ -33,17 +33,20 @@ import { isTraced } from "./tracing.js"
  * of an agent's budget, settings and tool choice, checked alike for the run's own.
  */
 const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> => {
+  const problems: Array<string> = []
   const given = options.state
-  const unknown = given === undefined ? [] : Object.keys(given).filter((name) => !(name in agent.slots))
-  return [
-    ...(unknown.length === 0
-      ? []
-      : [`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`]),
-    ...budgetProblems(options.budget, "budget"),
-    ...(options.settings === undefined ? [] : settingsProblems(options.settings, "settings")),
-    ...(options.toolChoice === undefined ? [] : toolChoiceProblems(options.toolChoice, agent.toolNames)),
-    ...[conversationBusyProblem(options.onConversationBusy)].filter((problem) => problem !== undefined)
-  ]
+  if (given !== undefined) {
+    const unknown = Object.keys(given).filter((name) => !(name in agent.slots))
+    if (unknown.length > 0) {
+      problems.push(`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`)
+    }
+  }
+  if (options.budget !== undefined) problems.push(...budgetProblems(options.budget, "budget"))
+  if (options.settings !== undefined) problems.push(...settingsProblems(options.settings, "settings"))
+  if (options.toolChoice !== undefined) problems.push(...toolChoiceProblems(options.toolChoice, agent.toolNames))
+  const busy = conversationBusyProblem(options.onConversationBusy)
+  if (busy !== undefined) problems.push(busy)
+  return problems
 }
 
 /** The run's initial state: the slots given, the others at their initial value. */
