@@ -228,8 +228,9 @@ export class IncompleteDecisions extends Data.TaggedError("IncompleteDecisions")
 }
 
 /**
- * Edited arguments of approved calls do not decode with their tools' schemas; `problems`
- * names each call and what is wrong. Nothing was consumed.
+ * Edited arguments of approved calls do not decode with their tools' schemas, or they (or a
+ * `Reply`'s value) are beyond the agent's `limits` (depth, size); `problems` names each call and
+ * what is wrong. Nothing was consumed.
  *
  * @example
  * ```ts

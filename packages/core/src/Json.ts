@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import type * as AST from "effect/SchemaAST"
+import { Either, ParseResult, Schema } from "effect"
 
 /**
  * A JSON value.
@@ -25,7 +26,8 @@ export type JsonValue =
  *
  * @example
  * ```ts
- * import { Schema } from "effect"
+ * import type { AST } from "effect/SchemaAST"
+import { Either, ParseResult, Schema } from "effect"
  * import { Json } from "@agentfx/core"
  *
  * Schema.is(Json.JsonValue)({ city: "Oslo", days: [1, 2] }) // true
@@ -35,11 +37,66 @@ export type JsonValue =
  * @since 0.1.0
  * @category schemas
  */
-export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.Finite,
-  Schema.String,
-  Schema.Array(Schema.suspend(() => JsonValue)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend(() => JsonValue) })
-).annotations({ identifier: "JsonValue" })
+export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(
+  [],
+  {
+    decode: () => (input, _, ast) => checked(input, ast),
+    encode: () => (input, _, ast) => checked(input, ast)
+  },
+  {
+    identifier: "JsonValue",
+    description: "a JSON value",
+    // what the recursive union this replaced generated: tool parameters' JSON Schema is unchanged
+    jsonSchema: {
+      anyOf: [
+        { type: "null" },
+        { type: "boolean" },
+        { type: "number", description: "a finite number" },
+        { type: "string" },
+        { type: "array", items: { $ref: "#/$defs/JsonValue" } },
+        { type: "object", required: [], properties: {}, additionalProperties: { $ref: "#/$defs/JsonValue" } }
+      ]
+    },
+    arbitrary: () => (fc) => fc.jsonValue() as never
+  }
+)
+
+/**
+ * `input` as a JSON value, or what is not JSON in it, with its path. Iterative: a value nested
+ * a hundred thousand levels deep (a hostile body) is checked without exhausting the stack.
+ */
+const checked = (input: unknown, ast: AST.AST): Either.Either<JsonValue, ParseResult.ParseIssue> => {
+  const pending: Array<readonly [value: unknown, path: string]> = [[input, ""]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path] = next
+    const problem = notJson(value)
+    if (problem !== undefined) {
+      return Either.left(new ParseResult.Type(ast, input, path === "" ? `Expected a JSON value, got ${problem}` : `${path.slice(1)}: expected a JSON value, got ${problem}`))
+    }
+    // children pushed last first: the first problem in document order is the one reported
+    if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) pending.push([value[i], `${path}.${i}`])
+    else if (typeof value === "object" && value !== null) {
+      const keys = Object.keys(value)
+      for (let i = keys.length - 1; i >= 0; i--) pending.push([(value as Record<string, unknown>)[keys[i]!], `${path}.${keys[i]}`])
+    }
+  }
+  return Either.right(input as JsonValue)
+}
+
+/** What makes one value (not its children) something JSON cannot carry. */
+const notJson = (value: unknown): string | undefined => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined
+    case "number":
+      return Number.isFinite(value) ? undefined : String(value)
+    case "object": {
+      if (value === null || Array.isArray(value)) return undefined
+      const proto = Object.getPrototypeOf(value)
+      return proto === Object.prototype || proto === null ? undefined : `an instance of ${proto?.constructor?.name ?? "a class"}`
+    }
+    default:
+      return typeof value
+  }
+}

@@ -127,6 +127,35 @@ describe("call ids", () => {
     ))))
 })
 
+describe("hostile decisions", () => {
+  it.effect("a Decision body nested 100,000 levels deep decodes without exhausting the stack; its edited arguments and its reply are refused by the agent's limits, the run stays resumable", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const paused = yield* Agent.run(agent, { input: "go" })
+      assert(paused._tag === "Paused")
+      const body = (value: Json.JsonValue) => JSON.stringify({ _tag: "ByCall", decisions: { a: { _tag: "Approve", args: { data: value } }, b: { _tag: "Reply", value } } })
+      // built as text: JSON.stringify itself cannot write a value this deep
+      const deepText = body("__deep__").replaceAll(`"__deep__"`, "[".repeat(100_000) + "]".repeat(100_000))
+      const decoded = Schema.decodeUnknownEither(Schema.parseJson(Decision.Decision))(deepText)
+      assert(Either.isRight(decoded))
+      const refused = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, decoded.right))
+      expect(refused._tag === "InvalidEditedArguments" && refused.problems).toEqual([
+        { callId: "a", toolName: "store", message: "the edited arguments nest deeper than 64 levels (the agent's limit)" },
+        { callId: "b", toolName: "store", message: "the reply's values nest deeper than 64 levels (the agent's limit)" }
+      ])
+      const done = yield* Agent.resume(agent, paused.checkpoint, Decision.byCall(new Map([["a", Decision.approve()], ["b", Decision.reply({ value: "fine" })]])))
+      expect(done._tag === "Completed" && done.text).toBe("a: stored | b: fine")
+    }).pipe(Effect.provide(scriptWith({ id: "a", name: "store", args: { data: 1 } }, { id: "b", name: "store", args: { data: 2 } }))))
+
+  it("JsonValue names what JSON cannot carry, with its path", () => {
+    const refused = Schema.decodeUnknownEither(Json.JsonValue)({ a: [1, { b: NaN }], c: new Date(0) })
+    assert(Either.isLeft(refused))
+    expect(refused.left.message).toContain("a.1.b: expected a JSON value, got NaN")
+    expect(Schema.is(Json.JsonValue)({ c: new Date(0) })).toBe(false)
+    expect(Schema.is(Json.JsonValue)({ a: [1, null, "x", { b: true }] })).toBe(true)
+  })
+})
+
 describe("hostile checkpoints", () => {
   it.effect("a checkpoint nested 20,000 levels deep is InvalidCheckpoint (malformed), refused before its signature is computed", () =>
     Effect.gen(function*() {

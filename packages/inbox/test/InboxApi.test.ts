@@ -288,6 +288,24 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual(["t1 Ada 5"])
     }))
 
+  it.scopedLive("edited arguments nested 50,000 levels deep: 422 naming the agent's limit, never a 500; the run stays paused", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
+      const deep = "[".repeat(50_000) + "]".repeat(50_000)
+      const refused = yield* request(`${inbox.origin}/inbox/api/runs/${encodeURIComponent(runId)}/decision`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"_tag":"ByCall","decisions":{"t1":{"_tag":"Approve","args":{"to":"Ada","amount":${deep}}}}}`
+      })
+      expect([refused.status, refused.body.error, refused.body.problems]).toEqual([422, "InvalidEditedArguments", [
+        { callId: "t1", toolName: "transfer", message: "the edited arguments nest deeper than 64 levels (the agent's limit)" }
+      ]])
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.runId)).toEqual([runId])
+      expect(executed).toEqual([])
+    }))
+
   it.scopedLive("per call: approve one, reject one with a reason, answer one in its place; only the approved one runs, the model reads the reason and the reply", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()

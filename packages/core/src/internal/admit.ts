@@ -53,12 +53,16 @@ const upperBound = (value: unknown): number => {
   return total
 }
 
-/** Why a call's arguments are refused, if they are. */
-const argumentsProblem = (args: unknown, limits: Limits): string | undefined => {
-  if (depthOf(args, limits.depth) > limits.depth) return `its arguments nest deeper than ${limits.depth} levels`
-  if (upperBound(args) <= limits.argumentBytes) return undefined
-  const bytes = Buffer.byteLength(JSON.stringify(args) ?? "", "utf8")
-  if (bytes > limits.argumentBytes) return `its arguments are ${bytes} bytes of JSON, more than the ${limits.argumentBytes} allowed`
+/**
+ * Why a value is refused, if it is: deeper than `limits.depth`, or more than
+ * `limits.argumentBytes` of JSON. `what` names it in the message ("its arguments", a model's
+ * call; "the edited arguments", "the reply", a person's decision).
+ */
+export const limitProblem = (value: unknown, limits: Limits, what: string): string | undefined => {
+  if (depthOf(value, limits.depth) > limits.depth) return `${what} nest deeper than ${limits.depth} levels`
+  if (upperBound(value) <= limits.argumentBytes) return undefined
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
+  if (bytes > limits.argumentBytes) return `${what} are ${bytes} bytes of JSON, more than the ${limits.argumentBytes} allowed`
   return undefined
 }
 
@@ -90,7 +94,7 @@ export const admit = (
   const admitted = calls.map((call, index): ToolCall => {
     const id = taken === undefined ? call.id || "call_0" : uniqueId(call.id, index, taken)
     if (index >= limits.batchWidth) return refuse(id, call, `Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
-    const problem = argumentsProblem(call.args, limits)
+    const problem = limitProblem(call.args, limits, "its arguments")
     if (problem !== undefined) return refuse(id, call, `Not run: ${problem} (the agent's limit); send smaller arguments`)
     return id === call.id ? call : { ...call, id }
   })

@@ -17,6 +17,7 @@ import type { CallDecision, Decision } from "../Decision.js"
 import type { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
+import { limitProblem } from "./admit.js"
 import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
@@ -84,10 +85,22 @@ const byCall = (
     switch (decision._tag) {
       case "Reject":
         return rejected(item.call, decision.message)
-      case "Reply":
+      case "Reply": {
+        // a person's value enters the history as a model's would: within the agent's limits
+        const problem = limitProblem(decision.value, agent.limits, "the reply's values")
+        if (problem !== undefined) {
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: `${problem} (the agent's limit)` })
+          return item
+        }
         return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } }
+      }
       case "Approve": {
         if (decision.args === undefined) return approved(item)
+        const beyond = limitProblem(decision.args, agent.limits, "the edited arguments")
+        if (beyond !== undefined) {
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: `${beyond} (the agent's limit)` })
+          return item
+        }
         const entry = agent.toolkit.entries.get(item.call.name)
         if (entry === undefined) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: "the agent has no such tool" })
