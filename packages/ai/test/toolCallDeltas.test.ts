@@ -32,4 +32,14 @@ describe("ToolCallDeltas", () => {
     deltas.add({ function: { name: "echo", arguments: `{"s":"again"}` } })
     expect(deltas.all().map((call) => call.args)).toEqual([`{"s":"}\\"{]"}`, `{"s":"again"}`])
   })
+  it("whitespace after the arguments closed does not parse them again: 1,000 blank pieces after 200 KB parse it once", () => {
+    const args = JSON.stringify({ text: "x".repeat(200_000) })
+    const deltas = new ToolCallDeltas()
+    const parsed = charactersParsed(() => {
+      deltas.add({ index: 0, id: "call_1", function: { name: "write", arguments: args } })
+      for (let i = 0; i < 1_000; i++) deltas.add({ index: 0, function: { arguments: " " } })
+    })
+    expect(deltas.all()).toEqual([{ index: 0, id: "call_1", name: "write", args: args + " ".repeat(1_000) }])
+    expect(parsed).toBe(args.length)
+  })
 })

@@ -42,7 +42,10 @@ class Arguments {
   private depth = 0
   private inString = false
   private escaped = false
-  /** The parse's verdict on the text as it is, once asked. */
+  /**
+   * The parse's verdict once asked, asked only when closed: after that the text can only
+   * gain whitespace (the verdict stands) or something else (never whole), so it is kept.
+   */
   private confirmed: boolean | undefined = undefined
 
   constructor(text: string) {
@@ -51,7 +54,6 @@ class Arguments {
 
   append(piece: string): void {
     this.text += piece
-    if (piece.length > 0) this.confirmed = undefined
     for (let i = 0; i < piece.length && this.state !== "other"; i++) this.step(piece[i]!)
   }
 
