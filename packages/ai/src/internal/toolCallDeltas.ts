@@ -99,11 +99,6 @@ const parses = (text: string): boolean => {
   }
 }
 
-const latest = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A | undefined => {
-  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return items[i]
-  return undefined
-}
-
 /**
  * Assembles tool-call pieces. A piece belongs to the latest call with its `index`; without
  * one, to the call with its `id`; without either, to the latest call. It starts a new call
@@ -114,6 +109,9 @@ const latest = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A 
  */
 export class ToolCallDeltas {
   private readonly calls: Array<Assembling> = []
+  /** The latest call with each index, and the first with each id: a piece finds its call in constant time, however many calls came. */
+  private readonly byIndex = new Map<number, Assembling>()
+  private readonly byId = new Map<string, Assembling>()
 
   add(piece: Piece): void {
     const index = typeof piece.index === "number" ? piece.index : undefined
@@ -121,19 +119,25 @@ export class ToolCallDeltas {
     const name = nonEmpty(piece.function?.name) ? piece.function.name : undefined
     const args = piece.function?.arguments ?? ""
     const joined = index !== undefined
-      ? latest(this.calls, (call) => call.index === index)
+      ? this.byIndex.get(index)
       : id !== undefined
-      ? this.calls.find((call) => call.id === id)
+      ? this.byId.get(id)
       : this.calls.at(-1)
     const sameId = id !== undefined && joined?.id === id
     const startsNew = joined === undefined ||
       (id !== undefined && joined.id !== undefined && !sameId) ||
       (!sameId && name !== undefined && joined.name.length > 0 && joined.args.isWhole())
     if (startsNew) {
-      this.calls.push({ index, id, name: name ?? "", args: new Arguments(args) })
+      const call: Assembling = { index, id, name: name ?? "", args: new Arguments(args) }
+      this.calls.push(call)
+      if (index !== undefined) this.byIndex.set(index, call)
+      this.identify(call, id)
       return
     }
-    if (joined.id === undefined) joined.id = id
+    if (joined.id === undefined) {
+      joined.id = id
+      this.identify(joined, id)
+    }
     if (joined.name.length === 0 && name !== undefined) joined.name = name
     if (joined.args.isWhole()) {
       const replacing = new Arguments(args)
@@ -143,6 +147,10 @@ export class ToolCallDeltas {
       }
     }
     joined.args.append(args)
+  }
+
+  private identify(call: Assembling, id: string | undefined): void {
+    if (id !== undefined && !this.byId.has(id)) this.byId.set(id, call)
   }
 
   /** The calls in the order they started. */
