@@ -22,4 +22,10 @@ describe("masker", () => {
     const text = "the Chat Completions server at http://127.0.0.1:11434/v1/chat/completions answered HTTP 503: loading model."
     expect(mask(text)).toBe(text)
   })
+  it("a short key does not stop the other credentials being masked: its letters inside Bearer, Authorization or api_key are masked after them", () => {
+    expect(masker(["a"])("Authorization: Bearer sk-proxy-token; api_key=k-456 at https://u:pw@host/")).toBe(
+      "Authoriz***tion: Be***rer ***; ***pi_key=*** ***t https://***@host/"
+    )
+    expect(masker(["ab,cd"])("Authorization: Bearer ab,cd")).toBe("Authorization: Bearer ***")
+  })
 })
