@@ -28,4 +28,9 @@ describe("masker", () => {
     )
     expect(masker(["ab,cd"])("Authorization: Bearer ab,cd")).toBe("Authorization: Bearer ***")
   })
+  it("a key with whitespace around it (a CRLF .env file) is masked as fetch sends it, trimmed", () => {
+    expect(masker(["sk-abc123\r", " k3y "])("Incorrect API key provided: sk-abc123. Also k3y.")).toBe(
+      "Incorrect API key provided: ***. Also ***."
+    )
+  })
 })

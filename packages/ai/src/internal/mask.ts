@@ -32,7 +32,8 @@ const replacements: ReadonlyArray<readonly [RegExp, string]> = [
  * credential after it from them), except for a secret they would cut short.
  */
 export const masker = (secrets: ReadonlyArray<string>): (text: string) => string => {
-  const exact = [...new Set(secrets.filter((secret) => secret.trim().length > 0))]
+  // trimmed as fetch trims a header value: what is sent (and echoed) is the trimmed key
+  const exact = [...new Set(secrets.map((secret) => secret.trim()).filter((secret) => secret.length > 0))]
     .sort((a, b) => b.length - a.length)
   return (text) => {
     let masked = text
