@@ -10,8 +10,9 @@ const value = String.raw`[^\s"',;)}\]]*[^\s"',;)}\].]`
 const stop = /[\s"',;)}\]]/
 
 const replacements: ReadonlyArray<readonly [RegExp, string]> = [
-  // userinfo of any URL: https://user:pass@host → https://***@host
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, "$1***@"],
+  // userinfo of any URL: https://user:pass@host → https://***@host; the scheme's length is
+  // bounded (and it may start inside a word) so that each position is tried in constant work
+  [/([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@"'<>]+@/gi, "$1***@"],
   // a credential after its scheme: Bearer …, Basic …
   [new RegExp(String.raw`\b(Bearer|Basic)\s+` + value, "gi"), "$1 ***"],
   // header or field names that carry a credential, quoted or not: x-api-key: …, "api_key": "…", authorization=…
