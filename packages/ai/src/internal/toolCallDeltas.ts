@@ -42,7 +42,10 @@ class Arguments {
   private depth = 0
   private inString = false
   private escaped = false
-  /** The parse's verdict on the text as it is, once asked. */
+  /**
+   * The parse's verdict once asked, asked only when closed: after that the text can only
+   * gain whitespace (the verdict stands) or something else (never whole), so it is kept.
+   */
   private confirmed: boolean | undefined = undefined
 
   constructor(text: string) {
@@ -51,7 +54,6 @@ class Arguments {
 
   append(piece: string): void {
     this.text += piece
-    if (piece.length > 0) this.confirmed = undefined
     for (let i = 0; i < piece.length && this.state !== "other"; i++) this.step(piece[i]!)
   }
 
@@ -97,11 +99,6 @@ const parses = (text: string): boolean => {
   }
 }
 
-const latest = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A | undefined => {
-  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return items[i]
-  return undefined
-}
-
 /**
  * Assembles tool-call pieces. A piece belongs to the latest call with its `index`; without
  * one, to the call with its `id`; without either, to the latest call. It starts a new call
@@ -112,6 +109,9 @@ const latest = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A 
  */
 export class ToolCallDeltas {
   private readonly calls: Array<Assembling> = []
+  /** The latest call with each index, and the first with each id: a piece finds its call in constant time, however many calls came. */
+  private readonly byIndex = new Map<number, Assembling>()
+  private readonly byId = new Map<string, Assembling>()
 
   add(piece: Piece): void {
     const index = typeof piece.index === "number" ? piece.index : undefined
@@ -119,19 +119,25 @@ export class ToolCallDeltas {
     const name = nonEmpty(piece.function?.name) ? piece.function.name : undefined
     const args = piece.function?.arguments ?? ""
     const joined = index !== undefined
-      ? latest(this.calls, (call) => call.index === index)
+      ? this.byIndex.get(index)
       : id !== undefined
-      ? this.calls.find((call) => call.id === id)
+      ? this.byId.get(id)
       : this.calls.at(-1)
     const sameId = id !== undefined && joined?.id === id
     const startsNew = joined === undefined ||
       (id !== undefined && joined.id !== undefined && !sameId) ||
       (!sameId && name !== undefined && joined.name.length > 0 && joined.args.isWhole())
     if (startsNew) {
-      this.calls.push({ index, id, name: name ?? "", args: new Arguments(args) })
+      const call: Assembling = { index, id, name: name ?? "", args: new Arguments(args) }
+      this.calls.push(call)
+      if (index !== undefined) this.byIndex.set(index, call)
+      this.identify(call, id)
       return
     }
-    if (joined.id === undefined) joined.id = id
+    if (joined.id === undefined) {
+      joined.id = id
+      this.identify(joined, id)
+    }
     if (joined.name.length === 0 && name !== undefined) joined.name = name
     if (joined.args.isWhole()) {
       const replacing = new Arguments(args)
@@ -141,6 +147,10 @@ export class ToolCallDeltas {
       }
     }
     joined.args.append(args)
+  }
+
+  private identify(call: Assembling, id: string | undefined): void {
+    if (id !== undefined && !this.byId.has(id)) this.byId.set(id, call)
   }
 
   /** The calls in the order they started. */
