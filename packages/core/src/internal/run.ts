@@ -36,7 +36,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   const problems: Array<string> = []
   const given = options.state
   if (given !== undefined) {
-    const unknown = Object.keys(given).filter((name) => !(name in agent.slots))
+    const unknown = Object.keys(given).filter((name) => !Object.hasOwn(agent.slots, name))
     if (unknown.length > 0) {
       problems.push(`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`)
     }
@@ -53,7 +53,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
   const state: { [slot: string]: unknown } = {}
   const slots = agent.slots as Slots
-  for (const name in slots) state[name] = given !== undefined && name in given ? given[name] : slots[name]!.initial
+  for (const name in slots) state[name] = given !== undefined && Object.hasOwn(given, name) ? given[name] : slots[name]!.initial
   return state
 }
 
