@@ -300,7 +300,7 @@ export interface RunOptions<S extends Slots> {
   readonly state?: InitialState<S>
   /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
   readonly onConversationBusy?: "fail" | "wait"
-  /** This run's budget: each limit given replaces the agent's. Checked like the agent's (else `InvalidRunInput`). */
+  /** This run's budget: each limit given replaces the agent's (one given as `undefined` leaves it). Checked like the agent's (else `InvalidRunInput`). */
   readonly budget?: Budget.Budget
   /** This run's model settings: each field given replaces the agent's, also after a resume. Checked like the agent's. */
   readonly settings?: ModelSettings

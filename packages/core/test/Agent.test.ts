@@ -131,6 +131,18 @@ describe("Agent", () => {
         ])
       }).pipe(Effect.provide(ScriptedChatModel.layer([]))))
 
+    it.effect("slot names are the agent's own: \"constructor\" is undeclared, and a slot named like an Object member starts at its initial value", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ slots: { notes: Slot.append(Schema.String) } })
+        const error = yield* Agent.run(agent, { input: "hi", state: { constructor: 1 } as any }).pipe(Effect.flip)
+        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
+          `state for undeclared slot(s) "constructor"; declared: notes`
+        ])
+        const counted = Agent.make({ slots: { toString: Slot.sum() } })
+        const exit = yield* Agent.run(counted, { input: "hi", state: {} })
+        expect(exit._tag === "Completed" && exit.state).toEqual({ toString: 0 })
+      }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("hello")]))))
+
     it.effect("a run's onConversationBusy other than \"fail\" or \"wait\" is refused before anything runs", () =>
       Effect.gen(function*() {
         const agent = Agent.make({})
@@ -502,6 +514,26 @@ describe("Agent", () => {
         )
       }).pipe(Effect.provide(ScriptedChatModel.layer([
         ScriptedChatModel.toolCalls({ name: "rogue", args: {} }),
+        ScriptedChatModel.text("done")
+      ]))))
+
+    it.effect("a write to \"constructor\" or \"__proto__\" is a write to an undeclared slot (a semantic failure, not a defect)", () =>
+      Effect.gen(function*() {
+        const rogue = Tool.make("rogue", {
+          description: "writes where it should not",
+          parameters: Schema.Struct({ slot: Schema.String }),
+          success: Schema.String,
+          handler: ({ slot }) => Effect.succeed(Tool.output("ok", { writes: { [slot]: 1 } }))
+        })
+        const agent = Agent.make({ tools: [rogue], slots: { total: Slot.sum() } })
+        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+        expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag === "Failed" && o.error.message)).toEqual([
+          `Tool "rogue" wrote to undeclared state slot(s) "constructor"; declared: total`,
+          `Tool "rogue" wrote to undeclared state slot(s) "__proto__"; declared: total`
+        ])
+        expect(exit._tag === "Completed" && exit.state).toEqual({ total: 0 })
+      }).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ name: "rogue", args: { slot: "constructor" } }, { name: "rogue", args: { slot: "__proto__" } }),
         ScriptedChatModel.text("done")
       ]))))
   })

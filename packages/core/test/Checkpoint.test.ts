@@ -120,6 +120,15 @@ describe("Checkpoint", () => {
       expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([["auto", { temperature: 0.2 }], ["auto", { temperature: 1 }]])
     }).pipe(Effect.provide(layer)))
 
+  it.effect("an unsigned copy's state for \"constructor\" is an undeclared slot", () =>
+    Effect.gen(function*() {
+      const { checkpoint, tools } = yield* setup
+      const unsigned = Agent.make({ name: "mailer", tools, slots: { sent: Slot.sum() } })
+      const { signature: _, ...copy } = checkpoint
+      const refused = yield* Effect.flip(Agent.resume(unsigned, { ...copy, state: { sent: 2, constructor: 1 } }, Decision.approveAll()))
+      expect(refused._tag === "InvalidCheckpoint" && `${refused.reason}: ${refused.detail}`).toBe(`state: this agent has no slot "constructor"`)
+    }).pipe(Effect.provide(layer)))
+
   it.effect("a signature survives a store that reorders keys", () =>
     Effect.gen(function*() {
       const { agent, checkpoint } = yield* setup

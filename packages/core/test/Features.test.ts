@@ -182,6 +182,37 @@ describe("budgets", () => {
       })
     }))
 
+  it.effect("modelCalls stopping the run's last iteration before its model call: that iteration is not counted, so continue({ raise }) calls the model", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { modelCalls: 1 }, maxIterations: 2 })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, (stopped.checkpoint as Checkpoint.Encoded).iteration]).toEqual(["modelCalls", 1])
+      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { modelCalls: 2 } }))
+      expect(done._tag === "Completed" && done.text).toBe("21 degrees")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(2)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees")
+    ]))))
+
+  it.effect("a limit given as undefined (a run's budget, a raise) leaves the limit in place: it lifts nothing", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], budget: { modelCalls: 1 } })
+      const stopped = yield* Effect.flip(Agent.run(agent, { input: "go", budget: { modelCalls: undefined } }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["modelCalls", 1, 1])
+      const again = yield* Effect.flip(Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { modelCalls: undefined } })))
+      assert(again._tag === "BudgetExceeded")
+      expect([again.limit, again.allowed, again.used]).toEqual(["modelCalls", 1, 1])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(1)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees")
+    ]))))
+
   it.effect("a token limit crossed before an approval pause stops the approved batch on resume; continue({ raise }) runs it", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [transfer], budget: { tokens: 10 } })

@@ -216,7 +216,7 @@ const foldSomeWrites = Effect.fnUntraced(function*(agent: Agent.Any, run: RunSta
       results.push(result)
       continue
     }
-    const unknown = Object.keys(writes).filter((name) => !(name in agent.slots))
+    const unknown = Object.keys(writes).filter((name) => !Object.hasOwn(agent.slots, name))
     if (unknown.length > 0) {
       const message = `Tool "${result.toolName}" wrote to undeclared state slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${
         Object.keys(agent.slots).join(", ") || "none"

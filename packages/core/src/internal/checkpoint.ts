@@ -111,13 +111,13 @@ export const decode = (
       ...(checkpoint.toolChoice === undefined ? [] : toolChoiceProblems(checkpoint.toolChoice, owner.toolNames))
     ]
     if (choices.length > 0) return yield* refuse("malformed", choices.join("; "))
-    const unknownSlots = Object.keys(checkpoint.state).filter((name) => !(name in owner.slots))
+    const unknownSlots = Object.keys(checkpoint.state).filter((name) => !Object.hasOwn(owner.slots, name))
     if (unknownSlots.length > 0) {
       return yield* refuse("state", `this agent has no slot ${unknownSlots.map((n) => `"${n}"`).join(", ")}`)
     }
     const state: { [slot: string]: unknown } = {}
     for (const [name, slot] of Object.entries(owner.slots)) {
-      state[name] = name in checkpoint.state
+      state[name] = Object.hasOwn(checkpoint.state, name)
         ? yield* Schema.decodeUnknown(slot.schema)(checkpoint.state[name]).pipe(
           Effect.catchAll((error) => refuse("state", `slot "${name}": ${describeParseError(error)}`))
         )

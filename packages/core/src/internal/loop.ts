@@ -57,7 +57,11 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   // tool calls are counted before a batch: a model call that may only answer is never refused for them
   const spent = run.budget === undefined ? undefined : reached({ ...run.budget, toolCalls: undefined }, spentOf(run))
-  if (spent !== undefined) return budgetExceeded(agent, run, spent, [])
+  if (spent !== undefined) {
+    // no model call was made: the iteration is not counted (a continue makes it)
+    run.iteration -= 1
+    return budgetExceeded(agent, run, spent, [])
+  }
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1

@@ -21,6 +21,7 @@ import { limitProblem } from "./admit.js"
 import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
+import { definedOnly } from "./run.js"
 import { invalidArguments } from "./parseError.js"
 import type { BatchItem } from "./runState.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
@@ -264,7 +265,7 @@ export const plan = (
         return Effect.succeed({
           ...base,
           mode: checkpoint.batch.length > 0 ? "batch" : "continue",
-          budget: decision.raise === undefined ? base.budget : { ...base.budget, ...decision.raise }
+          budget: decision.raise === undefined ? base.budget : { ...base.budget, ...definedOnly(decision.raise) }
         })
       }
     }

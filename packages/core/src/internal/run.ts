@@ -36,7 +36,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   const problems: Array<string> = []
   const given = options.state
   if (given !== undefined) {
-    const unknown = Object.keys(given).filter((name) => !(name in agent.slots))
+    const unknown = Object.keys(given).filter((name) => !Object.hasOwn(agent.slots, name))
     if (unknown.length > 0) {
       problems.push(`state for undeclared slot(s) ${unknown.map((n) => `"${n}"`).join(", ")}; declared: ${Object.keys(agent.slots).join(", ") || "none"}`)
     }
@@ -53,15 +53,18 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
   const state: { [slot: string]: unknown } = {}
   const slots = agent.slots as Slots
-  for (const name in slots) state[name] = given !== undefined && name in given ? given[name] : slots[name]!.initial
+  for (const name in slots) state[name] = given !== undefined && Object.hasOwn(given, name) ? given[name] : slots[name]!.initial
   return state
 }
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
 
-/** The settings given a value: a field set to `undefined` (from JavaScript) leaves the agent's in place, and is not checkpointed. */
-const definedOnly = (settings: ModelSettings): ModelSettings =>
-  Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined))
+/**
+ * The fields given a value: a setting or a limit set to `undefined` (from JavaScript) leaves the
+ * agent's in place (a limit is not lifted), and is not checkpointed.
+ */
+export const definedOnly = <A extends object>(fields: A): A =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as A
 
 /** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
 export const runState = (
@@ -126,7 +129,7 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       state,
       iteration: 0,
       modelCalls: 0,
-      budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...options.budget },
+      budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...definedOnly(options.budget) },
       usage: emptyUsage,
       outcomes: [],
       version: undefined
