@@ -71,6 +71,21 @@ export const osThreads = (): number => readdirSync("/proc/self/task").length
 
 const pause = new Int32Array(new SharedArrayBuffer(4))
 
+/**
+ * The fewest OS threads seen over `windowMs`, read every 2 ms (the main thread blocked): a
+ * baseline that a thread still leaving `/proc/self/task` (seen for a moment after a worker's
+ * exit event on a busy machine) does not inflate.
+ */
+export const leastThreads = (windowMs: number): number => {
+  const until = performance.now() + windowMs
+  let least = osThreads()
+  while (performance.now() < until) {
+    Atomics.wait(pause, 0, 0, 2)
+    least = Math.min(least, osThreads())
+  }
+  return least
+}
+
 /** Threads above `baseline`, read again every 2 ms (the main thread blocked) until none or 100 ms have passed. */
 export const settledThreads = (baseline: number): number => {
   const until = performance.now() + 100
