@@ -392,8 +392,10 @@ export interface ResumeOptions {
  * Takes over a run of a durable `RunStore` (SQLite, PostgreSQL) whose process crashed: a run
  * still recorded as running whose lease expired. A call whose result was recorded is never run
  * again; a call that was running at the crash runs again only when its tool is `idempotent`,
- * else the model is told it was cancelled; then the run goes on. A run that is alive elsewhere
- * is `RunAlreadyResumed`; an unknown one `RunNotFound`. (The next turn on a crashed run's
+ * else the model is told it was cancelled; then the run goes on. The run is taken over
+ * (`RunStore.takeOver`) before its batch is read, so that a process whose lease lapsed while it
+ * was alive starts nothing more: each call runs once. A run that is alive elsewhere is
+ * `RunAlreadyResumed`; an unknown one `RunNotFound`. (The next turn on a crashed run's
  * conversation also closes its calls with the recorded results.)
  *
  * @example

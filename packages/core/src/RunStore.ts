@@ -219,10 +219,20 @@ export declare namespace RunStore {
      */
     readonly transition: (runId: string, transition: Transition) => Effect.Effect<RunRecord | undefined, StoreError>
     /**
+     * Takes over a running run whose writer is gone (its process crashed, or its leases lapsed
+     * while it was alive): moves the record from `running` at `version` to `running` at
+     * `version + 1`, keeping its checkpoint and what was recorded of its batch (its calls'
+     * starts and results, now at the new version). Atomic with every write of that batch: once
+     * it has returned, a writer still holding `version` records nothing more, so what
+     * `started` and `outcomes` read afterwards is all that writer began and finished. The
+     * record afterwards, or `undefined` (nothing written) when it is not running at `version`.
+     */
+    readonly takeOver: (runId: string, version: number) => Effect.Effect<RunRecord | undefined, StoreError>
+    /**
      * Records that a call of the batch a running run is executing is about to start (its
      * handler runs next), if the record is still running at `version` — the version its writer
      * holds. `false`, and nothing written, when it is not (another process took the run over):
-     * the writer must not run the call. Forgotten at the run's next transition.
+     * the writer must not run the call. Forgotten at the run's next transition (kept by a `takeOver`).
      */
     readonly recordStarted: (runId: string, version: number, callId: string) => Effect.Effect<boolean, StoreError>
     /** The calls recorded as started since the run's last transition, in the order they were recorded. */
@@ -230,7 +240,7 @@ export declare namespace RunStore {
     /**
      * Records one call's result of the batch a running run is executing, if the record is still
      * running at `version`; `false`, and nothing written, when it is not (the writer lost the
-     * run). Forgotten at the run's next transition.
+     * run). Forgotten at the run's next transition (kept by a `takeOver`).
      */
     readonly recordOutcome: (runId: string, version: number, outcome: Outcome) => Effect.Effect<boolean, StoreError>
     /** The results recorded since the run's last transition, in the order they were recorded. */

@@ -177,6 +177,75 @@ export const conformance = (name: string, layer: Layer.Layer<RunStore.RunStore, 
         })
       ))
 
+    it.effect("takeOver: the record moves to the next version with its checkpoint; what was recorded is kept, its old writer records nothing more", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("t", { status: "running", checkpoint: { the: "batch" } }))
+          yield* store.recordStarted("t", 1, "a")
+          yield* store.recordOutcome("t", 1, outcome("a"))
+          yield* store.recordStarted("t", 1, "b")
+          yield* TestClock.adjust("5 seconds")
+          const taken = yield* store.takeOver("t", 1)
+          expect(taken === undefined ? undefined : [taken.status, taken.version, taken.checkpoint, taken.updatedAt])
+            .toEqual(["running", 2, { the: "batch" }, 5_000])
+          expect(Option.map(yield* store.get("t"), (r) => [r.status, r.version, r.checkpoint])).toEqual(Option.some(["running", 2, { the: "batch" }]))
+          // the writer of version 1, alive after all: refused
+          expect(yield* store.recordStarted("t", 1, "c")).toBe(false)
+          expect(yield* store.recordOutcome("t", 1, outcome("b"))).toBe(false)
+          expect(yield* store.started("t")).toEqual(["a", "b"])
+          expect((yield* store.outcomes("t")).map((o) => o.callId)).toEqual(["a"])
+          // the taker writes at the new version, beside what it kept
+          expect(yield* store.recordStarted("t", 2, "c")).toBe(true)
+          expect(yield* store.recordOutcome("t", 2, outcome("c"))).toBe(true)
+          expect(yield* store.started("t")).toEqual(["a", "b", "c"])
+          expect((yield* store.outcomes("t")).map((o) => o.callId)).toEqual(["a", "c"])
+          // a second taker of version 1 lost; a takeover of version 2 keeps it all again
+          expect(yield* store.takeOver("t", 1)).toBeUndefined()
+          expect((yield* store.takeOver("t", 2))?.version).toBe(3)
+          expect(yield* store.started("t")).toEqual(["a", "b", "c"])
+          // an ordinary transition forgets it
+          yield* store.transition("t", { from: { status: "running", version: 3 }, to: "running", checkpoint: { next: "batch" } })
+          expect(yield* store.started("t")).toEqual([])
+          expect(yield* store.outcomes("t")).toEqual([])
+          // nothing running there: refused, nothing written
+          yield* store.insert(record("p"))
+          expect(yield* store.takeOver("p", 1)).toBeUndefined()
+          expect(yield* store.takeOver("missing", 1)).toBeUndefined()
+          expect(Option.map(yield* store.get("p"), (r) => [r.status, r.version])).toEqual(Option.some(["paused", 1]))
+        })
+      ))
+
+    it.effect("takeOver racing 8 writers of the old version: every start the store accepted is read afterwards, none is accepted after it", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          for (let round = 0; round < 5; round++) {
+            const runId = `race-${round}`
+            const accepted: Array<string> = []
+            const enough = yield* Deferred.make<void>()
+            // each until refused, or 100 starts (a store that runs one writer at a time may serve the takeover last)
+            const writer = (w: number) =>
+              Effect.iterate(0, {
+                while: (n) => n >= 0 && n < 100,
+                body: (n) =>
+                  Effect.map(Effect.zipRight(Effect.yieldNow(), store.recordStarted(runId, 1, `w${w}-${n}`)), (ok) => {
+                    if (!ok) return -1
+                    accepted.push(`w${w}-${n}`)
+                    if (accepted.length === 40) Deferred.unsafeDone(enough, Exit.void)
+                    return n + 1
+                  })
+              })
+            yield* store.insert(record(runId, { status: "running" }))
+            const writers = yield* Effect.fork(Effect.all(Array.from({ length: 8 }, (_, w) => writer(w)), { concurrency: "unbounded" }))
+            yield* Deferred.await(enough)
+            expect((yield* store.takeOver(runId, 1))?.version).toBe(2)
+            const read = yield* store.started(runId)
+            yield* Fiber.join(writers)
+            expect(new Set(read)).toEqual(new Set(accepted))
+            expect(yield* store.started(runId)).toEqual(read)
+          }
+        })
+      ))
+
     it.effect("a lease is held for its scope: another owner is refused, or waits for it", () =>
       withStore((store) =>
         Effect.gen(function*() {

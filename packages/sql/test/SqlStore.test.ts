@@ -245,6 +245,104 @@ for (const dialect of dialects) {
   })
 }
 
+/**
+ * A run's process, alive though its leases lapsed, goes on while another process takes its
+ * run over. Its batch — `a` ended, `b` running, `c` not started — lets it go on at one point of
+ * the taker's sequence of store calls (the `at`-th), where it ends `b` and starts `c` if the
+ * store still lets it (then holds `c` until the taker is done). Whatever the point, every call
+ * runs exactly once.
+ */
+const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.SqlClient, unknown> }, taker: "recover" | "next turn", at: number) =>
+  Effect.gen(function*() {
+    const counts = { a: 0, b: 0, c: 0 }
+    const bEntered = yield* Deferred.make<void>()
+    const releaseB = yield* Deferred.make<void>()
+    const cEntered = yield* Deferred.make<void>()
+    const releaseC = yield* Deferred.make<void>()
+    let holdC = false
+    const tool = (name: "a" | "b" | "c", body: Effect.Effect<void>) =>
+      Tool.make(name, { description: name, parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.as(Effect.zipRight(Effect.sync(() => counts[name]++), body), `${name} done`) })
+    const agent = Agent.make({
+      name: "race",
+      tools: [
+        tool("a", Effect.void),
+        tool("b", Effect.zipRight(Deferred.succeed(bEntered, undefined), Deferred.await(releaseB))),
+        tool("c", Effect.suspend(() => holdC ? Effect.zipRight(Deferred.succeed(cEntered, undefined), Deferred.await(releaseC)) : Effect.void))
+      ]
+    })
+    const model = ScriptedChatModel.layer((request) => {
+      const last = request.messages.at(-1)
+      return last?._tag === "User" && last.text === "go"
+        ? ScriptedChatModel.toolCalls({ id: "a", name: "a", args: {} }, { id: "b", name: "b", args: {} }, { id: "c", name: "c", args: {} })
+        : ScriptedChatModel.text("done")
+    })
+    const staleStore = SqlStore.layer().pipe(Layer.provide(database.client))
+    const stale = yield* Effect.fork(Agent.run(agent, { input: "go", conversationId: "race" }).pipe(
+      Effect.provide(staleStore),
+      Effect.provide(model),
+      Effect.provide(ToolCallingManager.sequential())
+    ))
+    yield* Deferred.await(bEntered)
+    const [running] = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })).pipe(Effect.provide(staleStore))
+    // the stale writer goes on: it ends `b`, then starts `c` (held there) or is refused
+    const letStaleGoOn = Effect.gen(function*() {
+      holdC = true
+      yield* Deferred.succeed(releaseB, undefined)
+      yield* Effect.race(Deferred.await(cEntered), Effect.asVoid(Fiber.await(stale)))
+      holdC = false
+    })
+    const built = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+    const inner = Context.get(built, RunStore.RunStore)
+    let calls = 0
+    const atPoint = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.suspend(() => calls++ === at ? Effect.zipRight(letStaleGoOn, effect) : effect)
+    const taking: RunStore.RunStore.Service = {
+      ...inner,
+      get: (runId) => atPoint(inner.get(runId)),
+      list: (filter) => atPoint(inner.list(filter)),
+      insert: (record) => atPoint(inner.insert(record)),
+      transition: (runId, transition) => atPoint(inner.transition(runId, transition)),
+      takeOver: (runId, version) => atPoint(inner.takeOver(runId, version)),
+      recordStarted: (runId, version, callId) => atPoint(inner.recordStarted(runId, version, callId)),
+      started: (runId) => atPoint(inner.started(runId)),
+      recordOutcome: (runId, version, outcome) => atPoint(inner.recordOutcome(runId, version, outcome)),
+      outcomes: (runId) => atPoint(inner.outcomes(runId)),
+      // the stale writer's leases lapsed: the taker gets them
+      lease: () => atPoint(Effect.succeed(true)),
+      holder: (key) => atPoint(inner.holder(key))
+    }
+    const taken = yield* (taker === "recover" ? Agent.recover(agent, running!.runId) : Agent.run(agent, { input: "and now?", conversationId: "race" })).pipe(
+      Effect.provideService(RunStore.RunStore, taking),
+      Effect.provideService(ChatMemory.ChatMemory, Context.get(built, ChatMemory.ChatMemory)),
+      Effect.provide(model),
+      Effect.provide(ToolCallingManager.sequential()),
+      Effect.either
+    )
+    yield* Deferred.succeed(releaseB, undefined)
+    yield* Deferred.succeed(releaseC, undefined)
+    yield* Fiber.await(stale)
+    return { counts, taken: taken._tag === "Right" ? taken.right._tag : (taken.left as { readonly _tag: string })._tag, points: calls }
+  })
+
+for (const dialect of dialects) {
+  describe(`SqlStore on ${dialect.name}: a writer whose leases lapsed, still alive, racing the takeover`, () => {
+    for (const taker of ["recover", "next turn"] as const) {
+      it.effect.skipIf(dialect.skip)(`${taker}: at every point of the taker's store calls, each call of the batch runs exactly once`, () =>
+        Effect.gen(function*() {
+          const seen: Array<string> = []
+          for (let at = 0;; at++) {
+            const { counts, points, taken } = yield* Effect.scoped(Effect.flatMap(dialect.database, (database) => lapsedWriterRace(database, taker, at)))
+            seen.push(taken)
+            expect([at, counts]).toEqual([at, { a: 1, b: 1, c: 1 }])
+            if (at >= points) break
+          }
+          expect(seen.length).toBeGreaterThan(5)
+          expect(seen.filter((tag) => tag === "Completed").length).toBeGreaterThan(0)
+          expect(seen.every((tag) => tag === "Completed" || tag === "RunAlreadyResumed")).toBe(true)
+        }), 120_000)
+    }
+  })
+}
+
 describe("SqlStore and the conversation's lease", () => {
   it.effect("a conversation let go between a refused lease and the look at its holder is taken on a second try, not ConversationBusy", () =>
     Effect.gen(function*() {

@@ -14,7 +14,7 @@ import type { Message } from "../Message.js"
 import type { RunRecord } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
 import { runBatch } from "./batch.js"
-import { crashedBatch } from "./crashed.js"
+import { recordedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { alreadyDecided, checkpointOf, lost } from "./exits.js"
 import { batchOverBudget, budgetExceeded, loop } from "./loop.js"
@@ -116,7 +116,7 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
       })
       if (!inserted) return yield* alreadyDecided(store, cp.runId)
     }
-    yield* claim(agent, run, "paused", plan.mode === "batch" ? plan.batch : [], decidedBy)
+    yield* claim(agent, run, plan.mode === "batch" ? plan.batch : [], decidedBy)
     const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
       ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
       : Effect.void
@@ -182,22 +182,16 @@ const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem
 }
 
 /**
- * Claims the run's record: from `status` at the run's version to running at the next, or the
- * refusal naming where the run is now. A durable store's running record holds the batch to
+ * Claims the paused run's record: from paused at the run's version to running at the next, or
+ * the refusal naming where the run is now. A durable store's running record holds the batch to
  * run, for a recovery.
  */
-const claim = Effect.fnUntraced(function*(
-  agent: Any,
-  run: RunState,
-  status: "paused" | "running",
-  batch: ReadonlyArray<BatchItem>,
-  decidedBy?: string
-) {
+const claim = Effect.fnUntraced(function*(agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, decidedBy?: string) {
   const checkpoint = run.store.durable
     ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
     : undefined
   const next = yield* run.store.transition(run.runId, {
-    from: { status, version: run.version! },
+    from: { status: "paused", version: run.version! },
     to: "running",
     ...(checkpoint === undefined ? {} : { checkpoint }),
     ...(decidedBy === undefined ? {} : { decidedBy })
@@ -227,7 +221,7 @@ export const recoverRun = (agent: Any, runId: string) =>
     if (!(yield* store.lease(`run:${runId}`, { owner: `recover:${runId}`, wait: false }))) {
       return yield* new RunAlreadyResumed({ runId, status: "running" })
     }
-    const { batch, decoded } = yield* crashedBatch(agent, store, record)
+    const decoded = yield* CheckpointCodec.decode(agent, record.checkpoint)
     const cp: Checkpoint.Checkpoint = decoded.checkpoint
     const run = yield* runOf(agent, cp, decoded.state, {
       history: [...cp.messages],
@@ -236,7 +230,11 @@ export const recoverRun = (agent: Any, runId: string) =>
       version: record.version
     })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
-    yield* claim(agent, run, "running", batch)
+    // its writer, should it still be alive, records nothing after this: what is read next is all it did
+    const taken = yield* store.takeOver(runId, record.version)
+    if (taken === undefined) return yield* lost(run)
+    run.version = taken.version
+    const batch = yield* recordedBatch(agent, store, runId, cp.batch)
     if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
     const body = batchThenLoop(agent, run, batch, agent.onEnvironmentError === "pause")
     return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }), recorded(run, body))

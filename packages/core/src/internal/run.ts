@@ -18,7 +18,7 @@ import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { budgetProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
-import { finishCrashed } from "./crashed.js"
+import { finishCrashed, takeOverLatest } from "./crashed.js"
 import { alreadyDecided, checkpointOf } from "./exits.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
@@ -217,8 +217,10 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
     // batch (its calls dangle) or in a model call; either way this turn supersedes it, so that
     // a later `Agent.recover` cannot write its older conversation back over this one
     for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
-      if (dangling.length > 0) for (const outcome of yield* finishCrashed(agent, run, crashed)) recorded.set(outcome.callId, outcome)
-      yield* run.store.transition(crashed.runId, { from: { status: "running", version: crashed.version }, to: "failed" })
+      const taken = yield* takeOverLatest(run.store, crashed)
+      if (taken === undefined) continue
+      if (dangling.length > 0) for (const outcome of yield* finishCrashed(agent, run, taken)) recorded.set(outcome.callId, outcome)
+      yield* run.store.transition(taken.runId, { from: { status: "running", version: taken.version }, to: "failed" })
     }
   }
   if (dangling.length > 0) {

@@ -137,6 +137,14 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         }
         return next
       }),
+    takeOver: (runId, version) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const record = records.get(runId)
+        if (record === undefined || !running(runId, version)) return undefined
+        const next: RunRecord = { ...record, version: version + 1, updatedAt: now }
+        records.set(runId, next)
+        return next
+      }),
     recordStarted: (runId, version, callId) => Effect.sync(() => running(runId, version) && append(started, runId, callId)),
     started: (runId) => Effect.sync(() => started.get(runId)?.slice() ?? []),
     recordOutcome: (runId, version, outcome) => Effect.sync(() => running(runId, version) && append(outcomes, runId, outcome)),

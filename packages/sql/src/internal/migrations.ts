@@ -87,8 +87,34 @@ const callProgress = Effect.gen(function*() {
   })
 })
 
+/**
+ * A takeover (`RunStore.takeOver`) keeps the batch's rows, carried to the record's new version
+ * before the record moves: SQLite's triggers now clear only the rows of older versions.
+ */
+const takeOver = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    sqlite: () =>
+      Effect.forEach([
+        { trigger: "agentfx_runs_transition", table: "agentfx_outcomes" },
+        { trigger: "agentfx_runs_transition_started", table: "agentfx_started" }
+      ], ({ table, trigger }) =>
+        Effect.zipRight(
+          sql`DROP TRIGGER ${sql.literal(trigger)}`,
+          sql`CREATE TRIGGER ${sql.literal(trigger)} AFTER UPDATE OF version ON agentfx_runs
+            BEGIN DELETE FROM ${sql.literal(table)} WHERE run_id = NEW.run_id AND version < NEW.version; END`
+        ), { discard: true }),
+    orElse: () => Effect.void
+  })
+})
+
 /** Every migration, in order; a database made by an earlier version runs those it lacks. */
-export const migrations = { "1_agentfx_store": store, "2_agentfx_decided_at": decidedAt, "3_agentfx_call_progress": callProgress }
+export const migrations = {
+  "1_agentfx_store": store,
+  "2_agentfx_decided_at": decidedAt,
+  "3_agentfx_call_progress": callProgress,
+  "4_agentfx_take_over": takeOver
+}
 
 const loader = Migrator.fromRecord(migrations)
 

@@ -136,6 +136,32 @@ export const make = (options: Options | undefined) =>
     /** The run's row, if it is running at `version`: the condition of every write of a running batch. */
     const runningAt = (runId: string, version: number) => sql`run_id = ${runId} AND status = 'running' AND version = ${version}`
 
+    /**
+     * PostgreSQL: a write of a running batch holds the run's row shared while it reads it, so
+     * that it waits for a `takeOver` holding the row and then sees the new version (SQLite
+     * runs one writer at a time).
+     */
+    const heldShared = sql.literal(sql.onDialectOrElse({ pg: () => "FOR SHARE", orElse: () => "" }))
+
+    /** Moves the rows of `table` (starts, results) of the run at `version` to the next version, if the run is running there. */
+    const carry = (table: string, runId: string, version: number) =>
+      sql`UPDATE ${sql.literal(table)} SET version = ${version + 1}
+        WHERE run_id = ${runId} AND version = ${version} AND EXISTS (SELECT 1 FROM agentfx_runs WHERE ${runningAt(runId, version)})`
+
+    /**
+     * A takeover in one transaction: on PostgreSQL the run's row held first (so that every
+     * write of the batch made before is committed and seen by what follows, and none is made
+     * after), the batch's rows carried to the next version, then the record moved there (on
+     * SQLite its trigger clears the rows of older versions only).
+     */
+    const takeOverStatements = (runId: string, version: number, now: number) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.onDialectOrElse({ pg: () => sql`SELECT 1 FROM agentfx_runs WHERE ${runningAt(runId, version)} FOR UPDATE`, orElse: () => Effect.void })
+        yield* carry("agentfx_started", runId, version)
+        yield* carry("agentfx_outcomes", runId, version)
+        return yield* sql`UPDATE agentfx_runs SET version = version + 1, updated_at = ${now} WHERE ${runningAt(runId, version)} RETURNING *`
+      }))
+
     /** The rows of `alias` (started calls, results) written at the run's current version: a stale writer's are not read. */
     const ofCurrentVersion = (alias: string, runId: string) =>
       sql`JOIN agentfx_runs r ON r.run_id = ${sql.literal(alias)}.run_id AND r.version = ${sql.literal(alias)}.version WHERE ${sql.literal(alias)}.run_id = ${runId}`
@@ -181,9 +207,15 @@ export const make = (options: Options | undefined) =>
           Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
         ),
+      takeOver: (runId, version) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => takeOverStatements(runId, version, now)).pipe(
+          Effect.flatMap(records),
+          Effect.map(([next]) => next),
+          Effect.mapError(storeError)
+        ),
       recordStarted: (runId, version, callId) =>
         sql`INSERT INTO agentfx_started (run_id, version, call_id) SELECT run_id, version, ${callId} FROM agentfx_runs
-          WHERE ${runningAt(runId, version)} RETURNING seq`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+          WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
       started: (runId) =>
         sql<{ readonly call_id: string }>`SELECT s.call_id FROM agentfx_started s ${ofCurrentVersion("s", runId)} ORDER BY s.seq`.pipe(
           Effect.map((rows) => rows.map((row) => row.call_id)),
@@ -192,7 +224,7 @@ export const make = (options: Options | undefined) =>
       recordOutcome: (runId, version, outcome) =>
         Effect.flatMap(encodeOutcome(outcome), (encoded) =>
           sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) SELECT run_id, version, ${encoded} FROM agentfx_runs
-            WHERE ${runningAt(runId, version)} RETURNING seq`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+            WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
       outcomes: (runId) =>
         sql`SELECT o.outcome FROM agentfx_outcomes o ${ofCurrentVersion("o", runId)} ORDER BY o.seq`.pipe(
           Effect.flatMap(decodeOutcomes),
