@@ -137,6 +137,19 @@ for (const format of all) {
           (outcome) => expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", 2])
         ))
 
+      it.live(`${mode}: a 400 quoting a 1 MB message, a 500 with 2 MB of text — the error quotes at most 1,000 characters`, () =>
+        Effect.gen(function*() {
+          const quoted = yield* run(format, streamed, (res) => json(res, { error: { message: "too long ".repeat(120_000), type: "invalid_request_error" } }, 400))
+          // past the first 64 KiB the body is not read: its start is quoted
+          expect([quoted.tag, quoted.message!.length <= 1_001, quoted.message!.endsWith("…")]).toEqual(["InvalidRequest", true, true])
+          expect(quoted.message).toMatch(/answered HTTP 400: .*too long too long/)
+          const text = yield* run(format, streamed, (res) => {
+            res.writeHead(500, { "content-type": "text/plain" })
+            res.end("x".repeat(2 * 1024 * 1024))
+          })
+          expect([text.tag, text.message!.length <= 1_001, text.message!.endsWith("xxx…")]).toEqual(["Unavailable", true, true])
+        }))
+
       it.live(`${mode}: 503 with a Retry-After beyond maxRetryAfter — Unavailable at once`, () =>
         Effect.map(
           run(format, streamed, (res) => json(res, { error: { message: "down for maintenance", type: "server_error" } }, 503, { "retry-after": "3600" })),

@@ -1,5 +1,6 @@
+import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { masker } from "../src/internal/mask.js"
+import { maskError, masker } from "../src/internal/mask.js"
 
 describe("masker", () => {
   const mask = masker(["sk-proj-abcdef123456", "k3y", "", "  "])
@@ -39,5 +40,16 @@ describe("masker", () => {
     const started = performance.now()
     expect(mask(text)).toBe(text)
     expect(performance.now() - started).toBeLessThan(1_000)
+  })
+})
+
+describe("maskError", () => {
+  it("masks, then cuts the message at 1,000 characters: a key across the cut is hidden whole, never in part", () => {
+    const key = "sk-proj-abcdef123456"
+    const error = new ChatModel.ModelError({ reason: "InvalidRequest", status: 400, message: `${"x".repeat(990)}${key} and more` })
+    const masked = maskError(masker([key]))(error)
+    expect([masked.message, masked.reason, masked.status]).toEqual([`${"x".repeat(990)}*** and mo…`, "InvalidRequest", 400])
+    const short = new ChatModel.ModelError({ reason: "Other", message: "nothing to hide" })
+    expect(maskError(masker([key]))(short)).toBe(short)
   })
 })

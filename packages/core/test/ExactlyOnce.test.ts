@@ -312,6 +312,26 @@ describe("the run store shows what is paused", () => {
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 
+  it.effect("a new turn whose input cannot be written (ChatMemory.append fails) leaves the paused run paused: it resumes, its call runs once", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const store = yield* RunStore.RunStore
+      const memory = yield* ChatMemory.ChatMemory
+      const paused = yield* pausedRun(agent, "c-append")
+      const before = yield* memory.get("c-append")
+      const failing: ChatMemory.ChatMemory.Service = { ...memory, append: () => Effect.fail(new ChatMemory.MemoryError({ message: "disk full" })) }
+      const refused = yield* Effect.flip(Agent.run(agent, { input: "never mind", conversationId: "c-append" }).pipe(
+        Effect.provideService(ChatMemory.ChatMemory, failing),
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("unused")]))
+      ))
+      expect([refused._tag, refused.message]).toEqual(["MemoryError", "disk full"])
+      expect((yield* store.list({ status: "paused" })).map((r) => r.runId)).toEqual([paused.runId])
+      expect(yield* memory.get("c-append")).toEqual(before)
+      const done = yield* Agent.resume(agent, paused.runId, Decision.approveAll())
+      expect(done._tag).toBe("Completed")
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
   it.effect("a resume whose conversation cannot be written back (ChatMemory.replace fails) pauses the run again: nothing ran, and it resumes by id", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()

@@ -77,7 +77,11 @@ export const errorFromStatus = (options: {
   })
 }
 
-/** The server's own error message: `{error: {message}}`, `{error: "…"}`, `{message}`, `[{error: {message}}]`, else the body's start. */
+/**
+ * The server's own error message: `{error: {message}}`, `{error: "…"}`, `{message}`,
+ * `[{error: {message}}]`, else the body. Not cut here: `maskError` cuts the whole message
+ * once the credentials in it are masked.
+ */
 const serverErrorMessage = (body: string | undefined): string | undefined => {
   if (body === undefined) return undefined
   const trimmed = body.trim()
@@ -86,9 +90,9 @@ const serverErrorMessage = (body: string | undefined): string | undefined => {
     const message = errorObject(JSON.parse(trimmed))?.message
     if (typeof message === "string" && message.trim().length > 0) return message.trim()
   } catch {
-    // not JSON: show its start
+    // not JSON: the body itself
   }
-  return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed
+  return trimmed
 }
 
 const codeReasons: { readonly [code: string]: ChatModel.ModelError["reason"] } = {

@@ -92,6 +92,18 @@ const unreadable = (provider: string, what: string, text: string) =>
     message: `${provider} sent ${what}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
   })
 
+/** The most of an error answer's body that is read: its message is quoted from there. */
+const errorBodyLimit = 64 * 1024
+
+/** The start of an error answer's body (up to {@link errorBodyLimit} characters; the rest is not read), if it can be read. */
+const errorBody = (response: HttpClientResponse.HttpClientResponse) =>
+  response.stream.pipe(
+    Stream.decodeText(),
+    Stream.runFoldWhile("", (text) => text.length < errorBodyLimit, (text, chunk) => text + chunk),
+    Effect.map((text) => text.slice(0, errorBodyLimit)),
+    Effect.option
+  )
+
 /**
  * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
  * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
@@ -114,7 +126,7 @@ const send = (
     )
     const response = yield* Effect.mapError(client.execute(request), (error) => networkError(target.provider, error))
     if (response.status >= 200 && response.status < 300) return response
-    const text = yield* Effect.option(response.text)
+    const text = yield* errorBody(response)
     return yield* Effect.fail(errorFromStatus({
       provider: target.provider,
       status: response.status,

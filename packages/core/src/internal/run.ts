@@ -203,13 +203,11 @@ export const holdConversation = (
  * neutral "cancelled" result, so that the model never sees a call without an answer. The crashed
  * runs (in a batch or in a model call), and the runs paused on the conversation, are marked
  * failed: this turn supersedes them (a paused one could no longer resume: its calls are
- * answered now; a crashed one could no longer be recovered over this turn).
+ * answered now; a crashed one could no longer be recovered over this turn). A paused one only
+ * once the closed calls and the input are written: when that write fails, it stays resumable.
  */
 const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
-  for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
-    yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
-  }
   const dangling = danglingToolCalls(run.history)
   const recorded = new Map<string, Outcome>()
   if (run.store.durable) {
@@ -223,11 +221,13 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
       yield* run.store.transition(taken.runId, { from: { status: "running", version: taken.version }, to: "failed" })
     }
   }
-  if (dangling.length > 0) {
-    const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
-    yield* appendMessages(run, results.map(resultMessage))
+  const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
+  // one write: the closed calls and the input are in the conversation together, or neither is
+  yield* appendMessages(run, [...results.map(resultMessage), user(input)])
+  // once this turn's input is written: a turn that fails before leaves them resumable
+  for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
+    yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
   }
-  yield* appendMessages(run, [user(input)])
 })
 
 /**
