@@ -208,7 +208,7 @@ export const fromLanguageModel = (
         Stream.withSpan("AiChatModel.stream", { attributes: { provider } })
       )
 
-    return viaAnswerTool(provider, { model: options?.model, generate, stream })
+    return viaAnswerTool(provider, { model: options?.model, provider: options?.providerName, generate, stream })
   })
 
 /**

@@ -13,6 +13,7 @@ import { streaming, weatherAgent } from "./fixtures.js"
 import { unwritable } from "../src/internal/wireJson.js"
 import { all, framed, streamedAnswer, type WireFormat } from "./formats.js"
 import { hang, hangAfter, json, loopback, sse } from "./loopback.js"
+import { recordingTracer } from "./scenarios.js"
 
 interface Outcome {
   readonly tag: AgentExit.AgentExit["_tag"] | ChatModel.ModelError["reason"]
@@ -149,6 +150,21 @@ for (const format of all) {
           })
           expect([text.tag, text.message!.length <= 1_001, text.message!.endsWith("xxx…")]).toEqual(["Unavailable", true, true])
         }))
+
+      it.live(`${mode}: a model call that fails still names its model and provider on its span`, () =>
+        Effect.gen(function*() {
+          const server = yield* loopback((_req, res) => json(res, { error: { message: "no such model", type: "invalid_request_error" } }, 400))
+          const { spans, tracer } = recordingTracer()
+          const model = format.model(server.url, { ...generous, retry: retryTwice })
+          const exit = yield* Effect.exit(Agent.run(yield* weatherAgent, { input: "Weather in Oslo?" }).pipe(
+            Effect.provide(streamed ? streaming(model) : model),
+            Effect.withTracer(tracer)
+          ))
+          expect(Exit.isFailure(exit)).toBe(true)
+          const span = spans.find((s) => s.name === "agentfx.model")
+          expect([span?.attributes.get("gen_ai.request.model"), span?.attributes.get("gen_ai.provider.name")])
+            .toEqual([format.modelName, format.telemetry.provider])
+        }).pipe(Effect.scoped))
 
       it.live(`${mode}: 503 with a Retry-After beyond maxRetryAfter — Unavailable at once`, () =>
         Effect.map(

@@ -60,7 +60,10 @@ export const collect = (req: ChatModel.ChatRequest = request()) =>
 
 /** The adapter with its `generate` running its `stream`: drives the loop over the streaming wire format. */
 export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
-  Layer.effect(ChatModel.ChatModel, Effect.map(ChatModel.ChatModel, (inner) => ChatModel.fromStream(inner.stream))).pipe(
+  Layer.effect(
+    ChatModel.ChatModel,
+    Effect.map(ChatModel.ChatModel, (inner) => ({ ...ChatModel.fromStream(inner.stream), model: inner.model, provider: inner.provider }))
+  ).pipe(
     Layer.provide(layer)
   )
 

@@ -309,6 +309,12 @@ export declare namespace ChatModel {
   export interface Service {
     /** The model's name, for telemetry (`gen_ai.request.model`), when the adapter knows it. */
     readonly model?: string | undefined
+    /**
+     * Who answers, as OpenTelemetry's GenAI conventions name providers (`"openai"`, …), when the
+     * adapter knows it: the model call's `gen_ai.provider.name`, set before the call, so that a
+     * call that fails carries it too.
+     */
+    readonly provider?: string | undefined
     /** One model call. Interrupting it must abort the underlying request. */
     readonly generate: (request: ChatRequest) => Effect.Effect<ChatResponse, ModelError>
     /**

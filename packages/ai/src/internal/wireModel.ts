@@ -118,5 +118,5 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
       Stream.withSpan(`${options.span}.stream`, { attributes })
     )
 
-  return { model: options.model, generate, stream }
+  return { model: options.model, provider: options.providerName, generate, stream }
 }

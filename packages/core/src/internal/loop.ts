@@ -141,9 +141,15 @@ export const budgetExceeded = Effect.fnUntraced(function*(
  * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
  */
 const callModel = (run: RunState) => (input: ModelInput): Effect.Effect<ChatResponse, ModelError> =>
-  run.traced && run.model.model !== undefined
-    ? Effect.zipRight(annotate(true, () => ({ "gen_ai.request.model": run.model.model })), respond(run, run.model, input))
+  run.traced && (run.model.model !== undefined || run.model.provider !== undefined)
+    ? Effect.zipRight(annotate(true, () => modelAttributes(run.model)), respond(run, run.model, input))
     : respond(run, run.model, input)
+
+/** What the model service names of itself, as GenAI attributes. */
+const modelAttributes = (model: ChatModel["Type"]): Record<string, unknown> => ({
+  ...(model.model === undefined ? {} : { "gen_ai.request.model": model.model }),
+  ...(model.provider === undefined ? {} : { "gen_ai.provider.name": model.provider })
+})
 
 const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }: ModelInput): Effect.Effect<ChatResponse, ModelError> => {
   if (run.sinks.length === 0) return model.generate(request)
