@@ -1,6 +1,6 @@
 import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { maskError, masker } from "../src/internal/mask.js"
+import { maskError, masker, quote } from "../src/internal/mask.js"
 
 describe("masker", () => {
   const mask = masker(["sk-proj-abcdef123456", "k3y", "", "  "])
@@ -51,5 +51,15 @@ describe("maskError", () => {
     expect([masked.message, masked.reason, masked.status]).toEqual([`${"x".repeat(990)}*** and mo…`, "InvalidRequest", 400])
     const short = new ChatModel.ModelError({ reason: "Other", message: "nothing to hide" })
     expect(maskError(masker([key]))(short)).toBe(short)
+  })
+})
+
+describe("quote", () => {
+  it("cuts between words, before the word the limit falls in: a credential is quoted whole or not at all", () => {
+    expect(quote("bad key sk-live-abc, retry", 12)).toBe("bad key …")
+    expect(quote("bad key sk-live-abc, retry", 19)).toBe("bad key sk-live-abc…")
+    expect(quote(`{"key":"sk-live-abc"}`, 12)).toBe(`{"key":"…`)
+    expect(quote("sk-live-abc", 5)).toBe("…")
+    expect(quote("short", 5)).toBe("short")
   })
 })

@@ -46,6 +46,18 @@ export const masker = (secrets: ReadonlyArray<string>): (text: string) => string
   }
 }
 
+/**
+ * The start of `text` for a message quoting it: at most `length` characters (then `…`), cut
+ * between two words — before the word the limit falls in — so that no credential is split:
+ * the mask, applied to the whole message afterwards, finds each one whole or not at all.
+ */
+export const quote = (text: string, length: number): string => {
+  if (text.length <= length) return text
+  let end = length
+  while (end > 0 && !stop.test(text[end - 1]!) && !stop.test(text[end]!)) end--
+  return `${text.slice(0, end)}…`
+}
+
 /** The most characters of a `ModelError`'s message: a server's own message is quoted up to there. */
 export const messageLimit = 1_000
 

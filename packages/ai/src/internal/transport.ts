@@ -10,7 +10,7 @@ import { HttpClientRequest } from "@effect/platform"
 import type { Duration } from "effect"
 import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
-import { masker } from "./mask.js"
+import { masker, quote } from "./mask.js"
 import { idle } from "./timeout.js"
 import { unwritable, writeJson } from "./wireJson.js"
 
@@ -89,7 +89,7 @@ const networkError = (provider: string, error: HttpClientError.HttpClientError):
 const unreadable = (provider: string, what: string, text: string) =>
   new ChatModel.ModelError({
     reason: "InvalidResponse",
-    message: `${provider} sent ${what}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
+    message: `${provider} sent ${what}: ${quote(text, 200)}`
   })
 
 /** The most of an error answer's body that is read: its message is quoted from there. */

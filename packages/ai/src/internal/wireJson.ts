@@ -4,6 +4,7 @@
  */
 import { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
+import { quote } from "./mask.js"
 import type * as Sse from "./sse.js"
 
 export type JsonObject = { readonly [key: string]: unknown }
@@ -22,7 +23,7 @@ export const invalid = (message: string) => new ChatModel.ModelError({ reason: "
 export const parseEvent = (event: Sse.Event, provider: string): Either.Either<unknown, ChatModel.ModelError> =>
   Either.try({
     try: (): unknown => JSON.parse(event.data),
-    catch: () => invalid(`${provider} sent a stream event that is not JSON: ${event.data.slice(0, 200)}`)
+    catch: () => invalid(`${provider} sent a stream event that is not JSON: ${quote(event.data, 200)}`)
   })
 
 /**
@@ -57,9 +58,8 @@ export const writeJson = (value: unknown): string | undefined => {
 /** What a message shows of a value that cannot be written as JSON. */
 export const unwritable = `(a value nested deeper than ${writableDepth} levels, or not JSON)`
 
-/** The start of `value`'s JSON for a message, at most `length` characters (then `…`); a marker for a value that cannot be written. */
+/** The start of `value`'s JSON for a message, at most `length` characters (`quote`); a marker for a value that cannot be written. */
 export const snippet = (value: unknown, length: number): string => {
   const written = writeJson(value)
-  if (written === undefined) return unwritable
-  return written.length > length ? `${written.slice(0, length)}…` : written
+  return written === undefined ? unwritable : quote(written, length)
 }
