@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import type * as Http from "node:http"
 import { collect, generate } from "./fixtures.js"
-import { all, type WireFormat } from "./formats.js"
+import { all, framed, streamedAnswer, type WireFormat } from "./formats.js"
 import { loopback } from "./loopback.js"
 
 const noRetry = { schedule: Schedule.stop }
@@ -49,6 +49,17 @@ const quoted: ReadonlyArray<{ readonly what: string; readonly streamed: boolean;
 
 for (const format of all) {
   describe(`hostile server: ${format.name}`, () => {
+    it.live("an event stream whose lines end in a lone CR (WHATWG allows it): the answer", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => raw(framed(format, streamedAnswer(format)).replace(/\n/g, "\r"), "text/event-stream")(res))
+        const parts = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })))
+        expect(parts.map((part) => (part._tag === "TextDelta" ? part.text : part.response.text))).toEqual([
+          "It is sunny ",
+          "in Oslo.",
+          "It is sunny in Oslo."
+        ])
+      }).pipe(Effect.scoped))
+
     it.live("a key echoed where a quote is cut: never a piece of it in the message", () =>
       Effect.gen(function*() {
         for (const site of quoted) {

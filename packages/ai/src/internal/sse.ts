@@ -1,5 +1,6 @@
 /**
- * Server-sent events from text, per the WHATWG rules the providers follow: `data:` lines
+ * Server-sent events from text, per the WHATWG rules the providers follow: lines end at LF,
+ * CR LF or a lone CR (`Stream.splitLines` alone takes no lone CR), `data:` lines
  * joined by newlines, `event:` naming the event (default `message`), comments (`:`) and
  * other fields skipped, a blank line ending each event; an event the stream ends inside is
  * dropped. One field beyond the rules: llama.cpp's server (builds up to mid-2025) sends a
@@ -20,7 +21,15 @@ export const events = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<E
   Stream.suspend(() => {
     let name = ""
     let data: Array<string> = []
+    /** The last chunk ended in CR: an LF starting this one is the same line ending. */
+    let afterCR = false
     return text.pipe(
+      Stream.map((chunk) => {
+        if (chunk.length === 0) return chunk
+        const rest = afterCR && chunk[0] === "\n" ? chunk.slice(1) : chunk
+        afterCR = chunk.endsWith("\r")
+        return rest.replace(/\r\n?/g, "\n")
+      }),
       Stream.splitLines,
       Stream.mapConcat((line): ReadonlyArray<Event> => {
         if (line.length === 0) {
