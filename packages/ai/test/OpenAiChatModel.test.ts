@@ -31,6 +31,21 @@ const streamedCall = [
   }
 ]
 
+/** Text streamed, then a call that only `response.completed` lists (a compatible server that streams no function-call events). */
+const callOnlyInFinal = [
+  { type: "response.created", sequence_number: 0, response: Recorded.envelope({ status: "in_progress" }) },
+  { type: "response.output_text.delta", sequence_number: 1, output_index: 0, content_index: 0, item_id: "msg_1", delta: "Let me check." },
+  {
+    type: "response.completed",
+    sequence_number: 2,
+    response: Recorded.envelope({
+      status: "completed",
+      output: [responsesMessage("Let me check."), functionCall("call_oslo", "Oslo")],
+      usage: Recorded.usage(20, 5)
+    })
+  }
+]
+
 const expectedSecondInput = [
   { role: "system", content: "You are a weather bot." },
   { role: "user", content: [{ type: "input_text", text: "Weather in Oslo?" }] },
@@ -63,6 +78,16 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
       ],
       finishReason: "tool-calls",
       usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 }
+    })
+  ],
+  [
+    "text streamed, a call only in response.completed: the call is kept, never an answer without it",
+    callOnlyInFinal,
+    Either.right({
+      text: "Let me check.",
+      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+      finishReason: "tool-calls",
+      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
     })
   ],
   ["events without sequence_number", Recorded.unnumbered, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],

@@ -156,8 +156,8 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
  * Reads a streamed response. Text comes from `response.output_text.delta`, a refusal from
  * `response.refusal.delta`; function calls from `response.output_item.added`, their
  * argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
- * (which replace the deltas). `response.completed` and `response.incomplete` end the
- * answer; `response.failed` and `error` fail it with the server's error. A stream that ends
+ * (which replace the deltas), and any call the final response lists that was not streamed.
+ * `response.completed` and `response.incomplete` end the answer; `response.failed` and `error` fail it with the server's error. A stream that ends
  * before one of them was cut (`InvalidResponse`).
  */
 const reader = (provider: string): StreamReader => {
@@ -236,8 +236,10 @@ const reader = (provider: string): StreamReader => {
     if (final === undefined) {
       return Either.left(invalid(`${provider}'s stream ended before the answer did (no response.completed): the connection was cut`))
     }
-    const nothingStreamed = calls.length === 0 && streamedText.length === 0
-    return Either.right(toResponse(final, nothingStreamed ? outputOf(final) : { text: streamedText, refused, calls }))
+    const whole = outputOf(final)
+    if (calls.length === 0 && streamedText.length === 0) return Either.right(toResponse(final, whole))
+    const unstreamed = whole.calls.filter((call) => !calls.some((streamed) => streamed.id === call.id))
+    return Either.right(toResponse(final, { text: streamedText, refused, calls: [...calls, ...unstreamed] }))
   }
 
   return { add, finished: () => final !== undefined, response }
