@@ -245,6 +245,8 @@ describe("AiChatModel", () => {
     Effect.gen(function*() {
       const response = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 99)]) })))
       expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+      const absurd = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(Infinity, -5, 99)]) })))
+      expect(absurd.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
     }))
 
   it.effect("a timeout that is not a positive duration fails each call with InvalidRequest", () =>

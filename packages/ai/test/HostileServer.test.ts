@@ -2,13 +2,25 @@
  * A hostile or careless server, in each wire format: what it sends must end the call as an
  * answer or a typed `ModelError`, quoting the server without a piece of a credential in it.
  */
-import type { ChatModel } from "@agentfx/core"
+import { Agent, type ChatModel, Decision, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, Schedule, Schema } from "effect"
 import type * as Http from "node:http"
 import { collect, generate } from "./fixtures.js"
-import { all, framed, streamedAnswer, type WireFormat } from "./formats.js"
-import { loopback } from "./loopback.js"
+import {
+  all,
+  anthropic,
+  anthropicMessage,
+  chatCompletions,
+  completion,
+  framed,
+  responses,
+  responsesMessage,
+  streamedAnswer,
+  type WireFormat
+} from "./formats.js"
+import { json, loopback } from "./loopback.js"
+import * as Recorded from "./recordings/responses.js"
 
 const noRetry = { schedule: Schedule.stop }
 
@@ -46,6 +58,61 @@ const quoted: ReadonlyArray<{ readonly what: string; readonly streamed: boolean;
     type: "application/json"
   }
 ]
+
+/**
+ * A non-streamed answer "hi" whose input count is `1e400` (JSON that `JSON.parse` reads as
+ * `Infinity`) and whose output count is -5, in each format.
+ */
+const absurdUsage = (format: WireFormat, call?: { readonly id: string; readonly name: string; readonly args: object }) => {
+  const body = format === chatCompletions
+    ? completion(
+      call === undefined
+        ? { content: "hi" }
+        : { tool_calls: [{ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
+      call === undefined ? "stop" : "tool_calls",
+      { prompt_tokens: 111_111, completion_tokens: 222_222 }
+    )
+    : format === responses
+    ? Recorded.envelope({ status: "completed", output: [responsesMessage("hi")], usage: Recorded.usage(111_111, 222_222) })
+    : anthropicMessage([{ type: "text", text: "hi" }], "end_turn", 111_111, 222_222)
+  return JSON.stringify(body).replace("111111", "1e400").replace("222222", "-5")
+}
+
+/** A tool a person must approve: the run pauses with a checkpoint. */
+const send = Tool.make("send", {
+  description: "Sends a note",
+  parameters: Schema.Struct({ to: Schema.String }),
+  success: Schema.String,
+  needsApproval: true,
+  handler: ({ to }) => Effect.succeed(`sent to ${to}`)
+})
+
+describe("hostile server: token counts", () => {
+  for (const format of [chatCompletions, responses, anthropic]) {
+    it.live(`${format.name}: a count that is infinite or negative is not a count — 0, as if not sent`, () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => raw(absurdUsage(format), "application/json")(res))
+        const response = yield* generate().pipe(Effect.provide(format.model(server.url, { retry: noRetry })))
+        expect([response.text, response.usage]).toEqual(["hi", { inputTokens: 0, outputTokens: 0, totalTokens: 0 }])
+      }).pipe(Effect.scoped))
+  }
+
+  it.live("a run paused after an answer counting 1e400 tokens resumes from its checkpoint stored as JSON", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res, index) =>
+        index === 0
+          ? raw(absurdUsage(chatCompletions, { id: "call_1", name: "send", args: { to: "Ada" } }), "application/json")(res)
+          : json(res, completion({ content: "Sent." }, "stop"))
+      )
+      const agent = Agent.make({ tools: [send] })
+      const model = chatCompletions.model(server.url, { retry: noRetry })
+      const paused = yield* Agent.run(agent, { input: "Send Ada a note" }).pipe(Effect.provide(model))
+      if (paused._tag !== "Paused") throw new Error(`expected a pause, got ${paused._tag}`)
+      const stored: unknown = JSON.parse(JSON.stringify(paused.checkpoint))
+      const resumed = yield* Agent.resume(agent, stored, Decision.approveAll()).pipe(Effect.provide(model))
+      expect([resumed._tag, resumed._tag === "Completed" && resumed.text]).toEqual(["Completed", "Sent."])
+    }).pipe(Effect.scoped))
+})
 
 for (const format of all) {
   describe(`hostile server: ${format.name}`, () => {

@@ -11,7 +11,7 @@ import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
+import { count, invalid, isCount, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 type Json = JsonObject
@@ -177,7 +177,7 @@ const reader = (provider: string): StreamReader => {
   let stopped = false
   const addUsage = (value: unknown) => {
     if (!isObject(value)) return
-    wireUsage = { ...wireUsage, ...Object.fromEntries(Object.entries(value).filter(([, count]) => typeof count === "number")) }
+    wireUsage = { ...wireUsage, ...Object.fromEntries(Object.entries(value).filter(([, tokens]) => isCount(tokens))) }
   }
 
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))

@@ -11,7 +11,7 @@ import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireParameters } from "./toolSchema.js"
-import { invalid, isObject, parseEvent } from "./wireJson.js"
+import { count, invalid, isObject, parseEvent } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -171,10 +171,10 @@ const finishReason = (reason: string | null | undefined): ChatModel.FinishReason
   }
 }
 
-/** The usage rule of every adapter: counts the server did not send are 0, the total is input + output. */
+/** The usage rule of every adapter: counts the server did not send (or sent as no count: infinite, negative) are 0, the total is input + output. */
 const usage = (wire: typeof UsageWire.Type | null | undefined): ChatModel.Usage => {
-  const inputTokens = wire?.prompt_tokens ?? 0
-  const outputTokens = wire?.completion_tokens ?? 0
+  const inputTokens = count(wire?.prompt_tokens)
+  const outputTokens = count(wire?.completion_tokens)
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 

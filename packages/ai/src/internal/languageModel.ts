@@ -9,7 +9,7 @@ import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
-import { invalid } from "./wireJson.js"
+import { count, invalid } from "./wireJson.js"
 
 /** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
@@ -85,10 +85,10 @@ const finishReasons: { readonly [K in Response.FinishReason]: ChatModel.FinishRe
 /** `@effect/ai`'s finish reason (`pause` becomes `other`). */
 export const finishReason = (reason: Response.FinishReason): ChatModel.FinishReason => finishReasons[reason]
 
-/** The usage rule of every adapter: counts the provider did not report are 0, the total is input + output. */
+/** The usage rule of every adapter: counts the provider did not report (or reported as no count: infinite, negative) are 0, the total is input + output. */
 export const usage = (usage: Response.Usage): ChatModel.Usage => {
-  const inputTokens = usage.inputTokens ?? 0
-  const outputTokens = usage.outputTokens ?? 0
+  const inputTokens = count(usage.inputTokens)
+  const outputTokens = count(usage.outputTokens)
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 

@@ -78,7 +78,7 @@ const requestBody = (model: string, strict: boolean) => (request: ChatModel.Chat
   }
 }
 
-/** The usage rule of every adapter: counts the server did not send are 0, the total is input + output. */
+/** The usage rule of every adapter: counts the server did not send (or sent as no count: infinite, negative) are 0, the total is input + output. */
 const usage = (response: Json): ChatModel.Usage => {
   const wire = isObject(response.usage) ? response.usage : {}
   const inputTokens = count(wire.input_tokens)
