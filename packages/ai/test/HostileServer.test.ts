@@ -4,7 +4,7 @@
  */
 import { Agent, type ChatModel, Decision, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule, Schema } from "effect"
+import { Chunk, Effect, Fiber, Option, Schedule, Schema, TestClock } from "effect"
 import type * as Http from "node:http"
 import { collect, generate } from "./fixtures.js"
 import {
@@ -19,7 +19,7 @@ import {
   streamedAnswer,
   type WireFormat
 } from "./formats.js"
-import { json, loopback } from "./loopback.js"
+import { eventually, json, loopback } from "./loopback.js"
 import * as Recorded from "./recordings/responses.js"
 
 const noRetry = { schedule: Schedule.stop }
@@ -114,6 +114,12 @@ describe("hostile server: token counts", () => {
     }).pipe(Effect.scoped))
 })
 
+/** Bodies that stall after their start, and how the stream fails: the status's error (its body unread), or the idle timeout. */
+const stalls: ReadonlyArray<readonly [number, string, ChatModel.ModelError["reason"], string]> = [
+  [401, "{\"error\": {\"message\": \"bad ke", "Unauthorized", "answered HTTP 401. Check the API key."],
+  [200, "{\"choices\": [", "Unavailable", "sent nothing for 30s (idleTimeout)."]
+]
+
 for (const format of all) {
   describe(`hostile server: ${format.name}`, () => {
     it.live("an event stream whose lines end in a lone CR (WHATWG allows it): the answer", () =>
@@ -126,6 +132,25 @@ for (const format of all) {
           "It is sunny in Oslo."
         ])
       }).pipe(Effect.scoped))
+
+    for (const [status, start, reason, ending] of stalls) {
+      it.effect(`a stream answered HTTP ${status} with a JSON body that stalls: idleTimeout bounds it (${reason}), as it bounds events`, () =>
+        Effect.gen(function*() {
+          const server = yield* loopback((_req, res) => {
+            res.writeHead(status, { "content-type": "application/json" })
+            res.write(start)
+          })
+          const model = format.model(server.url, { retry: noRetry, idleTimeout: "30 seconds", requestTimeout: "10 minutes" })
+          const fiber = yield* Effect.fork(collect().pipe(Effect.provide(model), Effect.flip))
+          yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 30_000)))
+          yield* TestClock.adjust("29999 millis")
+          expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+          yield* TestClock.adjust("1 millis")
+          const error = yield* Fiber.join(fiber)
+          expect([error.reason, error.message.endsWith(ending)]).toEqual([reason, true])
+          yield* eventually(() => server.aborted.length === 1)
+        }).pipe(Effect.scoped))
+    }
 
     it.live("a key echoed where a quote is cut: never a piece of it in the message", () =>
       Effect.gen(function*() {

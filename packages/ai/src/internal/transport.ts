@@ -95,9 +95,19 @@ const unreadable = (provider: string, what: string, text: string) =>
 /** The most of an error answer's body that is read: its message is quoted from there. */
 const errorBodyLimit = 64 * 1024
 
+/** An answer's body as it is read: the bytes, or the `ModelError` that ends them. */
+type Body = (response: HttpClientResponse.HttpClientResponse) => Stream.Stream<Uint8Array, ChatModel.ModelError>
+
+/** The body as the server sends it, bounded by nothing but the attempt's `requestTimeout`. */
+const whole = (target: Endpoint): Body => (response) => Stream.mapError(response.stream, (error) => networkError(target.provider, error))
+
+/** The body, failing once no bytes came for `idleTimeout` (the bound of every body a streamed call reads). */
+const idleBounded = (target: Endpoint, idleTimeout: Duration.Duration): Body => (response) =>
+  idle(whole(target)(response), idleTimeout, target.provider)
+
 /** The start of an error answer's body (up to {@link errorBodyLimit} characters; the rest is not read), if it can be read. */
-const errorBody = (response: HttpClientResponse.HttpClientResponse) =>
-  response.stream.pipe(
+const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
+  bytes.pipe(
     Stream.decodeText(),
     Stream.runFoldWhile("", (text) => text.length < errorBodyLimit, (text, chunk) => text + chunk),
     Effect.map((text) => text.slice(0, errorBodyLimit)),
@@ -107,13 +117,15 @@ const errorBody = (response: HttpClientResponse.HttpClientResponse) =>
 /**
  * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
  * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
- * its status, quoting the server.
+ * its status, quoting the server (its body read as `read` reads it: one that stalls or
+ * breaks is not quoted).
  */
 const send = (
   client: HttpClient.HttpClient,
   target: Endpoint,
   body: () => unknown,
-  accept: string
+  accept: string,
+  read: Body
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, ChatModel.ModelError> =>
   Effect.gen(function*() {
     const unencodable = (cause: unknown) => invalidRequest(`could not encode the request to ${target.provider}: ${String(cause)}`)
@@ -126,7 +138,7 @@ const send = (
     )
     const response = yield* Effect.mapError(client.execute(request), (error) => networkError(target.provider, error))
     if (response.status >= 200 && response.status < 300) return response
-    const text = yield* errorBody(response)
+    const text = yield* errorBody(read(response))
     return yield* Effect.fail(errorFromStatus({
       provider: target.provider,
       status: response.status,
@@ -136,10 +148,10 @@ const send = (
     }))
   })
 
-/** The JSON of a response body; an error envelope fails with the server's error. */
-const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientResponse) =>
+/** The JSON of a response body, read as `read` reads it; an error envelope fails with the server's error. */
+const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientResponse, read: Body) =>
   Effect.gen(function*() {
-    const text = yield* Effect.mapError(response.text, (error) => networkError(target.provider, error))
+    const text = yield* Stream.mkString(Stream.decodeText(read(response)))
     const parsed = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: () => unreadable(target.provider, "a body that is not JSON", text.trim())
@@ -153,12 +165,13 @@ const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientRespo
  * (`{ error: … }`) fails with the server's message and the error's class.
  */
 export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: () => unknown): Effect.Effect<unknown, ChatModel.ModelError> =>
-  Effect.flatMap(send(client, target, body, "application/json"), (response) => readJson(target, response))
+  Effect.flatMap(send(client, target, body, "application/json", whole(target)), (response) => readJson(target, response, whole(target)))
 
 /**
  * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
- * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s). A JSON answer where events were asked for fails: with the server's
- * message when it is an error envelope, else `InvalidResponse`.
+ * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s), whatever
+ * the body: events, JSON, or an error status's body (which then goes unquoted). A JSON answer where
+ * events were asked for fails: with the server's message when it is an error envelope, else `InvalidResponse`.
  */
 export const postStream = (
   client: HttpClient.HttpClient,
@@ -166,17 +179,13 @@ export const postStream = (
   body: () => unknown,
   idleTimeout: Duration.Duration
 ): Stream.Stream<Sse.Event, ChatModel.ModelError> =>
-  send(client, target, body, "text/event-stream").pipe(
-    Effect.flatMap((response) =>
-      (response.headers["content-type"] ?? "").includes("json")
-        ? Effect.flatMap(readJson(target, response), (json) =>
-          Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", writeJson(json) ?? unwritable)))
-        : Effect.succeed(idle(
-          Stream.mapError(response.stream, (error) => networkError(target.provider, error)),
-          idleTimeout,
-          target.provider
-        ))
-    ),
+  Effect.gen(function*() {
+    const read = idleBounded(target, idleTimeout)
+    const response = yield* send(client, target, body, "text/event-stream", read)
+    if (!(response.headers["content-type"] ?? "").includes("json")) return read(response)
+    const json = yield* readJson(target, response, read)
+    return yield* Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", writeJson(json) ?? unwritable))
+  }).pipe(
     Stream.unwrap,
     Stream.decodeText(),
     Sse.events
