@@ -152,6 +152,17 @@ for (const format of all) {
         }).pipe(Effect.scoped))
     }
 
+    it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): InvalidResponse quoting it, never a cut stream", () =>
+      Effect.gen(function*() {
+        const page = "<html>\n<body>\n\n<h1>Blocked by the proxy's policy</h1>\n\n</body>\n</html>\n"
+        const server = yield* loopback((_req, res) => raw(page, "text/html; charset=utf-8")(res))
+        const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
+        expect([error.reason, error.message]).toEqual([
+          "InvalidResponse",
+          `${format.provider(server.url)} sent an HTML page where an event stream was asked for: ${page.trim()}`
+        ])
+      }).pipe(Effect.scoped))
+
     it.live("a key echoed where a quote is cut: never a piece of it in the message", () =>
       Effect.gen(function*() {
         for (const site of quoted) {

@@ -105,7 +105,7 @@ const whole = (target: Endpoint): Body => (response) => Stream.mapError(response
 const idleBounded = (target: Endpoint, idleTimeout: Duration.Duration): Body => (response) =>
   idle(whole(target)(response), idleTimeout, target.provider)
 
-/** The start of an error answer's body (up to {@link errorBodyLimit} characters; the rest is not read), if it can be read. */
+/** The start of a body that is no answer — an error status's, an HTML page's — (up to {@link errorBodyLimit} characters; the rest is not read), if it can be read. */
 const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
   bytes.pipe(
     Stream.decodeText(),
@@ -171,7 +171,8 @@ export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: 
  * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
  * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s), whatever
  * the body: events, JSON, or an error status's body (which then goes unquoted). A JSON answer where
- * events were asked for fails: with the server's message when it is an error envelope, else `InvalidResponse`.
+ * events were asked for fails: with the server's message when it is an error envelope, else `InvalidResponse`;
+ * so does an HTML page (a proxy's), quoting its start.
  */
 export const postStream = (
   client: HttpClient.HttpClient,
@@ -182,7 +183,12 @@ export const postStream = (
   Effect.gen(function*() {
     const read = idleBounded(target, idleTimeout)
     const response = yield* send(client, target, body, "text/event-stream", read)
-    if (!(response.headers["content-type"] ?? "").includes("json")) return read(response)
+    const type = (response.headers["content-type"] ?? "").toLowerCase()
+    if (type.startsWith("text/html")) {
+      const page = Option.getOrElse(yield* errorBody(read(response)), () => "")
+      return yield* Effect.fail(unreadable(target.provider, "an HTML page where an event stream was asked for", page.trim()))
+    }
+    if (!type.includes("json")) return read(response)
     const json = yield* readJson(target, response, read)
     return yield* Effect.fail(unreadable(target.provider, "JSON where an event stream was asked for", writeJson(json) ?? unwritable))
   }).pipe(
