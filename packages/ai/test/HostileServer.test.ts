@@ -163,6 +163,17 @@ for (const format of all) {
         ])
       }).pipe(Effect.scoped))
 
+    it.live("an event named error whose data names its own type: the server's error, never a cut stream", () =>
+      Effect.gen(function*() {
+        const failing = `${framed(format, format.streamed.before)}event: error\ndata: {"type":"overloaded_error","message":"Overloaded"}\n\n`
+        const server = yield* loopback((_req, res) => raw(failing, "text/event-stream")(res))
+        const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
+        expect([error.reason, error.message]).toEqual([
+          "Unavailable",
+          `${format.provider(server.url)} failed mid-stream (overloaded_error): Overloaded`
+        ])
+      }).pipe(Effect.scoped))
+
     it.live("a key echoed where a quote is cut: never a piece of it in the message", () =>
       Effect.gen(function*() {
         for (const site of quoted) {

@@ -190,6 +190,8 @@ const reader = (provider: string): StreamReader => {
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
 
   const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+    // the event's name is the server's word: an `event: error` is an error, whatever its data says its type is
+    if (event.event === "error") return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
     if (!isObject(json)) return Either.right("")
     const type = text(json.type) || event.event
     const item = isObject(json.item) ? json.item : undefined
