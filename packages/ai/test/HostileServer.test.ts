@@ -38,8 +38,9 @@ const failure = (format: WireFormat, streamed: boolean, handler: (res: Http.Serv
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => handler(res))
     const model = format.model(server.url, { apiKey: key, retry: noRetry })
-    return yield* (streamed ? collect() : generate()).pipe(Effect.provide(model), Effect.flip)
-  }).pipe(Effect.scoped) as Effect.Effect<ChatModel.ModelError, unknown>
+    const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+    return yield* call.pipe(Effect.provide(model), Effect.flip)
+  }).pipe(Effect.scoped)
 
 /**
  * Places where a message quotes the start of what the server sent, each with `pad`
