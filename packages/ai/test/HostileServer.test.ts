@@ -98,6 +98,15 @@ describe("hostile server: token counts", () => {
       }).pipe(Effect.scoped))
   }
 
+  it.live("Anthropic, streamed: a count that is no count keeps the last good one", () =>
+    Effect.gen(function*() {
+      const events = framed(anthropic, streamedAnswer(anthropic)).replace("\"output_tokens\":7", "\"output_tokens\":-5")
+      const server = yield* loopback((_req, res) => raw(events, "text/event-stream")(res))
+      const parts = yield* collect().pipe(Effect.provide(anthropic.model(server.url, { retry: noRetry })))
+      const done = parts.at(-1)
+      expect(done?._tag === "Done" && done.response.usage).toEqual({ inputTokens: 30, outputTokens: 1, totalTokens: 31 })
+    }).pipe(Effect.scoped))
+
   it.live("a run paused after an answer counting 1e400 tokens resumes from its checkpoint stored as JSON", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) =>
