@@ -41,11 +41,13 @@ describe("ModelRetry", () => {
   })
 
   describe("errorFromStatus", () => {
-    it("classifies statuses: 429 and 5xx transient, 401/403 Unauthorized, other 4xx InvalidRequest", () => {
+    it("classifies statuses: 429, 5xx, 408 and 409 transient, 401/403 Unauthorized, other 4xx InvalidRequest", () => {
       const of = (status: number, headers = {}) =>
         errorFromStatus({ provider: "P", status, headers, body: undefined, nowMillis: 0 })
-      expect([429, 500, 503, 401, 403, 400, 404, 422, 302].map((status) => [of(status).reason, of(status).isTransient])).toEqual([
+      expect([429, 500, 503, 408, 409, 401, 403, 400, 404, 422, 302].map((status) => [of(status).reason, of(status).isTransient])).toEqual([
         ["RateLimited", true],
+        ["Unavailable", true],
+        ["Unavailable", true],
         ["Unavailable", true],
         ["Unavailable", true],
         ["Unauthorized", false],

@@ -33,7 +33,9 @@ export const retryAfterMillis = (
 const reasonOfStatus = (status: number): ChatModel.ModelError["reason"] =>
   status === 429
     ? "RateLimited"
-    : status >= 500 && status <= 599
+    // 408 (the server gave up waiting for the request), 409 (a lock it could not take now):
+    // retried, as OpenAI's and Anthropic's own SDKs retry them
+    : (status >= 500 && status <= 599) || status === 408 || status === 409
     ? "Unavailable"
     : status === 401 || status === 403
     ? "Unauthorized"
@@ -42,7 +44,7 @@ const reasonOfStatus = (status: number): ChatModel.ModelError["reason"] =>
     : "InvalidResponse"
 
 /**
- * A `ModelError` tagged transient or not by an HTTP status: 429 `RateLimited`, 5xx
+ * A `ModelError` tagged transient or not by an HTTP status: 429 `RateLimited`, 5xx, 408 and 409
  * `Unavailable` (both with `retryAfterMillis` when the server sent one), 401/403 `Unauthorized`, other 4xx `InvalidRequest`,
  * anything else `InvalidResponse`. The message names the provider, the status and the
  * server's own error message.
