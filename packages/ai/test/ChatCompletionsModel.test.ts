@@ -127,6 +127,21 @@ describe("ChatCompletionsModel", () => {
             { id: "kIhwkEvZ2", name: "get_weather", args: { city: "Rome" } }
           ])
       ))
+    it.live("Mistral's reasoning models: content as chunks (thinking, then text) — the text is the answer, plain and streamed", () =>
+      Effect.gen(function*() {
+        const thinking = { type: "thinking", thinking: [{ type: "text", text: "The user greets me." }] }
+        const plain = yield* loopback((_req, res) => json(res, completion({ content: [thinking, { type: "text", text: "Hello!" }] }, "stop")))
+        const answered = yield* generate().pipe(Effect.provide(model(plain.url)))
+        expect([answered.text, answered.finishReason]).toEqual(["Hello!", "stop"])
+        const streamed = yield* loopback(stream(format, [
+          chunk({ role: "assistant", content: [thinking] }),
+          chunk({ content: [{ type: "text", text: "Hel" }] }),
+          chunk({ content: "lo!" }, "stop"),
+          "[DONE]"
+        ]))
+        const parts = yield* collect().pipe(Effect.provide(model(streamed.url)))
+        expect(parts.map((part) => part._tag === "TextDelta" ? part.text : part.response.text)).toEqual(["Hel", "lo!", "Hello!"])
+      }).pipe(Effect.scoped))
     it.live("Gemini's compatible endpoint: two whole calls in one chunk, no index, empty ids", () =>
       Effect.map(
         streamedCalls([chunk({ role: "assistant", tool_calls: [{ id: "", type: "function", function: weather("Oslo") }, { id: "", type: "function", function: weather("Rome") }] })]),

@@ -27,11 +27,26 @@ const ToolCallWire = Schema.Struct({
   function: Schema.Struct({ name: Schema.String, arguments: nullish(Schema.String) })
 })
 
+/**
+ * A message's content: a string, or an array of chunks — Mistral's reasoning models send
+ * `[{ type: "thinking", thinking: […] }, { type: "text", text }]` — of which the `text` ones
+ * are the answer (the reasoning is not).
+ */
+const ContentWire = Schema.Union(Schema.String, Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })))
+
+/** The answer's text in a content, whichever way it came. */
+const contentText = (content: typeof ContentWire.Type | null | undefined): string =>
+  content === null || content === undefined
+    ? ""
+    : typeof content === "string"
+    ? content
+    : content.map((chunk) => (chunk.type === "text" ? chunk.text ?? "" : "")).join("")
+
 /** A non-streamed answer (`object: "chat.completion"`); unknown keys are ignored. */
 const Completion = Schema.Struct({
   choices: Schema.Array(Schema.Struct({
     message: Schema.Struct({
-      content: nullish(Schema.String),
+      content: nullish(ContentWire),
       refusal: nullish(Schema.String),
       tool_calls: nullish(Schema.Array(ToolCallWire))
     }),
@@ -44,7 +59,7 @@ const Completion = Schema.Struct({
 const Chunk = Schema.Struct({
   choices: nullish(Schema.Array(Schema.Struct({
     delta: nullish(Schema.Struct({
-      content: nullish(Schema.String),
+      content: nullish(ContentWire),
       refusal: nullish(Schema.String),
       tool_calls: nullish(Schema.Array(Schema.Struct({
         index: nullish(Schema.Number),
@@ -199,7 +214,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
     if (choice === undefined) return Either.left(invalid(`${provider} sent a response without choices`))
     return Either.right({
       ...answer(
-        (choice.message.content ?? "") + (choice.message.refusal ?? ""),
+        contentText(choice.message.content) + (choice.message.refusal ?? ""),
         (choice.message.refusal ?? "").length > 0,
         choice.finish_reason
       ),
@@ -243,7 +258,7 @@ const reader = (provider: string): StreamReader => {
         if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
         const delta = choice.delta
         if (delta === undefined || delta === null) continue
-        if (typeof delta.content === "string") added += delta.content
+        added += contentText(delta.content)
         if (typeof delta.refusal === "string" && delta.refusal.length > 0) {
           refused = true
           added += delta.refusal
