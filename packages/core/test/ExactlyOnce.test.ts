@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Scope, TestClock } from "effect"
-import { Agent, ChatMemory, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, ChatMemory, ChatModel, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { diskTool, Executions } from "./agentFixtures.js"
 
 const secret = Redacted.make("a-secret-of-at-least-thirty-two-bytes!")
@@ -52,6 +52,26 @@ const pausedRun = (agent: Agent.Any, conversationId?: string) =>
 const copyOf = (checkpoint: unknown) => JSON.parse(JSON.stringify(checkpoint))
 
 describe("exactly once", () => {
+  it.effect("a model reporting counts that are no counts (Infinity, NaN, negative): 0 in the run's usage, and its checkpoint copied as JSON resumes", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      let calls = 0
+      const broken = ChatModel.fromGenerate(() =>
+        Effect.succeed({
+          ...(calls++ === 0
+            ? { text: "", toolCalls: [{ id: "t1", name: "transfer", args: { to: "ada", amount: 100 } }], finishReason: "tool-calls" as const }
+            : { text: "done", toolCalls: [], finishReason: "stop" as const }),
+          usage: { inputTokens: Number.POSITIVE_INFINITY, outputTokens: -3, totalTokens: Number.NaN }
+        })
+      )
+      const paused = yield* pausedRun(agent).pipe(Effect.provideService(ChatModel.ChatModel, broken))
+      expect(paused.checkpoint.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
+      const done = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provideService(ChatModel.ChatModel, broken))
+      assert(done._tag === "Completed")
+      expect(done.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
+      expect(executed).toEqual(["t1"])
+    }))
+
   it.effect("a signed checkpoint of an ephemeral run, resumed three times in turn: the transfer runs once", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank({ signed: true })

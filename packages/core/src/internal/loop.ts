@@ -10,7 +10,7 @@ import { BudgetExceeded, MaxIterationsReached } from "../AgentError.js"
 import type * as Budget from "../Budget.js"
 import { reached } from "../Budget.js"
 import type { ChatResponse } from "../ChatModel.js"
-import { addUsage, type ChatModel, ModelError, streams } from "../ChatModel.js"
+import { addUsage, type ChatModel, ModelError, streams, type Usage } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
 import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
@@ -79,7 +79,7 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
       runId: run.runId
     }
   }, callModel(run))
-  run.usage = addUsage(run.usage, response.usage)
+  run.usage = addUsage(run.usage, counted(response.usage))
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls)])
   if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
@@ -135,6 +135,16 @@ export const budgetExceeded = Effect.fnUntraced(function*(
   const checkpoint = yield* recordStop(agent, run, "budget", batch, [])
   return yield* new BudgetExceeded({ ...over, checkpoint })
 })
+
+/** A token count that is no count (infinite, NaN, negative) is taken as 0, as the adapters take it (decision 066): the run's usage stays a number its checkpoint can hold. */
+const counted = (usage: Usage): Usage =>
+  isCount(usage.inputTokens) && isCount(usage.outputTokens) && isCount(usage.totalTokens) ? usage : {
+    inputTokens: isCount(usage.inputTokens) ? usage.inputTokens : 0,
+    outputTokens: isCount(usage.outputTokens) ? usage.outputTokens : 0,
+    totalTokens: isCount(usage.totalTokens) ? usage.totalTokens : 0
+  }
+
+const isCount = (value: number) => Number.isFinite(value) && value >= 0
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
