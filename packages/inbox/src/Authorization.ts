@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { HttpApiMiddleware, HttpApiSchema, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 
 /**
@@ -48,6 +48,28 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("@agentfx/inbox/For
   { message: Schema.String },
   HttpApiSchema.annotations({ status: 403 })
 ) {}
+
+/**
+ * {@link loopbackOrToken} was given a token that cannot guard the inbox: an empty one (an
+ * empty cookie would present it), or one holding whitespace or control characters (which
+ * `Authorization: Bearer` cannot carry, so that its `?token=` link would be refused).
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { Authorization } from "@agentfx/inbox"
+ *
+ * try {
+ *   Authorization.loopbackOrToken({ token: Redacted.make("") })
+ * } catch (error) {
+ *   if (error instanceof Authorization.InvalidToken) console.error(error.message) // "Invalid inbox token: it is empty"
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidToken extends Data.TaggedError("InvalidToken")<{ readonly message: string }> {}
 
 /**
  * The authorization hook: who decides, from the request, or a refusal.
@@ -163,7 +185,8 @@ export const nameOf = (request: HttpServerRequest.HttpServerRequest): string | u
   } catch {
     return undefined
   }
-  const name = decoded.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 64)
+  // cut by code points: a cut inside a surrogate pair would leave half a character
+  const name = Array.from(decoded.replace(/[\u0000-\u001f\u007f]/g, "").trim()).slice(0, 64).join("")
   return name.length === 0 ? undefined : name
 }
 
@@ -216,6 +239,7 @@ const bearerOf = (authorization: string | undefined) => {
  * Who decides is the name the client gives in {@link nameHeader} (the page's "Your name"
  * field): every admitted client is trusted, so the name is taken as given; without one,
  * `"local"` (no token) or `"token holder"`. For real identities, write a hook of your own.
+ * Throws {@link InvalidToken} for a token that is empty or holds whitespace or control characters.
  *
  * @example
  * ```ts
@@ -229,9 +253,20 @@ const bearerOf = (authorization: string | undefined) => {
  * @since 0.1.0
  * @category constructors
  */
-export const loopbackOrToken = (options: { readonly token?: Redacted.Redacted<string> } = {}): Authorize => (request) => {
-  const name = nameOf(request)
+export const loopbackOrToken = (options: { readonly token?: Redacted.Redacted<string> } = {}): Authorize => {
   const { token } = options
+  if (token !== undefined) {
+    const value = Redacted.value(token)
+    if (value === "") throw new InvalidToken({ message: "Invalid inbox token: it is empty" })
+    if (/[\s\p{Cc}]/u.test(value)) {
+      throw new InvalidToken({ message: "Invalid inbox token: it holds whitespace or control characters, which Authorization: Bearer cannot carry" })
+    }
+  }
+  return (request) => admit(request, token)
+}
+
+const admit = (request: HttpServerRequest.HttpServerRequest, token: Redacted.Redacted<string> | undefined): Effect.Effect<string, Unauthorized | Forbidden> => {
+  const name = nameOf(request)
   if (token !== undefined) {
     const origin = request.headers["origin"]
     if (origin !== undefined && !isOwnOrigin(origin, request.headers["host"] ?? "")) return Effect.fail(foreignOrigin(origin))

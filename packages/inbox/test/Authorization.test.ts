@@ -64,6 +64,11 @@ describe("Authorization.loopbackOrToken, without a token", () => {
     expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "x".repeat(100) })).toEqual(Either.right("x".repeat(64)))
     expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "%E0%A4%A" })).toEqual(Either.right("local"))
   })
+
+  it("a name is cut at 64 characters, not inside one: an emoji at the cut is kept whole", () => {
+    const named = judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": encodeURIComponent(`${"a".repeat(63)}😀b`) })
+    expect(named).toEqual(Either.right(`${"a".repeat(63)}😀`))
+  })
 })
 
 describe("Authorization.loopbackOrToken, with a token", () => {
@@ -103,6 +108,26 @@ describe("Authorization.loopbackOrToken, with a token", () => {
       "Forbidden: A request from another origin (null) cannot use the inbox",
       "Forbidden: A request from another origin (ftp://localhost:4180) cannot use the inbox",
       "Forbidden: A request from another origin (https://evil.example) cannot use the inbox"
+    ])
+  })
+})
+
+describe("Authorization.loopbackOrToken, with a token that cannot guard anything", () => {
+  it("refuses, when made, a token that is empty or holds whitespace or control characters (an empty one admitted an empty cookie; one with a space could not be sent as a bearer)", () => {
+    const problems = ["", "   ", "my secret", "tab\tbed", "bell\u0007"].map((token) => {
+      try {
+        Authorization.loopbackOrToken({ token: Redacted.make(token) })
+        return "accepted"
+      } catch (error) {
+        return error instanceof Authorization.InvalidToken ? error.message : `unexpected: ${String(error)}`
+      }
+    })
+    expect(problems).toEqual([
+      "Invalid inbox token: it is empty",
+      "Invalid inbox token: it holds whitespace or control characters, which Authorization: Bearer cannot carry",
+      "Invalid inbox token: it holds whitespace or control characters, which Authorization: Bearer cannot carry",
+      "Invalid inbox token: it holds whitespace or control characters, which Authorization: Bearer cannot carry",
+      "Invalid inbox token: it holds whitespace or control characters, which Authorization: Bearer cannot carry"
     ])
   })
 })
