@@ -306,6 +306,39 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual([])
     }))
 
+  it.scopedLive("a body nested 5,000 levels deep outside edited arguments and replies (a raise, a reason, a tag, an unexpected field): 400 naming the limit, never a 500; the run stays paused", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
+      const deep = "[".repeat(5_000) + "]".repeat(5_000)
+      const bodies = [
+        `{"_tag":"Continue","raise":{"tokens":${deep}}}`,
+        `{"_tag":"ByCall","decisions":{"t1":{"_tag":"Reject","message":${deep}}}}`,
+        `{"_tag":${deep}}`,
+        `{"_tag":"ApproveAll","args":${deep}}`,
+        `{"_tag":"ByCall","decisions":{"t1":{"_tag":"Approve","value":${deep}}}}`,
+        `{"_tag":"ByCall","decisions":[{"_tag":"Reply","value":${deep}}]}`
+      ]
+      for (const body of bodies) {
+        const refused = yield* request(`${runs(inbox.origin)}/${runId}/decision`, { method: "POST", headers: { "content-type": "application/json" }, body })
+        expect([refused.status, refused.body]).toEqual([400, {
+          _tag: "InvalidDecision",
+          message: "The body nests deeper than 16 levels outside edited arguments and replies (a decision has 3)"
+        }])
+      }
+      const replied = yield* request(`${runs(inbox.origin)}/${runId}/decision`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"_tag":"ByCall","decisions":{"t1":{"_tag":"Reply","value":${deep}}}}`
+      })
+      expect([replied.status, replied.body.problems]).toEqual([422, [
+        { callId: "t1", toolName: "transfer", message: "the reply's values nest deeper than 64 levels (the agent's limit)" }
+      ]])
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.runId)).toEqual([runId])
+      expect(executed).toEqual([])
+    }))
+
   it.scopedLive("per call: approve one, reject one with a reason, answer one in its place; only the approved one runs, the model reads the reason and the reply", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()

@@ -26,6 +26,45 @@ export const maxBodyBytes = 4 * 1024 * 1024
 
 const tooLarge = new InvalidDecision({ message: `The body could not be read: larger than ${maxBodyBytes} bytes, or cut off` })
 
+/**
+ * How deeply a body may nest objects and arrays outside its edited arguments and replies (a
+ * decision has three levels: the body, `decisions`, a call's decision). Those values are JSON
+ * values, checked without recursion and then against the agent's limits (a 422); anywhere
+ * else, Effect's decoding and its error messages recurse into a value, and a few thousand
+ * levels exhausted the stack (a 500).
+ */
+export const maxBodyDepth = 16
+
+const isRecord = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The body without the edited arguments and replies of a `ByCall`: what the Schema reads by recursion. */
+const withoutValues = (body: unknown): unknown => {
+  if (!isRecord(body) || body._tag !== "ByCall" || !isRecord(body.decisions)) return body
+  const decisions = Object.entries(body.decisions).map(([id, decision]) => {
+    if (!isRecord(decision) || (decision._tag !== "Approve" && decision._tag !== "Reply")) return [id, decision]
+    const { [decision._tag === "Approve" ? "args" : "value"]: _, ...rest } = decision
+    return [id, rest]
+  })
+  return { ...body, decisions: Object.fromEntries(decisions) }
+}
+
+/** Whether `value` nests objects and arrays deeper than `limit`; iterative, so any depth is measured. */
+const deeperThan = (value: unknown, limit: number): boolean => {
+  const pending: Array<readonly [unknown, number]> = [[value, 0]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next
+    if (typeof item !== "object" || item === null) continue
+    if (depth === limit) return true
+    for (const child of Object.values(item)) pending.push([child, depth + 1])
+  }
+  return false
+}
+
+const tooDeep = new InvalidDecision({
+  message: `The body nests deeper than ${maxBodyDepth} levels outside edited arguments and replies (a decision has 3)`
+})
+
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
 /** The handlers of the runs group, over the given agents (by name) and live runs. */
@@ -92,6 +131,7 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
             try: (): unknown => JSON.parse(text),
             catch: (error) => new InvalidDecision({ message: `The body is not JSON: ${error instanceof Error ? error.message : String(error)}` })
           })
+          if (deeperThan(withoutValues(body), maxBodyDepth)) return yield* tooDeep
           const decision = yield* decodeDecision(body, { onExcessProperty: "error" }).pipe(
             Effect.mapError((error) => new InvalidDecision({ message: `The body is not a Decision: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
           )
