@@ -9,7 +9,7 @@
  * | `GET /inbox/assets/:file` | its script and style |
  * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
  * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
- * | `POST /inbox/api/runs/:runId/decision` | a `Decision` (JSON): resumes the run, 202 once its claim is won |
+ * | `POST /inbox/api/runs/:runId/decision?revision=` | a `Decision` (JSON): resumes the run (at that revision, when named), 202 once its claim is won |
  * | `GET /inbox/api/runs/:runId/events` | the resumed run's events, as Server-Sent Events, until it completes, pauses or fails |
  *
  * @since 0.1.0
@@ -36,6 +36,8 @@ export const PendingSummary = Schema.Struct({ callId: Schema.String, toolName: S
 
 /**
  * A paused run in the list. `ageMillis`: how long it has been paused, by the server's clock.
+ * `revision`: the record's version at this pause; a decision that names it (`?revision=`)
+ * applies to this pause only — decided and paused again since, it is `AlreadyDecided`.
  *
  * @example
  * ```ts
@@ -52,6 +54,7 @@ export const RunSummary = Schema.Struct({
   agent: Schema.String,
   conversationId: Schema.String,
   ephemeral: Schema.Boolean,
+  revision: Schema.Int,
   reason: Checkpoint.Reason,
   pausedAt: Schema.Number,
   ageMillis: Schema.Number,
@@ -209,8 +212,9 @@ export class NoLiveEvents extends Schema.TaggedError<NoLiveEvents>("@agentfx/inb
 ) {}
 
 /**
- * Someone else decided first (`RunAlreadyResumed`): `status` is where the run is now,
- * `decidedBy` who decided, `decidedAt` when, when known. Nothing ran for this decision. 409.
+ * Someone else decided first (`RunAlreadyResumed`), or decided the revision the decision
+ * names and the run paused again: `status` is where the run is now, `decidedBy` who decided,
+ * `decidedAt` when, when known. Nothing ran for this decision. 409.
  *
  * @example
  * ```ts
@@ -377,6 +381,7 @@ export class RunsGroup extends HttpApiGroup.make("inboxRuns")
   )
   .add(
     HttpApiEndpoint.post("decide")`/inbox/api/runs/${runId}/decision`
+      .setUrlParams(Schema.Struct({ revision: Schema.optional(Schema.NumberFromString.pipe(Schema.int())) }))
       .setPayload(Decision.Decision)
       .addSuccess(DecisionAccepted, { status: 202 })
       .addError(InvalidDecision)

@@ -9,7 +9,7 @@ import { describe, validate } from "./validate.js"
 
 /**
  * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, error?: { reason: string, message: string } }} PendingCall
- * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
+ * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
  * @typedef {Omit<RunSummary, "pending"> & { pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string> }} RunDetail
  * @typedef {{ ok: boolean, status: number, body: any }} Reply
  */
@@ -354,7 +354,8 @@ async function post(run, decision) {
   const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (form.querySelectorAll("button"))
   for (const button of buttons) button.disabled = true
   setStatus("Sending the decision…")
-  const reply = await call(`${api}/${encodeURIComponent(run.runId)}/decision`, { method: "POST", body: JSON.stringify(decision) })
+  // the revision shown: a run decided and paused again since is refused, not decided on what this page never showed
+  const reply = await call(`${api}/${encodeURIComponent(run.runId)}/decision?revision=${run.revision}`, { method: "POST", body: JSON.stringify(decision) })
   if (reply.ok) {
     setStatus(`Decided by ${reply.body.decidedBy}. Following the run…`, "good")
     follow(reply.body.events)

@@ -500,6 +500,63 @@ describe("two people deciding one run", () => {
   }
 })
 
+describe("a decision made on what a person saw", () => {
+  it.scopedLive("a tab still showing an earlier pause (the run was decided and paused again): 409 naming who decided, nothing runs; the run's new revision decides it", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      // the model asks for a second transfer after the first, reusing its call id (as scripted and some adapters' ids do)
+      const twice = ScriptedChatModel.layer((request) => {
+        const results = request.messages.filter((m) => m._tag === "ToolResult").length
+        if (results === 0) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } })
+        if (results === 1) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Eve", amount: 9000 } })
+        return ScriptedChatModel.text("Both sent")
+      })
+      const inbox = yield* serve([agent], { model: twice })
+      const runId = yield* inbox.inStores(Agent.run(agent, { input: "pay Ada 250" }).pipe(
+        Effect.provide(twice),
+        Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.dieMessage("expected a pause"))
+      ))
+      // two people open the run: both see Ada's transfer, at one revision
+      const seen = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(seen.body.pending.map((p: any) => p.args)).toEqual([{ to: "Ada", amount: 250 }])
+      const { revision } = seen.body
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.revision])).toEqual([[runId, revision]])
+      const decideAt = (rev: number, name: string) =>
+        request(`${runs(inbox.origin)}/${runId}/decision?revision=${rev}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-agentfx-reviewer": name },
+          body: JSON.stringify({ _tag: "ApproveAll" })
+        })
+      const bob = yield* decideAt(revision, "Bob")
+      expect(bob.status).toBe(202)
+      expect((yield* events(`${inbox.origin}${bob.body.events}`)).events.at(-1)!.data._tag).toBe("RunPaused")
+      // Alice's tab still shows Ada's transfer; "approve all" must not approve Eve's, which she never saw
+      const alice = yield* decideAt(revision, "Alice")
+      expect([alice.status, alice.body]).toEqual([409, {
+        _tag: "AlreadyDecided",
+        runId,
+        status: "paused",
+        decidedBy: "Bob",
+        decidedAt: bob.body.decidedAt,
+        message: `Run ${runId} was resumed already by Bob and paused again: decide on its current pause (resume it by run id)`
+      }])
+      expect(executed).toEqual(["t1 Ada 250"])
+      const now = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(now.body.pending.map((p: any) => p.args)).toEqual([{ to: "Eve", amount: 9000 }])
+      expect(now.body.revision).toBeGreaterThan(revision)
+      const again = yield* decideAt(now.body.revision, "Alice")
+      expect([again.status, again.body.decidedBy]).toEqual([202, "Alice"])
+      yield* events(`${inbox.origin}${again.body.events}`)
+      expect(executed).toEqual(["t1 Ada 250", "t1 Eve 9000"])
+      const bad = yield* request(`${runs(inbox.origin)}/${runId}/decision?revision=x`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ _tag: "ApproveAll" })
+      })
+      expect([bad.status, bad.body._tag]).toEqual([400, "HttpApiDecodeError"])
+    }))
+})
+
 describe("GET /inbox/api/runs/:runId/events", () => {
   it.scopedLive("a run this inbox did not resume: 404 NoLiveEvents", () =>
     Effect.gen(function*() {

@@ -5,7 +5,9 @@
  * refuses (its error is shown inline), fixes it and approves by keyboard, and watches the run
  * complete in the live events; the second then decides the same run and is told who decided,
  * and its panel is marked decided. By keyboard: a refresh keeps the focus on the run's button;
- * one call is rejected with a reason and another answered in its place.
+ * one call is rejected with a reason and another answered in its place. A tab left open on a
+ * pause that someone decided (and the run paused again) is refused, and names who decided;
+ * what the new pause asks (a hostile argument) is shown as text.
  * Screenshots of each state: packages/inbox/test-artifacts/ (git-ignored).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -190,6 +192,60 @@ describe("the inbox in Chromium", () => {
       await shot(ada.page, "8-rejected-and-replied")
       expect(executed).toEqual([])
       expect(ada.errors).toEqual([])
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 60_000)
+  it("a tab left open on a pause that was decided and paused again: its \"approve all\" is refused, naming who decided; what the new pause asks shows as text", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const { agent, executed } = bank()
+      const hostile = `<img src=x onerror="window.pwned=1">`
+      const twice = ScriptedChatModel.layer((request) => {
+        const results = request.messages.filter((m) => m._tag === "ToolResult").length
+        if (results === 0) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } })
+        if (results === 1) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: hostile, amount: 9000 } })
+        return ScriptedChatModel.text("Both sent")
+      })
+      const inbox = await Effect.runPromise(Scope.extend(serve([agent], { model: twice }), scope))
+      const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input: "pay Ada 250", conversationId: "c-stale" }).pipe(Effect.provide(twice))))
+      if (paused._tag !== "Paused") throw new Error("expected a pause")
+      const open = async (who: Awaited<ReturnType<typeof person>>) => {
+        await who.page.click(`#runs button[data-run-id="${paused.runId}"]`)
+        await who.page.waitForSelector("#approve-all")
+      }
+      const bob = await person(inbox.origin, "Bob")
+      const alice = await person(inbox.origin, "Alice <b>")
+      await open(bob)
+      await open(alice)
+      await bob.page.click("#approve-all")
+      await bob.page.waitForSelector("#events li.final")
+      expect(await bob.page.textContent("#events li.final")).toBe("paused again (approval): transfer")
+      expect(executed).toEqual(["t1 Ada 250"])
+
+      // Alice's panel still shows Ada's transfer
+      await alice.page.click("#approve-all")
+      await alice.page.waitForSelector("#status.bad, #status.good")
+      expect(await alice.page.textContent("#run-heading")).toMatch(/^bank — decided by Bob \(at .+\)$/)
+      expect(await alice.page.textContent("#status")).toMatch(new RegExp(`^Run ${paused.runId} was resumed already by Bob and paused again: decide on its current pause`))
+      await shot(alice.page, "9-stale-tab-refused")
+      expect(executed).toEqual(["t1 Ada 250"])
+
+      // the new pause, opened afresh: the hostile argument is text, nothing ran
+      await open(alice)
+      expect(JSON.parse(await alice.page.inputValue("#args-0"))).toEqual({ to: hostile, amount: 9000 })
+      expect(await alice.page.evaluate(() => (window as any).pwned)).toBeUndefined()
+      expect(await alice.page.$$eval("#run img", (images) => images.length)).toBe(0)
+      await alice.page.click("#reject-all")
+      await alice.page.waitForSelector("#events li.final")
+      expect(await alice.page.$$eval("#events li", (items) => items.map((item) => item.textContent))).toEqual([
+        "resumed: RejectAll by Alice <b>",
+        "model call #3",
+        "model answered: Both sent",
+        "completed: Both sent"
+      ])
+      expect(executed).toEqual(["t1 Ada 250"])
+      expect([...bob.errors, ...alice.errors]).toEqual(["Failed to load resource: the server responded with a status of 409 (Conflict)"])
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

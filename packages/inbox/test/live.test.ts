@@ -19,7 +19,7 @@ describe("live runs", () => {
       const context = yield* inbox.inStores(Effect.context<ChatModel.ChatModel>().pipe(Effect.provide(inbox.model)))
       const live = Live.make(context, yield* Effect.scope)
       for (const runId of runIds) {
-        yield* live.resume(agent as Agent.Any, runId, Decision.approveAll(), "ada")
+        yield* live.resume(agent as Agent.Any, Option.getOrThrow(yield* inbox.store.get(runId)), Decision.approveAll(), "ada")
         const events = yield* live.subscribe(runId, undefined)
         expect(Option.isSome(events)).toBe(true)
         const all = Chunk.toReadonlyArray(yield* Stream.runCollect(Option.getOrThrow(events)))

@@ -37,13 +37,15 @@ export const finishedKept = 100
 
 export interface LiveRuns {
   /**
-   * Resumes the run in the background; succeeds with the time of its claim (the record's
+   * Resumes the paused run of `paused` in the background, from the record's checkpoint: the
+   * claim holds only while the run is still at that record's revision (decided and paused
+   * again since, it is `RunAlreadyResumed`). Succeeds with the time of its claim (the record's
    * `decidedAt`) once the resume claimed the run (the decision is then in the `DecisionLog`),
    * or fails with the resume's refusal (nothing was consumed).
    */
   readonly resume: (
     agent: Agent.Any,
-    runId: string,
+    paused: RunStore.RunRecord,
     decision: Decision.Decision,
     decidedBy: string
   ) => Effect.Effect<number, AgentError.ResumeError>
@@ -92,8 +94,9 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
     }
   }
 
-  const resume: LiveRuns["resume"] = (agent, runId, decision, decidedBy) =>
+  const resume: LiveRuns["resume"] = (agent, paused, decision, decidedBy) =>
     Effect.gen(function*() {
+      const { runId } = paused
       const claimed = yield* Deferred.make<number, AgentError.ResumeError>()
       let claim: RunStore.RunRecord | undefined
       let live: Live | undefined
@@ -133,7 +136,7 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
               : unexpected
           ))
         })
-      yield* Agent.streamResume(agent, runId, decision, { decidedBy }).pipe(
+      yield* Agent.streamResume(agent, paused.checkpoint, decision, { decidedBy }).pipe(
         Stream.runForEach(publish),
         Effect.onExit(ended),
         Effect.provide(watchingClaim(context, runId, (record) => void (claim = record))),

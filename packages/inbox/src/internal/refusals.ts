@@ -6,6 +6,7 @@
 import type { AgentError } from "@agentfx/core"
 import { AgentError as Errors, RunStore } from "@agentfx/core"
 import { Effect, Option, Schedule } from "effect"
+import { DecisionLog } from "../DecisionLog.js"
 import { AlreadyDecided, ConversationBusy, DecisionRefused, RunNotFound, Unavailable } from "../InboxApi.js"
 
 /** The wire errors of a decision. */
@@ -33,10 +34,24 @@ const winnerOf = (runId: string, named: boolean): Effect.Effect<Winner> =>
     Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis")))
   )).pipe(Effect.orElseSucceed((): Winner => ({})))
 
-/** `RunAlreadyResumed` with who decided (read again when the refusal came before the winner's claim) and when (the store's record of the claim). */
+/**
+ * Who decided the run before it paused again, and when: the record forgets them at the new
+ * pause; the decision log of this process remembers them, if it resumed the run.
+ */
+const lastDecided = (runId: string): Effect.Effect<Winner> =>
+  Effect.map(Effect.flatMap(DecisionLog, (log) => log.latest(runId)), Option.match({
+    onNone: (): Winner => ({}),
+    onSome: ({ decidedAt, decidedBy }): Winner => ({ decidedBy, decidedAt })
+  }))
+
+/**
+ * `RunAlreadyResumed` with who decided and when: from the store's record of the claim (read
+ * again when the refusal came before the winner's claim), or, for a run paused again since,
+ * from the decision log.
+ */
 export const alreadyDecided = (error: AgentError.RunAlreadyResumed): Effect.Effect<AlreadyDecided> =>
   Effect.gen(function*() {
-    const winner = yield* winnerOf(error.runId, error.decidedBy !== undefined)
+    const winner = yield* (error.status === "paused" ? lastDecided(error.runId) : winnerOf(error.runId, error.decidedBy !== undefined))
     const decidedBy = error.decidedBy ?? winner.decidedBy
     // the record's time is the winner's only when it names the same person (it may have paused again, or been decided since)
     const decidedAt = winner.decidedBy === decidedBy ? winner.decidedAt : undefined

@@ -115,7 +115,7 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
           const agent = yield* agentOf(record.agent)
           return Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
         }))
-      .handleRaw("decide", ({ path, request }) =>
+      .handleRaw("decide", ({ path, request, urlParams }) =>
         Effect.gen(function*() {
           const contentType = request.headers["content-type"] ?? ""
           if (!/^application\/json\b/i.test(contentType)) {
@@ -136,9 +136,13 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
             Effect.mapError((error) => new InvalidDecision({ message: `The body is not a Decision: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
           )
           const record = yield* pausedRecord(path.runId)
+          if (urlParams.revision !== undefined && urlParams.revision !== record.version) {
+            // decided and paused again since the person saw it: what they decided is not what is pending now
+            return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId: path.runId, status: record.status, decidedBy: record.decidedBy })))
+          }
           const agent = yield* agentOf(record.agent)
           const decidedBy = yield* Decider
-          const decidedAt = yield* live.resume(agent, path.runId, decision, decidedBy).pipe(
+          const decidedAt = yield* live.resume(agent, record, decision, decidedBy).pipe(
             Effect.catchAll((error) => Effect.flatMap(refusal(error), Effect.fail))
           )
           const accepted = yield* encodeAccepted({

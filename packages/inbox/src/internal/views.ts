@@ -68,6 +68,7 @@ export const summary = (record: RunStore.RunRecord, cp: Checkpoint.Checkpoint, n
   agent: record.agent,
   conversationId: record.conversationId,
   ephemeral: record.ephemeral,
+  revision: record.version,
   reason: cp.reason,
   pausedAt: cp.pausedAt,
   ageMillis: Math.max(0, now - cp.pausedAt),
