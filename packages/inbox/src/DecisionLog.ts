@@ -58,6 +58,7 @@ export declare namespace DecisionLog {
    * @category services
    */
   export interface Service {
+    /** Keeps an entry. A record that fails (a defect) is logged by the inbox: the decision and its run go on. */
     readonly record: (entry: Entry) => Effect.Effect<void>
     /** The latest decision that resumed the run, if the log still has it. */
     readonly latest: (runId: string) => Effect.Effect<Option.Option<Entry>>

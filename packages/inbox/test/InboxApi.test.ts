@@ -6,6 +6,7 @@ import { Agent, ChatMemory, ChatModel, Message, RunStore, ScriptedChatModel, Too
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
+import { DecisionLog } from "../src/index.js"
 import { balance, bank, decide, events, model, request, serve } from "./fixtures.js"
 
 const runs = (origin: string) => `${origin}/inbox/api/runs`
@@ -638,6 +639,33 @@ describe("a run that dies after its claim", () => {
       expect(errors).toHaveLength(1)
       expect(errors[0]).toContain(`Run ${runId} failed unexpectedly after its claim`)
       expect(errors[0]).toContain("connect postgres://admin:hunter2@db.internal failed")
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+  })
+})
+
+describe("a decision log that fails", () => {
+  it.scopedLive("a log whose record dies (its database is gone): the decision is still answered 202 and the run completes; the failure goes to the log", () => {
+    const logged: Array<string> = []
+    const logger = Logger.make(({ cause, logLevel, message }) => {
+      logged.push(`${logLevel.label} ${String(message)} ${Cause.pretty(cause)}`)
+    })
+    return Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const decisionLog: DecisionLog.DecisionLog.Service = { ...DecisionLog.makeMemory(), record: () => Effect.die(new Error("the log's database is gone")) }
+      const inbox = yield* serve([agent], { decisionLog })
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const reply = yield* Effect.disconnect(decide(inbox.origin, runId, { _tag: "ApproveAll" }, "Ada")).pipe(
+        Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Error("the decision was not answered within 3 s") })
+      )
+      expect([reply.status, reply.body.decidedBy]).toEqual([202, "Ada"])
+      const stream = yield* events(`${inbox.origin}${reply.body.events}`)
+      expect(stream.events.at(-1)!.data).toMatchObject({ _tag: "RunCompleted", text: `Done: "sent 250 to Ada"` })
+      expect(executed).toEqual(["t1 Ada 250"])
+      expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "Ada", decidedAt: reply.body.decidedAt }))
+      const errors = logged.filter((line) => line.startsWith("ERROR"))
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toContain(`The decision on run ${runId} could not be written to the decision log`)
+      expect(errors[0]).toContain("the log's database is gone")
     }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
   })
 })

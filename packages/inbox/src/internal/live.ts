@@ -55,10 +55,16 @@ export interface LiveRuns {
 
 const encodeDecision = Schema.encode(Decision.Decision)
 
-/** Writes the decision that won the run's claim to the log. */
+/**
+ * Writes the decision that won the run's claim to the log. A log that fails (one of your own,
+ * whose database is gone) is logged: the run was claimed, it goes on, and the decider is
+ * answered (the store's record keeps who decided and when).
+ */
 const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: Decision.Decision, decidedAt: number) =>
   Effect.flatMap(Effect.orDie(encodeDecision(decision)), (encoded) =>
-    Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded })))
+    Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded }))).pipe(
+      Effect.catchAllCause((cause) => Effect.logError(`The decision on run ${runId} could not be written to the decision log`, cause))
+    )
 
 /**
  * The store of `context`, telling `claimed` the record its run's claim (`paused → running`)
