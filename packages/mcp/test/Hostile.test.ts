@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { McpToolkit } from "../src/index.js"
 import { nested } from "./fixtures/hostile.js"
 import { batch } from "./fixtures/run.js"

@@ -42,8 +42,11 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
 
       // another origin (another port): it records what reaches it
       const reached: Array<Http.IncomingHttpHeaders> = []
-      const elsewhere = Http.createServer((req, res) => void reached.push(req.headers) ?? res.writeHead(500).end("no"))
-      const redirector = Http.createServer((req, res) =>
+      const elsewhere = Http.createServer((req, res) => {
+        reached.push(req.headers)
+        res.writeHead(500).end("no")
+      })
+      const redirector = Http.createServer((_req, res) =>
         void res.writeHead(307, { location: `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/mcp` }).end()
       )
       yield* Effect.acquireRelease(
@@ -58,6 +61,28 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
         `could not connect to ${url}: Streamable HTTP error: Error POSTing to endpoint: Redirect to http://127.0.0.1:${
           (elsewhere.address() as AddressInfo).port
         }/mcp not followed (redirectPolicy: 'same-origin')`
+      ])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("credentials of the transport (the URL's userinfo, header values) are masked in every error, even when the server echoes them", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const withUser = server.url.replace("http://", "http://user:pa55word@")
+      const masked = server.url.replace("http://", "http://***@")
+      const refused = yield* McpToolkit.make({ transport: McpTransport.http({ url: withUser, sseFallback: false }) }).pipe(Effect.flip)
+      expect([refused.reason, refused.message]).toEqual([
+        "Connect",
+        `could not connect to ${masked}: Request cannot be constructed from a URL that includes credentials: ${masked}`
+      ])
+
+      const mcp = yield* McpToolkit.make({
+        transport: McpTransport.http({ url: server.url, headers: { authorization: "Bearer t0ken-123", "x-team-key": "s3cret-456" } })
+      })
+      const tools = yield* mcp.tools
+      server.failCalls = 401
+      server.failBody = "refused: Bearer t0ken-123 (t0ken-123), key s3cret-456"
+      expect(yield* batch(tools, [["add", { a: 1, b: 1 }]])).toEqual([
+        `ToolError(environment): MCP server "fixture", tool "add": the transport failed (Streamable HTTP error: Error POSTing to endpoint: refused: *** (***), key ***); the next call reconnects`
       ])
     }).pipe(Effect.scoped), 30_000)
 
