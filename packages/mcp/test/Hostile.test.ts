@@ -20,6 +20,33 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
         ])
       }))
 
+    it.effect("an answer to an id never asked, a second answer, lines that are not JSON, requests to the client: the call still gets its own answer", () =>
+      Effect.gen(function*() {
+        expect(yield* batch(yield* tools, [["wrong_id", {}], ["twice", {}], ["garbage", {}], ["sample", {}], ["ping", {}]])).toEqual([
+          "yours",
+          "first",
+          "after garbage",
+          "sampled",
+          "pong"
+        ])
+      }))
+
+    it.effect("a server that never answers and ignores the cancellation: the timeout ends the call, and the connection stays usable", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        expect(yield* batch(all, [["never", {}]]).pipe(Effect.timeout("5 seconds"))).toEqual([`ToolTimeout(transient): Tool "never" timed out after 300ms`])
+        expect(yield* batch(all, [["ping", {}]])).toEqual(["pong"])
+      }))
+
+    it.effect("a server that exits in the middle of its answer: an environment error, and the next call starts a new process", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        expect(yield* batch(all, [["exit", {}]]).pipe(Effect.timeout("5 seconds"))).toEqual([
+          `ToolError(environment): MCP server "hostile", tool "exit": the connection was lost before the server answered; the next call reconnects`
+        ])
+        expect(yield* batch(all, [["ping", {}]])).toEqual(["pong"])
+      }))
+
     it.effect("a check that exhausts the stack (a recursive schema, a value nested 100 000 levels deep) is a semantic error, not a defect", () =>
       Effect.gen(function*() {
         expect(yield* batch(yield* tools, [["tree", nested(100_000)], ["deep_output", {}], ["tree", nested(3)]])).toEqual([
