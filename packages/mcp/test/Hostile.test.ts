@@ -49,11 +49,17 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
 
     it.effect("a check that exhausts the stack (a recursive schema, a value nested 100 000 levels deep) is a semantic error, not a defect", () =>
       Effect.gen(function*() {
-        expect(yield* batch(yield* tools, [["tree", nested(100_000)], ["deep_output", {}], ["tree", nested(3)]])).toEqual([
+        const [args, output, next] = yield* batch(yield* tools, [["tree", nested(100_000)], ["deep_output", {}], ["tree", nested(3)]])
+        expect([args, next]).toEqual([
           `ToolError(semantic): Invalid arguments for tool "tree": the check threw RangeError: Maximum call stack size exceeded`,
-          `ToolError(semantic): MCP server "hostile", tool "deep_output": the structured content does not match the tool's output schema: the check threw RangeError: Maximum call stack size exceeded`,
           `tree got {"next":{"next":{"next":{}}}}`
         ])
+        // ours, or the SDK's own check when its cache of output schemas holds the tool (after a
+        // refresh of the list, which an earlier test of this connection may have caused)
+        expect([
+          `ToolError(semantic): MCP server "hostile", tool "deep_output": the structured content does not match the tool's output schema: the check threw RangeError: Maximum call stack size exceeded`,
+          `ToolError(semantic): MCP server "hostile", tool "deep_output": MCP error -32602: Failed to validate structured content: Maximum call stack size exceeded`
+        ]).toContain(output)
       }))
   })
 })
