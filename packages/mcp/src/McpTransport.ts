@@ -86,7 +86,9 @@ export const stdio = (options: {
 
 /**
  * A server at `url`, over Streamable HTTP. `headers` go with every request (e.g. an
- * `Authorization` header). With `sseFallback` (on by default), a URL that answers the
+ * `Authorization` header); their values and the URL's userinfo are masked (`***`) in every
+ * error and log of the toolkit, even where the server echoes them. A redirect is followed
+ * only within the URL's origin (the SDK's policy). With `sseFallback` (on by default), a URL that answers the
  * Streamable HTTP handshake with a 4xx status is tried once more with the older HTTP+SSE
  * transport. When the scope closes, the session is ended with an HTTP `DELETE` (waited for
  * at most 1 s) and the connection closed.

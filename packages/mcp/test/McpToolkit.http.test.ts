@@ -2,6 +2,8 @@ import { ToolCallingManager } from "@agentfx/core"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { McpToolkit, McpTransport } from "../src/index.js"
@@ -29,6 +31,59 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
       expect(results).toEqual(["5", `{"city":"Oslo","tempC":21}`, "ToolError(semantic): no"])
       expect(server.sessions.size).toBe(0)
       expect(new Set(server.authorizations)).toEqual(new Set(["Bearer t0ken"]))
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a redirect within the server's origin is followed; one to another origin is refused (the SDK's policy), and the headers never reach it", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const headers = { authorization: "Bearer t0ken", "x-api-key": "s3cret" }
+      const moved = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url.replace(/\/mcp$/, "/moved"), headers }) })
+      expect(yield* batch(yield* moved.tools, [["add", { a: 2, b: 3 }]])).toEqual(["5"])
+
+      // another origin (another port): it records what reaches it
+      const reached: Array<Http.IncomingHttpHeaders> = []
+      const elsewhere = Http.createServer((req, res) => {
+        reached.push(req.headers)
+        res.writeHead(500).end("no")
+      })
+      const redirector = Http.createServer((_req, res) =>
+        void res.writeHead(307, { location: `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/mcp` }).end()
+      )
+      yield* Effect.acquireRelease(
+        Effect.promise(() => Promise.all([elsewhere, redirector].map((s) => new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve))))),
+        () => Effect.promise(() => Promise.all([elsewhere, redirector].map((s) => new Promise<void>((resolve) => s.close(() => resolve())))))
+      )
+      const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/mcp`
+      const error = yield* McpToolkit.make({ transport: McpTransport.http({ url, headers, sseFallback: false }) }).pipe(Effect.flip)
+      expect(reached).toEqual([])
+      expect([error.reason, error.message]).toEqual([
+        "Connect",
+        `could not connect to ${url}: Streamable HTTP error: Error POSTing to endpoint: Redirect to http://127.0.0.1:${
+          (elsewhere.address() as AddressInfo).port
+        }/mcp not followed (redirectPolicy: 'same-origin')`
+      ])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("credentials of the transport (the URL's userinfo, header values) are masked in every error, even when the server echoes them", () =>
+    Effect.gen(function*() {
+      const server = yield* httpFixture()
+      const withUser = server.url.replace("http://", "http://user:pa55word@")
+      const masked = server.url.replace("http://", "http://***@")
+      const refused = yield* McpToolkit.make({ transport: McpTransport.http({ url: withUser, sseFallback: false }) }).pipe(Effect.flip)
+      expect([refused.reason, refused.message]).toEqual([
+        "Connect",
+        `could not connect to ${masked}: Request cannot be constructed from a URL that includes credentials: ${masked}`
+      ])
+
+      const mcp = yield* McpToolkit.make({
+        transport: McpTransport.http({ url: server.url, headers: { authorization: "Bearer t0ken-123", "x-team-key": "s3cret-456" } })
+      })
+      const tools = yield* mcp.tools
+      server.failCalls = 401
+      server.failBody = "refused: Bearer t0ken-123 (t0ken-123), key s3cret-456"
+      expect(yield* batch(tools, [["add", { a: 1, b: 1 }]])).toEqual([
+        `ToolError(environment): MCP server "fixture", tool "add": the transport failed (Streamable HTTP error: Error POSTing to endpoint: refused: *** (***), key ***); the next call reconnects`
+      ])
     }).pipe(Effect.scoped), 30_000)
 
   it.live("a timeout aborts the request: the server sees notifications/cancelled", () =>

@@ -22,19 +22,22 @@ const isParseFailure = (error: unknown) =>
  * - the server answered with a JSON-RPC error (unknown tool, invalid params, internal
  *   error), or with a result that is not a `CallToolResult`, or structured content that
  *   its output schema rejects → `semantic`, with the server's message.
+ *
+ * What the error says passes through `mask` (the transport's credentials, which a server may echo).
  */
-export const classify = (server: string, tool: string, error: unknown): ToolError.ToolError => {
+export const classify = (server: string, tool: string, error: unknown, mask: (text: string) => string): ToolError.ToolError => {
   const what = `MCP server "${server}", tool "${tool}"`
+  const detail = mask(describeError(error))
   if (error instanceof McpError) {
     if (error.code === ErrorCode.ConnectionClosed) {
       return ToolError.environment(`${what}: the connection was lost before the server answered; the next call reconnects`)
     }
-    if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${describeError(error)}`)
-    return ToolError.semantic(`${what}: ${describeError(error)}`)
+    if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${detail}`)
+    return ToolError.semantic(`${what}: ${detail}`)
   }
-  if (isParseFailure(error)) return ToolError.semantic(`${what}: the server's answer is not a valid tool result: ${describeError(error)}`)
+  if (isParseFailure(error)) return ToolError.semantic(`${what}: the server's answer is not a valid tool result: ${detail}`)
   if (error instanceof StreamableHTTPError && error.code !== undefined && transientStatuses.has(error.code)) {
-    return ToolError.transient(`${what}: ${error.message}`)
+    return ToolError.transient(`${what}: ${detail}`)
   }
-  return ToolError.environment(`${what}: the transport failed (${describeError(error)}); the next call reconnects`)
+  return ToolError.environment(`${what}: the transport failed (${detail}); the next call reconnects`)
 }

@@ -10,6 +10,7 @@ import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "..
 import type { Connection } from "./connection.js"
 import { connect, describeError, describeTransport } from "./connection.js"
 import { classify } from "./errors.js"
+import { masker } from "./mask.js"
 import type { Arguments } from "./tools.js"
 import { needsTask, toTool } from "./tools.js"
 
@@ -36,10 +37,14 @@ type MakeError = (reason: McpToolkitError["reason"], message: string) => McpTool
 export const make = (options: Options, error: MakeError) =>
   Effect.gen(function*() {
     const transport = options.transport
+    const mask = masker(transport)
     const prefix = options.prefix ?? ""
     const overrides = options.overrides ?? {}
     const refreshes = yield* Queue.sliding<void>(1)
     const listener = { onToolsChanged: () => void Queue.unsafeOffer(refreshes, undefined) }
+    /** A new connection, or why not — and the tool list of one, or why not — with the transport's credentials masked. */
+    const open = Effect.mapError(connect(transport, listener), mask)
+    const list = (connection: Connection) => Effect.mapError(listAll(connection), mask)
     const lock = yield* Effect.makeSemaphore(1)
     const closing = new Set<Promise<void>>()
     const discarded = new WeakSet<Connection>()
@@ -56,7 +61,7 @@ export const make = (options: Options, error: MakeError) =>
     }
 
     let current: Connection = yield* Effect.acquireRelease(
-      Effect.mapError(connect(transport, listener), (message) => error("Connect", message)),
+      Effect.mapError(open, (message) => error("Connect", message)),
       () =>
         lock.withPermits(1)(Effect.promise(() => {
           closed = true
@@ -64,7 +69,7 @@ export const make = (options: Options, error: MakeError) =>
           return Promise.all(closing)
         }))
     )
-    const server = current.server.name.length > 0 ? current.server.name : describeTransport(transport)
+    const server = current.server.name.length > 0 ? current.server.name : mask(describeTransport(transport))
 
     const build = (listed: ReadonlyArray<McpTool>) =>
       listed.filter((tool) => !needsTask(tool)).map((tool) =>
@@ -105,7 +110,7 @@ export const make = (options: Options, error: MakeError) =>
         if (closed) return Effect.fail(ToolError.environment(`MCP server "${server}": the toolkit's scope is closed`))
         if (current.open) return Effect.succeed(current)
         discard(current)
-        return connect(transport, listener).pipe(
+        return open.pipe(
           Effect.mapError((message) => ToolError.environment(`MCP server "${server}" is not connected, and reconnecting failed: ${message}`)),
           Effect.tap((opened) => {
             current = opened
@@ -120,7 +125,7 @@ export const make = (options: Options, error: MakeError) =>
         Effect.tryPromise({
           try: (signal) =>
             open.client.callTool({ name, arguments: args }, undefined, { signal, timeout: noTimeout }) as Promise<CallToolResult>,
-          catch: (cause) => classify(server, name, cause)
+          catch: (cause) => classify(server, name, cause, mask)
         }).pipe(Effect.tapError((failure) =>
             Effect.sync(() => {
               if (failure.reason === "environment") discard(open)
@@ -129,14 +134,14 @@ export const make = (options: Options, error: MakeError) =>
         ))
     }
 
-    const listed = yield* Effect.mapError(listAll(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
+    const listed = yield* Effect.mapError(list(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
     const refused = unknownOverrides(listed)
     if (refused !== undefined) return yield* Effect.fail(refused)
     yield* install(listed)
 
     // refreshes the list for the next toolkit; a failed refresh keeps the list it had
     yield* Queue.take(refreshes).pipe(
-      Effect.zipRight(Effect.suspend(() => current.open ? listAll(current) : Effect.fail("not connected"))),
+      Effect.zipRight(Effect.suspend(() => current.open ? list(current) : Effect.fail("not connected"))),
       Effect.flatMap(install),
       Effect.catchAll((message) => Effect.logWarning(`MCP server "${server}": refreshing the tool list failed: ${message}`)),
       Effect.forever,

@@ -12,12 +12,28 @@ import { describeError } from "./connection.js"
 /** Arguments as the model sent them: a JSON object, checked against the server's schema. */
 export type Arguments = { readonly [key: string]: unknown }
 
-const validator = new AjvJsonSchemaValidator()
+/**
+ * A schema's validator, compiled by an Ajv of its own: the SDK's validator takes a schema with
+ * an `$id` it has seen for that schema, so a shared one would check a tool against another
+ * tool's schema (or another server's, or a tool's schema before a refresh) with the same
+ * `$id`. A check that throws (a recursive schema exhausting the stack on a deep value) is a
+ * failed check.
+ */
+const compile = <T>(schema: object): JsonSchemaValidator<T> => {
+  const validate = new AjvJsonSchemaValidator().getValidator<T>(schema as never)
+  return (input) => {
+    try {
+      return validate(input)
+    } catch (error) {
+      return { valid: false, data: undefined, errorMessage: `the check threw ${String(error)}` }
+    }
+  }
+}
 
 /** The validator of an input schema; one that Ajv cannot compile is reported and checks only that the arguments are an object. */
 const inputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<Arguments> => {
   try {
-    return validator.getValidator<Arguments>(tool.inputSchema as never)
+    return compile<Arguments>(tool.inputSchema)
   } catch (error) {
     problems.push(`the input schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its arguments are checked by the server only`)
     return (input) =>
@@ -31,7 +47,7 @@ const inputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValid
 const outputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<unknown> | undefined => {
   if (tool.outputSchema === undefined) return undefined
   try {
-    return validator.getValidator<unknown>(tool.outputSchema as never)
+    return compile<unknown>(tool.outputSchema)
   } catch (error) {
     problems.push(`the output schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its structured content is not checked`)
     return (input) => ({ valid: true, data: input, errorMessage: undefined })
