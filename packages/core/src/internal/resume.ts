@@ -182,7 +182,8 @@ const resumeSuspended = (
  * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
  * the verdict `proceed` — the gate's, or the person's approval. A checkpoint that is not
  * trusted (an unsigned copy imported from elsewhere) may have been edited: its `proceed`
- * verdicts are asked of the gate again, with the arguments decoded, and must still hold.
+ * verdicts are asked of the gate again, with the arguments decoded, and must still hold —
+ * all but the calls the decision approves (`approveAll`, `byCall`; a `retry` approves none).
  */
 const verify = (
   agent: Agent.Any,
@@ -270,7 +271,8 @@ export const plan = (
       }
     }
   })()
-  const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" || decision._tag === "Retry" ? pending : new Set<string>()
+  // a retry approves nothing: the failed calls it runs again are asked of the gate like any other
+  const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" ? pending : new Set<string>()
   return own.pipe(
     Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch }))),
     Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow))
