@@ -126,6 +126,26 @@ describe("exactly once", () => {
       expect(result.stale).toContain("was resumed already and paused again")
       expect(executed).toEqual(["t1"])
     }).pipe(Effect.provide(RunStore.layerMemory())))
+  it.effect("a copy of a run that finished as it paused: remembered until the retention has passed, then expired — never run again", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank({ signed: true })
+      const paused = yield* pausedRun(agent)
+      const replay = Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(
+        Effect.match({
+          onFailure: (e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag === "RunAlreadyResumed" ? e.status : e._tag,
+          onSuccess: (exit) => exit._tag
+        })
+      )
+      // resumed and completed in the millisecond it paused (the TestClock stands still)
+      expect(yield* replay).toBe("Completed")
+      yield* TestClock.adjust(3_599_999)
+      expect(yield* replay).toBe("completed")
+      yield* TestClock.adjust(1)
+      expect(yield* replay).toBe(
+        "expired: paused 1h ago, no shorter than the run store remembers finished runs (1h): it can no longer be told apart from a replay"
+      )
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory({ retention: "1 hour" }))))
 })
 
 describe("nothing runs that no verdict allowed", () => {
