@@ -229,8 +229,8 @@ export class IncompleteDecisions extends Data.TaggedError("IncompleteDecisions")
 
 /**
  * Edited arguments of approved calls do not decode with their tools' schemas, or they (or a
- * `Reply`'s value) are beyond the agent's `limits` (depth, size); `problems` names each call and
- * what is wrong. Nothing was consumed.
+ * `Reply`'s value) are beyond the agent's `limits` (depth, size) or not JSON (a `NaN`, a `Date`,
+ * given from JavaScript); `problems` names each call and what is wrong. Nothing was consumed.
  *
  * @example
  * ```ts
