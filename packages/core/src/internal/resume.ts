@@ -166,12 +166,15 @@ const nestErrorIds = (parentCallId: string) => (error: DecisionError): DecisionE
 
 /**
  * Validates the decisions meant for suspended calls (delegates whose child paused) against
- * each child's own checkpoint and agent, and turns those calls into resumptions.
+ * each child's own checkpoint and agent, and turns those calls into resumptions. A child's
+ * checkpoint is trusted as its parent's is (or when the child's own signature holds): in an
+ * unsigned copy it may have been edited, and is checked now, before the parent is claimed.
  */
 const resumeSuspended = (
   agent: Agent.Any,
   batch: ReadonlyArray<BatchItem>,
-  decision: Decision
+  decision: Decision,
+  trusted: boolean
 ): Effect.Effect<Array<BatchItem>, DecisionError, any> =>
   Effect.forEach(batch, (item) => {
     if (item.outcome?._tag !== "Suspended") return Effect.succeed(item)
@@ -184,7 +187,7 @@ const resumeSuspended = (
     const forChild = childDecision(decision, item.call.id)
     const checkpoint = item.outcome.checkpoint
     return CheckpointCodec.decode(child, checkpoint).pipe(
-      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, true)),
+      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, trusted || child.checkpointSecret !== undefined)),
       Effect.mapError(nestErrorIds(item.call.id)),
       Effect.as<BatchItem>({ call: item.call, resumption: { checkpoint, decision: forChild } })
     )
@@ -286,7 +289,7 @@ export const plan = (
   // a retry approves nothing: the failed calls it runs again are asked of the gate like any other
   const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" ? pending : new Set<string>()
   return own.pipe(
-    Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch }))),
+    Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision, trusted), (batch) => ({ ...planned, batch }))),
     Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow))
   )
 }
