@@ -182,6 +182,23 @@ describe("nothing runs that no verdict allowed", () => {
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model)))
 
+  it.effect("a forged copy with a second call under a pending call's id is malformed: approving that id approves one call", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent).pipe(Effect.provide(RunStore.layerMemory()))
+      const copy = copyOf(paused.checkpoint)
+      copy.batch.push({ call: { id: "t1", name: "transfer", args: { to: "mallory", amount: 9000 } }, verdict: "pause" })
+      const refused = yield* Agent.resume(agent, copy, Decision.approveAll()).pipe(
+        Effect.match({
+          onFailure: (e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag,
+          onSuccess: (exit) => exit._tag
+        }),
+        Effect.provide(RunStore.layerMemory())
+      )
+      expect(refused).toBe(`malformed: call id "t1" appears twice in the batch`)
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model)))
+
   it.effect("an environment pause resumed with proceed() elsewhere does not run a call slipped into its batch", () =>
     Effect.gen(function*() {
       const executions = new Executions()
