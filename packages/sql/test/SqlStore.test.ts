@@ -222,7 +222,11 @@ for (const dialect of dialects) {
         if (paused._tag !== "Paused") throw new Error("expected a pause")
         const replay = inProcess(store, Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())).pipe(
           Effect.match({
-            onFailure: (e) => e._tag === "InvalidCheckpoint" ? e.reason : e._tag === "RunAlreadyResumed" ? e.status : e._tag,
+            // InvalidCheckpoint's reason, RunAlreadyResumed's status
+            onFailure: (e) => {
+              const error = e as { readonly _tag: string; readonly reason?: string; readonly status?: string }
+              return error.reason ?? error.status ?? error._tag
+            },
             onSuccess: (exit) => exit._tag
           })
         )
