@@ -199,17 +199,27 @@ describe("nothing runs that no verdict allowed", () => {
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model)))
 
+  /** An agent whose disk tool fails with an environment error until `fixed`, beside the bank's transfer. */
+  const ops = (executions: Executions, environment: { readonly fixed: boolean }) =>
+    Agent.make({
+      name: "ops",
+      tools: [diskTool(executions, environment), bank().agent.toolkit.entries.get("transfer")!.tool],
+      onEnvironmentError: "pause"
+    })
+
+  /** Its run paused for the environment (the disk failed), in a store of its own. */
+  const pausedOnDisk = (agent: Agent.Any) =>
+    Agent.run(agent, { input: "write" }).pipe(
+      Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
+      Effect.provide(RunStore.layerMemory()),
+      Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.dieMessage("expected an environment pause"))
+    )
+
   it.effect("an environment pause resumed with proceed() elsewhere does not run a call slipped into its batch", () =>
     Effect.gen(function*() {
       const executions = new Executions()
-      const { agent: bankAgent } = bank()
-      const transfer = bankAgent.toolkit.entries.get("transfer")!.tool
-      const agent = Agent.make({ name: "ops", tools: [diskTool(executions, { fixed: false }), transfer], onEnvironmentError: "pause" })
-      const paused = yield* Agent.run(agent, { input: "write" }).pipe(
-        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
-        Effect.provide(RunStore.layerMemory())
-      )
-      assert(paused._tag === "Paused" && paused.reason === "environment")
+      const agent = ops(executions, { fixed: false })
+      const paused = yield* pausedOnDisk(agent)
       const refusal = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.proceed()).pipe(
         Effect.flip,
         Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
@@ -220,18 +230,12 @@ describe("nothing runs that no verdict allowed", () => {
       )
       expect(executions.counts).toEqual({ write_disk: 1 })
     }))
+
   it.effect("a retry of an unsigned environment copy elsewhere approves nothing: a call slipped into its failed ones is asked of the gate", () =>
     Effect.gen(function*() {
       const executions = new Executions()
-      const { agent: bankAgent } = bank()
-      const transfer = bankAgent.toolkit.entries.get("transfer")!.tool
-      const agent = Agent.make({ name: "ops", tools: [diskTool(executions, { fixed: true }), transfer], onEnvironmentError: "pause" })
-      const failing = Agent.make({ name: "ops", tools: [diskTool(executions, { fixed: false }), transfer], onEnvironmentError: "pause" })
-      const paused = yield* Agent.run(failing, { input: "write" }).pipe(
-        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
-        Effect.provide(RunStore.layerMemory())
-      )
-      assert(paused._tag === "Paused" && paused.reason === "environment")
+      const agent = ops(executions, { fixed: true })
+      const paused = yield* pausedOnDisk(ops(executions, { fixed: false }))
       // the failed call itself turned into a transfer, or a transfer added to the failed calls
       const edited = copyOf(paused.checkpoint)
       edited.batch[0].call = { id: "k1", name: "transfer", args: { to: "mallory", amount: 9000 } }
