@@ -146,8 +146,8 @@ export class InvalidOutput extends Data.TaggedError("InvalidOutput")<{ readonly 
  * fields of the wrong shape, or nested too deep), `version` (another format version), `agent`
  * (another agent's), `tools` (names tools this agent does not have), `signature` (missing or
  * not matching the agent's `checkpointSecret`: tampered or foreign), `state` (slots this agent
- * does not declare, or values its slot schemas reject), `expired` (paused longer ago than the
- * store remembers finished runs: it can no longer be told apart from a replay), `verdicts` (a
+ * does not declare, or values its slot schemas reject), `expired` (paused as long ago as the
+ * store remembers finished runs, or longer: it can no longer be told apart from a replay), `verdicts` (a
  * call that no verdict allowed to run: a forgery, or a gate that now decides otherwise),
  * `conversation` (names another conversation than its run's record).
  *
@@ -229,8 +229,8 @@ export class IncompleteDecisions extends Data.TaggedError("IncompleteDecisions")
 
 /**
  * Edited arguments of approved calls do not decode with their tools' schemas, or they (or a
- * `Reply`'s value) are beyond the agent's `limits` (depth, size); `problems` names each call and
- * what is wrong. Nothing was consumed.
+ * `Reply`'s value) are beyond the agent's `limits` (depth, size) or not JSON (a `NaN`, a `Date`,
+ * given from JavaScript); `problems` names each call and what is wrong. Nothing was consumed.
  *
  * @example
  * ```ts

@@ -198,8 +198,8 @@ export declare namespace RunStore {
     readonly durable: boolean
     /**
      * How long a finished run is remembered (its id and status; a SQL store keeps the whole
-     * record). A checkpoint paused longer ago than this cannot be imported: a replay of it could
-     * no longer be told apart from a first use.
+     * record). A checkpoint paused this long ago or longer cannot be imported: a replay of it
+     * could no longer be told apart from a first use.
      */
     readonly retentionMillis: number
     /** The record of a run, if the store has it. */

@@ -127,6 +127,15 @@ describe("Decision (Agent.resume)", () => {
         { callId: "m1", toolName: "send_email", message: `Invalid arguments for tool "send_email": to: Expected string, actual 42; body: is missing` },
         { callId: "d1", toolName: "delete_file", message: `Invalid arguments for tool "delete_file": path: is missing` }
       ])
+      // from JavaScript a decision can hold what JSON cannot: refused, not run with one value and shown with another
+      const notJson = yield* resume(Decision.byCall({
+        m1: Decision.approve({ args: { to: "boss@example.com", body: "bye", sent: NaN } as never }),
+        d1: Decision.reply({ value: { when: new Date(0) } as never })
+      }))
+      expect(notJson._tag === "InvalidEditedArguments" && notJson.problems).toEqual([
+        { callId: "m1", toolName: "send_email", message: "the edited arguments are not JSON: sent: expected a JSON value, got NaN" },
+        { callId: "d1", toolName: "delete_file", message: "the reply's values are not JSON: when: expected a JSON value, got an instance of Date" }
+      ])
       const mismatch = yield* resume(Decision.retry())
       expect(mismatch._tag === "DecisionMismatch" && mismatch.message).toBe(
         "Decision Retry cannot resume a run stopped for approval (use ApproveAll or RejectAll or ByCall)"

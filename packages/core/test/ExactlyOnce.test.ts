@@ -146,6 +146,26 @@ describe("exactly once", () => {
       expect(result.stale).toContain("was resumed already and paused again")
       expect(executed).toEqual(["t1"])
     }).pipe(Effect.provide(RunStore.layerMemory())))
+  it.effect("a copy of a run that finished as it paused: remembered until the retention has passed, then expired — never run again", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank({ signed: true })
+      const paused = yield* pausedRun(agent)
+      const replay = Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(
+        Effect.match({
+          onFailure: (e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag === "RunAlreadyResumed" ? e.status : e._tag,
+          onSuccess: (exit) => exit._tag
+        })
+      )
+      // resumed and completed in the millisecond it paused (the TestClock stands still)
+      expect(yield* replay).toBe("Completed")
+      yield* TestClock.adjust(3_599_999)
+      expect(yield* replay).toBe("completed")
+      yield* TestClock.adjust(1)
+      expect(yield* replay).toBe(
+        "expired: paused 1h ago, no shorter than the run store remembers finished runs (1h): it can no longer be told apart from a replay"
+      )
+      expect(executed).toEqual(["t1", "l1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory({ retention: "1 hour" }))))
 })
 
 describe("nothing runs that no verdict allowed", () => {
@@ -182,17 +202,44 @@ describe("nothing runs that no verdict allowed", () => {
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model)))
 
+  it.effect("a forged copy with a second call under a pending call's id is malformed: approving that id approves one call", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const paused = yield* pausedRun(agent).pipe(Effect.provide(RunStore.layerMemory()))
+      const copy = copyOf(paused.checkpoint)
+      copy.batch.push({ call: { id: "t1", name: "transfer", args: { to: "mallory", amount: 9000 } }, verdict: "pause" })
+      const refused = yield* Agent.resume(agent, copy, Decision.approveAll()).pipe(
+        Effect.match({
+          onFailure: (e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag,
+          onSuccess: (exit) => exit._tag
+        }),
+        Effect.provide(RunStore.layerMemory())
+      )
+      expect(refused).toBe(`malformed: call id "t1" appears twice in the batch`)
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model)))
+
+  /** An agent whose disk tool fails with an environment error until `fixed`, beside the bank's transfer. */
+  const ops = (executions: Executions, environment: { readonly fixed: boolean }) =>
+    Agent.make({
+      name: "ops",
+      tools: [diskTool(executions, environment), bank().agent.toolkit.entries.get("transfer")!.tool],
+      onEnvironmentError: "pause"
+    })
+
+  /** Its run paused for the environment (the disk failed), in a store of its own. */
+  const pausedOnDisk = (agent: Agent.Any) =>
+    Agent.run(agent, { input: "write" }).pipe(
+      Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
+      Effect.provide(RunStore.layerMemory()),
+      Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.dieMessage("expected an environment pause"))
+    )
+
   it.effect("an environment pause resumed with proceed() elsewhere does not run a call slipped into its batch", () =>
     Effect.gen(function*() {
       const executions = new Executions()
-      const { agent: bankAgent } = bank()
-      const transfer = bankAgent.toolkit.entries.get("transfer")!.tool
-      const agent = Agent.make({ name: "ops", tools: [diskTool(executions, { fixed: false }), transfer], onEnvironmentError: "pause" })
-      const paused = yield* Agent.run(agent, { input: "write" }).pipe(
-        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
-        Effect.provide(RunStore.layerMemory())
-      )
-      assert(paused._tag === "Paused" && paused.reason === "environment")
+      const agent = ops(executions, { fixed: false })
+      const paused = yield* pausedOnDisk(agent)
       const refusal = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.proceed()).pipe(
         Effect.flip,
         Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
@@ -202,6 +249,35 @@ describe("nothing runs that no verdict allowed", () => {
         `call "evil" (transfer) may run by the checkpoint, but the gate now says Pause`
       )
       expect(executions.counts).toEqual({ write_disk: 1 })
+    }))
+
+  it.effect("a retry of an unsigned environment copy elsewhere approves nothing: a call slipped into its failed ones is asked of the gate", () =>
+    Effect.gen(function*() {
+      const executions = new Executions()
+      const agent = ops(executions, { fixed: true })
+      const paused = yield* pausedOnDisk(ops(executions, { fixed: false }))
+      // the failed call itself turned into a transfer, or a transfer added to the failed calls
+      const edited = copyOf(paused.checkpoint)
+      edited.batch[0].call = { id: "k1", name: "transfer", args: { to: "mallory", amount: 9000 } }
+      const added = forged(paused.checkpoint)
+      added.pending.push("evil")
+      const refusal = (copy: unknown) =>
+        Agent.resume(agent, copy, Decision.retry()).pipe(
+          Effect.flip,
+          Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag),
+          Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
+          Effect.provide(RunStore.layerMemory())
+        )
+      expect(yield* refusal(edited)).toBe(`verdicts: call "k1" (transfer) may run by the checkpoint, but the gate now says Pause`)
+      expect(yield* refusal(added)).toBe(`verdicts: call "evil" (transfer) may run by the checkpoint, but the gate now says Pause`)
+      expect(executions.counts).toEqual({ write_disk: 1 })
+      // the copy as it was retries: its failed call is asked of the gate again, and proceeds
+      const done = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.retry()).pipe(
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
+        Effect.provide(RunStore.layerMemory())
+      )
+      expect(done._tag === "Completed" && done.toolCalls.map((o) => `${o.callId}:${o._tag}`)).toEqual(["k1:Succeeded"])
+      expect(executions.counts).toEqual({ write_disk: 2 })
     }))
 })
 

@@ -1,7 +1,7 @@
 import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import { join } from "node:path"
 import { SqlStore } from "../src/index.js"
 import * as PgStore from "../src/PgStore.js"
@@ -206,6 +206,37 @@ for (const dialect of dialects) {
         expect(late._tag).toBe("RunAlreadyResumed")
         const history = yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("m-1")))
         expect(history.map((m) => m._tag === "User" ? `User: ${m.text}` : m._tag)).toEqual(["User: first", "User: second", "Assistant"])
+      }).pipe(Effect.scoped))
+
+    it.effect.skipIf(dialect.skip)("a signed copy of a run that finished as it paused is refused until the retention has passed, then expired: the transfer runs once", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
+        const { agent: unsigned, executions } = bank()
+        const agent = Agent.make({
+          name: "bank",
+          tools: [...unsigned.toolkit.entries.values()].map((entry) => entry.tool),
+          checkpointSecret: Redacted.make("a-secret-of-at-least-thirty-two-bytes!")
+        })
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const replay = inProcess(store, Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())).pipe(
+          Effect.match({
+            // InvalidCheckpoint's reason, RunAlreadyResumed's status
+            onFailure: (e) => {
+              const error = e as { readonly _tag: string; readonly reason?: string; readonly status?: string }
+              return error.reason ?? error.status ?? error._tag
+            },
+            onSuccess: (exit) => exit._tag
+          })
+        )
+        // resumed and completed in the millisecond it paused (the TestClock stands still)
+        expect(yield* replay).toBe("Completed")
+        yield* TestClock.adjust(3_599_999)
+        expect(yield* replay).toBe("completed")
+        yield* TestClock.adjust(1)
+        expect(yield* replay).toBe("expired")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 
     it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>

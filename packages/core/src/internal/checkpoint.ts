@@ -98,6 +98,12 @@ export const decode = (
     const checkpoint = yield* Schema.decodeUnknown(Checkpoint.Checkpoint)(input).pipe(
       Effect.catchAll((error) => refuse("malformed", describeParseError(error)))
     )
+    // a run's calls have unique ids (the loop admits them so): a decision for one id decides one call
+    const ids = new Set<string>()
+    for (const { call } of checkpoint.batch) {
+      if (ids.has(call.id)) return yield* refuse("malformed", `call id ${JSON.stringify(call.id)} appears twice in the batch`)
+      ids.add(call.id)
+    }
     if (checkpoint.agent !== owner.name) {
       return yield* refuse("agent", `the checkpoint belongs to agent "${checkpoint.agent}", not "${owner.name}"`)
     }

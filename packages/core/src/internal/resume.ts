@@ -14,7 +14,7 @@ import {
 import type { Budget } from "../Budget.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import type { CallDecision, Decision } from "../Decision.js"
-import type { JsonValue } from "../Json.js"
+import { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
 import { limitProblem } from "./admit.js"
@@ -22,7 +22,7 @@ import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
 import { definedOnly } from "./run.js"
-import { invalidArguments } from "./parseError.js"
+import { describeParseError, invalidArguments } from "./parseError.js"
 import type { BatchItem } from "./runState.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
@@ -61,6 +61,18 @@ const rejected = (call: ToolCall, message: string | undefined): BatchItem => ({
   outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
 })
 
+/**
+ * Why a person's value (edited arguments, a reply) cannot enter the history, if it cannot: beyond
+ * the agent's limits, as a model's would be, or not JSON (a `NaN`, a `Date`: the history would
+ * show another value than the one that ran).
+ */
+const personValueProblem = (agent: Agent.Any, value: unknown, what: string): string | undefined => {
+  const beyond = limitProblem(value, agent.limits, what)
+  if (beyond !== undefined) return `${beyond} (the agent's limit)`
+  const json = Schema.decodeUnknownEither(JsonValue)(value)
+  return Either.isLeft(json) ? `${what} are not JSON: ${describeParseError(json.left)}` : undefined
+}
+
 const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<string, JsonValue>) =>
   edited.size === 0 ? messages : messages.map((message): Message =>
     message._tag === "Assistant" && message.toolCalls.some((call) => edited.has(call.id))
@@ -87,19 +99,19 @@ const byCall = (
       case "Reject":
         return rejected(item.call, decision.message)
       case "Reply": {
-        // a person's value enters the history as a model's would: within the agent's limits
-        const problem = limitProblem(decision.value, agent.limits, "the reply's values")
+        // a person's value enters the history as a model's would: JSON, within the agent's limits
+        const problem = personValueProblem(agent, decision.value, "the reply's values")
         if (problem !== undefined) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: `${problem} (the agent's limit)` })
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: problem })
           return item
         }
         return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } }
       }
       case "Approve": {
         if (decision.args === undefined) return approved(item)
-        const beyond = limitProblem(decision.args, agent.limits, "the edited arguments")
+        const beyond = personValueProblem(agent, decision.args, "the edited arguments")
         if (beyond !== undefined) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: `${beyond} (the agent's limit)` })
+          problems.push({ callId: item.call.id, toolName: item.call.name, message: beyond })
           return item
         }
         const entry = agent.toolkit.entries.get(item.call.name)
@@ -154,12 +166,15 @@ const nestErrorIds = (parentCallId: string) => (error: DecisionError): DecisionE
 
 /**
  * Validates the decisions meant for suspended calls (delegates whose child paused) against
- * each child's own checkpoint and agent, and turns those calls into resumptions.
+ * each child's own checkpoint and agent, and turns those calls into resumptions. A child's
+ * checkpoint is trusted as its parent's is (or when the child's own signature holds): in an
+ * unsigned copy it may have been edited, and is checked now, before the parent is claimed.
  */
 const resumeSuspended = (
   agent: Agent.Any,
   batch: ReadonlyArray<BatchItem>,
-  decision: Decision
+  decision: Decision,
+  trusted: boolean
 ): Effect.Effect<Array<BatchItem>, DecisionError, any> =>
   Effect.forEach(batch, (item) => {
     if (item.outcome?._tag !== "Suspended") return Effect.succeed(item)
@@ -172,7 +187,7 @@ const resumeSuspended = (
     const forChild = childDecision(decision, item.call.id)
     const checkpoint = item.outcome.checkpoint
     return CheckpointCodec.decode(child, checkpoint).pipe(
-      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, true)),
+      Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, trusted || child.checkpointSecret !== undefined)),
       Effect.mapError(nestErrorIds(item.call.id)),
       Effect.as<BatchItem>({ call: item.call, resumption: { checkpoint, decision: forChild } })
     )
@@ -182,7 +197,8 @@ const resumeSuspended = (
  * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
  * the verdict `proceed` — the gate's, or the person's approval. A checkpoint that is not
  * trusted (an unsigned copy imported from elsewhere) may have been edited: its `proceed`
- * verdicts are asked of the gate again, with the arguments decoded, and must still hold.
+ * verdicts are asked of the gate again, with the arguments decoded, and must still hold —
+ * all but the calls the decision approves (`approveAll`, `byCall`; a `retry` approves none).
  */
 const verify = (
   agent: Agent.Any,
@@ -270,9 +286,10 @@ export const plan = (
       }
     }
   })()
-  const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" || decision._tag === "Retry" ? pending : new Set<string>()
+  // a retry approves nothing: the failed calls it runs again are asked of the gate like any other
+  const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" ? pending : new Set<string>()
   return own.pipe(
-    Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision), (batch) => ({ ...planned, batch }))),
+    Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision, trusted), (batch) => ({ ...planned, batch }))),
     Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow))
   )
 }

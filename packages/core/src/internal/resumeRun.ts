@@ -56,10 +56,11 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   const finished = yield* store.finished(checkpoint.runId)
   if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, ...finished.value })
   const now = yield* Clock.currentTimeMillis
-  if (now - checkpoint.pausedAt > store.retentionMillis) {
+  // a run that finished as it paused is forgotten once the retention has passed: so is its copy
+  if (now - checkpoint.pausedAt >= store.retentionMillis) {
     return yield* new InvalidCheckpoint({
       reason: "expired",
-      detail: `paused ${Duration.format(Duration.millis(now - checkpoint.pausedAt))} ago, longer than the run store remembers finished runs (${
+      detail: `paused ${Duration.format(Duration.millis(now - checkpoint.pausedAt))} ago, no shorter than the run store remembers finished runs (${
         Duration.format(Duration.millis(store.retentionMillis))
       }): it can no longer be told apart from a replay`
     })
