@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Scope, TestClock } from "effect"
-import { Agent, ChatMemory, ChatModel, Decision, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, ChatMemory, ChatModel, Decision, Gate, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { diskTool, Executions } from "./agentFixtures.js"
 
 const secret = Redacted.make("a-secret-of-at-least-thirty-two-bytes!")
@@ -52,6 +52,42 @@ const pausedRun = (agent: Agent.Any, conversationId?: string) =>
 const copyOf = (checkpoint: unknown) => JSON.parse(JSON.stringify(checkpoint))
 
 describe("exactly once", () => {
+  it.effect("an unsigned copy whose pending call was edited into one the gate rejects cannot have it approved: refused, the run still resumable", () =>
+    Effect.gen(function*() {
+      const executed: Array<string> = []
+      const transfer = Tool.make("transfer", {
+        description: "Sends money",
+        parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+        success: Schema.String,
+        handler: ({ amount, to }) => Effect.sync(() => executed.push(`${to} ${amount}`)).pipe(Effect.as("sent"))
+      })
+      // the policy: transfers to mallory are refused outright; the others are asked of a person
+      const agent = Agent.make({
+        name: "bank",
+        tools: [transfer],
+        gate: ({ args }) => (args as { readonly to: string }).to === "mallory" ? Gate.reject({ message: "not to mallory" }) : Gate.pause()
+      })
+      const paused = yield* pausedRun(agent).pipe(Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "ada", amount: 100 } }),
+        ScriptedChatModel.text("done")
+      ])))
+      // another store (another process): the copy is imported, not named
+      const elsewhere = RunStore.layerMemory()
+      const forged = copyOf(paused.checkpoint)
+      forged.batch[0].call.args = { to: "mallory", amount: 9000 }
+      for (const message of forged.messages) for (const call of message.toolCalls ?? []) call.args = { to: "mallory", amount: 9000 }
+      const refused = yield* Effect.flip(Agent.resume(agent, forged, Decision.approveAll()).pipe(Effect.provide(elsewhere)))
+      expect([refused._tag, refused.message]).toEqual([
+        "InvalidCheckpoint",
+        `Invalid checkpoint (verdicts): call "t1" (transfer) may run by the checkpoint and the decision, but the gate now says Reject`
+      ])
+      const done = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(
+        Effect.provide(elsewhere),
+        Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")]))
+      )
+      expect([done._tag, executed]).toEqual(["Completed", ["ada 100"]])
+    }))
+
   it.effect("a model reporting counts that are no counts (Infinity, NaN, negative): 0 in the run's usage, and its checkpoint copied as JSON resumes", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()

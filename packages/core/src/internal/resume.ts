@@ -197,8 +197,9 @@ const resumeSuspended = (
  * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
  * the verdict `proceed` — the gate's, or the person's approval. A checkpoint that is not
  * trusted (an unsigned copy imported from elsewhere) may have been edited: its `proceed`
- * verdicts are asked of the gate again, with the arguments decoded, and must still hold —
- * all but the calls the decision approves (`approveAll`, `byCall`; a `retry` approves none).
+ * verdicts are asked of the gate again, with the arguments decoded, and must still hold; a
+ * call the decision approves (`approveAll`, `byCall`; a `retry` approves none) may have been
+ * one the gate asks a person about (`Pause`), never one it rejects or answers itself.
  */
 const verify = (
   agent: Agent.Any,
@@ -212,7 +213,10 @@ const verify = (
     const refuse = (why: string) =>
       Effect.fail(new InvalidCheckpoint({ reason: "verdicts", detail: `call ${JSON.stringify(item.call.id)} (${item.call.name}) ${why}` }))
     if (item.verdict !== "proceed") return refuse("has no verdict that lets it run")
-    if (trusted || approvedNow.has(item.call.id)) return Effect.void
+    if (trusted) return Effect.void
+    // approved now: the gate may have asked a person (Pause), never refused it (a copy that lists
+    // a call the gate rejected as pending cannot have it approved)
+    const approved = approvedNow.has(item.call.id)
     const tool = agent.toolkit.entries.get(item.call.name)
     if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
     return Effect.either(decodeArguments(tool, item.call.args)).pipe(
@@ -221,7 +225,10 @@ const verify = (
           ? Effect.void
           : Effect.flatMap(
             agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
-            (verdict) => verdict._tag === "Proceed" ? Effect.void : refuse(`may run by the checkpoint, but the gate now says ${verdict._tag}`)
+            (verdict) =>
+              verdict._tag === "Proceed" || (approved && verdict._tag === "Pause")
+                ? Effect.void
+                : refuse(`may run by the checkpoint${approved ? " and the decision" : ""}, but the gate now says ${verdict._tag}`)
           )
       )
     )
