@@ -108,6 +108,21 @@ describe("call ids", () => {
       { id: "x", name: "store", args: { data: 2 } }
     ))))
 
+  it.effect("an id holding `/` (the separator of a delegate's child calls, `d1/m1`) has each made `_`; one that then repeats another is renamed too", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const paused = yield* Agent.run(agent, { input: "go" })
+      assert(paused._tag === "Paused")
+      expect(paused.pending.map((p) => p.call.id)).toEqual(["d1_m1", "d1_m1_2"])
+      const done = yield* Agent.resume(agent, paused.runId, Decision.byCall({ d1_m1: Decision.approve(), d1_m1_2: Decision.reject() }))
+      expect(done._tag === "Completed" && done.text).toBe("d1_m1: stored | d1_m1_2: error rejected")
+      const alone = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(scriptWith({ id: "a/b/c", name: "store", args: { data: 1 } })))
+      expect(alone._tag === "Paused" && alone.pending.map((p) => p.call.id)).toEqual(["a_b_c"])
+    }).pipe(Effect.provide(scriptWith(
+      { id: "d1/m1", name: "store", args: { data: 1 } },
+      { id: "d1_m1", name: "store", args: { data: 2 } }
+    ))))
+
   it.effect("ids such as constructor, toString and __proto__ pause and resume like any other", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [anything] })

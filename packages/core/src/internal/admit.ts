@@ -66,6 +66,12 @@ export const limitProblem = (value: unknown, limits: Limits, what: string): stri
   return undefined
 }
 
+/**
+ * The model's id, each `/` made `_`: a delegate's calls are named `<parent id>/<child id>` in
+ * pauses and decisions, so a model's `d1/m1` would be decided with a child's.
+ */
+const ownId = (id: string) => (id.includes("/") ? id.replaceAll("/", "_") : id)
+
 /** A call id not taken yet: the model's, or, for a repeated or empty one, the next free `<id>_<n>`. */
 const uniqueId = (id: string, index: number, taken: Set<string>) => {
   const base = id === "" ? `call_${index}` : id
@@ -77,8 +83,8 @@ const uniqueId = (id: string, index: number, taken: Set<string>) => {
 
 /**
  * The calls as the history keeps them — each with a unique id (a repeated id gets a
- * deterministic suffix: two calls are never answered by one result, nor decided by one
- * decision), arguments beyond the limits replaced by `{}` — and the error each refused call
+ * deterministic suffix, a `/` becomes `_`: two calls are never answered by one result, nor
+ * decided by one decision, a delegate's child's included), arguments beyond the limits replaced by `{}` — and the error each refused call
  * gets instead of running.
  */
 export const admit = (
@@ -92,7 +98,7 @@ export const admit = (
     return { id, name: call.name, args: {} }
   }
   const admitted = calls.map((call, index): ToolCall => {
-    const id = taken === undefined ? call.id || "call_0" : uniqueId(call.id, index, taken)
+    const id = taken === undefined ? ownId(call.id) || "call_0" : uniqueId(ownId(call.id), index, taken)
     if (index >= limits.batchWidth) return refuse(id, call, `Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
     const problem = limitProblem(call.args, limits, "its arguments")
     if (problem !== undefined) return refuse(id, call, `Not run: ${problem} (the agent's limit); send smaller arguments`)
