@@ -164,6 +164,24 @@ export interface Usage extends Schema.Schema.Type<typeof Usage> {}
 export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
 /**
+ * Whether a value is a token count: a finite number, not negative (`1e400` in JSON reads as
+ * `Infinity`). A count that is not one is taken as not sent — 0 — by the loop and by every
+ * adapter of `@agentfx/ai` (decision 066).
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * ChatModel.isTokenCount(12) // true
+ * ChatModel.isTokenCount(Number.POSITIVE_INFINITY) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isTokenCount = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
+
+/**
  * The sum of two usages.
  *
  * @example

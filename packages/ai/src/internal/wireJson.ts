@@ -14,8 +14,8 @@ export const isObject = (value: unknown): value is JsonObject => typeof value ==
 /** The value if it is a string, else `""`. */
 export const text = (value: unknown): string => (typeof value === "string" ? value : "")
 
-/** True for a token count: a finite number, not negative (`1e400` in JSON reads as `Infinity`). */
-export const isCount = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
+/** True for a token count (`ChatModel.isTokenCount`): a finite number, not negative. */
+export const isCount = ChatModel.isTokenCount
 
 /** The value if it is a token count, else 0: a count that is not one is taken as not sent. */
 export const count = (value: unknown): number => (isCount(value) ? value : 0)

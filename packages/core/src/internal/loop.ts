@@ -10,7 +10,7 @@ import { BudgetExceeded, MaxIterationsReached } from "../AgentError.js"
 import type * as Budget from "../Budget.js"
 import { reached } from "../Budget.js"
 import type { ChatResponse } from "../ChatModel.js"
-import { addUsage, type ChatModel, ModelError, streams, type Usage } from "../ChatModel.js"
+import { addUsage, type ChatModel, isTokenCount, ModelError, streams, type Usage } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
 import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
@@ -138,13 +138,11 @@ export const budgetExceeded = Effect.fnUntraced(function*(
 
 /** A token count that is no count (infinite, NaN, negative) is taken as 0, as the adapters take it (decision 066): the run's usage stays a number its checkpoint can hold. */
 const counted = (usage: Usage): Usage =>
-  isCount(usage.inputTokens) && isCount(usage.outputTokens) && isCount(usage.totalTokens) ? usage : {
-    inputTokens: isCount(usage.inputTokens) ? usage.inputTokens : 0,
-    outputTokens: isCount(usage.outputTokens) ? usage.outputTokens : 0,
-    totalTokens: isCount(usage.totalTokens) ? usage.totalTokens : 0
+  isTokenCount(usage.inputTokens) && isTokenCount(usage.outputTokens) && isTokenCount(usage.totalTokens) ? usage : {
+    inputTokens: isTokenCount(usage.inputTokens) ? usage.inputTokens : 0,
+    outputTokens: isTokenCount(usage.outputTokens) ? usage.outputTokens : 0,
+    totalTokens: isTokenCount(usage.totalTokens) ? usage.totalTokens : 0
   }
-
-const isCount = (value: number) => Number.isFinite(value) && value >= 0
 
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
