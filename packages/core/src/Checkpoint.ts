@@ -81,6 +81,12 @@ export const BatchItem = Schema.Struct({
 })
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
+
+/**
  * Why the run stopped: a person must approve calls, the environment must be fixed, or the
  * iteration budget ran out (`MaxIterationsReached`), or a limit of the run's budget was
  * reached (`BudgetExceeded`). `running`: not a pause — the batch a run

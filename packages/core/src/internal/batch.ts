@@ -9,16 +9,19 @@ import type { RunAlreadyResumed, RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { MemoryError } from "../ChatMemory.js"
 import { assistant } from "../Message.js"
-import type { RunStore, StoreError } from "../RunStore.js"
-import type { Outcome, ToolCall } from "../ToolCall.js"
+import type { StoreError } from "../RunStore.js"
+import type { Outcome } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
-import { semantic, type ToolError } from "../ToolError.js"
+import { semantic } from "../ToolError.js"
 import { depthOf } from "./admit.js"
+import type { BatchItem } from "./batchItem.js"
+import { runs, Settled, type ToRun } from "./batchItem.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
-import { alreadyDecided, finalAnswer, pause, pendingOf } from "./exits.js"
-import type { BatchItem, RunState } from "./runState.js"
+import { finalAnswer, pause, pendingOf } from "./exits.js"
 import { untouched } from "./observe.js"
+import type { Recording } from "./record.js"
+import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { settledExit } from "./settled.js"
 
@@ -35,7 +38,7 @@ export const runBatch = (
   batch: ReadonlyArray<BatchItem>,
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
-  const toRun = batch.filter((item) => item.outcome === undefined)
+  const toRun = batch.filter(runs)
   if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
   const then = continueBatch(agent, run, batch, environmentPause)
   // one call that nothing observes or records runs in this fiber,, the batch's end in its executor's place
@@ -45,19 +48,21 @@ export const runBatch = (
   return Effect.flatMap(calls, then)
 }
 
-/** Nothing observes the run's tool calls (no listener, tracer or tool middleware) and no durable store records them. */
-const unobserved = (run: RunState) => run.observe.tool === untouched.tool && !run.store.durable
+/** Nothing observes the run's tool calls (no listener, tracer or tool middleware) and nothing records them. */
+const unobserved = (run: RunState) => run.observe.tool === untouched.tool && run.recorder.calls === undefined
 
 /**
  * Runs one call of the batch inside what observes a tool call; every call of a batch reads the
- * same state snapshot. A durable store records, in `recording`'s record (the run's own unless
- * told), each call's start and each call's result.
+ * same state snapshot. The run's recorder, when it records calls, records in `recording`'s
+ * record (the run's own unless told) each call's start before its handler and its result as it
+ * ends: a crash never runs it again unless it is idempotent.
  */
 const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.Service, recording: Recording = run) => {
   const state = run.state
   if (unobserved(run)) {
     return (item: CallToRun) => runCall(agent.toolkit, item, manager, state)
   }
+  const calls = run.recorder.calls
   return (item: CallToRun) => {
     const tool = agent.toolkit.entries.get(item.call.name)
     return run.observe.tool(
@@ -65,38 +70,13 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
       tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
       (input) => {
         const toRun = input.call === item.call ? item : { call: input.call }
-        if (!run.store.durable) return runCall(agent.toolkit, toRun, manager, state)
-        // started before its handler runs, its result as it ends: a crash never runs it again unless it is idempotent
-        const call = runCall(agent.toolkit, { ...toRun, started: recordStarted(run.store, recording, toRun.call) }, manager, state)
-        return Effect.tap(call, (executed) => recorded(run.store, recording, run.store.recordOutcome(recording.runId, recording.version!, executed.result)))
+        if (calls === undefined) return runCall(agent.toolkit, toRun, manager, state)
+        const call = runCall(agent.toolkit, { ...toRun, started: calls.started(recording, toRun.call) }, manager, state)
+        return Effect.tap(call, (executed) => calls.result(recording, executed.result))
       }
     )
   }
 }
-
-/**
- * Where a batch's progress is written in a durable store: a run's record, at the version its
- * writer holds, and the first write that failed or was refused (the batch then fails with it,
- * once every call has ended: calls never fail).
- */
-export interface Recording {
-  readonly runId: string
-  readonly version: number | undefined
-  unrecorded: StoreError | RunAlreadyResumed | undefined
-}
-
-/** Whether a write of the batch's progress was made; when not, why is kept in `recording.unrecorded`. */
-const recorded = (store: RunStore.Service, recording: Recording, write: Effect.Effect<boolean, StoreError>): Effect.Effect<boolean> =>
-  write.pipe(
-    // refused: the record is no longer running at this version — another process took the run over
-    Effect.flatMap((made) => made ? Effect.succeed(true) : alreadyDecided(store, recording.runId)),
-    Effect.catchAll((error) => Effect.sync(() => (recording.unrecorded ??= error, false)))
-  )
-
-/** Records a call's start; when that fails, the call is not run (its result says so, and the batch fails). */
-const recordStarted = (store: RunStore.Service, recording: Recording, call: ToolCall): Effect.Effect<void, ToolError> =>
-  Effect.flatMap(recorded(store, recording, store.recordStarted(recording.runId, recording.version!, call.id)), (made) =>
-    made ? Effect.void : Effect.fail(semantic(`Tool "${call.name}" was not run: the run store did not record its start`)))
 
 /**
  * Runs calls of another run's batch — a crashed run's, in the turn that supersedes it — with
@@ -107,7 +87,7 @@ export const runRecordedCalls = (
   agent: Agent.Any,
   run: RunState,
   recording: Recording,
-  items: ReadonlyArray<BatchItem>
+  items: ReadonlyArray<ToRun>
 ): Effect.Effect<Array<Outcome>, StoreError | RunAlreadyResumed, any> =>
   Effect.flatMap(executeCalls(agent.toolkit, items, run.manager.concurrency, runOneOf(agent, run, run.manager, recording)), (executed) =>
     recording.unrecorded === undefined
@@ -167,7 +147,7 @@ const finishBatch = (
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   let next = 0
-  const batch = items.map((item) => ({ call: item.call, outcome: item.outcome ?? outcomes[next++]! }))
+  const batch = items.map((item): Settled => item._tag === "Settled" ? item : Settled({ call: item.call, outcome: outcomes[next++]! }))
   const suspended = batch.some((item) => item.outcome._tag === "Suspended")
     ? batch.filter((item) => item.outcome._tag === "Suspended")
     : []

@@ -8,18 +8,11 @@
  * arrival order.
  */
 import { Effect } from "effect"
-
-interface Ticket {
-  granted: boolean
-  cancelled: boolean
-  wake: (() => void) | undefined
-  next: Ticket | undefined
-}
+import { Fifo, type Ticket } from "./fifo.js"
 
 export class Bulkhead {
   private free: number
-  private head: Ticket | undefined = undefined
-  private tail: Ticket | undefined = undefined
+  private readonly queue = new Fifo<void>()
 
   constructor(readonly permits: number) {
     this.free = permits
@@ -30,43 +23,19 @@ export class Bulkhead {
     return this.free
   }
 
-  private enqueue(): Ticket {
-    const ticket: Ticket = { granted: false, cancelled: false, wake: undefined, next: undefined }
-    if (this.free > 0 && this.head === undefined) {
+  /** A ticket for a permit: granted at once when one is free and nobody queues before it. */
+  private enqueue(): Ticket<void> {
+    if (this.free > 0 && this.queue.isEmpty) {
       this.free -= 1
-      ticket.granted = true
-      return ticket
+      return Fifo.granted(undefined)
     }
-    if (this.tail === undefined) this.head = ticket
-    else this.tail.next = ticket
-    this.tail = ticket
-    return ticket
+    return this.queue.join(undefined)
   }
 
+  /** A permit released: handed to the oldest waiter, else free again. */
   private release(): void {
-    let ticket = this.head
-    while (ticket !== undefined && ticket.cancelled) ticket = ticket.next
-    if (ticket === undefined) {
-      this.head = this.tail = undefined
-      this.free += 1
-      return
-    }
-    this.head = ticket.next
-    if (this.head === undefined) this.tail = undefined
-    ticket.granted = true
-    ticket.wake?.()
+    if (this.queue.handOver() === undefined) this.free += 1
   }
-
-  private cancel(ticket: Ticket): void {
-    if (ticket.granted) this.release()
-    else ticket.cancelled = true
-  }
-
-  private readonly turn = (ticket: Ticket) =>
-    Effect.async<void>((resume) => {
-      if (ticket.granted) return resume(Effect.void)
-      ticket.wake = () => resume(Effect.void)
-    })
 
   /**
    * Runs `self` holding one permit. The bookkeeping runs uninterruptibly; only the wait and
@@ -79,8 +48,8 @@ export class Bulkhead {
         const ticket = this.enqueue()
         // a free permit: no wait, and no closure built for one
         if (ticket.granted) return Effect.ensuring(restore(self), this.released)
-        return Effect.matchCauseEffect(restore(this.turn(ticket)), {
-          onFailure: (cause) => Effect.zipRight(Effect.sync(() => this.cancel(ticket)), Effect.failCause(cause)),
+        return Effect.matchCauseEffect(restore(this.queue.turn(ticket)), {
+          onFailure: (cause) => Effect.zipRight(Effect.sync(() => this.queue.leave(ticket) && this.release()), Effect.failCause(cause)),
           onSuccess: () => Effect.ensuring(restore(self), this.released)
         })
       })

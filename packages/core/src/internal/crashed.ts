@@ -4,53 +4,48 @@
  * was recorded keeps it; a call recorded as started without a result runs again only when its
  * tool is `idempotent`, else it is cancelled; a call that never started runs.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import type { Any } from "../Agent.js"
-import type { RunRecord, RunStore, StoreError } from "../RunStore.js"
+import type * as Checkpoint from "../Checkpoint.js"
+import type { RunRecord, RunStore } from "../RunStore.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { runRecordedCalls } from "./batch.js"
+import type { BatchItem } from "./batchItem.js"
+import { fromCheckpoint, runs, Settled } from "./batchItem.js"
 import * as CheckpointCodec from "./checkpoint.js"
-import type { BatchItem, RunState } from "./runState.js"
+import type { RunState } from "./runState.js"
 
-const cancelled = (call: ToolCall): Outcome => ({ _tag: "Cancelled", callId: call.id, toolName: call.name })
+const cancelled = (call: ToolCall): BatchItem => Settled({ call, outcome: { _tag: "Cancelled", callId: call.id, toolName: call.name } })
 
-/** The batch with the rule applied: an item without outcome is to run. */
+/** The batch with the rule applied: an item left to run runs. A call that waits for a person has no place in a running batch: it is cancelled. */
 export const settle = (
   agent: Any,
-  batch: ReadonlyArray<BatchItem>,
+  batch: ReadonlyArray<Checkpoint.BatchItem>,
   outcomes: ReadonlyArray<Outcome>,
   started: ReadonlyArray<string>
 ): Array<BatchItem> => {
   const results = new Map(outcomes.map((outcome): [string, Outcome] => [outcome.callId, outcome]))
   const begun = new Set(started)
-  return batch.map((item): BatchItem => {
-    if (item.outcome !== undefined) return item
+  return batch.map((recorded): BatchItem => {
+    const item = fromCheckpoint(recorded)
+    if (item._tag === "Settled") return item
+    if (item._tag === "Waiting") return cancelled(item.call)
     const result = results.get(item.call.id)
-    if (result !== undefined) return { call: item.call, outcome: result }
-    return !begun.has(item.call.id) || agent.toolkit.entries.get(item.call.name)?.idempotent === true
-      ? item
-      : { call: item.call, outcome: cancelled(item.call) }
+    if (result !== undefined) return Settled({ call: item.call, outcome: result })
+    return !begun.has(item.call.id) || agent.toolkit.entries.get(item.call.name)?.idempotent === true ? item : cancelled(item.call)
   })
 }
 
 /** A crashed run's batch settled from what the store recorded of it: read after the run was taken over (`RunStore.takeOver`), so that it is all its writer did. */
-export const recordedBatch = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, runId: string, batch: ReadonlyArray<BatchItem>) {
+export const recordedBatch = Effect.fnUntraced(function*(
+  agent: Any,
+  store: RunStore.Service,
+  runId: string,
+  batch: ReadonlyArray<Checkpoint.BatchItem>
+) {
   const [outcomes, started] = yield* Effect.all([store.outcomes(runId), store.started(runId)])
   return settle(agent, batch, outcomes, started)
 })
-
-/**
- * Takes a crashed run over (`RunStore.takeOver`): from then on its writer, should it still be
- * alive (its leases lapsed), records and starts nothing more. A record its writer moved
- * meanwhile (ending a batch) is read again and taken over as it is now; `undefined` once it
- * is no longer running.
- */
-export const takeOverLatest = (store: RunStore.Service, record: RunRecord): Effect.Effect<RunRecord | undefined, StoreError> =>
-  Effect.flatMap(store.takeOver(record.runId, record.version), (taken) =>
-    taken !== undefined
-      ? Effect.succeed(taken)
-      : Effect.flatMap(store.get(record.runId), (now) =>
-        Option.isSome(now) && now.value.status === "running" ? takeOverLatest(store, now.value) : Effect.succeed(undefined)))
 
 /**
  * The results of a crashed run's batch, for the turn that supersedes it (`run`), once that turn
@@ -62,10 +57,10 @@ export const finishCrashed = Effect.fnUntraced(function*(agent: Any, run: RunSta
   const decoded = yield* CheckpointCodec.decode(agent, taken.checkpoint).pipe(Effect.catchTag("InvalidCheckpoint", () => Effect.succeed(undefined)))
   if (decoded === undefined) return yield* run.store.outcomes(taken.runId)
   const batch = yield* recordedBatch(agent, run.store, taken.runId, decoded.checkpoint.batch)
-  const toRun = batch.filter((item) => item.outcome === undefined)
+  const toRun = batch.filter(runs)
   const ran = toRun.length === 0
     ? []
     : yield* runRecordedCalls(agent, run, { runId: taken.runId, version: taken.version, unrecorded: undefined }, toRun)
   let next = 0
-  return batch.map((item) => item.outcome ?? ran[next++]!)
+  return batch.map((item) => item._tag === "Settled" ? item.outcome : ran[next++]!)
 })

@@ -1,133 +1,20 @@
 /**
- * How a run ends, and what its record says: completed, or paused with its checkpoint (written
- * to the run store first: the record is the authority, the checkpoint a copy).
+ * How a run ends: completed, or paused with its checkpoint (recorded first, `record.ts`: the
+ * record is the authority, the checkpoint a copy).
  */
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type * as Agent from "../Agent.js"
-import { InvalidOutput, RunAlreadyResumed } from "../AgentError.js"
+import type { RunAlreadyResumed } from "../AgentError.js"
+import { InvalidOutput } from "../AgentError.js"
 import type { MemoryError } from "../ChatMemory.js"
 import { user } from "../Message.js"
 import type * as AgentExit from "../AgentExit.js"
-import type * as Checkpoint from "../Checkpoint.js"
-import type { RunStore, StoreError } from "../RunStore.js"
-import * as CheckpointCodec from "./checkpoint.js"
+import type { StoreError } from "../RunStore.js"
+import type { BatchItem } from "./batchItem.js"
 import { describeParseError } from "./parseError.js"
-import type { BatchItem, RunState } from "./runState.js"
+import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
 import { nestedId } from "./suspension.js"
-
-/** The run as a checkpoint at record version `revision`. */
-export const checkpointOf = (
-  agent: Agent.Any,
-  run: RunState,
-  reason: Checkpoint.Reason,
-  batch: ReadonlyArray<BatchItem>,
-  pending: ReadonlyArray<string>,
-  revision: number,
-  pausedAt: number
-) =>
-  CheckpointCodec.encode(agent, {
-    runId: run.runId,
-    revision,
-    pausedAt,
-    conversationId: run.conversationId,
-    ephemeral: run.ephemeral,
-    reason,
-    iteration: run.iteration,
-    modelCalls: run.modelCalls,
-    ...(run.budget === undefined ? {} : { budget: run.budget }),
-    ...(run.runSettings === undefined ? {} : { settings: run.runSettings }),
-    ...(run.toolChoice === "auto" ? {} : { toolChoice: run.toolChoice }),
-    messages: run.history,
-    batch: batch.map((item) =>
-      item.outcome !== undefined
-        ? { call: item.call, outcome: item.outcome }
-        : { call: item.call, ...(item.verdict === undefined ? {} : { verdict: item.verdict }) }
-    ),
-    pending,
-    usage: run.usage,
-    outcomes: run.outcomes
-  }, run.state)
-
-/**
- * Records the run's stop in the store — a new paused record, or its running record turned
- * paused — and returns its checkpoint, a copy of the record's. A record that moved on meanwhile
- * (another process recovered the run) is `RunAlreadyResumed`.
- */
-export const recordStop = Effect.fnUntraced(function*(
-  agent: Agent.Any,
-  run: RunState,
-  reason: Exclude<Checkpoint.Reason, "running">,
-  batch: ReadonlyArray<BatchItem>,
-  pending: ReadonlyArray<string>
-) {
-  const now = yield* Clock.currentTimeMillis
-  const revision = (run.version ?? 0) + 1
-  const checkpoint = yield* checkpointOf(agent, run, reason, batch, pending, revision, now)
-  if (run.version === undefined) {
-    const inserted = yield* run.store.insert({
-      runId: run.runId,
-      agent: agent.name,
-      conversationId: run.conversationId,
-      ephemeral: run.ephemeral,
-      status: "paused",
-      version: revision,
-      createdAt: now,
-      updatedAt: now,
-      checkpoint
-    })
-    if (!inserted) return yield* new RunAlreadyResumed({ runId: run.runId, status: "finished" })
-  } else {
-    const next = yield* run.store.transition(run.runId, {
-      from: { status: "running", version: run.version },
-      to: "paused",
-      checkpoint
-    })
-    if (next === undefined) return yield* lost(run)
-  }
-  run.version = revision
-  return checkpoint
-})
-
-/**
- * A durable store's record of the batch a run is about to execute — the history up to the
- * model's calls, each call's verdict or outcome — so that a crash during the batch can be
- * recovered (`Agent.recover`); each call's result is recorded as it ends (`batch.ts`). Nothing
- * for a store that is not durable.
- */
-export const recordBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>): Effect.Effect<void, RunAlreadyResumed | StoreError> =>
-  !run.store.durable || run.version === undefined ? Effect.void : recordDurableBatch(agent, run, batch, run.version)
-
-const recordDurableBatch = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, version: number) {
-  const now = yield* Clock.currentTimeMillis
-  const checkpoint = yield* checkpointOf(agent, run, "running", batch, [], version + 1, now)
-  const next = yield* run.store.transition(run.runId, { from: { status: "running", version }, to: "running", checkpoint })
-  if (next === undefined) return yield* lost(run)
-  run.version = next.version
-})
-
-/**
- * The refusal of a run that someone else resumed: where it is now and who decided, from its
- * record (`finished` when the store no longer keeps it). `claimed`: the status to report while
- * the record still says paused (the winner holds the run but has not written its claim yet).
- */
-export const alreadyDecided = (
-  store: RunStore.Service,
-  runId: string,
-  claimed: "running" | "paused" = "paused"
-): Effect.Effect<never, RunAlreadyResumed | StoreError> =>
-  Effect.flatMap(store.get(runId), (record) =>
-    record._tag === "None"
-      ? Effect.flatMap(store.finished(runId), (finished) =>
-        Effect.fail(new RunAlreadyResumed({ runId, ...Option.getOrElse(finished, () => ({ status: "finished" as const })) })))
-      : Effect.fail(new RunAlreadyResumed({
-          runId,
-          status: record.value.status === "paused" ? claimed : record.value.status,
-          decidedBy: record.value.decidedBy
-        })))
-
-/** The refusal for a run whose record another process took over. */
-export const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> => alreadyDecided(run.store, run.runId)
 
 /** Pauses the run: recorded, then a value, not an error. */
 export const pause = (
@@ -138,7 +25,7 @@ export const pause = (
   pending: ReadonlyArray<AgentExit.PendingCall>
 ): Effect.Effect<AgentExit.Paused, RunAlreadyResumed | StoreError> =>
   Effect.map(
-    recordStop(agent, run, reason, batch, pending.map((p) => p.call.id)),
+    run.recorder.stop(agent, run, reason, batch, pending.map((p) => p.call.id)),
     (checkpoint): AgentExit.Paused => ({
       _tag: "Paused",
       runId: run.runId,
@@ -152,7 +39,7 @@ export const pause = (
 /** The calls of a batch that a person must decide: suspended calls' children (with nested ids), or the calls themselves. */
 export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.PendingCall> =>
   items.flatMap((item): Array<AgentExit.PendingCall> => {
-    const outcome = item.outcome
+    const outcome = item._tag === "Settled" ? item.outcome : undefined
     if (outcome?._tag === "Suspended") {
       return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
     }

@@ -22,8 +22,10 @@ import { admit } from "./admit.js"
 import { runBatch } from "./batch.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
-import { finalAnswer, pause, pendingOf, recordBatch, recordStop } from "./exits.js"
-import type { BatchItem, RunState } from "./runState.js"
+import type { BatchItem } from "./batchItem.js"
+import { Runnable, runs, Settled, Waiting } from "./batchItem.js"
+import { finalAnswer, pause, pendingOf } from "./exits.js"
+import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
 import { settledEither, settledExit } from "./settled.js"
 import { annotate } from "./tracing.js"
@@ -39,12 +41,28 @@ export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.A
   return run.observe.iteration(run.iteration, iteration(agent, run), run.next)
 }
 
-/** What follows an iteration: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
+/** What follows an iteration, or a batch: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
 export const nextOf = (agent: Agent.Any, run: RunState) => (exit: AgentExit.AgentExit | undefined) =>
   exit === undefined ? loop(agent, run) : Effect.succeed(exit)
 
+/**
+ * Goes on with a run that stopped in a batch (resumed, or recovered): finishes the batch — checked
+ * against the run's budget first, like any batch — then iterates. No batch: iterates at once.
+ */
+export const continueRun = (
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  environmentPause: boolean
+): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
+  if (batch.length === 0) return loop(agent, run)
+  const over = batchOverBudget(run, batch)
+  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  return Effect.flatMap(runBatch(agent, run, batch, environmentPause), run.next)
+}
+
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  const checkpoint = yield* recordStop(agent, run, "max-iterations", [], [])
+  const checkpoint = yield* run.recorder.stop(agent, run, "max-iterations", [], [])
   return yield* new MaxIterationsReached({ maxIterations: agent.maxIterations, checkpoint })
 })
 
@@ -89,7 +107,7 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
   const over = batchOverBudget(run, batch)
   if (over !== undefined) return budgetExceeded(agent, run, over, batch)
-  yield* recordBatch(agent, run, batch)
+  yield* run.recorder.batch(agent, run, batch)
   return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
 
@@ -113,7 +131,7 @@ export const batchOverBudget = (run: RunState, batch: ReadonlyArray<BatchItem>):
   const budget = run.budget
   if (budget === undefined) return undefined
   let toRun = 0
-  for (const item of batch) if (item.outcome === undefined) toRun += 1
+  for (const item of batch) if (runs(item)) toRun += 1
   if (toRun === 0) return undefined
   const spent = spentOf(run)
   const tokens = reached({ tokens: budget.tokens, inputTokens: budget.inputTokens, outputTokens: budget.outputTokens }, spent)
@@ -132,7 +150,7 @@ export const budgetExceeded = Effect.fnUntraced(function*(
   over: Over,
   batch: ReadonlyArray<BatchItem>
 ) {
-  const checkpoint = yield* recordStop(agent, run, "budget", batch, [])
+  const checkpoint = yield* run.recorder.stop(agent, run, "budget", batch, [])
   return yield* new BudgetExceeded({ ...over, checkpoint })
 })
 
@@ -229,7 +247,7 @@ const isItem = (u: BatchItem | Effect.Effect<BatchItem, never, any>): u is Batch
 
 const place = (gated: Gated, i: number, item: BatchItem) => {
   gated.batch[i] = item
-  if (item.verdict === "pause") gated.pending.push(item)
+  if (item._tag === "Waiting") gated.pending.push(item)
 }
 
 /** One call, gated: its batch item, or the effect that decides it (an asynchronous decoding or gate). */
@@ -240,10 +258,10 @@ const gateOne = (
   refused: ReadonlyMap<string, ToolError> | undefined
 ): BatchItem | Effect.Effect<BatchItem, never, any> => {
   const beyond = refused?.get(call.id)
-  if (beyond !== undefined) return { call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } }
+  if (beyond !== undefined) return Settled({ call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } })
   const tool = agent.toolkit.entries.get(call.name)
   // it runs as the failure that tells the model what was wrong
-  if (tool === undefined) return { call, verdict: "proceed" }
+  if (tool === undefined) return Runnable({ call })
   const decoding = decodeArguments(tool, call.args)
   const decoded = settledEither(decoding)
   if (decoded === undefined) {
@@ -263,7 +281,7 @@ const judged = (
   tool: Toolkit.Entry,
   args: Either.Either<unknown, ToolError>
 ): BatchItem | Effect.Effect<BatchItem, never, any> => {
-  if (Either.isLeft(args)) return { call, verdict: "proceed" }
+  if (Either.isLeft(args)) return Runnable({ call })
   const verdict = agent.gate({ name: call.name, call, args: args.right, tool, state: run.state })
   const now = settledExit(verdict)
   if (now !== undefined && Exit.isSuccess(now)) return itemOf(call, args.right, now.value)
@@ -272,11 +290,12 @@ const judged = (
 
 const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem =>
   matchVerdict(verdict, {
-    Proceed: (): BatchItem => ({ call, decoded: true, args, verdict: "proceed" }),
-    Pause: (): BatchItem => ({ call, decoded: true, args, verdict: "pause" }),
-    Reject: ({ message }): BatchItem => ({
-      call,
-      outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
-    }),
-    Reply: ({ value }): BatchItem => ({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
+    Proceed: () => Runnable({ call, decoded: true, args }),
+    Pause: () => Waiting({ call }),
+    Reject: ({ message }) =>
+      Settled({
+        call,
+        outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
+      }),
+    Reply: ({ value }) => Settled({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
   })

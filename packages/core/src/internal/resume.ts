@@ -23,7 +23,8 @@ import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
 import { definedOnly } from "./run.js"
 import { describeParseError, invalidArguments } from "./parseError.js"
-import type { BatchItem } from "./runState.js"
+import type { BatchItem } from "./batchItem.js"
+import { fromCheckpoint, match as matchItem, Resuming, Runnable, Settled } from "./batchItem.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
 /** What the resumed run does first. */
@@ -54,12 +55,13 @@ const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "running": []
 }
 
-const approved = (item: BatchItem): BatchItem => ({ call: item.call, verdict: "proceed" })
+const approved = (item: Checkpoint.BatchItem): BatchItem => Runnable({ call: item.call })
 
-const rejected = (call: ToolCall, message: string | undefined): BatchItem => ({
-  call,
-  outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
-})
+const rejected = (call: ToolCall, message: string | undefined): BatchItem =>
+  Settled({
+    call,
+    outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
+  })
 
 /**
  * Why a person's value (edited arguments, a reply) cannot enter the history, if it cannot: beyond
@@ -94,7 +96,7 @@ const byCall = (
   const edited = new Map<string, JsonValue>()
   const batch = checkpoint.batch.map((item): BatchItem => {
     const decision = decisions.get(item.call.id)
-    if (decision === undefined) return item
+    if (decision === undefined) return fromCheckpoint(item)
     switch (decision._tag) {
       case "Reject":
         return rejected(item.call, decision.message)
@@ -103,26 +105,26 @@ const byCall = (
         const problem = personValueProblem(agent, decision.value, "the reply's values")
         if (problem !== undefined) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: problem })
-          return item
+          return fromCheckpoint(item)
         }
-        return { call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } }
+        return Settled({ call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } })
       }
       case "Approve": {
         if (decision.args === undefined) return approved(item)
         const beyond = personValueProblem(agent, decision.args, "the edited arguments")
         if (beyond !== undefined) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: beyond })
-          return item
+          return fromCheckpoint(item)
         }
         const entry = agent.toolkit.entries.get(item.call.name)
         if (entry === undefined) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: "the agent has no such tool" })
-          return item
+          return fromCheckpoint(item)
         }
         const decoded = Schema.decodeUnknownEither(entry.tool.parameters, { errors: "all" })(decision.args)
         if (Either.isLeft(decoded)) {
           problems.push({ callId: item.call.id, toolName: item.call.name, message: invalidArguments(entry.name, decoded.left).message })
-          return item
+          return fromCheckpoint(item)
         }
         edited.set(item.call.id, decision.args)
         return approved({ call: { ...item.call, args: decision.args } })
@@ -177,7 +179,7 @@ const resumeSuspended = (
   trusted: boolean
 ): Effect.Effect<Array<BatchItem>, DecisionError, any> =>
   Effect.forEach(batch, (item) => {
-    if (item.outcome?._tag !== "Suspended") return Effect.succeed(item)
+    if (item._tag !== "Settled" || item.outcome._tag !== "Suspended") return Effect.succeed(item)
     const child = (agent.toolkit.entries.get(item.call.name)?.tool as { [DelegateAgentKey]?: Agent.Any } | undefined)?.[
       DelegateAgentKey
     ]
@@ -189,7 +191,7 @@ const resumeSuspended = (
     return CheckpointCodec.decode(child, checkpoint).pipe(
       Effect.flatMap((decoded) => plan(child, decoded.checkpoint, decoded.state, forChild, trusted || child.checkpointSecret !== undefined)),
       Effect.mapError(nestErrorIds(item.call.id)),
-      Effect.as<BatchItem>({ call: item.call, resumption: { checkpoint, decision: forChild } })
+      Effect.as(Resuming({ call: item.call, resumption: { checkpoint, decision: forChild } }))
     )
   })
 
@@ -209,30 +211,44 @@ const verify = (
   approvedNow: ReadonlySet<string>
 ): Effect.Effect<Plan, InvalidCheckpoint, any> =>
   Effect.forEach(planned.batch, (item) => {
-    if (item.outcome !== undefined || item.resumption !== undefined) return Effect.void
     const refuse = (why: string) =>
       Effect.fail(new InvalidCheckpoint({ reason: "verdicts", detail: `call ${JSON.stringify(item.call.id)} (${item.call.name}) ${why}` }))
-    if (item.verdict !== "proceed") return refuse("has no verdict that lets it run")
-    if (trusted) return Effect.void
-    // approved now: the gate may have asked a person (Pause), never refused it (a copy that lists
-    // a call the gate rejected as pending cannot have it approved)
-    const approved = approvedNow.has(item.call.id)
-    const tool = agent.toolkit.entries.get(item.call.name)
-    if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
-    return Effect.either(decodeArguments(tool, item.call.args)).pipe(
-      Effect.flatMap((args) =>
-        args._tag === "Left" // it runs as the failure that tells the model what was wrong
-          ? Effect.void
-          : Effect.flatMap(
-            agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
-            (verdict) =>
-              verdict._tag === "Proceed" || (approved && verdict._tag === "Pause")
-                ? Effect.void
-                : refuse(`may run by the checkpoint${approved ? " and the decision" : ""}, but the gate now says ${verdict._tag}`)
-          )
-      )
-    )
+    return matchItem(item, {
+      Settled: () => Effect.void,
+      Resuming: () => Effect.void,
+      Waiting: () => refuse("has no verdict that lets it run"),
+      Runnable: () => trusted ? Effect.void : gateAgain(agent, item, state, approvedNow.has(item.call.id), refuse)
+    })
   }, { discard: true }).pipe(Effect.as(planned))
+
+/**
+ * A call an untrusted copy lets run, asked of the gate again with its arguments decoded. Approved
+ * now: the gate may have asked a person (`Pause`), never refused it (a copy that lists a call the
+ * gate rejected as pending cannot have it approved).
+ */
+const gateAgain = (
+  agent: Agent.Any,
+  item: BatchItem,
+  state: { readonly [slot: string]: unknown },
+  approved: boolean,
+  refuse: (why: string) => Effect.Effect<never, InvalidCheckpoint>
+): Effect.Effect<void, InvalidCheckpoint, any> => {
+  const tool = agent.toolkit.entries.get(item.call.name)
+  if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
+  return Effect.either(decodeArguments(tool, item.call.args)).pipe(
+    Effect.flatMap((args) =>
+      args._tag === "Left" // it runs as the failure that tells the model what was wrong
+        ? Effect.void
+        : Effect.flatMap(
+          agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
+          (verdict) =>
+            verdict._tag === "Proceed" || (approved && verdict._tag === "Pause")
+              ? Effect.void
+              : refuse(`may run by the checkpoint${approved ? " and the decision" : ""}, but the gate now says ${verdict._tag}`)
+        )
+    )
+  )
+}
 
 /**
  * Turns a decision into the resumed run's first step, or refuses it; never consumes anything.
@@ -250,8 +266,9 @@ export const plan = (
     return Effect.fail(new DecisionMismatch({ decision: decision._tag, reason: checkpoint.reason, accepted: accepted[checkpoint.reason] }))
   }
   const pending = new Set(checkpoint.pending)
+  const recorded = checkpoint.batch.map(fromCheckpoint)
   const base = {
-    batch: checkpoint.batch,
+    batch: recorded,
     messages: checkpoint.messages,
     environmentPause: agent.onEnvironmentError === "pause",
     budget: checkpoint.budget
@@ -262,13 +279,13 @@ export const plan = (
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? approved(item) : item)
+          batch: checkpoint.batch.map((item, i) => pending.has(item.call.id) ? approved(item) : recorded[i]!)
         })
       case "RejectAll":
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? rejected(item.call, decision.message) : item)
+          batch: checkpoint.batch.map((item, i) => pending.has(item.call.id) ? rejected(item.call, decision.message) : recorded[i]!)
         })
       case "ByCall":
         return byCall(agent, checkpoint, decision.decisions)
@@ -276,7 +293,7 @@ export const plan = (
         return Effect.succeed({
           ...base,
           mode: "batch",
-          batch: checkpoint.batch.map((item) => pending.has(item.call.id) ? approved(item) : item)
+          batch: checkpoint.batch.map((item, i) => pending.has(item.call.id) ? approved(item) : recorded[i]!)
         })
       case "Proceed":
         return Effect.succeed({ ...base, mode: "batch", environmentPause: false })

@@ -13,14 +13,13 @@ import type * as Decision from "../Decision.js"
 import type { Message } from "../Message.js"
 import type { RunRecord } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
-import { runBatch } from "./batch.js"
 import { recordedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
-import { alreadyDecided, checkpointOf, lost } from "./exits.js"
-import { batchOverBudget, budgetExceeded, loop } from "./loop.js"
+import { continueRun } from "./loop.js"
+import { alreadyDecided, recorderOf } from "./record.js"
 import * as Resume from "./resume.js"
-import { holdConversation, recorded, runState } from "./run.js"
-import type { BatchItem, RunState } from "./runState.js"
+import { holdConversation, runState } from "./run.js"
+import type { RunState } from "./runState.js"
 
 /** The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the store does not have it). */
 const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown) {
@@ -101,28 +100,19 @@ export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decisi
       }
       return yield* new ConversationDiverged({ conversationId: run.conversationId, expectedMessages: cp.messages.length, foundMessages: stored.length })
     }
-    if (found.record === undefined) {
-      // a copy from elsewhere: imported as the run's paused record; a concurrent import wins once
-      const now = yield* Clock.currentTimeMillis
-      const inserted = yield* store.insert({
-        runId: cp.runId,
-        agent: agent.name,
-        conversationId: cp.conversationId,
-        ephemeral: cp.ephemeral,
-        status: "paused",
-        version: cp.revision,
-        createdAt: now,
-        updatedAt: now,
-        checkpoint: found.input
-      })
-      if (!inserted) return yield* alreadyDecided(store, cp.runId)
-    }
-    yield* claim(agent, run, plan.mode === "batch" ? plan.batch : [], decidedBy)
+    // a copy from elsewhere: imported as the run's paused record; a concurrent import wins once
+    if (found.record === undefined) yield* run.recorder.importCopy(agent, cp, found.input)
+    const batch = plan.mode === "batch" ? plan.batch : []
+    yield* run.recorder.claim(agent, run, batch, decidedBy)
     const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
       ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
       : Effect.void
-    const body = Effect.zipRight(rewritten, batchThenLoop(agent, run, plan.mode === "batch" ? plan.batch : [], plan.environmentPause))
-    return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }), recorded(run, body))
+    const body = Effect.zipRight(rewritten, continueRun(agent, run, batch, plan.environmentPause))
+    return yield* run.observe.turn(
+      "resume",
+      () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }),
+      run.recorder.recorded(run, body)
+    )
   }))
 
 /**
@@ -138,11 +128,7 @@ const pausedAgainOnFailure = <E>(
   step: Effect.Effect<void, E>
 ) =>
   Effect.catchAll(step, (error) =>
-    Effect.gen(function*() {
-      const { signature: _, ...fields } = decoded.checkpoint
-      const checkpoint = yield* CheckpointCodec.encode(agent, { ...fields, revision: run.version! + 1 }, decoded.state)
-      yield* run.store.transition(run.runId, { from: { status: "running", version: run.version! }, to: "paused", checkpoint })
-    }).pipe(
+    run.recorder.pauseAgain(agent, run, decoded.checkpoint, decoded.state).pipe(
       Effect.catchAll((cause) => Effect.logError(`Run ${run.runId}: it could not be paused again after a failed resume`, cause)),
       Effect.zipRight(Effect.fail(error))
     ))
@@ -172,38 +158,6 @@ const runOf = (
   )
 
 /**
- * Finishes the batch a run stopped in (if it has one), then goes on with the loop. The batch is
- * checked against the run's budget first, like any batch (`batchOverBudget`).
- */
-const batchThenLoop = (agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) => {
-  if (batch.length === 0) return loop(agent, run)
-  const over = batchOverBudget(run, batch)
-  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
-  return Effect.flatMap(runBatch(agent, run, batch, environmentPause), (exit) => exit === undefined ? loop(agent, run) : Effect.succeed(exit))
-}
-
-/**
- * Claims the paused run's record: from paused at the run's version to running at the next, or
- * the refusal naming where the run is now. A durable store's running record holds the batch to
- * run, for a recovery.
- */
-const claim = Effect.fnUntraced(function*(agent: Any, run: RunState, batch: ReadonlyArray<BatchItem>, decidedBy?: string) {
-  const checkpoint = run.store.durable
-    ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
-    : undefined
-  const next = yield* run.store.transition(run.runId, {
-    from: { status: "paused", version: run.version! },
-    to: "running",
-    ...(checkpoint === undefined ? {} : { checkpoint }),
-    ...(decidedBy === undefined ? {} : { decidedBy })
-  })
-  if (next === undefined) return yield* lost(run)
-  // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone
-  yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
-  run.version = next.version
-})
-
-/**
  * Takes over a run of a durable store whose process crashed in a batch (its lease expired):
  * the calls whose results were recorded are not run again; a call that was running at the
  * crash runs again only when its tool is `idempotent`, else the model is told it was
@@ -218,8 +172,8 @@ export const recoverRun = (agent: Any, runId: string) =>
     if (record.status !== "running" || record.checkpoint === undefined) {
       return yield* new RunAlreadyResumed({ runId, status: record.status })
     }
-    // alive elsewhere: its owner still renews the run's lease
-    if (!(yield* store.lease(`run:${runId}`, { owner: `recover:${runId}`, wait: false }))) {
+    // alive elsewhere: its owner still holds the run
+    if (!(yield* recorderOf(store).hold(runId, `recover:${runId}`))) {
       return yield* new RunAlreadyResumed({ runId, status: "running" })
     }
     const decoded = yield* CheckpointCodec.decode(agent, record.checkpoint)
@@ -232,11 +186,15 @@ export const recoverRun = (agent: Any, runId: string) =>
     })
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     // its writer, should it still be alive, records nothing after this: what is read next is all it did
-    const taken = yield* store.takeOver(runId, record.version)
-    if (taken === undefined) return yield* lost(run)
+    const taken = yield* run.recorder.takeOver(runId, record.version)
+    if (taken === undefined) return yield* alreadyDecided(store, runId)
     run.version = taken.version
     const batch = yield* recordedBatch(agent, store, runId, cp.batch)
     if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
-    const body = batchThenLoop(agent, run, batch, agent.onEnvironmentError === "pause")
-    return yield* run.observe.turn("resume", () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }), recorded(run, body))
+    const body = continueRun(agent, run, batch, agent.onEnvironmentError === "pause")
+    return yield* run.observe.turn(
+      "resume",
+      () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }),
+      run.recorder.recorded(run, body)
+    )
   }))

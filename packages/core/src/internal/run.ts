@@ -5,7 +5,7 @@
  * run as the stream of its events.
  */
 import type { Fiber, Scope } from "effect"
-import { Cause, Clock, Context, Effect, Exit, HashSet, Option, Stream } from "effect"
+import { Context, Effect, Exit, HashSet, Option, Stream } from "effect"
 import type { Any, RunOptions, Slots } from "../Agent.js"
 import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
@@ -18,12 +18,12 @@ import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { budgetProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
-import { finishCrashed, takeOverLatest } from "./crashed.js"
-import { alreadyDecided, checkpointOf } from "./exits.js"
+import { finishCrashed } from "./crashed.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
 import { conversationBusyProblem } from "./options.js"
+import { alreadyDecided, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
@@ -78,6 +78,7 @@ export const runState = (
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
   const own = turn.settings === undefined ? undefined : definedOnly(turn.settings)
+  const store = Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
     runId: fields.runId,
     conversationId: fields.conversationId,
@@ -98,7 +99,8 @@ export const runState = (
     agentName: agent.name,
     middleware: agent.middleware,
     observe: untouched,
-    store: Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore),
+    store,
+    recorder: recorderOf(store),
     model: Context.get(fiber.currentContext as Context.Context<ChatModel>, ChatModel),
     manager: Context.get(fiber.currentContext as Context.Context<ToolCallingManager>, ToolCallingManager),
     version: fields.version,
@@ -137,42 +139,28 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(user(options.input))
-    if (run.ephemeral && !run.store.durable) return run.observe.turn("run", started, loop(agent, run))
+    if (run.ephemeral && !run.recorder.durable) return run.observe.turn("run", started, loop(agent, run))
     const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
     const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
     return run.observe.turn(
       "run",
       started,
-      Effect.scoped(Effect.zipRight(begin(agent, run, memory, options.input, wait), recorded(run, Effect.suspend(() => loop(agent, run)))))
+      Effect.scoped(
+        Effect.zipRight(begin(agent, run, memory, options.input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
+      )
     )
   })
 
 /**
  * What a run holds and writes before its loop, for the scope of the turn: its conversation
- * (one turn at a time), and with a durable store its lease and its first record.
+ * (one turn at a time) with the input added, and its first record (a durable store's).
  */
 const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string, wait: boolean) {
-  if (!run.ephemeral) yield* holdConversation(run, wait)
-  if (run.store.durable) {
-    yield* run.store.lease(`run:${run.runId}`, { owner: run.runId, wait: false })
+  if (!run.ephemeral) {
+    yield* holdConversation(run, wait)
+    yield* loadConversation(agent, run, memory, input)
   }
-  if (!run.ephemeral) yield* loadConversation(agent, run, memory, input)
-  if (run.store.durable) {
-    const now = yield* Clock.currentTimeMillis
-    const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
-    yield* run.store.insert({
-      runId: run.runId,
-      agent: agent.name,
-      conversationId: run.conversationId,
-      ephemeral: run.ephemeral,
-      status: "running",
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-      checkpoint
-    })
-    run.version = 1
-  }
+  yield* run.recorder.begin(agent, run)
 })
 
 /**
@@ -210,50 +198,23 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
   const dangling = danglingToolCalls(run.history)
   const recorded = new Map<string, Outcome>()
-  if (run.store.durable) {
-    // this turn holds the conversation: a run still marked running on it has crashed — in a
-    // batch (its calls dangle) or in a model call; either way this turn supersedes it, so that
-    // a later `Agent.recover` cannot write its older conversation back over this one
-    for (const crashed of yield* run.store.list({ conversationId: run.conversationId, status: "running" })) {
-      const taken = yield* takeOverLatest(run.store, crashed)
-      if (taken === undefined) continue
-      if (dangling.length > 0) for (const outcome of yield* finishCrashed(agent, run, taken)) recorded.set(outcome.callId, outcome)
-      yield* run.store.transition(taken.runId, { from: { status: "running", version: taken.version }, to: "failed" })
-    }
+  // this turn holds the conversation: a run still recorded as running on it has crashed — in a
+  // batch (its calls dangle) or in a model call; either way this turn supersedes it, so that
+  // a later `Agent.recover` cannot write its older conversation back over this one
+  for (const crashed of yield* run.recorder.crashed(run.conversationId)) {
+    const taken = yield* run.recorder.takeOverLatest(crashed)
+    if (taken === undefined) continue
+    if (dangling.length > 0) for (const outcome of yield* finishCrashed(agent, run, taken)) recorded.set(outcome.callId, outcome)
+    yield* run.recorder.end(taken.runId, taken.version, "failed")
   }
   const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
   // one write: the closed calls and the input are in the conversation together, or neither is
   yield* appendMessages(run, [...results.map(resultMessage), user(input)])
   // once this turn's input is written: a turn that fails before leaves them resumable
   for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
-    yield* run.store.transition(paused.runId, { from: { status: "paused", version: paused.version }, to: "failed" })
+    yield* run.recorder.supersede(paused)
   }
 })
-
-/**
- * The loop of a run that has a record (a durable store's, or a resumed run's): the record
- * follows its end — completed; failed on a typed error or a defect; on interruption, failed
- * too unless the store is durable (the run stays running, for `Agent.recover`). A pause has
- * already turned the record paused, and is left as it is.
- */
-export const recorded = <E, R>(
-  run: RunState,
-  body: Effect.Effect<AgentExit.AgentExit, E, R>
-): Effect.Effect<AgentExit.AgentExit, E | StoreError, R> =>
-  Effect.onExit(
-    Effect.flatMap(body, (exit): Effect.Effect<AgentExit.AgentExit, StoreError> =>
-      exit._tag === "Completed" ? Effect.as(finish(run, "completed"), exit) : Effect.succeed(exit)),
-    (exit) =>
-      Exit.isSuccess(exit) || (Cause.isInterruptedOnly(exit.cause) && run.store.durable)
-        ? Effect.void
-        : Effect.catchAll(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
-  )
-
-/** Ends the run's record, if it is still the running record this run holds (not paused, not taken over). */
-const finish = (run: RunState, to: "completed" | "failed") =>
-  run.version === undefined
-    ? Effect.void
-    : Effect.asVoid(run.store.transition(run.runId, { from: { status: "running", version: run.version }, to }))
 
 /** A run (or resume) as the stream of its events, ending with the exit's event. */
 export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>

@@ -9,11 +9,11 @@ import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.j
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
-import type { Outcome, ToolCall } from "../ToolCall.js"
+import type { Outcome } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
 import type { RunStore, StoreError } from "../RunStore.js"
 import type { Observer, Watchers } from "./observe.js"
-import type { Resumption } from "./suspension.js"
+import type { Recorder } from "./record.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Watchers {
@@ -38,8 +38,10 @@ export interface RunState extends Watchers {
   readonly outcomes: Array<Outcome>
   /** What observes the run's levels, decided when it starts. */
   readonly observe: Observer
-  /** Where the run is recorded. */
+  /** Where the run is recorded: read here; written through its recorder. */
   readonly store: RunStore.Service
+  /** Every write of the run to its record (and to the records it supersedes), chosen once from its store. */
+  readonly recorder: Recorder
   /** The model the run talks to, read from its fiber when it starts (a run's context does not change). */
   readonly model: ChatModel.Service
   /** The manager of the run's batches, read likewise. */
@@ -50,23 +52,6 @@ export interface RunState extends Watchers {
   unrecorded: StoreError | RunAlreadyResumed | undefined
   /** What follows an iteration: the run's exit, or the next iteration (`loop.ts`). */
   readonly next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, any, any>
-}
-
-/**
- * One call of a batch. A call decided without running carries its `outcome` (a gate's or a
- * person's reject or reply, or a result already recorded); the others run, with their
- * arguments once decoded (`args`), or wait for a person (`pending`).
- */
-export interface BatchItem {
-  readonly call: ToolCall
-  readonly outcome?: Outcome | undefined
-  /** `true` once the call's arguments were decoded with its tool's `parameters` (before the gate): then `args` holds them. */
-  readonly decoded?: true | undefined
-  readonly args?: unknown
-  /** For a suspended call being resumed: what its handler continues from. */
-  readonly resumption?: Resumption | undefined
-  /** For a call without outcome: what the gate (or, on resume, the person) said of it. */
-  readonly verdict?: "proceed" | "pause" | undefined
 }
 
 /**

@@ -5,55 +5,36 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { Finished, MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
+import { Fifo } from "./fifo.js"
 
-interface Waiter {
-  readonly owner: string
-  granted: boolean
-  wake: (() => void) | undefined
-}
-
-interface Held {
-  owner: string
-  readonly queue: Array<Waiter>
-}
-
-/** Keyed locks handing over in arrival order; a key with no holder and no waiter is forgotten. */
+/** Keyed locks handing over in arrival order (`Fifo`); a key with no holder and no waiter is forgotten. */
 class Locks {
-  private readonly held = new Map<string, Held>()
+  private readonly held = new Map<string, { owner: string; readonly queue: Fifo<string> }>()
 
   holder(key: string): string | undefined {
     return this.held.get(key)?.owner
   }
 
   take(key: string, owner: string, wait: boolean): Effect.Effect<boolean> {
-    return Effect.async<boolean>((resume) => {
+    return Effect.suspend(() => {
       const held = this.held.get(key)
       if (held === undefined) {
-        this.held.set(key, { owner, queue: [] })
-        return resume(Effect.succeed(true))
+        this.held.set(key, { owner, queue: new Fifo() })
+        return Effect.succeed(true)
       }
-      if (!wait) return resume(Effect.succeed(false))
-      const queue = held.queue
-      const waiter: Waiter = { owner, granted: false, wake: () => resume(Effect.succeed(true)) }
-      queue.push(waiter)
+      if (!wait) return Effect.succeed(false)
+      const ticket = held.queue.join(owner)
       // interrupted while waiting: leave the queue, or pass on a lock handed over meanwhile
-      return Effect.sync(() => {
-        if (waiter.granted) this.letGo(key)
-        else queue.splice(queue.indexOf(waiter), 1)
-      })
+      return Effect.as(Effect.onInterrupt(held.queue.turn(ticket), () => Effect.sync(() => held.queue.leave(ticket) && this.letGo(key))), true)
     })
   }
 
   letGo(key: string): void {
     const held = this.held.get(key)
-    const next = held?.queue.shift()
-    if (held === undefined || next === undefined) {
-      this.held.delete(key)
-      return
-    }
-    held.owner = next.owner
-    next.granted = true
-    next.wake?.()
+    if (held === undefined) return
+    const next = held.queue.handOver()
+    if (next === undefined) this.held.delete(key)
+    else held.owner = next.value
   }
 }
 

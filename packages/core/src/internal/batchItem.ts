@@ -1,0 +1,53 @@
+/**
+ * One call of a batch, as the loop carries it from the gate to its outcome: settled without
+ * running (or already run), allowed to run, waiting for a person, or a suspended call being
+ * resumed. In a checkpoint it is `{ call, outcome }` or `{ call, verdict }`.
+ */
+import { Data } from "effect"
+import type * as Checkpoint from "../Checkpoint.js"
+import type { Outcome, ToolCall } from "../ToolCall.js"
+import type { Resumption } from "./suspension.js"
+
+/** One call of a batch. */
+export type BatchItem = Data.TaggedEnum<{
+  /** Decided without running — a gate's or a person's reject or reply, a call beyond the agent's limits — or run already: its outcome. */
+  Settled: { readonly call: ToolCall; readonly outcome: Outcome }
+  /**
+   * May run: a gate or a person let it (verdict `proceed`). `decoded`: its arguments were decoded
+   * with its tool's `parameters` before the gate, and `args` holds them; else they are decoded when
+   * it runs (or their failure tells the model what was wrong).
+   */
+  Runnable: { readonly call: ToolCall; readonly decoded?: true | undefined; readonly args?: unknown }
+  /** Waits for a person (verdict `pause`, or none): it runs only once a decision approves it. */
+  Waiting: { readonly call: ToolCall }
+  /** A suspended call (a delegate whose child paused) being resumed: what its handler continues from. */
+  Resuming: { readonly call: ToolCall; readonly resumption: Resumption }
+}>
+
+export const { $match: match, Resuming, Runnable, Settled, Waiting } = Data.taggedEnum<BatchItem>()
+
+/** A settled call. */
+export type Settled = Data.TaggedEnum.Value<BatchItem, "Settled">
+
+/** A call that runs when its batch runs (allowed, or resumed). */
+export type ToRun = Data.TaggedEnum.Value<BatchItem, "Runnable" | "Resuming">
+
+/** Whether the call runs when its batch runs. */
+export const runs = (item: BatchItem): item is ToRun => item._tag === "Runnable" || item._tag === "Resuming"
+
+/**
+ * The item as a checkpoint holds it. A resumed call is recorded as allowed to run: should the
+ * run crash meanwhile, its recovery runs the call afresh (its child's resume data is not kept).
+ */
+export const toCheckpoint = (item: BatchItem): Checkpoint.BatchItem =>
+  item._tag === "Settled"
+    ? { call: item.call, outcome: item.outcome }
+    : { call: item.call, verdict: item._tag === "Waiting" ? "pause" : "proceed" }
+
+/** A checkpoint's item: nothing runs that no verdict allowed (no verdict: it waits for a person). */
+export const fromCheckpoint = (item: Checkpoint.BatchItem): BatchItem =>
+  item.outcome !== undefined
+    ? Settled({ call: item.call, outcome: item.outcome })
+    : item.verdict === "proceed"
+    ? Runnable({ call: item.call })
+    : Waiting({ call: item.call })
