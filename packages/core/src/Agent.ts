@@ -61,7 +61,7 @@ export interface Agent<out S extends Slots = Slots, out R = never, out A = undef
   readonly system: string | undefined
   readonly maxIterations: number
   readonly gate: Gate.Gate<any, any>
-  readonly onEnvironmentError: "proceed" | "pause"
+  readonly onEnvironmentError: "report" | "pause"
   readonly onConversationBusy: "fail" | "wait"
   /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
   readonly limits: Limits
@@ -110,8 +110,8 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * Default `Gate.needsApproval`: pauses the calls whose tool's `needsApproval` says so.
    */
   readonly gate?: Gate.Gate<RG, Gate.InputOf<Tools[number]>>
-  /** `"pause"`: a batch with `environment` failures pauses the run after it ran. Default `"proceed"`: the model gets the errors. */
-  readonly onEnvironmentError?: "proceed" | "pause"
+  /** `"pause"`: a batch with `environment` failures pauses the run after it ran. Default `"report"`: the model is told the errors. */
+  readonly onEnvironmentError?: "report" | "pause"
   /**
    * A turn or resume on a conversation that another one holds (one at a time per
    * conversation): `"fail"` at once with `ConversationBusy` (the default: a second message

@@ -41,7 +41,7 @@ export type CallDecision = typeof CallDecision.Type
 /**
  * A resume decision:
  * - approval pauses: `ApproveAll`, `RejectAll`, or `ByCall` (one decision per pending call id);
- * - environment pauses: `Retry` (re-run only the failed calls) or `Proceed` (the model gets the errors);
+ * - environment pauses: `Retry` (re-run only the failed calls) or `Report` (the model is told the errors);
  * - `MaxIterationsReached`: `Continue` (another `maxIterations` iterations);
  * - `BudgetExceeded`: `Continue`, with `raise` giving the limits' new values.
  *
@@ -67,7 +67,7 @@ export const Decision = Schema.Union(
   Schema.TaggedStruct("RejectAll", { message: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("ByCall", { decisions: CallDecisionsFromRecord(CallDecision) }),
   Schema.TaggedStruct("Retry", {}),
-  Schema.TaggedStruct("Proceed", {}),
+  Schema.TaggedStruct("Report", {}),
   Schema.TaggedStruct("Continue", { raise: Schema.optional(Budget) })
 ).annotations({ identifier: "Decision" })
 
@@ -99,7 +99,7 @@ const Decisions = Data.taggedEnum<Decision>()
  *   RejectAll: () => "reject all",
  *   ByCall: ({ decisions }) => `${decisions.size} decisions`,
  *   Retry: () => "retry",
- *   Proceed: () => "proceed",
+ *   Report: () => "report",
  *   Continue: () => "continue"
  * })
  * ```
@@ -249,19 +249,19 @@ export const reply = (options: { readonly value: JsonValue }): CallDecision => (
 export const retry = (): Decision => ({ _tag: "Retry" })
 
 /**
- * Environment pause: give the failures to the model and go on.
+ * Environment pause: report the failures to the model (as the tools' error results) and go on.
  *
  * @example
  * ```ts
  * import { Decision } from "@agentfx/core"
  *
- * Decision.proceed()
+ * Decision.report()
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const proceed = (): Decision => ({ _tag: "Proceed" })
+export const report = (): Decision => ({ _tag: "Report" })
 
 /**
  * After `MaxIterationsReached`: continue the run for another `maxIterations` iterations.

@@ -34,7 +34,7 @@ describe("Agent", () => {
           `name "has spaces" must match ^[\\w.:-]{1,128}$`,
           "tools #3 are not tools (use Tool.make or Agent.toTool)",
           "maxIterations 0 is not a positive integer",
-          `onEnvironmentError "explode" must be "proceed" or "pause"`,
+          `onEnvironmentError "explode" must be "report" or "pause"`,
           `onConversationBusy "sometimes" must be "fail" or "wait"`,
           `slot name "1bad" is not an identifier`,
           `slot "notes" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`,

@@ -199,7 +199,7 @@ describe("Decision (Agent.resume)", () => {
         expect(lastToolResults(requests[1]!.messages)).toEqual(["k1: wrote a", "w1: Sunny in Oslo", "k2: wrote b"])
       }).pipe(Effect.provide(script)))
 
-    it.effect("proceed() hands the errors to the model", () =>
+    it.effect("report() hands the errors to the model", () =>
       Effect.gen(function*() {
         const executions = new Executions()
         const agent = Agent.make({
@@ -207,7 +207,7 @@ describe("Decision (Agent.resume)", () => {
           onEnvironmentError: "pause"
         })
         const paused = yield* Agent.run(agent, { input: "write" })
-        const done = yield* Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.proceed())
+        const done = yield* Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.report())
         expect(done._tag).toBe("Completed")
         expect(executions.counts).toEqual({ write_disk: 2, get_weather: 1 })
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
@@ -218,7 +218,7 @@ describe("Decision (Agent.resume)", () => {
         ])
       }).pipe(Effect.provide(script)))
 
-    it.effect(`by default ("proceed") environment errors go to the model without pausing`, () =>
+    it.effect(`by default ("report") environment errors go to the model without pausing`, () =>
       Effect.gen(function*() {
         const executions = new Executions()
         const agent = Agent.make({
@@ -272,7 +272,7 @@ describe("Decision schema", () => {
       Decision.rejectAll({ message: "no" }),
       Decision.byCall(new Map([["__proto__", Decision.approve()]])),
       Decision.retry(),
-      Decision.proceed(),
+      Decision.report(),
       Decision.continue()
     ]
     for (const decision of all) expect(Schema.decodeUnknownSync(Decision.Decision)(Schema.encodeSync(Decision.Decision)(decision))).toEqual(decision)
@@ -281,10 +281,10 @@ describe("Decision schema", () => {
       RejectAll: ({ message }) => `none: ${message}`,
       ByCall: ({ decisions }) => [...decisions.keys()].join(","),
       Retry: () => "retry",
-      Proceed: () => "proceed",
+      Report: () => "report",
       Continue: () => "continue"
     })
-    expect(all.map(label)).toEqual(["all", "none: no", "__proto__", "retry", "proceed", "continue"])
+    expect(all.map(label)).toEqual(["all", "none: no", "__proto__", "retry", "report", "continue"])
     const fromObject = Decision.byCall({ a: Decision.approve(), b: Decision.reply({ value: 1 }) })
     expect(fromObject._tag === "ByCall" && [...fromObject.decisions.keys()]).toEqual(["a", "b"])
   })

@@ -271,12 +271,12 @@ describe("nothing runs that no verdict allowed", () => {
       Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.dieMessage("expected an environment pause"))
     )
 
-  it.effect("an environment pause resumed with proceed() elsewhere does not run a call slipped into its batch", () =>
+  it.effect("an environment pause resumed with report() elsewhere does not run a call slipped into its batch", () =>
     Effect.gen(function*() {
       const executions = new Executions()
       const agent = ops(executions, { fixed: false })
       const paused = yield* pausedOnDisk(agent)
-      const refusal = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.proceed()).pipe(
+      const refusal = yield* Agent.resume(agent, forged(paused.checkpoint, "proceed"), Decision.report()).pipe(
         Effect.flip,
         Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("done")])),
         Effect.provide(RunStore.layerMemory())

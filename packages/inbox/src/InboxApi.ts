@@ -100,7 +100,7 @@ export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
 
 /**
  * One paused run: its pending calls, the conversation so far, and the kinds of decision that
- * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Proceed` for an
+ * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Report` for an
  * environment failure; `Continue` after `MaxIterationsReached` or `BudgetExceeded`).
  *
  * @example

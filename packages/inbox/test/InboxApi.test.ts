@@ -147,7 +147,7 @@ describe("GET /inbox/api/runs/:runId", () => {
 })
 
 describe("an environment pause", () => {
-  it.scopedLive("shows the failed call with its error and accepts Retry or Proceed; Retry runs the call again", () =>
+  it.scopedLive("shows the failed call with its error and accepts Retry or Report; Retry runs the call again", () =>
     Effect.gen(function*() {
       let attempts = 0
       const upload = Tool.make("transfer", {
@@ -165,7 +165,7 @@ describe("an environment pause", () => {
       const run = yield* request(`${runs(inbox.origin)}/${runId}`)
       expect(run.body).toMatchObject({
         reason: "environment",
-        accepts: ["Retry", "Proceed"],
+        accepts: ["Retry", "Report"],
         pending: [{ callId: "t1", toolName: "transfer", description: "Uploads the report", error: { reason: "environment", message: "the disk is full" } }]
       })
       const retried = yield* decide(inbox.origin, runId, { _tag: "Retry" })
@@ -424,7 +424,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(shape.status).toBe(400)
       expect(shape.body._tag).toBe("InvalidDecision")
       expect(shape.body.message).toMatch(/^The body is not a Decision: /)
-      expect(shape.body.message).toContain(`Expected "ApproveAll" | "RejectAll" | "ByCall" | "Retry" | "Proceed" | "Continue", actual "ApproveEverything"`)
+      expect(shape.body.message).toContain(`Expected "ApproveAll" | "RejectAll" | "ByCall" | "Retry" | "Report" | "Continue", actual "ApproveEverything"`)
       const extra = yield* decide(inbox.origin, runId, { _tag: "ApproveAll", also: "reject" })
       expect(extra.status).toBe(400)
       expect(extra.body.message).toContain(`"also"`)

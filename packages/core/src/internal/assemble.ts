@@ -88,9 +88,9 @@ export const assemble = (
   if (!Number.isInteger(maxIterations) || maxIterations < 1) {
     problems.push(`maxIterations ${maxIterations} is not a positive integer`)
   }
-  const onEnvironmentError = options.onEnvironmentError ?? "proceed"
-  if (onEnvironmentError !== "proceed" && onEnvironmentError !== "pause") {
-    problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "proceed" or "pause"`)
+  const onEnvironmentError = options.onEnvironmentError ?? "report"
+  if (onEnvironmentError !== "report" && onEnvironmentError !== "pause") {
+    problems.push(`onEnvironmentError ${JSON.stringify(onEnvironmentError)} must be "report" or "pause"`)
   }
   const limits: Limits = { ...defaultLimits, ...options.limits }
   for (const [name, value] of Object.entries(limits)) {

@@ -15,7 +15,7 @@ import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
 import { depthOf } from "./admit.js"
 import type { BatchItem } from "./batchItem.js"
-import { runs, Settled, type ToRun } from "./batchItem.js"
+import { runs, Done, type ToRun } from "./batchItem.js"
 import type { CallToRun, Executed } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
@@ -147,7 +147,7 @@ const finishBatch = (
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   let next = 0
-  const batch = items.map((item): Settled => item._tag === "Settled" ? item : Settled({ call: item.call, outcome: outcomes[next++]! }))
+  const batch = items.map((item): Done => item._tag === "Done" ? item : Done({ call: item.call, outcome: outcomes[next++]! }))
   const suspended = batch.some((item) => item.outcome._tag === "Suspended")
     ? batch.filter((item) => item.outcome._tag === "Suspended")
     : []

@@ -1,7 +1,7 @@
 /**
- * One call of a batch, as the loop carries it from the gate to its outcome: settled without
- * running (or already run), allowed to run, waiting for a person, or a suspended call being
- * resumed. In a checkpoint it is `{ call, outcome }` or `{ call, verdict }`.
+ * One call of a batch, as the loop carries it from the gate to its outcome: done (decided
+ * without running, or run already), allowed to run, waiting for a person, or a suspended call
+ * being resumed. In a checkpoint it is `{ call, outcome }` or `{ call, verdict }`.
  */
 import { Data } from "effect"
 import type * as Checkpoint from "../Checkpoint.js"
@@ -11,7 +11,7 @@ import type { Resumption } from "./suspension.js"
 /** One call of a batch. */
 export type BatchItem = Data.TaggedEnum<{
   /** Decided without running — a gate's or a person's reject or reply, a call beyond the agent's limits — or run already: its outcome. */
-  Settled: { readonly call: ToolCall; readonly outcome: Outcome }
+  Done: { readonly call: ToolCall; readonly outcome: Outcome }
   /**
    * May run: a gate or a person let it (verdict `proceed`). `decoded`: its arguments were decoded
    * with its tool's `parameters` before the gate, and `args` holds them; else they are decoded when
@@ -24,10 +24,10 @@ export type BatchItem = Data.TaggedEnum<{
   Resuming: { readonly call: ToolCall; readonly resumption: Resumption }
 }>
 
-export const { $match: match, Resuming, Runnable, Settled, Waiting } = Data.taggedEnum<BatchItem>()
+export const { $match: match, Done, Resuming, Runnable, Waiting } = Data.taggedEnum<BatchItem>()
 
-/** A settled call. */
-export type Settled = Data.TaggedEnum.Value<BatchItem, "Settled">
+/** A call that has its outcome. */
+export type Done = Data.TaggedEnum.Value<BatchItem, "Done">
 
 /** A call that runs when its batch runs (allowed, or resumed). */
 export type ToRun = Data.TaggedEnum.Value<BatchItem, "Runnable" | "Resuming">
@@ -40,14 +40,14 @@ export const runs = (item: BatchItem): item is ToRun => item._tag === "Runnable"
  * run crash meanwhile, its recovery runs the call afresh (its child's resume data is not kept).
  */
 export const toCheckpoint = (item: BatchItem): Checkpoint.BatchItem =>
-  item._tag === "Settled"
+  item._tag === "Done"
     ? { call: item.call, outcome: item.outcome }
     : { call: item.call, verdict: item._tag === "Waiting" ? "pause" : "proceed" }
 
 /** A checkpoint's item: nothing runs that no verdict allowed (no verdict: it waits for a person). */
 export const fromCheckpoint = (item: Checkpoint.BatchItem): BatchItem =>
   item.outcome !== undefined
-    ? Settled({ call: item.call, outcome: item.outcome })
+    ? Done({ call: item.call, outcome: item.outcome })
     : item.verdict === "proceed"
     ? Runnable({ call: item.call })
     : Waiting({ call: item.call })

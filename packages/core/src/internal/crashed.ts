@@ -11,14 +11,14 @@ import type { RunRecord, RunStore } from "../RunStore.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { runRecordedCalls } from "./batch.js"
 import type { BatchItem } from "./batchItem.js"
-import { fromCheckpoint, runs, Settled } from "./batchItem.js"
+import { fromCheckpoint, runs, Done } from "./batchItem.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import type { RunState } from "./runState.js"
 
-const cancelled = (call: ToolCall): BatchItem => Settled({ call, outcome: { _tag: "Cancelled", callId: call.id, toolName: call.name } })
+const cancelled = (call: ToolCall): BatchItem => Done({ call, outcome: { _tag: "Cancelled", callId: call.id, toolName: call.name } })
 
 /** The batch with the rule applied: an item left to run runs. A call that waits for a person has no place in a running batch: it is cancelled. */
-export const settle = (
+export const afterCrash = (
   agent: Any,
   batch: ReadonlyArray<Checkpoint.BatchItem>,
   outcomes: ReadonlyArray<Outcome>,
@@ -28,15 +28,15 @@ export const settle = (
   const begun = new Set(started)
   return batch.map((recorded): BatchItem => {
     const item = fromCheckpoint(recorded)
-    if (item._tag === "Settled") return item
+    if (item._tag === "Done") return item
     if (item._tag === "Waiting") return cancelled(item.call)
     const result = results.get(item.call.id)
-    if (result !== undefined) return Settled({ call: item.call, outcome: result })
+    if (result !== undefined) return Done({ call: item.call, outcome: result })
     return !begun.has(item.call.id) || agent.toolkit.entries.get(item.call.name)?.idempotent === true ? item : cancelled(item.call)
   })
 }
 
-/** A crashed run's batch settled from what the store recorded of it: read after the run was taken over (`RunStore.takeOver`), so that it is all its writer did. */
+/** A crashed run's batch, the crash rule applied to what the store recorded of it: read after the run was taken over (`RunStore.takeOver`), so that it is all its writer did. */
 export const recordedBatch = Effect.fnUntraced(function*(
   agent: Any,
   store: RunStore.Service,
@@ -44,12 +44,12 @@ export const recordedBatch = Effect.fnUntraced(function*(
   batch: ReadonlyArray<Checkpoint.BatchItem>
 ) {
   const [outcomes, started] = yield* Effect.all([store.outcomes(runId), store.started(runId)])
-  return settle(agent, batch, outcomes, started)
+  return afterCrash(agent, batch, outcomes, started)
 })
 
 /**
  * The results of a crashed run's batch, for the turn that supersedes it (`run`), once that turn
- * has taken the run over (`taken`): settled, the calls left to run run now, recorded in the
+ * has taken the run over (`taken`): the crash rule applied, the calls left to run run now, recorded in the
  * crashed run's record (still running: a crash of this turn leaves them to the next). A record
  * this agent cannot read (another agent's run) gives its recorded results only.
  */
@@ -62,5 +62,5 @@ export const finishCrashed = Effect.fnUntraced(function*(agent: Any, run: RunSta
     ? []
     : yield* runRecordedCalls(agent, run, { runId: taken.runId, version: taken.version, unrecorded: undefined }, toRun)
   let next = 0
-  return batch.map((item) => item._tag === "Settled" ? item.outcome : ran[next++]!)
+  return batch.map((item) => item._tag === "Done" ? item.outcome : ran[next++]!)
 })

@@ -39,7 +39,7 @@ export const pause = (
 /** The calls of a batch that a person must decide: suspended calls' children (with nested ids), or the calls themselves. */
 export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.PendingCall> =>
   items.flatMap((item): Array<AgentExit.PendingCall> => {
-    const outcome = item._tag === "Settled" ? item.outcome : undefined
+    const outcome = item._tag === "Done" ? item.outcome : undefined
     if (outcome?._tag === "Suspended") {
       return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
     }

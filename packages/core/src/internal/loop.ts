@@ -23,7 +23,7 @@ import { runBatch } from "./batch.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
 import type { BatchItem } from "./batchItem.js"
-import { Runnable, runs, Settled, Waiting } from "./batchItem.js"
+import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
@@ -258,7 +258,7 @@ const gateOne = (
   refused: ReadonlyMap<string, ToolError> | undefined
 ): BatchItem | Effect.Effect<BatchItem, never, any> => {
   const beyond = refused?.get(call.id)
-  if (beyond !== undefined) return Settled({ call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } })
+  if (beyond !== undefined) return Done({ call, outcome: { _tag: "Failed", callId: call.id, toolName: call.name, error: beyond } })
   const tool = agent.toolkit.entries.get(call.name)
   // it runs as the failure that tells the model what was wrong
   if (tool === undefined) return Runnable({ call })
@@ -293,9 +293,9 @@ const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem
     Proceed: () => Runnable({ call, decoded: true, args }),
     Pause: () => Waiting({ call }),
     Reject: ({ message }) =>
-      Settled({
+      Done({
         call,
         outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
       }),
-    Reply: ({ value }) => Settled({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
+    Reply: ({ value }) => Done({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
   })

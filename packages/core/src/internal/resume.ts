@@ -24,7 +24,7 @@ import { decodeArguments } from "./executor.js"
 import { definedOnly } from "./run.js"
 import { describeParseError, invalidArguments } from "./parseError.js"
 import type { BatchItem } from "./batchItem.js"
-import { fromCheckpoint, match as matchItem, Resuming, Runnable, Settled } from "./batchItem.js"
+import { fromCheckpoint, match as matchItem, Resuming, Runnable, Done } from "./batchItem.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
 /** What the resumed run does first. */
@@ -49,7 +49,7 @@ export type DecisionError =
 
 const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
-  "environment": ["Retry", "Proceed"],
+  "environment": ["Retry", "Report"],
   "max-iterations": ["Continue"],
   "budget": ["Continue"],
   "running": []
@@ -58,7 +58,7 @@ const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
 const approved = (item: Checkpoint.BatchItem): BatchItem => Runnable({ call: item.call })
 
 const rejected = (call: ToolCall, message: string | undefined): BatchItem =>
-  Settled({
+  Done({
     call,
     outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
   })
@@ -107,7 +107,7 @@ const byCall = (
           problems.push({ callId: item.call.id, toolName: item.call.name, message: problem })
           return fromCheckpoint(item)
         }
-        return Settled({ call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } })
+        return Done({ call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } })
       }
       case "Approve": {
         if (decision.args === undefined) return approved(item)
@@ -179,7 +179,7 @@ const resumeSuspended = (
   trusted: boolean
 ): Effect.Effect<Array<BatchItem>, DecisionError, any> =>
   Effect.forEach(batch, (item) => {
-    if (item._tag !== "Settled" || item.outcome._tag !== "Suspended") return Effect.succeed(item)
+    if (item._tag !== "Done" || item.outcome._tag !== "Suspended") return Effect.succeed(item)
     const child = (agent.toolkit.entries.get(item.call.name)?.tool as { [DelegateAgentKey]?: Agent.Any } | undefined)?.[
       DelegateAgentKey
     ]
@@ -214,7 +214,7 @@ const verify = (
     const refuse = (why: string) =>
       Effect.fail(new InvalidCheckpoint({ reason: "verdicts", detail: `call ${JSON.stringify(item.call.id)} (${item.call.name}) ${why}` }))
     return matchItem(item, {
-      Settled: () => Effect.void,
+      Done: () => Effect.void,
       Resuming: () => Effect.void,
       Waiting: () => refuse("has no verdict that lets it run"),
       Runnable: () => trusted ? Effect.void : gateAgain(agent, item, state, approvedNow.has(item.call.id), refuse)
@@ -295,7 +295,7 @@ export const plan = (
           mode: "batch",
           batch: checkpoint.batch.map((item, i) => pending.has(item.call.id) ? approved(item) : recorded[i]!)
         })
-      case "Proceed":
+      case "Report":
         return Effect.succeed({ ...base, mode: "batch", environmentPause: false })
       case "Continue": {
         // a raise is checked like a run's budget, before anything is consumed

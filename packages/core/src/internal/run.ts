@@ -185,7 +185,7 @@ export const holdConversation = (
 
 /**
  * Loads a named conversation, closes the tool calls it left without a result, and adds the
- * input. The calls of a run that crashed are settled as `Agent.recover` settles them
+ * input. The calls of a run that crashed are closed as `Agent.recover` closes them
  * (`crashed.ts`): a recorded result is kept (the call never runs again), a call cut off while
  * running is cancelled unless its tool is idempotent, the others run now; any other call gets a
  * neutral "cancelled" result, so that the model never sees a call without an answer. The crashed

@@ -53,7 +53,7 @@ export const accepts = (reason: Checkpoint.Reason): Array<string> => {
     case "approval":
       return ["ApproveAll", "RejectAll", "ByCall"]
     case "environment":
-      return ["Retry", "Proceed"]
+      return ["Retry", "Report"]
     case "max-iterations":
     case "budget":
       return ["Continue"]
