@@ -7,7 +7,7 @@
  */
 import type { Effect, Redacted, Schema, Stream } from "effect"
 import { Either } from "effect"
-import type { InvalidAgent, ResumeError, RunError } from "./AgentError.js"
+import type { InvalidAgent, ResumeError, RunAlreadyResumed, RunError, RunNotFound } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type * as Checkpoint from "./Checkpoint.js"
@@ -22,6 +22,7 @@ import type { Layers } from "./internal/observe.js"
 import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
+import type { StoreError } from "./RunStore.js"
 import type * as Slot from "./Slot.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -294,6 +295,12 @@ export interface ToolOptions extends AgentTool.ToolOptions {}
 export interface RunOptions<S extends Slots> {
   /** What the person says. */
   readonly input: string
+  /**
+   * The run's id (its record's key in the `RunStore`). Default: a new unique id. Given, it must be
+   * new to the store: a run id the store has, or had within its retention, is refused
+   * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once.
+   */
+  readonly runId?: string
   /** Continue this conversation (kept in `ChatMemory`). Without it the conversation is ephemeral: it lives in the run and its checkpoints only, and never touches `ChatMemory`. */
   readonly conversationId?: string
   /** Initial values of some slots. */
@@ -375,7 +382,7 @@ export const resume = <S extends Slots, R, A>(
   decision: Decision.Decision,
   options?: ResumeOptions
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
-  ResumeRun.resumeRun(agent, target, decision, options?.decidedBy) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
+  ResumeRun.resumeRun(agent, target, decision, options ?? {}) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
 
 /**
  * Options of {@link resume}.
@@ -386,6 +393,13 @@ export const resume = <S extends Slots, R, A>(
 export interface ResumeOptions {
   /** Who decides (a user id, an email): recorded with the claim, and named to every other claimant (`RunAlreadyResumed.decidedBy`). */
   readonly decidedBy?: string
+  /**
+   * The pause the decision was made on: the record's version it showed (`Checkpoint.revision`).
+   * A run that is no longer paused at that revision — resumed and paused again meanwhile — is
+   * refused with `RunAlreadyResumed`, and nothing is consumed: a decision never applies to a
+   * pause its decider did not see.
+   */
+  readonly revision?: number
 }
 
 /**
@@ -420,6 +434,48 @@ export const recover = <S extends Slots, R, A>(
   runId: string
 ): Effect.Effect<AgentExit.AgentExit<Slot.StateOf<S>, A>, ResumeError, R | ChatModel> =>
   ResumeRun.recoverRun(agent, runId) as Effect.Effect<AgentExit.AgentExit<any, any>, ResumeError, any>
+
+/**
+ * Cancels a run of this agent, from any process that shares its `RunStore`: a paused run ends
+ * failed and its pending calls never run; a running one is taken over (`RunStore.takeOver`) and
+ * ends failed. Its writer, wherever it runs, is refused at its next write to the record and its
+ * run fails with `RunAlreadyResumed`: with a durable store (SQL) that is the next call's start
+ * or result, so it starts no call after the cancel (a call it is running finishes in its
+ * process, unrecorded); with the in-memory store, which records only pauses, it is the run's
+ * next pause or its end. To stop a run's fiber at once, interrupt it as well. A run that
+ * already finished is `RunAlreadyResumed` (naming how it ended); an unknown one, or another
+ * agent's, `RunNotFound`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const program = Agent.cancel(agent, "run-1", { cancelledBy: "ada" }).pipe(
+ *   Effect.catchTag("RunAlreadyResumed", (e) => Effect.log(`already ${e.status}`))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const cancel = (
+  agent: Any,
+  runId: string,
+  options?: CancelOptions
+): Effect.Effect<void, RunNotFound | RunAlreadyResumed | StoreError> => ResumeRun.cancelRun(agent, runId, options?.cancelledBy)
+
+/**
+ * Options of {@link cancel}.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CancelOptions {
+  /** Who cancels: recorded as the run's `decidedBy`, and named to a later resume's refusal. */
+  readonly cancelledBy?: string
+}
 
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`

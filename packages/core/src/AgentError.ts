@@ -166,7 +166,7 @@ export class InvalidOutput extends Data.TaggedError("InvalidOutput")<{ readonly 
  * @category errors
  */
 export class InvalidCheckpoint extends Data.TaggedError("InvalidCheckpoint")<{
-  readonly reason: "malformed" | "version" | "agent" | "tools" | "signature" | "state" | "expired" | "verdicts" | "conversation"
+  readonly reason: "malformed" | "version" | "agent" | "tools" | "signature" | "state" | "expired" | "verdicts" | "conversation" | "revision"
   readonly detail: string
 }> {
   override get message(): string {

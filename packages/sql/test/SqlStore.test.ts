@@ -239,6 +239,40 @@ for (const dialect of dialects) {
         expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 
+    it.effect.skipIf(dialect.skip)("Agent.cancel from another process fences a running run: the call it runs ends unrecorded, the next one never starts, the run fails", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const entered = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const counts = { first: 0, second: 0 }
+        const first = Tool.make("first", {
+          description: "Ends when told",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.sync(() => counts.first++).pipe(Effect.zipRight(Deferred.succeed(entered, undefined)), Effect.zipRight(Deferred.await(release)), Effect.as("one"))
+        })
+        const second = Tool.make("second", { description: "Counts", parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.sync(() => counts.second++).pipe(Effect.as("two")) })
+        const agent = Agent.make({ name: "cancelled", tools: [first, second] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ id: "a", name: "first", args: {} }, { id: "b", name: "second", args: {} }) : ScriptedChatModel.text("done")
+        )
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+        const running = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "x-1", runId: "run-x" })))
+        yield* Deferred.await(entered)
+        // another process: its own store Layer on the same database
+        yield* provided(Agent.cancel(agent, "run-x", { cancelledBy: "ops" }))
+        yield* Deferred.succeed(release, undefined)
+        const refused = (yield* Effect.flip(Fiber.join(running))) as { readonly _tag: string; readonly status?: string; readonly decidedBy?: string }
+        expect([refused._tag, refused.status, refused.decidedBy]).toEqual(["RunAlreadyResumed", "failed", "ops"])
+        expect(counts).toEqual({ first: 1, second: 0 })
+        expect(yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.outcomes("run-x")))).toEqual([])
+        const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get("run-x")))
+        expect(Option.map(record, (r) => [r.status, r.decidedBy])).toEqual(Option.some(["failed", "ops"]))
+        const again = (yield* Effect.flip(provided(Agent.run(agent, { input: "go", conversationId: "x-2", runId: "run-x" })))) as Error
+        expect(again.message).toContain(`run id "run-x" is taken: the run store has a run with this id (failed)`)
+      }).pipe(Effect.scoped))
+
     it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database

@@ -52,7 +52,7 @@ export const toTool = <S extends Agent.Slots, R>(
       const resumption = (context as { readonly [ResumptionKey]?: Resumption })[ResumptionKey]
       const childRun = (resumption === undefined
         ? startRun(agent, { input })
-        : resumeRun(agent, resumption.checkpoint, resumption.decision as Decision.Decision)) as Effect.Effect<
+        : resumeRun(agent, resumption.checkpoint, resumption.decision as Decision.Decision, {})) as Effect.Effect<
           AgentExit.AgentExit,
           ResumeError,
           R | ChatModel

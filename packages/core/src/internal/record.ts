@@ -14,7 +14,7 @@
 import type { Scope } from "effect"
 import { Cause, Clock, Effect, Exit, Option } from "effect"
 import type * as Agent from "../Agent.js"
-import { RunAlreadyResumed } from "../AgentError.js"
+import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import type { RunRecord, RunStore, Status, StoreError } from "../RunStore.js"
@@ -51,8 +51,11 @@ export interface CallRecorder {
 export interface Recorder {
   /** Whether the run's progress is recorded as it happens (its store is durable): what `Agent.recover` needs. */
   readonly durable: boolean
-  /** A new run's first record — running, at version 1 — held alive for the scope; nothing when not durable. */
-  readonly begin: (agent: Agent.Any, run: RunState) => Effect.Effect<void, RunAlreadyResumed | StoreError, Scope.Scope>
+  /**
+   * A new run's first record — running, at version 1 — held alive for the scope; nothing when
+   * not durable. A run id the store has already is refused (`InvalidRunInput`), atomically.
+   */
+  readonly begin: (agent: Agent.Any, run: RunState) => Effect.Effect<void, InvalidRunInput | StoreError, Scope.Scope>
   /** The batch the run is about to execute — each call's verdict or outcome — for a recovery; nothing when not durable. */
   readonly batch: (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem.BatchItem>) => Effect.Effect<void, RunAlreadyResumed | StoreError>
   /** What records each call of a batch; `undefined` when calls are not recorded. */
@@ -102,6 +105,11 @@ export interface Recorder {
   readonly end: (runId: string, version: number, to: "completed" | "failed") => Effect.Effect<void, StoreError>
   /** Ends a paused run that a new turn on its conversation superseded (its calls are answered by that turn). */
   readonly supersede: (record: RunRecord) => Effect.Effect<void, StoreError>
+  /**
+   * Cancels a run: paused, it ends failed; running, it is taken over and ends failed (its
+   * writer records and starts nothing more). Refused with where it is when it finished meanwhile.
+   */
+  readonly cancel: (record: RunRecord, cancelledBy: string | undefined) => Effect.Effect<void, RunAlreadyResumed | StoreError>
   /**
    * The run's record follows the end of `body`: completed; failed on a typed error or a defect;
    * on interruption, failed too unless durable (the run stays running, for `Agent.recover`). A
@@ -178,6 +186,24 @@ export const alreadyDecided = (
           status: record.value.status === "paused" ? claimed : record.value.status,
           decidedBy: record.value.decidedBy
         })))
+
+/** The refusal of a run id the store has, or had: a start delivered twice runs once. */
+export const runIdTaken = (store: RunStore.Service, runId: string): Effect.Effect<never, InvalidRunInput | StoreError> =>
+  Effect.flatMap(store.get(runId), (record) =>
+    Effect.flatMap(
+      Option.isSome(record) ? Effect.succeed(Option.some(record.value.status)) : Effect.map(store.finished(runId), Option.map((f) => f.status)),
+      (status) =>
+        Effect.fail(new InvalidRunInput({
+          problems: [`run id ${JSON.stringify(runId)} is taken: the run store has a run with this id${Option.match(status, { onNone: () => "", onSome: (s) => ` (${s})` })}`]
+        }))
+    ))
+
+/** Fails with {@link runIdTaken} when the store has, or had, a run with this id. */
+export const freshRunId = (store: RunStore.Service, runId: string): Effect.Effect<void, InvalidRunInput | StoreError> =>
+  Effect.flatMap(store.get(runId), (record) =>
+    Option.isSome(record)
+      ? runIdTaken(store, runId)
+      : Effect.flatMap(store.finished(runId), (finished) => Option.isSome(finished) ? runIdTaken(store, runId) : Effect.void))
 
 /** The refusal for a run whose record moved on without it (claimed, or taken over by another process). */
 const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> => alreadyDecided(run.store, run.runId)
@@ -264,6 +290,16 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
         (checkpoint) => store.transition(run.runId, { from: { status: "running", version: run.version! }, to: "paused", checkpoint })
       ).pipe(Effect.asVoid),
     supersede: (record) => Effect.asVoid(store.transition(record.runId, { from: { status: "paused", version: record.version }, to: "failed" })),
+    cancel: (record, cancelledBy) => {
+      const by = cancelledBy === undefined ? {} : { decidedBy: cancelledBy }
+      const cancelled = record.status === "paused"
+        ? store.transition(record.runId, { from: { status: "paused", version: record.version }, to: "failed", ...by })
+        : Effect.flatMap(takeOverLatest(record), (taken) =>
+          taken === undefined
+            ? Effect.succeed(undefined)
+            : store.transition(taken.runId, { from: { status: "running", version: taken.version }, to: "failed", ...by }))
+      return Effect.flatMap(cancelled, (next) => next === undefined ? alreadyDecided(store, record.runId) : Effect.void)
+    },
     recorded: (run, body) =>
       Effect.onExit(
         Effect.flatMap(body, (exit): Effect.Effect<AgentExit.AgentExit, StoreError> =>
@@ -287,9 +323,7 @@ const durable = (store: RunStore.Service): Recorder => {
       yield* shared.hold(run.runId, run.runId)
       const now = yield* Clock.currentTimeMillis
       const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
-      if (!(yield* store.insert(newRecord(agent, run, "running", 1, now, checkpoint)))) {
-        return yield* alreadyDecided(store, run.runId, "running")
-      }
+      if (!(yield* store.insert(newRecord(agent, run, "running", 1, now, checkpoint)))) return yield* runIdTaken(store, run.runId)
       run.version = 1
     }),
     batch: (agent, run, batch) =>

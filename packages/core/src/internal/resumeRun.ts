@@ -11,7 +11,7 @@ import type * as Checkpoint from "../Checkpoint.js"
 import { ChatMemory } from "../ChatMemory.js"
 import type * as Decision from "../Decision.js"
 import type { Message } from "../Message.js"
-import type { RunRecord } from "../RunStore.js"
+import type { RunRecord, StoreError } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
 import { recordedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
@@ -21,8 +21,11 @@ import * as Resume from "./resume.js"
 import { holdConversation, runState } from "./run.js"
 import type { RunState } from "./runState.js"
 
-/** The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the store does not have it). */
-const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown) {
+/**
+ * The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the
+ * store does not have it) — at `revision` when the decision names the pause it was made on.
+ */
+const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown, revision: number | undefined) {
   if (typeof target === "string") {
     const record = yield* store.get(target)
     if (Option.isNone(record)) {
@@ -31,13 +34,19 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
         ? Effect.fail(new RunAlreadyResumed({ runId: target, ...finished.value }))
         : Effect.fail(new RunNotFound({ runId: target }))
     }
-    if (record.value.status !== "paused") {
+    if (record.value.status !== "paused" || (revision !== undefined && record.value.version !== revision)) {
       return yield* new RunAlreadyResumed({ runId: target, status: record.value.status, decidedBy: record.value.decidedBy })
     }
     return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
   }
   const decoded = yield* CheckpointCodec.decode(agent, target)
   const { checkpoint } = decoded
+  if (revision !== undefined && checkpoint.revision !== revision) {
+    return yield* new InvalidCheckpoint({
+      reason: "revision",
+      detail: `the decision was made on revision ${revision}, the checkpoint is revision ${checkpoint.revision}`
+    })
+  }
   const record = yield* store.get(checkpoint.runId)
   if (Option.isSome(record)) {
     if (record.value.status !== "paused" || record.value.version !== checkpoint.revision) {
@@ -77,10 +86,15 @@ const sameMessages = (a: ReadonlyArray<Message>, b: ReadonlyArray<Message>) =>
  * claimant only), then finishes the paused batch (or iterates again, after
  * `MaxIterationsReached`).
  */
-export const resumeRun = (agent: Any, target: unknown, decision: Decision.Decision, decidedBy?: string) =>
+export const resumeRun = (
+  agent: Any,
+  target: unknown,
+  decision: Decision.Decision,
+  { decidedBy, revision }: { readonly decidedBy?: string | undefined; readonly revision?: number | undefined }
+) =>
   Effect.scoped(Effect.gen(function*() {
     const store = yield* RunStore
-    const found = yield* pausedRecord(agent, store, target)
+    const found = yield* pausedRecord(agent, store, target, revision)
     const cp = found.decoded.checkpoint
     const plan = yield* Resume.plan(agent, cp, found.decoded.state, decision, found.trusted)
     const run = yield* runOf(agent, cp, found.decoded.state, {
@@ -198,3 +212,28 @@ export const recoverRun = (agent: Any, runId: string) =>
       run.recorder.recorded(run, body)
     )
   }))
+
+/**
+ * Cancels a run of `agent` (see `Agent.cancel`): paused, it ends failed; running, it is taken
+ * over and ends failed. A record that moved meanwhile (a resume claimed it, a batch ended) is
+ * read again and cancelled as it is now, until it has finished.
+ */
+export const cancelRun = (agent: Any, runId: string, cancelledBy: string | undefined) =>
+  Effect.flatMap(RunStore, (store) => {
+    const attempt: Effect.Effect<void, RunNotFound | RunAlreadyResumed | StoreError> = Effect.flatMap(store.get(runId), (record) => {
+      if (Option.isNone(record) || record.value.agent !== agent.name) {
+        return Effect.flatMap(store.finished(runId), (finished): Effect.Effect<never, RunNotFound | RunAlreadyResumed> =>
+          Option.isSome(finished) && Option.isNone(record)
+            ? Effect.fail(new RunAlreadyResumed({ runId, ...finished.value }))
+            : Effect.fail(new RunNotFound({ runId })))
+      }
+      const { status } = record.value
+      if (status === "completed" || status === "failed") return alreadyDecided(store, runId)
+      return Effect.catchIf(
+        recorderOf(store).cancel(record.value, cancelledBy),
+        (error) => error._tag === "RunAlreadyResumed" && (error.status === "paused" || error.status === "running"),
+        () => attempt
+      )
+    })
+    return attempt
+  })

@@ -23,7 +23,7 @@ import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
 import { conversationBusyProblem } from "./options.js"
-import { alreadyDecided, recorderOf } from "./record.js"
+import { alreadyDecided, freshRunId, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
@@ -46,8 +46,17 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   if (options.toolChoice !== undefined) problems.push(...toolChoiceProblems(options.toolChoice, agent.toolNames))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
+  if (options.runId !== undefined && !validRunId(options.runId)) {
+    problems.push(`runId ${JSON.stringify(options.runId)} must be a string of 1 to ${maxRunIdLength} characters, none of them a control character`)
+  }
   return problems
 }
+
+const maxRunIdLength = 256
+
+/** A run id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
+const validRunId = (runId: unknown): boolean =>
+  typeof runId === "string" && runId.length > 0 && runId.length <= maxRunIdLength && !/[\u0000-\u001f\u007f]/.test(runId)
 
 /** The run's initial state: the slots given, the others at their initial value. */
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
@@ -122,7 +131,7 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     const problems = optionProblems(agent, options)
     if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
     const state = initialState(agent, options.state)
-    const runId = newId()
+    const runId = options.runId ?? newId()
     const run = runState(agent, fiber, {
       runId,
       conversationId: options.conversationId ?? ephemeralId(runId),
@@ -139,7 +148,11 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(user(options.input))
-    if (run.ephemeral && !run.recorder.durable) return run.observe.turn("run", started, loop(agent, run))
+    if (run.ephemeral && !run.recorder.durable) {
+      const body = loop(agent, run)
+      // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
+      return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
+    }
     const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
     const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
     return run.observe.turn(

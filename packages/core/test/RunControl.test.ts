@@ -1,0 +1,142 @@
+/**
+ * What a queue or a cluster delivering runs needs of the runtime: a run started under a given
+ * id (a start delivered twice runs once), a decision that names the pause it was made on, and
+ * a cancel from any process sharing the store.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Option, Schema } from "effect"
+import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+
+const transfers = () => {
+  const executed: Array<string> = []
+  const transfer = Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ to: Schema.String }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ to }, { callId }) => Effect.sync(() => executed.push(callId)).pipe(Effect.as(`sent to ${to}`))
+  })
+  return { agent: Agent.make({ name: "bank", tools: [transfer] }), executed }
+}
+
+/** Each user turn: one transfer per tool result so far + 1 (t1, then t2), then an answer after two. */
+const model = ScriptedChatModel.layer((request) => {
+  const results = request.messages.filter((m) => m._tag === "ToolResult").length
+  return results < 2
+    ? ScriptedChatModel.toolCalls({ id: `t${results + 1}`, name: "transfer", args: { to: "ada" } })
+    : ScriptedChatModel.text("done")
+})
+
+const paused = (exit: { readonly _tag: string }) => {
+  assert(exit._tag === "Paused")
+  return exit as Extract<typeof exit, { readonly _tag: "Paused" }> & { readonly checkpoint: { readonly revision: number } }
+}
+
+describe("Agent.run with a given run id", () => {
+  it.effect("the run's record has that id; a second start with it is refused and runs nothing", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay", runId: "order-42" }))
+      expect(first.runId).toBe("order-42")
+      const again = yield* Effect.flip(Agent.run(agent, { input: "pay", runId: "order-42" }))
+      expect(again._tag).toBe("InvalidRunInput")
+      expect(again.message).toContain(`run id "order-42" is taken: the run store has a run with this id (paused)`)
+      yield* Agent.resume(agent, "order-42", Decision.approveAll()).pipe(Effect.flatMap((exit) => Agent.resume(agent, paused(exit).runId, Decision.approveAll())))
+      const afterwards = yield* Effect.flip(Agent.run(agent, { input: "pay", runId: "order-42" }))
+      expect(afterwards.message).toContain("(completed)")
+      expect(executed).toEqual(["t1", "t2"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("an id that is empty, too long or holds a control character is refused before anything runs", () =>
+    Effect.gen(function*() {
+      const { agent } = transfers()
+      for (const runId of ["", "x".repeat(257), "a\nb"]) {
+        const error = yield* Effect.flip(Agent.run(agent, { input: "pay", runId }))
+        expect(error._tag).toBe("InvalidRunInput")
+        expect(error.message).toContain(`runId ${JSON.stringify(runId)} must be a string of 1 to 256 characters`)
+      }
+      expect(yield* Effect.flatMap(RunStore.RunStore, (store) => store.list())).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+})
+
+describe("Agent.resume with the revision the decision was made on", () => {
+  it.effect("applies to that pause; a decision made on an earlier pause of the run is refused, the run stays resumable", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      const revision = first.checkpoint.revision
+      const second = paused(yield* Agent.resume(agent, first.runId, Decision.approveAll(), { revision }))
+      expect(second.checkpoint.revision).toBeGreaterThan(revision)
+      const stale = yield* Effect.flip(Agent.resume(agent, first.runId, Decision.approveAll(), { revision, decidedBy: "bob" }))
+      expect(stale._tag === "RunAlreadyResumed" && stale.status).toBe("paused")
+      expect(executed).toEqual(["t1"])
+      const done = yield* Agent.resume(agent, first.runId, Decision.approveAll(), { revision: second.checkpoint.revision })
+      expect(done._tag).toBe("Completed")
+      expect(executed).toEqual(["t1", "t2"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a checkpoint copy of another revision than the decision's is refused as such", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      const error = yield* Effect.flip(Agent.resume(agent, first.checkpoint, Decision.approveAll(), { revision: first.checkpoint.revision + 1 }))
+      expect(error._tag === "InvalidCheckpoint" && error.reason).toBe("revision")
+      expect(executed).toEqual([])
+      expect((yield* Agent.resume(agent, first.checkpoint, Decision.approveAll()))._tag).toBe("Paused")
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+})
+
+describe("Agent.cancel", () => {
+  it.effect("a paused run ends failed, who cancelled it is recorded; its pending call never runs", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      yield* Agent.cancel(agent, first.runId, { cancelledBy: "ada" })
+      const store = yield* RunStore.RunStore
+      expect(Option.getOrThrow(yield* store.finished(first.runId))).toMatchObject({ status: "failed", decidedBy: "ada" })
+      const resume = yield* Effect.flip(Agent.resume(agent, first.checkpoint, Decision.approveAll()))
+      expect(resume._tag === "RunAlreadyResumed" && [resume.status, resume.decidedBy]).toEqual(["failed", "ada"])
+      const twice = yield* Effect.flip(Agent.cancel(agent, first.runId))
+      expect(twice._tag === "RunAlreadyResumed" && twice.status).toBe("failed")
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a running resume is fenced: the call it runs finishes, its next write to the record is refused, and the run fails", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const executed: Array<string> = []
+      const transfer = Tool.make("transfer", {
+        description: "Sends money",
+        parameters: Schema.Struct({ to: Schema.String }),
+        success: Schema.String,
+        needsApproval: true,
+        handler: ({ to }, { callId }) =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Deferred.await(release)),
+            Effect.zipRight(Effect.sync(() => executed.push(callId))),
+            Effect.as(`sent to ${to}`)
+          )
+      })
+      const agent = Agent.make({ name: "bank", tools: [transfer] })
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      const resumed = yield* Effect.fork(Agent.resume(agent, first.runId, Decision.approveAll()))
+      yield* Deferred.await(started)
+      yield* Agent.cancel(agent, first.runId)
+      yield* Deferred.succeed(release, undefined)
+      const exit = yield* Fiber.join(resumed).pipe(Effect.flip)
+      expect(exit._tag === "RunAlreadyResumed" && exit.status).toBe("failed")
+      expect(executed).toEqual(["t1"])
+      expect(Option.getOrThrow(yield* Effect.flatMap(RunStore.RunStore, (store) => store.finished(first.runId))).status).toBe("failed")
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("an unknown run, or another agent's, is RunNotFound", () =>
+    Effect.gen(function*() {
+      const { agent } = transfers()
+      const other = Agent.make({ name: "other", tools: [] })
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      expect((yield* Effect.flip(Agent.cancel(agent, "no-such-run")))._tag).toBe("RunNotFound")
+      expect((yield* Effect.flip(Agent.cancel(other, first.runId)))._tag).toBe("RunNotFound")
+      expect(Option.getOrThrow(yield* Effect.flatMap(RunStore.RunStore, (store) => store.get(first.runId))).status).toBe("paused")
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+})
