@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, Schema } from "effect"
-import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, type AgentExit, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 
 const transfers = () => {
   const executed: Array<string> = []
@@ -27,9 +27,9 @@ const model = ScriptedChatModel.layer((request) => {
     : ScriptedChatModel.text("done")
 })
 
-const paused = (exit: { readonly _tag: string }) => {
+const paused = (exit: AgentExit.AgentExit<any, any>): AgentExit.Paused => {
   assert(exit._tag === "Paused")
-  return exit as Extract<typeof exit, { readonly _tag: "Paused" }> & { readonly checkpoint: { readonly revision: number } }
+  return exit
 }
 
 describe("Agent.run with a given run id", () => {
