@@ -64,12 +64,12 @@ export interface Options extends ModelTimeout.Options {
  * prompt from the neutral messages (tool calls and tool results keyed by the same call
  * ids, a tool result's `isError` as `isFailure`), sends our tools' JSON Schemas verbatim
  * (without their `$schema` key), and maps usage, finish reason and `AiError`s. A tool call
- * whose arguments are not JSON fails the call with `InvalidResponse` (`@effect/ai` parses
+ * whose arguments are not JSON fails the call with `invalid-response` (`@effect/ai` parses
  * them). Streaming uses `LanguageModel.streamText`; an `error` part fails the stream with
  * the server's error, classified like an HTTP status (`overloaded_error` is transient).
  * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
  * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
- * `InvalidRequest`, not a defect. The tool choice is passed on; model settings through
+ * `invalid-request`, not a defect. The tool choice is passed on; model settings through
  * `withSettings`; an agent's `output` is asked for through a tool named `output.name`, whose
  * call is the answer (docs/providers.md).
  *
@@ -193,7 +193,7 @@ export const fromLanguageModel = (
         )
         const done = Effect.suspend(() =>
           finish === undefined
-            ? Effect.fail(new ChatModel.ModelError({ reason: "InvalidResponse", message: `${provider}'s stream ended without finishing` }))
+            ? Effect.fail(new ChatModel.ModelError({ reason: "invalid-response", message: `${provider}'s stream ended without finishing` }))
             : Effect.succeed<ChatModel.StreamPart>({ _tag: "Done", response: { ...finish, text, toolCalls } })
         )
         return Timeout.requestStream(Stream.concat(parts, Stream.fromEffect(done)), bounds.request, provider)

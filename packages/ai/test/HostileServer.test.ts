@@ -126,8 +126,8 @@ describe("hostile server: token counts", () => {
 
 /** Bodies that stall after their start, and how the stream fails: the status's error (its body unread), or the idle timeout. */
 const stalls: ReadonlyArray<readonly [number, string, ChatModel.ModelError["reason"], string]> = [
-  [401, "{\"error\": {\"message\": \"bad ke", "Unauthorized", "answered HTTP 401. Check the API key."],
-  [200, "{\"choices\": [", "Unavailable", "sent nothing for 30s (idleTimeout)."]
+  [401, "{\"error\": {\"message\": \"bad ke", "unauthorized", "answered HTTP 401. Check the API key."],
+  [200, "{\"choices\": [", "unavailable", "sent nothing for 30s (idleTimeout)."]
 ]
 
 for (const format of all) {
@@ -162,13 +162,13 @@ for (const format of all) {
         }).pipe(Effect.scoped))
     }
 
-    it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): InvalidResponse quoting it, never a cut stream", () =>
+    it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): invalid-response quoting it, never a cut stream", () =>
       Effect.gen(function*() {
         const page = "<html>\n<body>\n\n<h1>Blocked by the proxy's policy</h1>\n\n</body>\n</html>\n"
         const server = yield* loopback((_req, res) => raw(page, "text/html; charset=utf-8")(res))
         const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
         expect([error.reason, error.message]).toEqual([
-          "InvalidResponse",
+          "invalid-response",
           `${format.provider(server.url)} sent an HTML page where an event stream was asked for: ${page.trim()}`
         ])
       }).pipe(Effect.scoped))
@@ -179,7 +179,7 @@ for (const format of all) {
         const server = yield* loopback((_req, res) => raw(failing, "text/event-stream")(res))
         const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
         expect([error.reason, error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           `${format.provider(server.url)} failed mid-stream (overloaded_error): Overloaded`
         ])
       }).pipe(Effect.scoped))

@@ -46,10 +46,10 @@ describe("masker", () => {
 describe("maskError", () => {
   it("masks, then cuts the message at 1,000 characters: a key across the cut is hidden whole, never in part", () => {
     const key = "sk-proj-abcdef123456"
-    const error = new ChatModel.ModelError({ reason: "InvalidRequest", status: 400, message: `${"x".repeat(990)}${key} and more` })
+    const error = new ChatModel.ModelError({ reason: "invalid-request", status: 400, message: `${"x".repeat(990)}${key} and more` })
     const masked = maskError(masker([key]))(error)
-    expect([masked.message, masked.reason, masked.status]).toEqual([`${"x".repeat(990)}*** and mo…`, "InvalidRequest", 400])
-    const short = new ChatModel.ModelError({ reason: "Other", message: "nothing to hide" })
+    expect([masked.message, masked.reason, masked.status]).toEqual([`${"x".repeat(990)}*** and mo…`, "invalid-request", 400])
+    const short = new ChatModel.ModelError({ reason: "other", message: "nothing to hide" })
     expect(maskError(masker([key]))(short)).toBe(short)
   })
 })

@@ -91,7 +91,7 @@ const refuse = (request: ChatModel.ChatRequest): ChatModel.ModelError | undefine
   const temperature = request.settings?.temperature
   return temperature !== undefined && temperature > 1
     ? new ChatModel.ModelError({
-      reason: "InvalidRequest",
+      reason: "invalid-request",
       message: `Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`
     })
     : undefined
@@ -166,7 +166,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
  * Reads a streamed message: text from `text_delta`s, each `tool_use` block's input from its
  * `input_json_delta`s (or its start's `input` when none came), the stop reason and usage
  * from `message_start`/`message_delta` (the latest count wins). `message_stop` ends it; a
- * stream that ends with neither it nor a stop reason was cut (`InvalidResponse`).
+ * stream that ends with neither it nor a stop reason was cut (`invalid-response`).
  */
 const reader = (provider: string): StreamReader => {
   let answer = ""

@@ -193,7 +193,7 @@ const usage = (wire: typeof UsageWire.Type | null | undefined): ChatModel.Usage 
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
-/** Decodes a JSON value with a wire schema; a mismatch is an `InvalidResponse`. */
+/** Decodes a JSON value with a wire schema; a mismatch is an `invalid-response`. */
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
   Either.mapLeft(
     Schema.decodeUnknownEither(schema)(body),
@@ -229,7 +229,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
  * carries an error (`{ error }`, Google's `[{ error }]`, an `event: error` as Groq names it,
  * llama.cpp's bare `error:` field) fails the stream
  * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
- * was cut: `InvalidResponse`.
+ * was cut: `invalid-response`.
  */
 const reader = (provider: string): StreamReader => {
   const decodeChunk = decodeWith(Chunk, "a stream event", provider)

@@ -158,7 +158,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
  * argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
  * (which replace the deltas), and any call the final response lists that was not streamed.
  * `response.completed` and `response.incomplete` end the answer; `response.failed` and `error` fail it with the server's error. A stream that ends
- * before one of them was cut (`InvalidResponse`).
+ * before one of them was cut (`invalid-response`).
  */
 const reader = (provider: string): StreamReader => {
   let streamedText = ""

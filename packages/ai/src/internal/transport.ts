@@ -24,12 +24,12 @@ export interface Endpoint {
   readonly mask: (text: string) => string
 }
 
-const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "InvalidRequest", message })
+const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "invalid-request", message })
 
 /**
  * The endpoint at `url`. Credentials in the URL (`https://user:pass@host/v1`, which `fetch`
  * refuses) are taken out of it and sent as `Authorization: Basic`; a URL with credentials
- * and an `authorization` credential both set is an `InvalidRequest`, as is a URL that does
+ * and an `authorization` credential both set is an `invalid-request`, as is a URL that does
  * not parse, and so is a blank credential (it would only earn a 401 on every call). Every
  * credential (header values, the URL's password) is masked in messages.
  */
@@ -80,15 +80,15 @@ const networkError = (provider: string, error: HttpClientError.HttpClientError):
   const detail = error.description ?? error.message
   if (error._tag === "RequestError") {
     return error.reason === "Transport"
-      ? new ChatModel.ModelError({ reason: "Network", message: `could not reach ${provider}: ${detail}` })
+      ? new ChatModel.ModelError({ reason: "network", message: `could not reach ${provider}: ${detail}` })
       : invalidRequest(`could not send the request to ${provider} (${error.reason}): ${detail}`)
   }
-  return new ChatModel.ModelError({ reason: "Network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
+  return new ChatModel.ModelError({ reason: "network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
 }
 
 const unreadable = (provider: string, what: string, text: string) =>
   new ChatModel.ModelError({
-    reason: "InvalidResponse",
+    reason: "invalid-response",
     message: `${provider} sent ${what}: ${quote(text, 200)}`
   })
 
@@ -116,7 +116,7 @@ const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
 
 /**
  * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
- * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
+ * deep for `JSON.stringify`) is an `invalid-request`, a non-2xx answer the `ModelError` of
  * its status, quoting the server (its body read as `read` reads it: one that stalls or
  * breaks is not quoted).
  */
@@ -171,7 +171,7 @@ export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: 
  * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
  * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s), whatever
  * the body: events, JSON, or an error status's body (which then goes unquoted). A JSON answer where
- * events were asked for fails: with the server's message when it is an error envelope, else `InvalidResponse`;
+ * events were asked for fails: with the server's message when it is an error envelope, else `invalid-response`;
  * so does an HTML page (a proxy's), quoting its start.
  */
 export const postStream = (

@@ -1,5 +1,5 @@
 /**
- * Reading the JSON providers send: tolerant accessors, and the `InvalidResponse` for what
+ * Reading the JSON providers send: tolerant accessors, and the `invalid-response` for what
  * cannot be read.
  */
 import { ChatModel } from "@agentfx/core"
@@ -20,9 +20,9 @@ export const isCount = ChatModel.isTokenCount
 /** The value if it is a token count, else 0: a count that is not one is taken as not sent. */
 export const count = (value: unknown): number => (isCount(value) ? value : 0)
 
-export const invalid = (message: string) => new ChatModel.ModelError({ reason: "InvalidResponse", message })
+export const invalid = (message: string) => new ChatModel.ModelError({ reason: "invalid-response", message })
 
-/** An event's data as JSON; data that is not JSON is an `InvalidResponse` quoting its start. */
+/** An event's data as JSON; data that is not JSON is an `invalid-response` quoting its start. */
 export const parseEvent = (event: Sse.Event, provider: string): Either.Either<unknown, ChatModel.ModelError> =>
   Either.try({
     try: (): unknown => JSON.parse(event.data),
