@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Mask } from "@agentfx/core"
 import { LanguageModel } from "@effect/ai"
 import type { AiError } from "@effect/ai"
 import type { ParseResult } from "effect"
@@ -14,7 +14,7 @@ import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "e
 import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
-import { maskError, masker } from "./internal/mask.js"
+import { maskError } from "./internal/mask.js"
 import { allFields, setFields, warnIgnored } from "./internal/settings.js"
 import * as Timeout from "./internal/timeout.js"
 import * as ModelRetry from "./ModelRetry.js"
@@ -78,7 +78,7 @@ export interface Options extends ModelTimeout.Options {
  * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
  * import { FetchHttpClient } from "@effect/platform"
  * import { Layer, Redacted } from "effect"
- * import { ChatModel } from "@agentfx/core"
+ * import { ChatModel, Mask } from "@agentfx/core"
  * import { AiChatModel } from "@agentfx/ai"
  *
  * const apiKey = Redacted.make("sk-ant-…")
@@ -97,7 +97,7 @@ export const fromLanguageModel = (
 ): Effect.Effect<ChatModel.ChatModel.Service, never, LanguageModel.LanguageModel> =>
   Effect.map(LanguageModel.LanguageModel, (model) => {
     const provider = options?.provider ?? "the language model"
-    const mask = maskError(masker((options?.secrets ?? []).map(Redacted.value)))
+    const mask = maskError(Mask.make((options?.secrets ?? []).map(Redacted.value)))
     const timeouts = Timeout.resolve(options, provider)
     const tooDeep = Internal.unencodable(provider)
     const toModelError = (error: AiError.AiError | ParseResult.ParseError) =>

@@ -3,14 +3,13 @@
  * server-sent events; every failure a `ModelError`. Shared by the adapters that own their
  * wire format (Chat Completions, Responses, Messages).
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Mask } from "@agentfx/core"
 import * as Sse from "./sse.js"
 import type { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import { HttpClientRequest } from "@effect/platform"
 import type { Duration } from "effect"
 import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
-import { masker, quote } from "./mask.js"
 import { idle } from "./timeout.js"
 import { unwritable, writeJson } from "./wireJson.js"
 
@@ -47,7 +46,7 @@ export const endpoint = (options: {
     headers[name] = Redacted.value(value)
     secrets.push(Redacted.value(value).replace(/^(Bearer|Basic)(\s+|$)/i, ""))
   }
-  const mask = (extra: ReadonlyArray<string>) => masker([...secrets, ...extra])
+  const mask = (extra: ReadonlyArray<string>) => Mask.make([...secrets, ...extra])
   let parsed: URL
   try {
     parsed = new URL(options.url)
@@ -89,7 +88,7 @@ const networkError = (provider: string, error: HttpClientError.HttpClientError):
 const unreadable = (provider: string, what: string, text: string) =>
   new ChatModel.ModelError({
     reason: "invalid-response",
-    message: `${provider} sent ${what}: ${quote(text, 200)}`
+    message: `${provider} sent ${what}: ${Mask.quote(text, 200)}`
   })
 
 /** The most of an error answer's body that is read: its message is quoted from there. */
