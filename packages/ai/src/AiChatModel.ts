@@ -15,6 +15,7 @@ import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
 import { maskError } from "./internal/mask.js"
+import { StreamFold } from "./internal/streamFold.js"
 import { allFields, setFields, warnIgnored } from "./internal/settings.js"
 import * as Timeout from "./internal/timeout.js"
 import * as ModelRetry from "./ModelRetry.js"
@@ -156,9 +157,7 @@ export const fromLanguageModel = (
 
     const attempt = (request: ChatModel.ChatRequest, bounds: Timeout.Resolved) =>
       Stream.suspend(() => {
-        let text = ""
-        const toolCalls: Array<ReturnType<typeof Internal.toolCall>> = []
-        let finish: ChatModel.ChatResponse | undefined
+        const answer = new StreamFold({ provider, last: "finish part", usage: Internal.usage })
         const parts = streamText(request).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
           Stream.catchAllCause((cause) =>
@@ -167,21 +166,17 @@ export const fromLanguageModel = (
           (raw) => Timeout.idle(raw, bounds.idle, provider),
           Stream.mapEffect((part) => {
             switch (part.type) {
-              case "text-delta":
-                text += part.delta
-                return Effect.succeed(part.delta.length > 0 ? [{ _tag: "TextDelta", text: part.delta } as const] : [])
+              case "text-delta": {
+                const text = answer.addText(part.delta)
+                return Effect.succeed(text.length > 0 ? [{ _tag: "TextDelta", text } as const] : [])
+              }
               case "tool-call":
-                toolCalls.push(Internal.toolCall(part))
+                answer.addCall({ id: part.id, name: part.name, args: undefined, input: part.params })
                 return Effect.succeed([])
               case "finish":
-                finish = {
-                  text,
-                  toolCalls,
-                  finishReason: Internal.finishReason(part.reason),
-                  usage: Internal.usage(part.usage),
-                  provider: options?.providerName,
-                  providerFinishReasons: [part.reason]
-                }
+                answer.addUsage({ ...part.usage })
+                answer.finish(Internal.finishReason(part.reason), part.reason)
+                answer.end()
                 return Effect.succeed([])
               case "error":
                 return Effect.fail(errorFromPayload({ provider, payload: part.error, where: "mid-stream" }))
@@ -192,9 +187,10 @@ export const fromLanguageModel = (
           Stream.flattenIterables
         )
         const done = Effect.suspend(() =>
-          finish === undefined
-            ? Effect.fail(new ChatModel.ModelError({ reason: "invalid-response", message: `${provider}'s stream ended without finishing` }))
-            : Effect.succeed<ChatModel.StreamPart>({ _tag: "Done", response: { ...finish, text, toolCalls } })
+          Effect.map(answer.response(), (response): ChatModel.StreamPart => ({
+            _tag: "Done",
+            response: { ...response, provider: options?.providerName }
+          }))
         )
         return Timeout.requestStream(Stream.concat(parts, Stream.fromEffect(done)), bounds.request, provider)
       })

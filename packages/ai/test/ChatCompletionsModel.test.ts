@@ -334,6 +334,21 @@ describe("ChatCompletionsModel", () => {
       }).pipe(Effect.scoped))
   })
 
+  it.live("streamed usage: each count is the latest sent of its field; one that is no count keeps the last good one", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) =>
+        sse(res, [
+          chunk({ content: "Hi" }),
+          usageChunk(30, 1),
+          chunk({}, "stop"),
+          { ...usageChunk(30, 7), usage: { prompt_tokens: -1, completion_tokens: 7 } },
+          "[DONE]"
+        ])
+      )
+      const done = (yield* collect().pipe(Effect.provide(model(server.url)))).at(-1)
+      expect(done?._tag === "Done" && done.response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+    }).pipe(Effect.scoped))
+
   it.live("usage: the total is input + output, whatever total_tokens the server sends", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) =>

@@ -90,6 +90,16 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
       usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
     })
   ],
+  [
+    "a call whose deltas name only its item id, its call_id only in response.completed: one call, under its call_id",
+    Recorded.callIdAtTheEnd,
+    Either.right({
+      text: "",
+      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+      finishReason: "tool-calls",
+      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
+    })
+  ],
   ["events without sequence_number", Recorded.unnumbered, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
   ["keepalive events between deltas", Recorded.keepalive, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
   ["a reasoning item before the answer", Recorded.reasoning, Either.right(sunny({ inputTokens: 30, outputTokens: 27, totalTokens: 57 }))],
@@ -223,6 +233,13 @@ describe("OpenAiChatModel (Responses API)", () => {
         expect([refused.text, refused.finishReason, refused.usage.totalTokens]).toEqual(["I can't help with that.", "refusal", 15])
         expect([filtered.text, filtered.finishReason, filtered.providerFinishReasons]).toEqual(["It is", "content-filter", ["content_filter"]])
         expect([queued.reason, queued.message]).toEqual(["invalid-response", "OpenAI answered a response that is queued, not completed"])
+      }).pipe(Effect.scoped))
+    it.live("a refusal part without text is no refusal (the rule of every adapter): the answer's text, finish reason stop", () =>
+      Effect.gen(function*() {
+        const message = { ...responsesMessage(""), content: [{ type: "output_text", text: "Sunny.", annotations: [] }, { type: "refusal", refusal: "" }] }
+        const server = yield* loopback((_req, res) => json(res, Recorded.envelope({ status: "completed", output: [message], usage: Recorded.usage(9, 2) })))
+        const response = yield* generate().pipe(Effect.provide(model(server.url, { retry: noRetry })))
+        expect([response.text, response.finishReason]).toEqual(["Sunny.", "stop"])
       }).pipe(Effect.scoped))
     it.live("arguments that are not JSON, and an unknown tool, reach the loop: refused there, the model is told, the run goes on", () =>
       Effect.gen(function*() {

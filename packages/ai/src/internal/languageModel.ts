@@ -9,7 +9,8 @@ import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid } from "./wireJson.js"
+import { usageOf } from "./streamFold.js"
+import { invalid } from "./wireJson.js"
 
 /** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
@@ -85,12 +86,13 @@ const finishReasons: { readonly [K in Response.FinishReason]: ChatModel.FinishRe
 /** `@effect/ai`'s finish reason (`pause` becomes `other`). */
 export const finishReason = (reason: Response.FinishReason): ChatModel.FinishReason => finishReasons[reason]
 
-/** The usage rule of every adapter: counts the provider did not report (or reported as no count: infinite, negative) are 0, the total is input + output. */
-export const usage = (usage: Response.Usage): ChatModel.Usage => {
-  const inputTokens = count(usage.inputTokens)
-  const outputTokens = count(usage.outputTokens)
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
-}
+/**
+ * The usage rule of every adapter (`usageOf`) on what the provider reported: a provider whose
+ * total is larger than input + output (Google's, whose reasoning is in the total only) has its
+ * output read as total − input.
+ */
+export const usage = (usage: { readonly inputTokens?: unknown; readonly outputTokens?: unknown; readonly totalTokens?: unknown }): ChatModel.Usage =>
+  usageOf(usage.inputTokens, usage.outputTokens, usage.totalTokens)
 
 /** A tool call with the provider's call id; its params must be JSON (they were parsed from JSON). */
 export const toolCall = (part: { readonly id: string; readonly name: string; readonly params: unknown }) => ({
