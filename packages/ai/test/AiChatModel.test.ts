@@ -241,10 +241,14 @@ describe("AiChatModel", () => {
       expect((yield* Fiber.join(fiber)).message).toBe("the language model did not finish within 30s (requestTimeout).")
     }))
 
-  it.effect("usage: the total is input + output, whatever total the LanguageModel reports", () =>
+  it.effect("usage: a total above input + output makes the output total − input (Google's reasoning); one below is ignored; the total is input + output", () =>
     Effect.gen(function*() {
       const response = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 99)]) })))
-      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 69, totalTokens: 99 })
+      const streamed = yield* collect().pipe(Effect.provide(scripted({ stream: Stream.make<Array<Response.StreamPartEncoded>>(finish(30, 7, 99) as Response.StreamPartEncoded) })))
+      expect(streamed.at(-1)?._tag === "Done" && streamed.at(-1)).toMatchObject({ response: { usage: { inputTokens: 30, outputTokens: 69, totalTokens: 99 } } })
+      const below = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 20)]) })))
+      expect(below.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
       const absurd = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(Infinity, -5, 99)]) })))
       expect(absurd.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
     }))

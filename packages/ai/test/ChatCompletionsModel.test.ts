@@ -349,13 +349,19 @@ describe("ChatCompletionsModel", () => {
       expect(done?._tag === "Done" && done.response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
     }).pipe(Effect.scoped))
 
-  it.live("usage: the total is input + output, whatever total_tokens the server sends", () =>
+  it.live("usage: a total_tokens above input + output makes the output total − input; one below, or beside a count that is none, is ignored", () =>
     Effect.gen(function*() {
-      const server = yield* loopback((_req, res) =>
-        json(res, completion({ content: "Hi" }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 52 }))
+      const totals = [52, 20, 52]
+      const server = yield* loopback((_req, res, index) =>
+        json(res, completion({ content: "Hi" }, "stop", { prompt_tokens: index === 2 ? -1 : 30, completion_tokens: 7, total_tokens: totals[index] }))
       )
-      const response = yield* generate().pipe(Effect.provide(model(server.url)))
-      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+      const usages = []
+      for (const _ of totals) usages.push((yield* generate().pipe(Effect.provide(model(server.url)))).usage)
+      expect(usages).toEqual([
+        { inputTokens: 30, outputTokens: 22, totalTokens: 52 },
+        { inputTokens: 30, outputTokens: 7, totalTokens: 37 },
+        { inputTokens: 0, outputTokens: 7, totalTokens: 7 }
+      ])
     }).pipe(Effect.scoped))
 
   it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))

@@ -124,7 +124,9 @@ export const FinishReason = Schema.Literal(
 export type FinishReason = typeof FinishReason.Type
 
 /**
- * Token counts of one call, or of a whole run when summed.
+ * Token counts of one call, or of a whole run when summed. `inputTokens` counts every token
+ * of the prompt, cached or not; `outputTokens` every generated token, reasoning included;
+ * `totalTokens` is their sum (the rule of every adapter of `@agentfx/ai`).
  *
  * @example
  * ```ts

@@ -12,14 +12,14 @@ import { count, invalid, isCount, isObject, type JsonObject } from "./wireJson.j
 /**
  * The usage rule of every adapter (decisions 025 and 026), from the counts a server sent: a
  * count not sent, or sent as no count (infinite, negative), is 0. The output counts every
- * generated token: a server whose own total is larger than input + output (xAI, Gemini's
- * OpenAI-compatible API: their reasoning tokens are in the total only) has its output read as
- * total − input. The total is always input + output.
+ * generated token: when input, output and the server's own total are all counts and the total
+ * is larger than input + output (xAI, Gemini's OpenAI-compatible API: their reasoning tokens
+ * are in the total only), the output is total − input. The total is always input + output.
  */
 export const usageOf = (input: unknown, output: unknown, total?: unknown): ChatModel.Usage => {
   const inputTokens = count(input)
-  const counted = count(output)
-  const outputTokens = counted
+  const generated = count(output)
+  const outputTokens = isCount(input) && isCount(output) && isCount(total) && total > input + output ? total - input : generated
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
