@@ -124,6 +124,30 @@ describe("hostile server: token counts", () => {
     }).pipe(Effect.scoped))
 })
 
+/**
+ * Answers 200 with `start`, then 64 KiB pieces of `x` with no line ending — 40 MiB in all, more
+ * than the adapters read of one answer — then nothing, the connection held open.
+ */
+const endless = (contentType: string, start: string) => (res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType })
+  res.write(start)
+  const piece = "x".repeat(64 * 1024)
+  let sent = 0
+  const pump = () => {
+    while (sent < 40 * 1024 * 1024 && !res.destroyed) {
+      sent += piece.length
+      if (!res.write(piece)) return void res.once("drain", pump)
+    }
+  }
+  pump()
+}
+
+/** A body declared `content-encoding: gzip` that is not gzip. */
+const brokenGzip = (contentType: string) => (res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType, "content-encoding": "gzip" })
+  res.end(Buffer.from("this is not gzip at all, but the header says so"))
+}
+
 /** Bodies that stall after their start, and how the stream fails: the status's error (its body unread), or the idle timeout. */
 const stalls: ReadonlyArray<readonly [number, string, ChatModel.ModelError["reason"], string]> = [
   [401, "{\"error\": {\"message\": \"bad ke", "unauthorized", "answered HTTP 401. Check the API key."],
@@ -161,6 +185,40 @@ for (const format of all) {
           yield* eventually(() => server.aborted.length === 1)
         }).pipe(Effect.scoped))
     }
+
+    it.live("an answer that never ends — a body, or an event's line — is refused once it passes 16 Mi characters, its request aborted", () =>
+      Effect.gen(function*() {
+        const cases = [
+          { streamed: false, handler: endless("application/json", "{\"note\": \""), what: "a body" },
+          { streamed: true, handler: endless("text/event-stream", "data: "), what: "a stream event" }
+        ]
+        for (const { handler, streamed, what } of cases) {
+          const server = yield* loopback((_req, res) => handler(res))
+          const model = format.model(server.url, { retry: noRetry, requestTimeout: "20 seconds" })
+          const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+          const error = yield* call.pipe(Effect.provide(model), Effect.flip)
+          expect([error.reason, error.message]).toEqual([
+            "invalid-response",
+            `${format.provider(server.url)} sent ${what} longer than 16777216 characters (the adapters' limit); it was not read further.`
+          ])
+          yield* eventually(() => server.aborted.length === 1)
+        }
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("a body that cannot be decompressed (content-encoding: gzip, not gzip): invalid-response, not retried as a broken connection", () =>
+      Effect.gen(function*() {
+        for (const streamed of [false, true]) {
+          const server = yield* loopback((_req, res) => brokenGzip(streamed ? "text/event-stream" : "application/json")(res))
+          const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+          const error = yield* call.pipe(Effect.provide(format.model(server.url)), Effect.flip)
+          expect([streamed, error.reason, error.message, server.requests.length]).toEqual([
+            streamed,
+            "invalid-response",
+            `${format.provider(server.url)} sent a body that cannot be decompressed (content-encoding: gzip): incorrect header check`,
+            1
+          ])
+        }
+      }).pipe(Effect.scoped))
 
     it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): invalid-response quoting it, never a cut stream", () =>
       Effect.gen(function*() {

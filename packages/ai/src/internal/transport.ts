@@ -75,12 +75,34 @@ export const endpoint = (options: {
   return Either.right({ url, provider, headers, mask: mask([]) })
 }
 
+/**
+ * The error of a body that failed in its decompression (`content-encoding`), not in its
+ * connection: zlib's (`Z_DATA_ERROR`, …) or brotli's (`ERR__ERROR_…`), found along the
+ * failure's `cause`s (`fetch` wraps it in a `TypeError: terminated`).
+ */
+const decompressionFailure = (failure: unknown): Error | undefined => {
+  let link = failure
+  for (let depth = 0; depth < 4 && link instanceof Error; depth++, link = link.cause) {
+    const code = (link as { readonly code?: unknown }).code
+    if (typeof code === "string" && /^(Z_|ERR__ERROR_)/.test(code)) return link
+  }
+  return undefined
+}
+
 const networkError = (provider: string, error: HttpClientError.HttpClientError): ChatModel.ModelError => {
   const detail = error.description ?? error.message
   if (error._tag === "RequestError") {
     return error.reason === "Transport"
       ? new ChatModel.ModelError({ reason: "network", message: `could not reach ${provider}: ${detail}` })
       : invalidRequest(`could not send the request to ${provider} (${error.reason}): ${detail}`)
+  }
+  const broken = decompressionFailure(error.cause)
+  if (broken !== undefined) {
+    const encoding = error.response.headers["content-encoding"] ?? "none"
+    return new ChatModel.ModelError({
+      reason: "invalid-response",
+      message: `${provider} sent a body that cannot be decompressed (content-encoding: ${encoding}): ${broken.message}`
+    })
   }
   return new ChatModel.ModelError({ reason: "network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
 }
@@ -94,10 +116,32 @@ const unreadable = (provider: string, what: string, text: string) =>
 /** The most of an error answer's body that is read: its message is quoted from there. */
 const errorBodyLimit = 64 * 1024
 
+/**
+ * The most characters of an answer's body (not streamed), and of one event of a stream (from
+ * its first line to the blank line that ends it): 16 Mi. Past it the answer is refused at once,
+ * unread to its end: `invalid-response`, not retried.
+ */
+export const answerLimit = 16 * 1024 * 1024
+
+const tooLarge = (provider: string, what: string) => () =>
+  new ChatModel.ModelError({
+    reason: "invalid-response",
+    message: `${provider} sent ${what} longer than ${answerLimit} characters (the adapters' limit); it was not read further.`
+  })
+
+/** The text of a body, failing once it passes {@link answerLimit} characters. */
+const boundedText = (provider: string) => <R>(bytes: Stream.Stream<Uint8Array, ChatModel.ModelError, R>) =>
+  Stream.suspend(() => {
+    let read = 0
+    const over = tooLarge(provider, "a body")
+    return Stream.mapEffect(Stream.decodeText(bytes), (text): Either.Either<string, ChatModel.ModelError> =>
+      (read += text.length) > answerLimit ? Either.left(over()) : Either.right(text))
+  })
+
 /** An answer's body as it is read: the bytes, or the `ModelError` that ends them. */
 type Body = (response: HttpClientResponse.HttpClientResponse) => Stream.Stream<Uint8Array, ChatModel.ModelError>
 
-/** The body as the server sends it, bounded by nothing but the attempt's `requestTimeout`. */
+/** The body as the server sends it, bounded in time by nothing but the attempt's `requestTimeout`. */
 const whole = (target: Endpoint): Body => (response) => Stream.mapError(response.stream, (error) => networkError(target.provider, error))
 
 /** The body, failing once no bytes came for `idleTimeout` (the bound of every body a streamed call reads). */
@@ -150,7 +194,7 @@ const send = (
 /** The JSON of a response body, read as `read` reads it; an error envelope fails with the server's error. */
 const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientResponse, read: Body) =>
   Effect.gen(function*() {
-    const text = yield* Stream.mkString(Stream.decodeText(read(response)))
+    const text = yield* Stream.mkString(boundedText(target.provider)(read(response)))
     const parsed = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: () => unreadable(target.provider, "a body that is not JSON", text.trim())
@@ -193,5 +237,5 @@ export const postStream = (
   }).pipe(
     Stream.unwrap,
     Stream.decodeText(),
-    Sse.events
+    Sse.events({ limit: answerLimit, tooLarge: tooLarge(target.provider, "a stream event") })
   )
