@@ -142,10 +142,10 @@ const endless = (contentType: string, start: string) => (res: Http.ServerRespons
   pump()
 }
 
-/** A body declared `content-encoding: gzip` that is not gzip. */
-const brokenGzip = (contentType: string) => (res: Http.ServerResponse) => {
-  res.writeHead(200, { "content-type": contentType, "content-encoding": "gzip" })
-  res.end(Buffer.from("this is not gzip at all, but the header says so"))
+/** A body declared `content-encoding: <encoding>` that is not encoded so. */
+const undecodable = (contentType: string, encoding: string) => (res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType, "content-encoding": encoding })
+  res.end(Buffer.from("this is not compressed at all, but the header says so"))
 }
 
 /** Bodies that stall after their start, and how the stream fails: the status's error (its body unread), or the idle timeout. */
@@ -205,18 +205,22 @@ for (const format of all) {
         }
       }).pipe(Effect.scoped), 30_000)
 
-    it.live("a body that cannot be decompressed (content-encoding: gzip, not gzip): invalid-response, not retried as a broken connection", () =>
+    it.live("a body that cannot be decompressed (content-encoding gzip or br, and not that): invalid-response, not retried as a broken connection", () =>
       Effect.gen(function*() {
-        for (const streamed of [false, true]) {
-          const server = yield* loopback((_req, res) => brokenGzip(streamed ? "text/event-stream" : "application/json")(res))
-          const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
-          const error = yield* call.pipe(Effect.provide(format.model(server.url)), Effect.flip)
-          expect([streamed, error.reason, error.message, server.requests.length]).toEqual([
-            streamed,
-            "invalid-response",
-            `${format.provider(server.url)} sent a body that cannot be decompressed (content-encoding: gzip): incorrect header check`,
-            1
-          ])
+        const cases = [["gzip", "incorrect header check"], ["br", "Decompression failed"]] as const
+        for (const [encoding, problem] of cases) {
+          for (const streamed of [false, true]) {
+            const server = yield* loopback((_req, res) => undecodable(streamed ? "text/event-stream" : "application/json", encoding)(res))
+            const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+            const error = yield* call.pipe(Effect.provide(format.model(server.url)), Effect.flip)
+            expect([encoding, streamed, error.reason, error.message, server.requests.length]).toEqual([
+              encoding,
+              streamed,
+              "invalid-response",
+              `${format.provider(server.url)} sent a body that cannot be decompressed (content-encoding: ${encoding}): ${problem}`,
+              1
+            ])
+          }
         }
       }).pipe(Effect.scoped))
 
