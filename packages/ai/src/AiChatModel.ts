@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Mask } from "@agentfx/core"
 import { LanguageModel } from "@effect/ai"
 import type { AiError } from "@effect/ai"
 import type { ParseResult } from "effect"
@@ -14,7 +14,8 @@ import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "e
 import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
-import { maskError, masker } from "./internal/mask.js"
+import { maskError } from "./internal/mask.js"
+import { StreamFold } from "./internal/streamFold.js"
 import { allFields, setFields, warnIgnored } from "./internal/settings.js"
 import * as Timeout from "./internal/timeout.js"
 import * as ModelRetry from "./ModelRetry.js"
@@ -64,12 +65,12 @@ export interface Options extends ModelTimeout.Options {
  * prompt from the neutral messages (tool calls and tool results keyed by the same call
  * ids, a tool result's `isError` as `isFailure`), sends our tools' JSON Schemas verbatim
  * (without their `$schema` key), and maps usage, finish reason and `AiError`s. A tool call
- * whose arguments are not JSON fails the call with `InvalidResponse` (`@effect/ai` parses
+ * whose arguments are not JSON fails the call with `invalid-response` (`@effect/ai` parses
  * them). Streaming uses `LanguageModel.streamText`; an `error` part fails the stream with
  * the server's error, classified like an HTTP status (`overloaded_error` is transient).
  * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
  * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
- * `InvalidRequest`, not a defect. The tool choice is passed on; model settings through
+ * `invalid-request`, not a defect. The tool choice is passed on; model settings through
  * `withSettings`; an agent's `output` is asked for through a tool named `output.name`, whose
  * call is the answer (docs/providers.md).
  *
@@ -78,7 +79,7 @@ export interface Options extends ModelTimeout.Options {
  * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
  * import { FetchHttpClient } from "@effect/platform"
  * import { Layer, Redacted } from "effect"
- * import { ChatModel } from "@agentfx/core"
+ * import { ChatModel, Mask } from "@agentfx/core"
  * import { AiChatModel } from "@agentfx/ai"
  *
  * const apiKey = Redacted.make("sk-ant-…")
@@ -97,7 +98,7 @@ export const fromLanguageModel = (
 ): Effect.Effect<ChatModel.ChatModel.Service, never, LanguageModel.LanguageModel> =>
   Effect.map(LanguageModel.LanguageModel, (model) => {
     const provider = options?.provider ?? "the language model"
-    const mask = maskError(masker((options?.secrets ?? []).map(Redacted.value)))
+    const mask = maskError(Mask.make((options?.secrets ?? []).map(Redacted.value)))
     const timeouts = Timeout.resolve(options, provider)
     const tooDeep = Internal.unencodable(provider)
     const toModelError = (error: AiError.AiError | ParseResult.ParseError) =>
@@ -156,9 +157,7 @@ export const fromLanguageModel = (
 
     const attempt = (request: ChatModel.ChatRequest, bounds: Timeout.Resolved) =>
       Stream.suspend(() => {
-        let text = ""
-        const toolCalls: Array<ReturnType<typeof Internal.toolCall>> = []
-        let finish: ChatModel.ChatResponse | undefined
+        const answer = new StreamFold({ provider, last: "finish part", usage: Internal.usage })
         const parts = streamText(request).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
           Stream.catchAllCause((cause) =>
@@ -167,21 +166,17 @@ export const fromLanguageModel = (
           (raw) => Timeout.idle(raw, bounds.idle, provider),
           Stream.mapEffect((part) => {
             switch (part.type) {
-              case "text-delta":
-                text += part.delta
-                return Effect.succeed(part.delta.length > 0 ? [{ _tag: "TextDelta", text: part.delta } as const] : [])
+              case "text-delta": {
+                const text = answer.addText(part.delta)
+                return Effect.succeed(text.length > 0 ? [{ _tag: "TextDelta", text } as const] : [])
+              }
               case "tool-call":
-                toolCalls.push(Internal.toolCall(part))
+                answer.addCall({ id: part.id, name: part.name, args: undefined, input: part.params })
                 return Effect.succeed([])
               case "finish":
-                finish = {
-                  text,
-                  toolCalls,
-                  finishReason: Internal.finishReason(part.reason),
-                  usage: Internal.usage(part.usage),
-                  provider: options?.providerName,
-                  providerFinishReasons: [part.reason]
-                }
+                answer.addUsage({ ...part.usage })
+                answer.finish(Internal.finishReason(part.reason), part.reason)
+                answer.end()
                 return Effect.succeed([])
               case "error":
                 return Effect.fail(errorFromPayload({ provider, payload: part.error, where: "mid-stream" }))
@@ -192,9 +187,10 @@ export const fromLanguageModel = (
           Stream.flattenIterables
         )
         const done = Effect.suspend(() =>
-          finish === undefined
-            ? Effect.fail(new ChatModel.ModelError({ reason: "InvalidResponse", message: `${provider}'s stream ended without finishing` }))
-            : Effect.succeed<ChatModel.StreamPart>({ _tag: "Done", response: { ...finish, text, toolCalls } })
+          Effect.map(answer.response(), (response): ChatModel.StreamPart => ({
+            _tag: "Done",
+            response: { ...response, provider: options?.providerName }
+          }))
         )
         return Timeout.requestStream(Stream.concat(parts, Stream.fromEffect(done)), bounds.request, provider)
       })

@@ -55,18 +55,18 @@ const wireFor = (options: Options): Either.Either<WireModel.WireFormat, ChatMode
   const maxTokens = options.maxTokens ?? defaultMaxTokens
   return Number.isInteger(maxTokens) && maxTokens > 0
     ? Either.right(Wire.wire(options.model, maxTokens))
-    : Either.left(new ChatModel.ModelError({ reason: "InvalidRequest", message: `Anthropic: maxTokens must be a positive integer, got ${maxTokens}.` }))
+    : Either.left(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: maxTokens must be a positive integer, got ${maxTokens}.` }))
 }
 
 /**
  * Anthropic as a `ChatModel` on the `HttpClient` in context: the key as `x-api-key`,
  * `anthropic-version: 2023-06-01`. Settings go out as `temperature` (Anthropic's range is 0
- * to 1: a higher one fails the call with `InvalidRequest` before it is sent), `top_p`,
+ * to 1: a higher one fails the call with `invalid-request` before it is sent), `top_p`,
  * `max_tokens` (`maxOutputTokens`, else the Layer's `maxTokens`, default 4096),
  * `stop_sequences` and `tool_choice.disable_parallel_tool_use`. The Messages API has no
  * JSON-Schema answer: an agent's `output` is asked for through a tool named `output.name`
  * whose call is the answer (docs/providers.md). A `maxTokens` that is not a positive integer
- * fails every call with `InvalidRequest`.
+ * fails every call with `invalid-request`.
  *
  * @example
  * ```ts
@@ -101,7 +101,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
 
 /**
  * Anthropic as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
- * with `InvalidRequest` before any request; for a key from the environment use `layerConfig`
+ * with `invalid-request` before any request; for a key from the environment use `layerConfig`
  * (a blank `ANTHROPIC_API_KEY` is a `ConfigError` when the Layer is built).
  *
  * @example

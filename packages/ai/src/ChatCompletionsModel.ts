@@ -51,13 +51,13 @@ export interface Options extends ModelTimeout.Options {
   readonly providerName?: string | undefined
 }
 
-/** `maxTokensField` with its default for `baseUrl`, or the `InvalidRequest` naming a bad value. */
+/** `maxTokensField` with its default for `baseUrl`, or the `invalid-request` naming a bad value. */
 const maxTokensField = (options: Options): Either.Either<Wire.MaxTokensField, ChatModel.ModelError> => {
   const field = options.maxTokensField
   if (field === "max_tokens" || field === "max_completion_tokens") return Either.right(field)
   if (field !== undefined) {
     return Either.left(new ChatModel.ModelError({
-      reason: "InvalidRequest",
+      reason: "invalid-request",
       message: `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got ${JSON.stringify(field)}.`
     }))
   }

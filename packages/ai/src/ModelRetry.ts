@@ -1,6 +1,6 @@
 /**
  * How the adapters of this package retry a failed model call: transient `ModelError`s
- * (`RateLimited`, `Unavailable`, `Network`) are retried by a `Schedule`, waiting at least
+ * (`rate-limited`, `unavailable`, `network`) are retried by a `Schedule`, waiting at least
  * as long as the server's `Retry-After`; every other error fails at once.
  *
  * @since 0.1.0
@@ -24,7 +24,7 @@ export interface Options {
   readonly schedule?: Schedule.Schedule<unknown, ChatModel.ModelError>
   /**
    * The longest `Retry-After` worth waiting for. A server asking for longer (a spent daily
-   * quota, say) fails the call at once with its `RateLimited` error, `retryAfterMillis`
+   * quota, say) fails the call at once with its `rate-limited` error, `retryAfterMillis`
    * set. Default 60 seconds.
    */
   readonly maxRetryAfter?: Duration.DurationInput

@@ -1,7 +1,7 @@
 /**
  * How long a model call may take. Every adapter of this package has two timeouts: an idle
  * timeout while a streamed answer is read, and a timeout on each request as a whole. Both
- * fail the call with a transient `ModelError` (`Unavailable`), which `ModelRetry` retries
+ * fail the call with a transient `ModelError` (`unavailable`), which `ModelRetry` retries
  * while nothing of the answer was emitted yet.
  *
  * @since 0.1.0
@@ -13,7 +13,7 @@ import * as Internal from "./internal/timeout.js"
 
 /**
  * The timeouts of an adapter Layer. A value that is not a positive duration fails every
- * call with an `InvalidRequest` naming it; `Duration.infinity` disables a timeout.
+ * call with an `invalid-request` naming it; `Duration.infinity` disables a timeout.
  *
  * @since 0.1.0
  * @category models
@@ -68,7 +68,7 @@ export const defaultRequestTimeout: Duration.Duration = Internal.defaultRequest
 
 /**
  * Bounds one model call by `requestTimeout`: past it, the call is interrupted (its request
- * aborted) and fails with an `Unavailable` `ModelError` naming `provider` and the timeout.
+ * aborted) and fails with an `unavailable` `ModelError` naming `provider` and the timeout.
  *
  * @example
  * ```ts
@@ -96,7 +96,7 @@ export const effect = <A, R>(
 /**
  * Bounds a streamed model call: `idleTimeout` between two elements (and before the
  * first), `requestTimeout` on the whole stream. Either ends the stream (its request
- * aborted) with an `Unavailable` `ModelError`.
+ * aborted) with an `unavailable` `ModelError`.
  *
  * @example
  * ```ts

@@ -77,7 +77,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
 
 /**
  * OpenAI as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
- * with `InvalidRequest` before any request; for a key from the environment use `layerConfig`
+ * with `invalid-request` before any request; for a key from the environment use `layerConfig`
  * (a blank `OPENAI_API_KEY` is a `ConfigError` when the Layer is built).
  *
  * @example

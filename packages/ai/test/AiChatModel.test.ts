@@ -73,7 +73,7 @@ describe("AiChatModel", () => {
       const server = yield* loopback((_req, res, index) => sse(res, index < 1 ? overloaded : streamedAnswer(anthropic), { named: true }))
       const noRetry = yield* collect().pipe(Effect.provide(viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })), Effect.flip)
       expect([noRetry.reason, noRetry.isTransient, noRetry.message]).toEqual([
-        "Unavailable",
+        "unavailable",
         true,
         "Anthropic failed mid-stream (overloaded_error): Overloaded"
       ])
@@ -88,7 +88,7 @@ describe("AiChatModel", () => {
       const server = yield* loopback((_req, res) => json(res, anthropic.errorWith200.body))
       const error = yield* generate().pipe(Effect.provide(viaEffectAi(server.url, { retry: { schedule: Schedule.stop } })), Effect.flip)
       expect([error.reason, error.isTransient, error.message]).toEqual([
-        "Unavailable",
+        "unavailable",
         true,
         "Anthropic answered HTTP 200 with an error (api_error): Internal server error"
       ])
@@ -108,7 +108,7 @@ describe("AiChatModel", () => {
       expect(unmasked.message).toBe("Anthropic answered HTTP 401: key sk-ant-api03-secret-key refused; x-api-key: ***. Check the API key.")
     }).pipe(Effect.scoped))
 
-  it.live("a history nested deeper than @effect/ai can encode: InvalidRequest for generate and stream, never a defect", () =>
+  it.live("a history nested deeper than @effect/ai can encode: invalid-request for generate and stream, never a defect", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => anthropic.answer(res))
       let deep: Json.JsonValue = "Oslo"
@@ -121,7 +121,7 @@ describe("AiChatModel", () => {
         expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(false)
         const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
         expect(error !== undefined && [error.reason, error.message]).toEqual([
-          "InvalidRequest",
+          "invalid-request",
           "could not encode the request to Anthropic: RangeError: Maximum call stack size exceeded"
         ])
       }
@@ -230,7 +230,7 @@ describe("AiChatModel", () => {
       yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 120_000)))
       yield* TestClock.adjust("2 minutes")
       const error = yield* Fiber.join(fiber)
-      expect([error.reason, error.isTransient, error.message]).toEqual(["Unavailable", true, "Google did not finish within 2m (requestTimeout)."])
+      expect([error.reason, error.isTransient, error.message]).toEqual(["unavailable", true, "Google did not finish within 2m (requestTimeout)."])
     }))
 
   it.effect("requestTimeout bounds a stream whose parts keep coming", () =>
@@ -241,19 +241,23 @@ describe("AiChatModel", () => {
       expect((yield* Fiber.join(fiber)).message).toBe("the language model did not finish within 30s (requestTimeout).")
     }))
 
-  it.effect("usage: the total is input + output, whatever total the LanguageModel reports", () =>
+  it.effect("usage: a total above input + output makes the output total − input (Google's reasoning); one below is ignored; the total is input + output", () =>
     Effect.gen(function*() {
       const response = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 99)]) })))
-      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 69, totalTokens: 99 })
+      const streamed = yield* collect().pipe(Effect.provide(scripted({ stream: Stream.make<Array<Response.StreamPartEncoded>>(finish(30, 7, 99) as Response.StreamPartEncoded) })))
+      expect(streamed.at(-1)?._tag === "Done" && streamed.at(-1)).toMatchObject({ response: { usage: { inputTokens: 30, outputTokens: 69, totalTokens: 99 } } })
+      const below = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(30, 7, 20)]) })))
+      expect(below.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
       const absurd = yield* generate().pipe(Effect.provide(scripted({ generate: Effect.succeed([finish(Infinity, -5, 99)]) })))
       expect(absurd.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
     }))
 
-  it.effect("a timeout that is not a positive duration fails each call with InvalidRequest", () =>
+  it.effect("a timeout that is not a positive duration fails each call with invalid-request", () =>
     Effect.gen(function*() {
       const error = yield* generate().pipe(Effect.provide(scripted({}, { idleTimeout: -1 })), Effect.flip)
       expect([error.reason, error.message]).toEqual([
-        "InvalidRequest",
+        "invalid-request",
         "the language model: idleTimeout must be a positive duration (Duration.infinity disables it), got -1."
       ])
     }))

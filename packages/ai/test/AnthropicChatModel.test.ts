@@ -169,7 +169,7 @@ describe("AnthropicChatModel (Messages API)", () => {
       ])
     }).pipe(Effect.scoped))
 
-  it.live("a cut stream (no message_stop, no stop reason) is InvalidResponse, never an answer", () => Scenarios.cutStreamIsInvalid(format))
+  it.live("a cut stream (no message_stop, no stop reason) is invalid-response, never an answer", () => Scenarios.cutStreamIsInvalid(format))
   it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
 
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
@@ -183,7 +183,7 @@ describe("AnthropicChatModel (Messages API)", () => {
           { "retry-after": "0.15" }
         )
     ))
-  it.live("a 400 fails the run with InvalidRequest and Anthropic's message, without a retry", () =>
+  it.live("a 400 fails the run with invalid-request and Anthropic's message, without a retry", () =>
     Scenarios.refused(
       format,
       (res) => json(res, { type: "error", error: { type: "invalid_request_error", message: "tools.0.input_schema: JSON schema is invalid" } }, 400),
@@ -248,19 +248,19 @@ describe("AnthropicChatModel (Messages API)", () => {
         expect(server.requests.map((r) => r.body.max_tokens)).toEqual([1024, 64])
         for (const bad of [0, 1.5]) {
           const error = yield* generate().pipe(Effect.provide(layer(bad)), Effect.flip)
-          expect([error.reason, error.message]).toEqual(["InvalidRequest", `Anthropic: maxTokens must be a positive integer, got ${bad}.`])
+          expect([error.reason, error.message]).toEqual(["invalid-request", `Anthropic: maxTokens must be a positive integer, got ${bad}.`])
         }
         expect([server.requests.length, AnthropicChatModel.defaultMaxTokens]).toEqual([2, 4096])
       }).pipe(Effect.scoped))
 
-    it.live("a temperature above 1 (Anthropic's range is 0 to 1) fails the call with InvalidRequest before any request", () =>
+    it.live("a temperature above 1 (Anthropic's range is 0 to 1) fails the call with invalid-request before any request", () =>
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => format.answer(res))
         const settings = { temperature: 1.5 }
         const generated = yield* generate(request({ settings })).pipe(Effect.provide(model(server.url)), Effect.flip)
         const streamed = yield* collect(request({ settings })).pipe(Effect.provide(model(server.url)), Effect.flip)
         for (const error of [generated, streamed]) {
-          expect([error.reason, error.message]).toEqual(["InvalidRequest", "Anthropic takes a temperature from 0 to 1; settings.temperature is 1.5."])
+          expect([error.reason, error.message]).toEqual(["invalid-request", "Anthropic takes a temperature from 0 to 1; settings.temperature is 1.5."])
         }
         yield* generate(request({ settings: { temperature: 1 } })).pipe(Effect.provide(model(server.url)))
         expect(server.requests.map((r) => r.body.temperature)).toEqual([1])
@@ -322,7 +322,7 @@ describe("AnthropicChatModel (Messages API)", () => {
         expect(parts).toEqual(streamedAnswerParts({ provider: "anthropic", providerFinishReasons: ["tool_use"] }))
       }).pipe(Effect.scoped))
 
-    it.live("an agent tool named like the answer tool fails the call with InvalidRequest before any request", () =>
+    it.live("an agent tool named like the answer tool fails the call with invalid-request before any request", () =>
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => format.answer(res))
         const clash = request({ output: weatherOutput, tools: [{ name: "final_answer", description: "", parameters: { type: "object" } as never }] })
@@ -330,7 +330,7 @@ describe("AnthropicChatModel (Messages API)", () => {
         const streamed = yield* collect(clash).pipe(Effect.provide(model(server.url)), Effect.flip)
         for (const error of [generated, streamed]) {
           expect([error.reason, error.message]).toEqual([
-            "InvalidRequest",
+            "invalid-request",
             `Anthropic takes the final answer through a tool named "final_answer", and the agent has a tool of that name: rename the agent's tool.`
           ])
         }
@@ -359,10 +359,10 @@ describe("AnthropicChatModel (Messages API)", () => {
     it.effect("idleTimeout: headers and ping, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))
     it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
       Scenarios.requestTimeout(format))
-    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+    it.live("a timeout that is not a positive duration fails each call with invalid-request", () => Scenarios.invalidTimeouts(format))
   })
 
-  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+  it.live("a history nested too deep to encode: invalid-request, never a defect", () => Scenarios.unencodableHistory(format))
 
   describe("credentials", () => {
     it.live("spans hold no credential: the key, the base URL's user:pass", () =>
@@ -370,7 +370,7 @@ describe("AnthropicChatModel (Messages API)", () => {
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "claude-sonnet-4-5", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
-    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
+    it.live("a blank API key: invalid-request, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic beside x-api-key, and never shown", () =>
       Effect.map(Scenarios.urlCredentials(format), (requests) => expect(requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test", "sk-ant-test"])))
   })

@@ -233,7 +233,7 @@ describe("ChatCompletionsModel", () => {
   })
 
   describe("errors inside the stream", () => {
-    it.live("OpenAI's server_error with code null, before any text: Unavailable with the server's message, retried", () =>
+    it.live("OpenAI's server_error with code null, before any text: unavailable with the server's message, retried", () =>
       Scenarios.transientMidStreamRetried(format))
     it.live("a transient error after text was streamed is not retried", () => Scenarios.transientAfterTextFails(format))
     it.live("Groq: an `event: error` whose status_code decides the class", () =>
@@ -242,14 +242,14 @@ describe("ChatCompletionsModel", () => {
           `event: error\ndata: ${JSON.stringify({ error: { message: "Service Unavailable", type: "internal_server_error", status_code: 503 } })}\n\n`
         )
         expect([groq.error.reason, groq.error.status, groq.error.isTransient, groq.error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           503,
           true,
           `${groq.provider} failed mid-stream (internal_server_error): Service Unavailable`
         ])
         const bare = yield* streamError([{ error: { message: "Service Unavailable", status_code: 503 } }])
         expect([bare.error.reason, bare.error.status, bare.error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           503,
           `${bare.provider} failed mid-stream (503): Service Unavailable`
         ])
@@ -259,14 +259,14 @@ describe("ChatCompletionsModel", () => {
         const limited = yield* streamError([{ error: { message: "Rate limit reached", type: "tokens", code: "rate_limit_exceeded" } }])
         const vllm = yield* streamError([{ error: { object: "error", message: "prompt is too long", type: "BadRequestError", param: null, code: 400 } }])
         const unknown = yield* streamError([{ error: { message: "something odd", type: "weird_error" } }])
-        expect([limited.error.reason, limited.error.isTransient]).toEqual(["RateLimited", true])
+        expect([limited.error.reason, limited.error.isTransient]).toEqual(["rate-limited", true])
         expect([vllm.error.reason, vllm.error.status, vllm.error.message]).toEqual([
-          "InvalidRequest",
+          "invalid-request",
           400,
           `${vllm.provider} failed mid-stream (BadRequestError): prompt is too long`
         ])
         expect([unknown.error.reason, unknown.error.isTransient, unknown.error.message]).toEqual([
-          "Other",
+          "other",
           false,
           `${unknown.provider} failed mid-stream (weird_error): something odd`
         ])
@@ -275,27 +275,27 @@ describe("ChatCompletionsModel", () => {
       Effect.gen(function*() {
         const { error, provider } = yield* streamError(`${sseText(LlamaCpp.started)}error: ${JSON.stringify(LlamaCpp.exceedContext)}\n\n`)
         expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
-          "InvalidRequest",
+          "invalid-request",
           400,
           false,
           `${provider} failed mid-stream (exceed_context_size_error): the request exceeds the available context size, try increasing it`
         ])
       }))
-    it.live("llama.cpp, later builds: `data: {error}` with a numeric code — Unavailable for a 500", () =>
+    it.live("llama.cpp, later builds: `data: {error}` with a numeric code — unavailable for a 500", () =>
       Effect.gen(function*() {
         const { error, provider } = yield* streamError([...LlamaCpp.started, { error: LlamaCpp.serverError }])
         expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           500,
           true,
           `${provider} failed mid-stream (server_error): ${LlamaCpp.serverError.message}`
         ])
       }))
-    it.live("Ollama: `data: {\"error\": \"…\"}`, the message as a bare string — Other, with the message", () =>
+    it.live("Ollama: `data: {\"error\": \"…\"}`, the message as a bare string — other, with the message", () =>
       Effect.gen(function*() {
         const message = "llama runner process has terminated: signal: killed"
         const { error, provider } = yield* streamError([chunk({ role: "assistant", content: "The" }), { error: message }])
-        expect([error.reason, error.isTransient, error.message]).toEqual(["Other", false, `${provider} failed mid-stream: ${message}`])
+        expect([error.reason, error.isTransient, error.message]).toEqual(["other", false, `${provider} failed mid-stream: ${message}`])
       }))
     it.live("Gemini's compatible endpoint: `data: [{error}]`, Google's error in an array — its code decides", () =>
       Effect.gen(function*() {
@@ -304,21 +304,21 @@ describe("ChatCompletionsModel", () => {
           [{ error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } }]
         ])
         expect([error.reason, error.status, error.isTransient, error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           503,
           true,
           `${provider} failed mid-stream (UNAVAILABLE): The model is overloaded. Please try again later.`
         ])
       }))
-    it.live("a stream event that is not JSON is an InvalidResponse", () =>
+    it.live("a stream event that is not JSON is an invalid-response", () =>
       Effect.gen(function*() {
         const { error } = yield* streamError(["{not json"])
-        expect([error.reason, error.message]).toEqual(["InvalidResponse", expect.stringContaining("sent a stream event that is not JSON: {not json")])
+        expect([error.reason, error.message]).toEqual(["invalid-response", expect.stringContaining("sent a stream event that is not JSON: {not json")])
       }))
   })
 
   describe("the end of a stream", () => {
-    it.live("no finish_reason and no [DONE]: the connection was cut — InvalidResponse, never an answer", () =>
+    it.live("no finish_reason and no [DONE]: the connection was cut — invalid-response, never an answer", () =>
       Scenarios.cutStreamIsInvalid(format))
     it.live("a finish_reason without [DONE], or [DONE] without a finish_reason, is a whole answer", () =>
       Effect.gen(function*() {
@@ -334,22 +334,43 @@ describe("ChatCompletionsModel", () => {
       }).pipe(Effect.scoped))
   })
 
-  it.live("usage: the total is input + output, whatever total_tokens the server sends", () =>
+  it.live("streamed usage: each count is the latest sent of its field; one that is no count keeps the last good one", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) =>
-        json(res, completion({ content: "Hi" }, "stop", { prompt_tokens: 30, completion_tokens: 7, total_tokens: 52 }))
+        sse(res, [
+          chunk({ content: "Hi" }),
+          usageChunk(30, 1),
+          chunk({}, "stop"),
+          { ...usageChunk(30, 7), usage: { prompt_tokens: -1, completion_tokens: 7 } },
+          "[DONE]"
+        ])
       )
-      const response = yield* generate().pipe(Effect.provide(model(server.url)))
-      expect(response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+      const done = (yield* collect().pipe(Effect.provide(model(server.url)))).at(-1)
+      expect(done?._tag === "Done" && done.response.usage).toEqual({ inputTokens: 30, outputTokens: 7, totalTokens: 37 })
+    }).pipe(Effect.scoped))
+
+  it.live("usage: a total_tokens above input + output makes the output total − input; one below, or beside a count that is none, is ignored", () =>
+    Effect.gen(function*() {
+      const totals = [52, 20, 52]
+      const server = yield* loopback((_req, res, index) =>
+        json(res, completion({ content: "Hi" }, "stop", { prompt_tokens: index === 2 ? -1 : 30, completion_tokens: 7, total_tokens: totals[index] }))
+      )
+      const usages = []
+      for (const _ of totals) usages.push((yield* generate().pipe(Effect.provide(model(server.url)))).usage)
+      expect(usages).toEqual([
+        { inputTokens: 30, outputTokens: 22, totalTokens: 52 },
+        { inputTokens: 30, outputTokens: 7, totalTokens: 37 },
+        { inputTokens: 0, outputTokens: 7, totalTokens: 7 }
+      ])
     }).pipe(Effect.scoped))
 
   it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
-  it.live("a stream answered with JSON that is not an error is an InvalidResponse", () =>
+  it.live("a stream answered with JSON that is not an error is an invalid-response", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => json(res, completion({ content: "Hi" }, "stop")))
       const error = yield* collect().pipe(Effect.provide(model(server.url)), Effect.flip)
       expect([error.reason, error.message]).toEqual([
-        "InvalidResponse",
+        "invalid-response",
         expect.stringContaining("sent JSON where an event stream was asked for: {\"id\":\"chatcmpl-1\"")
       ])
     }).pipe(Effect.scoped))
@@ -366,14 +387,14 @@ describe("ChatCompletionsModel", () => {
       expect(parts.map((p) => p._tag)).toEqual(["TextDelta", "TextDelta", "Done"])
       expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
-  it.live("a 400 fails the run with InvalidRequest and the server's message, without a retry", () =>
+  it.live("a 400 fails the run with invalid-request and the server's message, without a retry", () =>
     Scenarios.refused(
       format,
       (res) => json(res, { error: { message: "tools are not supported by this model", type: "invalid_request_error" } }, 400),
       (url) =>
         `the Chat Completions server at ${url}/v1/chat/completions answered HTTP 400: tools are not supported by this model. The request was refused; retrying will not help.`
     ))
-  it.live("a 401 is Unauthorized; with retries off, a 429 carries its Retry-After", () =>
+  it.live("a 401 is unauthorized; with retries off, a 429 carries its Retry-After", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res, index) =>
         index === 0 ? json(res, { error: "bad key" }, 401) : json(res, { error: "slow down" }, 429, { "retry-after": "7" })
@@ -381,18 +402,18 @@ describe("ChatCompletionsModel", () => {
       const call = generate().pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.flip)
       const unauthorized = yield* call
       expect([unauthorized.reason, unauthorized.status, unauthorized.message]).toEqual([
-        "Unauthorized",
+        "unauthorized",
         401,
         `the Chat Completions server at ${server.url}/v1/chat/completions answered HTTP 401: bad key. Check the API key.`
       ])
       const limited = yield* call
-      expect([limited.reason, limited.status, limited.retryAfterMillis, limited.isTransient]).toEqual(["RateLimited", 429, 7000, true])
+      expect([limited.reason, limited.status, limited.retryAfterMillis, limited.isTransient]).toEqual(["rate-limited", 429, 7000, true])
       expect(server.requests).toHaveLength(2)
     }).pipe(Effect.scoped))
-  it.live("a refused connection is a transient Network error", () =>
+  it.live("a refused connection is a transient network error", () =>
     Effect.gen(function*() {
       const error = yield* generate().pipe(Effect.provide(model("http://127.0.0.1:1", { retry: noRetry })), Effect.flip)
-      expect(error.reason).toBe("Network")
+      expect(error.reason).toBe("network")
       expect(error.isTransient).toBe(true)
       expect(error.message).toContain("could not reach the Chat Completions server at http://127.0.0.1:1/v1/chat/completions")
     }))
@@ -462,7 +483,7 @@ describe("ChatCompletionsModel", () => {
         const bad = ChatCompletionsModel.layer({ baseUrl: `${server.url}/v1`, model: "llama3.2", maxTokensField: "max_output_tokens" as never })
         const error = yield* generate().pipe(Effect.provide(bad), Effect.flip)
         expect([error.reason, error.message]).toEqual([
-          "InvalidRequest",
+          "invalid-request",
           `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got "max_output_tokens".`
         ])
         expect(server.requests).toHaveLength(2)
@@ -499,10 +520,10 @@ describe("ChatCompletionsModel", () => {
     it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
       Scenarios.requestTimeout(format))
     it.effect("requestTimeout: the error names the timeout", () => Effect.asVoid(Scenarios.requestTimeoutError(format)))
-    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+    it.live("a timeout that is not a positive duration fails each call with invalid-request", () => Scenarios.invalidTimeouts(format))
   })
 
-  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+  it.live("a history nested too deep to encode: invalid-request, never a defect", () => Scenarios.unencodableHistory(format))
 
   describe("credentials", () => {
     it.live("spans hold no credential: the key, or the base URL's user:pass", () =>
@@ -513,10 +534,10 @@ describe("ChatCompletionsModel", () => {
       }))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
-    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
+    it.live("a blank API key: invalid-request, no request sent", () => Scenarios.blankKey(format))
     it.live("a base URL with user:pass@ is sent as Authorization: Basic and never shown", () =>
       Scenarios.urlCredentials(format, { apiKey: null }))
-    it.live("a base URL with user:pass@ and an API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
+    it.live("a base URL with user:pass@ and an API key: invalid-request, no request sent", () => Scenarios.urlCredentialsWithKey(format))
   })
 
   it.live("sends tool_choice: none, required, and a named function", () =>

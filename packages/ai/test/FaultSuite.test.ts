@@ -73,13 +73,13 @@ for (const format of all) {
     for (const streamed of [false, true]) {
       const mode = streamed ? "streamed" : "plain"
 
-      it.live(`${mode}: a server that never answers — Unavailable (requestTimeout) after the retries`, () =>
+      it.live(`${mode}: a server that never answers — unavailable (requestTimeout) after the retries`, () =>
         Effect.map(run(format, streamed, (res) => hang(res), tight), (outcome) => {
-          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect([outcome.tag, outcome.requests]).toEqual(["unavailable", 3])
           expect(outcome.message).toMatch(/did not finish within 400ms \(requestTimeout\)\.$/)
         }))
 
-      it.live(`${mode}: headers, then nothing — Unavailable (a timeout) after the retries`, () =>
+      it.live(`${mode}: headers, then nothing — unavailable (a timeout) after the retries`, () =>
         Effect.map(run(
           format,
           streamed,
@@ -87,7 +87,7 @@ for (const format of all) {
           // streamed: the request timeout far from the idle one, so that a slow machine cannot swap them
           streamed ? { idleTimeout: "250 millis", requestTimeout: "5 seconds" } : tight
         ), (outcome) => {
-          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect([outcome.tag, outcome.requests]).toEqual(["unavailable", 3])
           expect(outcome.message).toMatch(streamed ? /sent nothing for 250ms \(idleTimeout\)\.$/ : /\(requestTimeout\)\.$/)
         }))
 
@@ -98,12 +98,12 @@ for (const format of all) {
             res.end(streamed ? framed(format, [...format.streamed.before, ...format.streamed.deltas]) : "{\"id\":\"cut")
           }),
           (outcome) => {
-            expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+            expect([outcome.tag, outcome.requests]).toEqual(["invalid-response", 1])
             expect(outcome.message).toContain(streamed ? "the connection was cut" : "sent a body that is not JSON")
           }
         ))
 
-      it.live(`${mode}: the socket is destroyed mid-answer — Network after the retries`, () =>
+      it.live(`${mode}: the socket is destroyed mid-answer — network after the retries`, () =>
         Effect.map(
           run(format, streamed, (res) => {
             res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
@@ -111,23 +111,23 @@ for (const format of all) {
             res.write(streamed ? framed(format, format.streamed.before) : "{\"id\":", () => res.destroy())
           }),
           (outcome) => {
-            expect([outcome.tag, outcome.requests]).toEqual(["Network", 3])
+            expect([outcome.tag, outcome.requests]).toEqual(["network", 3])
             expect(outcome.message).toContain("broke while reading its answer")
           }
         ))
 
-      it.live(`${mode}: malformed event stream or body — InvalidResponse`, () =>
+      it.live(`${mode}: malformed event stream or body — invalid-response`, () =>
         Effect.map(
           run(format, streamed, (res) => {
             res.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" })
             res.end(streamed ? "data: {\"choices\": [\n\n<html>502 Bad Gateway</html>\n\n" : "<html>502 Bad Gateway</html>")
           }),
-          (outcome) => expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+          (outcome) => expect([outcome.tag, outcome.requests]).toEqual(["invalid-response", 1])
         ))
 
       it.live(`${mode}: HTTP 200 with an error body — the server's error, retried as it says`, () =>
         Effect.map(run(format, streamed, (res) => json(res, format.errorWith200.body)), (outcome) => {
-          expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 3])
+          expect([outcome.tag, outcome.requests]).toEqual(["unavailable", 3])
           expect(outcome.message).toContain(format.errorWith200.message)
         }))
 
@@ -142,13 +142,13 @@ for (const format of all) {
         Effect.gen(function*() {
           const quoted = yield* run(format, streamed, (res) => json(res, { error: { message: "too long ".repeat(120_000), type: "invalid_request_error" } }, 400))
           // past the first 64 KiB the body is not read: its start is quoted
-          expect([quoted.tag, quoted.message!.length <= 1_001, quoted.message!.endsWith("…")]).toEqual(["InvalidRequest", true, true])
+          expect([quoted.tag, quoted.message!.length <= 1_001, quoted.message!.endsWith("…")]).toEqual(["invalid-request", true, true])
           expect(quoted.message).toMatch(/answered HTTP 400: .*too long too long/)
           const text = yield* run(format, streamed, (res) => {
             res.writeHead(500, { "content-type": "text/plain" })
             res.end("x".repeat(2 * 1024 * 1024))
           })
-          expect([text.tag, text.message!.length <= 1_001, text.message!.endsWith("xxx…")]).toEqual(["Unavailable", true, true])
+          expect([text.tag, text.message!.length <= 1_001, text.message!.endsWith("xxx…")]).toEqual(["unavailable", true, true])
         }))
 
       it.live(`${mode}: a model call that fails still names its model and provider on its span`, () =>
@@ -166,11 +166,11 @@ for (const format of all) {
             .toEqual([format.modelName, format.telemetry.provider])
         }).pipe(Effect.scoped))
 
-      it.live(`${mode}: 503 with a Retry-After beyond maxRetryAfter — Unavailable at once`, () =>
+      it.live(`${mode}: 503 with a Retry-After beyond maxRetryAfter — unavailable at once`, () =>
         Effect.map(
           run(format, streamed, (res) => json(res, { error: { message: "down for maintenance", type: "server_error" } }, 503, { "retry-after": "3600" })),
           (outcome) => {
-            expect([outcome.tag, outcome.requests]).toEqual(["Unavailable", 1])
+            expect([outcome.tag, outcome.requests]).toEqual(["unavailable", 1])
             expect(outcome.message).toContain("answered HTTP 503: down for maintenance.")
           }
         ))
@@ -184,14 +184,14 @@ for (const format of all) {
           (outcome) => expect([outcome.tag, outcome.text, outcome.requests]).toEqual(["Completed", "It is sunny in Oslo.", streamed ? 2 : 1])
         ))
 
-      it.live(`${mode}: a body nested 10,000 levels deep that is not an answer — InvalidResponse`, () =>
+      it.live(`${mode}: a body nested 10,000 levels deep that is not an answer — invalid-response`, () =>
         Effect.map(
           run(format, streamed, (res) => {
             res.writeHead(200, { "content-type": "application/json" })
             res.end(`{"status":${deepArguments(10_000)}}`)
           }),
           (outcome) => {
-            expect([outcome.tag, outcome.requests]).toEqual(["InvalidResponse", 1])
+            expect([outcome.tag, outcome.requests]).toEqual(["invalid-response", 1])
             // Chat Completions' schema names the fields it misses; the others quote the body, which is too deep to write
             expect(outcome.message).toContain(
               streamed || format.name !== "Chat Completions" ? `: ${unwritable}` : "sent a response that is not Chat Completions: "

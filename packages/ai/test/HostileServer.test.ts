@@ -124,10 +124,34 @@ describe("hostile server: token counts", () => {
     }).pipe(Effect.scoped))
 })
 
+/**
+ * Answers 200 with `start`, then 64 KiB pieces of `x` with no line ending — 40 MiB in all, more
+ * than the adapters read of one answer — then nothing, the connection held open.
+ */
+const endless = (contentType: string, start: string) => (res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType })
+  res.write(start)
+  const piece = "x".repeat(64 * 1024)
+  let sent = 0
+  const pump = () => {
+    while (sent < 40 * 1024 * 1024 && !res.destroyed) {
+      sent += piece.length
+      if (!res.write(piece)) return void res.once("drain", pump)
+    }
+  }
+  pump()
+}
+
+/** A body declared `content-encoding: <encoding>` that is not encoded so. */
+const undecodable = (contentType: string, encoding: string) => (res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType, "content-encoding": encoding })
+  res.end(Buffer.from("this is not compressed at all, but the header says so"))
+}
+
 /** Bodies that stall after their start, and how the stream fails: the status's error (its body unread), or the idle timeout. */
 const stalls: ReadonlyArray<readonly [number, string, ChatModel.ModelError["reason"], string]> = [
-  [401, "{\"error\": {\"message\": \"bad ke", "Unauthorized", "answered HTTP 401. Check the API key."],
-  [200, "{\"choices\": [", "Unavailable", "sent nothing for 30s (idleTimeout)."]
+  [401, "{\"error\": {\"message\": \"bad ke", "unauthorized", "answered HTTP 401. Check the API key."],
+  [200, "{\"choices\": [", "unavailable", "sent nothing for 30s (idleTimeout)."]
 ]
 
 for (const format of all) {
@@ -162,13 +186,51 @@ for (const format of all) {
         }).pipe(Effect.scoped))
     }
 
-    it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): InvalidResponse quoting it, never a cut stream", () =>
+    it.live("an answer that never ends — a body, or an event's line — is refused once it passes 16 Mi characters, its request aborted", () =>
+      Effect.gen(function*() {
+        const cases = [
+          { streamed: false, handler: endless("application/json", "{\"note\": \""), what: "a body" },
+          { streamed: true, handler: endless("text/event-stream", "data: "), what: "a stream event" }
+        ]
+        for (const { handler, streamed, what } of cases) {
+          const server = yield* loopback((_req, res) => handler(res))
+          const model = format.model(server.url, { retry: noRetry, requestTimeout: "20 seconds" })
+          const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+          const error = yield* call.pipe(Effect.provide(model), Effect.flip)
+          expect([error.reason, error.message]).toEqual([
+            "invalid-response",
+            `${format.provider(server.url)} sent ${what} longer than 16777216 characters (the adapters' limit); it was not read further.`
+          ])
+          yield* eventually(() => server.aborted.length === 1)
+        }
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("a body that cannot be decompressed (content-encoding gzip or br, and not that): invalid-response, not retried as a broken connection", () =>
+      Effect.gen(function*() {
+        const cases = [["gzip", "incorrect header check"], ["br", "Decompression failed"]] as const
+        for (const [encoding, problem] of cases) {
+          for (const streamed of [false, true]) {
+            const server = yield* loopback((_req, res) => undecodable(streamed ? "text/event-stream" : "application/json", encoding)(res))
+            const call: Effect.Effect<unknown, ChatModel.ModelError, ChatModel.ChatModel> = streamed ? collect() : generate()
+            const error = yield* call.pipe(Effect.provide(format.model(server.url)), Effect.flip)
+            expect([encoding, streamed, error.reason, error.message, server.requests.length]).toEqual([
+              encoding,
+              streamed,
+              "invalid-response",
+              `${format.provider(server.url)} sent a body that cannot be decompressed (content-encoding: ${encoding}): ${problem}`,
+              1
+            ])
+          }
+        }
+      }).pipe(Effect.scoped))
+
+    it.live("a streamed call answered with an HTML page (a proxy's, HTTP 200): invalid-response quoting it, never a cut stream", () =>
       Effect.gen(function*() {
         const page = "<html>\n<body>\n\n<h1>Blocked by the proxy's policy</h1>\n\n</body>\n</html>\n"
         const server = yield* loopback((_req, res) => raw(page, "text/html; charset=utf-8")(res))
         const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
         expect([error.reason, error.message]).toEqual([
-          "InvalidResponse",
+          "invalid-response",
           `${format.provider(server.url)} sent an HTML page where an event stream was asked for: ${page.trim()}`
         ])
       }).pipe(Effect.scoped))
@@ -179,7 +241,7 @@ for (const format of all) {
         const server = yield* loopback((_req, res) => raw(failing, "text/event-stream")(res))
         const error = yield* collect().pipe(Effect.provide(format.model(server.url, { retry: noRetry })), Effect.flip)
         expect([error.reason, error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           `${format.provider(server.url)} failed mid-stream (overloaded_error): Overloaded`
         ])
       }).pipe(Effect.scoped))

@@ -7,7 +7,7 @@ import { ModelRetry } from "../src/index.js"
 
 const rateLimited = (retryAfter?: number) =>
   new ChatModel.ModelError({
-    reason: "RateLimited",
+    reason: "rate-limited",
     message: "HTTP 429",
     status: 429,
     ...(retryAfter === undefined ? {} : { retryAfterMillis: retryAfter })
@@ -41,21 +41,21 @@ describe("ModelRetry", () => {
   })
 
   describe("errorFromStatus", () => {
-    it("classifies statuses: 429, 5xx, 408 and 409 transient, 401/403 Unauthorized, other 4xx InvalidRequest", () => {
+    it("classifies statuses: 429, 5xx, 408 and 409 transient, 401/403 unauthorized, other 4xx invalid-request", () => {
       const of = (status: number, headers = {}) =>
         errorFromStatus({ provider: "P", status, headers, body: undefined, nowMillis: 0 })
       expect([429, 500, 503, 408, 409, 401, 403, 400, 404, 422, 302].map((status) => [of(status).reason, of(status).isTransient])).toEqual([
-        ["RateLimited", true],
-        ["Unavailable", true],
-        ["Unavailable", true],
-        ["Unavailable", true],
-        ["Unavailable", true],
-        ["Unauthorized", false],
-        ["Unauthorized", false],
-        ["InvalidRequest", false],
-        ["InvalidRequest", false],
-        ["InvalidRequest", false],
-        ["InvalidResponse", false]
+        ["rate-limited", true],
+        ["unavailable", true],
+        ["unavailable", true],
+        ["unavailable", true],
+        ["unavailable", true],
+        ["unauthorized", false],
+        ["unauthorized", false],
+        ["invalid-request", false],
+        ["invalid-request", false],
+        ["invalid-request", false],
+        ["invalid-response", false]
       ])
       expect(of(503, { "retry-after": "3" }).retryAfterMillis).toBe(3000)
       expect(of(400, { "retry-after": "3" }).retryAfterMillis).toBeUndefined()
@@ -79,17 +79,17 @@ describe("ModelRetry", () => {
 
     it("classifies by a numeric status first, then by the first known code, type or status name", () => {
       const cases: ReadonlyArray<readonly [unknown, string, number | undefined]> = [
-        [{ error: { message: "m", type: "server_error", code: null } }, "Unavailable", undefined],
-        [{ error: { message: "m", type: "tokens", code: "rate_limit_exceeded" } }, "RateLimited", undefined],
-        [{ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "Unavailable", undefined],
-        [{ type: "error", code: "invalid_prompt", message: "m" }, "InvalidRequest", undefined],
-        [{ error: { message: "m", type: "BadRequestError", code: 400 } }, "InvalidRequest", 400],
-        [{ error: { message: "m", status_code: 429 } }, "RateLimited", 429],
-        [[{ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }], "Unavailable", 503],
-        [{ error: { message: "m", status: "RESOURCE_EXHAUSTED" } }, "RateLimited", undefined],
-        [{ error: { message: "m", type: "authentication_error" } }, "Unauthorized", undefined],
-        [{ error: "model not loaded" }, "Other", undefined],
-        [{ error: { message: "m", type: "mystery" } }, "Other", undefined]
+        [{ error: { message: "m", type: "server_error", code: null } }, "unavailable", undefined],
+        [{ error: { message: "m", type: "tokens", code: "rate_limit_exceeded" } }, "rate-limited", undefined],
+        [{ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "unavailable", undefined],
+        [{ type: "error", code: "invalid_prompt", message: "m" }, "invalid-request", undefined],
+        [{ error: { message: "m", type: "BadRequestError", code: 400 } }, "invalid-request", 400],
+        [{ error: { message: "m", status_code: 429 } }, "rate-limited", 429],
+        [[{ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }], "unavailable", 503],
+        [{ error: { message: "m", status: "RESOURCE_EXHAUSTED" } }, "rate-limited", undefined],
+        [{ error: { message: "m", type: "authentication_error" } }, "unauthorized", undefined],
+        [{ error: "model not loaded" }, "other", undefined],
+        [{ error: { message: "m", type: "mystery" } }, "other", undefined]
       ]
       expect(cases.map(([payload]) => [of(payload).reason, of(payload).status])).toEqual(cases.map(([, reason, status]) => [reason, status]))
     })
@@ -144,7 +144,7 @@ describe("ModelRetry", () => {
 
     it.effect("the default schedule makes 3 retries, 500 ms, 1 s, 2 s apart (±20%), then fails with the last error", () =>
       Effect.gen(function*() {
-        const unavailable = new ChatModel.ModelError({ reason: "Unavailable", message: "HTTP 503", status: 503 })
+        const unavailable = new ChatModel.ModelError({ reason: "unavailable", message: "HTTP 503", status: 503 })
         const { attempts, call } = flaky(Array.from({ length: 10 }, () => unavailable))
         const fiber = yield* Effect.fork(Effect.either(ModelRetry.retry(call)))
         yield* TestClock.adjust("1 minute")
@@ -159,7 +159,7 @@ describe("ModelRetry", () => {
 
     it.effect("does not retry a non-transient error", () =>
       Effect.gen(function*() {
-        const refused = new ChatModel.ModelError({ reason: "InvalidRequest", message: "HTTP 400", status: 400 })
+        const refused = new ChatModel.ModelError({ reason: "invalid-request", message: "HTTP 400", status: 400 })
         const { attempts, call } = flaky([refused])
         expect(yield* Effect.flip(ModelRetry.retry(call, spaced))).toBe(refused)
         expect(attempts).toEqual([0])
@@ -199,7 +199,7 @@ describe("ModelRetry", () => {
           return Stream.concat(Stream.make("a"), Stream.fail(rateLimited()))
         })
         const error = yield* Effect.flip(Stream.runCollect(ModelRetry.retryStream(stream, spaced)))
-        expect(error.reason).toBe("RateLimited")
+        expect(error.reason).toBe("rate-limited")
         expect(runs).toBe(1)
       }))
   })

@@ -7,14 +7,14 @@ describe("ModelTimeout", () => {
     expect([Duration.toMillis(ModelTimeout.defaultIdleTimeout), Duration.toMillis(ModelTimeout.defaultRequestTimeout)]).toEqual([120_000, 600_000])
   })
 
-  it.effect("effect: fails with Unavailable naming the provider once requestTimeout has passed, not before", () =>
+  it.effect("effect: fails with unavailable naming the provider once requestTimeout has passed, not before", () =>
     Effect.gen(function*() {
       const fiber = yield* Effect.fork(Effect.flip(ModelTimeout.effect(Effect.never, { requestTimeout: "45 seconds" }, "my model")))
       yield* TestClock.adjust("44999 millis")
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
       yield* TestClock.adjust("1 millis")
       const error = yield* Fiber.join(fiber)
-      expect([error.reason, error.isTransient, error.message]).toEqual(["Unavailable", true, "my model did not finish within 45s (requestTimeout)."])
+      expect([error.reason, error.isTransient, error.message]).toEqual(["unavailable", true, "my model did not finish within 45s (requestTimeout)."])
     }))
 
   it.effect("stream: idleTimeout between elements; requestTimeout on the whole stream even while elements keep coming", () =>
@@ -27,10 +27,10 @@ describe("ModelTimeout", () => {
       expect((yield* Fiber.join(whole)).message).toBe("m did not finish within 1m (requestTimeout).")
     }))
 
-  it.effect("a value that is not a positive duration fails at once with InvalidRequest; Duration.infinity disables", () =>
+  it.effect("a value that is not a positive duration fails at once with invalid-request; Duration.infinity disables", () =>
     Effect.gen(function*() {
       const bad = yield* Effect.flip(ModelTimeout.effect(Effect.succeed(1), { requestTimeout: 0 }, "m"))
-      expect([bad.reason, bad.message]).toEqual(["InvalidRequest", "m: requestTimeout must be a positive duration (Duration.infinity disables it), got 0."])
+      expect([bad.reason, bad.message]).toEqual(["invalid-request", "m: requestTimeout must be a positive duration (Duration.infinity disables it), got 0."])
       const badStream = yield* Effect.flip(Stream.runCollect(ModelTimeout.stream(Stream.make(1), { idleTimeout: Number.NaN }, "m")))
       expect(badStream.message).toBe("m: idleTimeout must be a positive duration (Duration.infinity disables it), got NaN.")
       const off = yield* Effect.fork(ModelTimeout.effect(Effect.as(Effect.sleep("3 hours"), "done"), { requestTimeout: Duration.infinity }, "m"))

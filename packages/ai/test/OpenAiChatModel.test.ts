@@ -90,6 +90,16 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
       usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
     })
   ],
+  [
+    "a call whose deltas name only its item id, its call_id only in response.completed: one call, under its call_id",
+    Recorded.callIdAtTheEnd,
+    Either.right({
+      text: "",
+      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+      finishReason: "tool-calls",
+      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
+    })
+  ],
   ["events without sequence_number", Recorded.unnumbered, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
   ["keepalive events between deltas", Recorded.keepalive, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
   ["a reasoning item before the answer", Recorded.reasoning, Either.right(sunny({ inputTokens: 30, outputTokens: 27, totalTokens: 57 }))],
@@ -112,27 +122,27 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "the error event as sent: code and message nested under error",
     Recorded.errorNested,
-    Either.left(["Unavailable", "OpenAI failed mid-stream (server_error): The server had an error processing your request. Sorry about that! You can retry your request."])
+    Either.left(["unavailable", "OpenAI failed mid-stream (server_error): The server had an error processing your request. Sorry about that! You can retry your request."])
   ],
   [
     "the error event in the reference's flat shape",
     Recorded.errorFlat,
-    Either.left(["RateLimited", "OpenAI failed mid-stream (rate_limit_exceeded): Rate limit reached for gpt-4.1-mini on tokens per min (TPM)."])
+    Either.left(["rate-limited", "OpenAI failed mid-stream (rate_limit_exceeded): Rate limit reached for gpt-4.1-mini on tokens per min (TPM)."])
   ],
   [
     "response.failed with server_error: an error, never an empty answer",
     Recorded.failedServerError,
-    Either.left(["Unavailable", "OpenAI failed mid-stream (server_error): An error occurred while processing your request. You can retry your request."])
+    Either.left(["unavailable", "OpenAI failed mid-stream (server_error): An error occurred while processing your request. You can retry your request."])
   ],
   [
     "response.failed with a code outside the generated schema",
     Recorded.failedUnknownCode,
-    Either.left(["InvalidRequest", "OpenAI failed mid-stream (context_length_exceeded): Your input exceeds the context window of this model."])
+    Either.left(["invalid-request", "OpenAI failed mid-stream (context_length_exceeded): Your input exceeds the context window of this model."])
   ],
   [
     "a stream cut before response.completed",
     Recorded.cut,
-    Either.left(["InvalidResponse", "OpenAI's stream ended before the answer did (no response.completed): the connection was cut"])
+    Either.left(["invalid-response", "OpenAI's stream ended before the answer did (no response.completed): the connection was cut"])
   ]
 ]
 
@@ -202,7 +212,7 @@ describe("OpenAiChatModel (Responses API)", () => {
         )
         const error = yield* generate().pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.flip)
         expect([error.reason, error.isTransient, error.message]).toEqual([
-          "Unavailable",
+          "unavailable",
           true,
           "OpenAI answered HTTP 200 with an error (server_error): An error occurred while processing your request."
         ])
@@ -222,7 +232,14 @@ describe("OpenAiChatModel (Responses API)", () => {
         const queued = yield* generate().pipe(Effect.provide(layer), Effect.flip)
         expect([refused.text, refused.finishReason, refused.usage.totalTokens]).toEqual(["I can't help with that.", "refusal", 15])
         expect([filtered.text, filtered.finishReason, filtered.providerFinishReasons]).toEqual(["It is", "content-filter", ["content_filter"]])
-        expect([queued.reason, queued.message]).toEqual(["InvalidResponse", "OpenAI answered a response that is queued, not completed"])
+        expect([queued.reason, queued.message]).toEqual(["invalid-response", "OpenAI answered a response that is queued, not completed"])
+      }).pipe(Effect.scoped))
+    it.live("a refusal part without text is no refusal (the rule of every adapter): the answer's text, finish reason stop", () =>
+      Effect.gen(function*() {
+        const message = { ...responsesMessage(""), content: [{ type: "output_text", text: "Sunny.", annotations: [] }, { type: "refusal", refusal: "" }] }
+        const server = yield* loopback((_req, res) => json(res, Recorded.envelope({ status: "completed", output: [message], usage: Recorded.usage(9, 2) })))
+        const response = yield* generate().pipe(Effect.provide(model(server.url, { retry: noRetry })))
+        expect([response.text, response.finishReason]).toEqual(["Sunny.", "stop"])
       }).pipe(Effect.scoped))
     it.live("arguments that are not JSON, and an unknown tool, reach the loop: refused there, the model is told, the run goes on", () =>
       Effect.gen(function*() {
@@ -248,7 +265,7 @@ describe("OpenAiChatModel (Responses API)", () => {
 
   it.live("a transient error event before any text is retried", () => Scenarios.transientMidStreamRetried(format))
   it.live("a transient error event after text is not retried", () => Scenarios.transientAfterTextFails(format))
-  it.live("a cut stream is InvalidResponse, never an answer", () => Scenarios.cutStreamIsInvalid(format))
+  it.live("a cut stream is invalid-response, never an answer", () => Scenarios.cutStreamIsInvalid(format))
   it.live("a 200 with an error body gives the server's message and class (generate and stream)", () => Scenarios.errorWith200(format))
 
   it.live("a 429 is retried, not before its Retry-After; the run then completes", () =>
@@ -256,7 +273,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       format,
       (res) => json(res, { error: { message: "Rate limit reached for gpt-4.1-mini", type: "requests" } }, 429, { "retry-after-ms": "150" })
     ))
-  it.live("a 400 fails the run with InvalidRequest and OpenAI's message, without a retry", () =>
+  it.live("a 400 fails the run with invalid-request and OpenAI's message, without a retry", () =>
     Scenarios.refused(
       format,
       (res) => json(res, { error: { message: "Invalid schema for function 'get_weather'", type: "invalid_request_error" } }, 400),
@@ -307,10 +324,10 @@ describe("OpenAiChatModel (Responses API)", () => {
     it.effect("idleTimeout: headers, then nothing, fails the stream after exactly that long", () => Scenarios.idleTimeout(format))
     it.effect("requestTimeout: a server that never answers fails the attempt after exactly that long; the retry gets the full time", () =>
       Scenarios.requestTimeout(format))
-    it.live("a timeout that is not a positive duration fails each call with InvalidRequest", () => Scenarios.invalidTimeouts(format))
+    it.live("a timeout that is not a positive duration fails each call with invalid-request", () => Scenarios.invalidTimeouts(format))
   })
 
-  it.live("a history nested too deep to encode: InvalidRequest, never a defect", () => Scenarios.unencodableHistory(format))
+  it.live("a history nested too deep to encode: invalid-request, never a defect", () => Scenarios.unencodableHistory(format))
 
   describe("credentials", () => {
     it.live("spans hold no credential", () =>
@@ -318,8 +335,8 @@ describe("OpenAiChatModel (Responses API)", () => {
         expect(Object.fromEntries(attributes)).toMatchObject({ model: "gpt-4.1-mini", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/responses$/) })))
     it.live("masked in ModelError messages: the key, header values, URL credentials", () => Effect.asVoid(Scenarios.credentialsMasked(format)))
     it.live("a key of 4 characters is masked too", () => Effect.asVoid(Scenarios.credentialsMasked(format, "zq7w")))
-    it.live("a blank API key: InvalidRequest, no request sent", () => Scenarios.blankKey(format))
-    it.live("a base URL with user:pass@ and the API key: InvalidRequest, no request sent", () => Scenarios.urlCredentialsWithKey(format))
+    it.live("a blank API key: invalid-request, no request sent", () => Scenarios.blankKey(format))
+    it.live("a base URL with user:pass@ and the API key: invalid-request, no request sent", () => Scenarios.urlCredentialsWithKey(format))
   })
 
   it.live("layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (default gpt-4.1-mini, also when blank); a blank key is missing", () =>

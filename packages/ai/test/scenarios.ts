@@ -56,7 +56,7 @@ export const refused = (
       Effect.flip
     )
     expect(error._tag === "ModelError" && [error.reason, error.status, error.isTransient, error.message]).toEqual([
-      "InvalidRequest",
+      "invalid-request",
       400,
       false,
       message(server.url)
@@ -147,7 +147,7 @@ export const transientMidStreamRetried = (format: WireFormat): Effect.Effect<voi
     const { error, parts } = yield* partsAndError().pipe(Effect.provide(format.model(server.url, { retry: noRetry })))
     expect(parts).toEqual([])
     expect(error !== undefined && [error.reason, error.isTransient, error.message]).toEqual([
-      "Unavailable",
+      "unavailable",
       true,
       `${format.provider(server.url)} failed mid-stream (${format.transientEvent.code}): ${format.transientEvent.message}`
     ])
@@ -163,7 +163,7 @@ export const transientAfterTextFails = (format: WireFormat): Effect.Effect<ChatM
     const { error, parts } = yield* partsAndError().pipe(Effect.provide(format.model(server.url)))
     expect(parts).toEqual([{ _tag: "TextDelta", text: "It is sunny " }])
     expect(error !== undefined && [error.reason, error.isTransient, error.message]).toEqual([
-      "Unavailable",
+      "unavailable",
       true,
       `${format.provider(server.url)} failed mid-stream (${format.transientEvent.code}): ${format.transientEvent.message}`
     ])
@@ -171,16 +171,16 @@ export const transientAfterTextFails = (format: WireFormat): Effect.Effect<ChatM
     return error!
   }).pipe(Effect.scoped)
 
-/** The connection ends before the answer's last event: `InvalidResponse`, never an answer; a run fails with it. */
+/** The connection ends before the answer's last event: `invalid-response`, never an answer; a run fails with it. */
 export const cutStreamIsInvalid = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback(stream(format, [...format.streamed.before, ...format.streamed.deltas]))
     const model = format.model(server.url, { retry: noRetry })
     const { error, parts } = yield* partsAndError().pipe(Effect.provide(model))
     expect(parts.map((part) => part._tag)).toEqual(["TextDelta", "TextDelta"])
-    expect(error !== undefined && [error.reason, error.message]).toEqual(["InvalidResponse", expect.stringContaining("the connection was cut")])
+    expect(error !== undefined && [error.reason, error.message]).toEqual(["invalid-response", expect.stringContaining("the connection was cut")])
     const failed = yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(Effect.provide(streaming(model)), Effect.flip)
-    expect(failed._tag === "ModelError" && failed.reason).toBe("InvalidResponse")
+    expect(failed._tag === "ModelError" && failed.reason).toBe("invalid-response")
   }).pipe(Effect.scoped)
 
 /** A 200 whose body is an error envelope: the server's message and class, for `generate` and for `stream`. */
@@ -192,7 +192,7 @@ export const errorWith200 = (format: WireFormat): Effect.Effect<void, unknown> =
     const streamed = (yield* partsAndError().pipe(Effect.provide(model))).error
     for (const error of [generated, streamed]) {
       expect(error !== undefined && [error.reason, error.isTransient, error.message]).toEqual([
-        "Unavailable",
+        "unavailable",
         true,
         expect.stringContaining(`answered HTTP 200 with an error (${format.errorWith200.code}): ${format.errorWith200.message}`)
       ])
@@ -215,7 +215,7 @@ export const idleTimeout = (format: WireFormat): Effect.Effect<void, unknown> =>
     const { error, parts } = yield* Fiber.join(fiber)
     expect(parts).toEqual([])
     expect(error !== undefined && [error.reason, error.isTransient, error.message]).toEqual([
-      "Unavailable",
+      "unavailable",
       true,
       expect.stringMatching(/ sent nothing for 30s \(idleTimeout\)\.$/)
     ])
@@ -251,14 +251,14 @@ export const requestTimeoutError = (format: WireFormat): Effect.Effect<ChatModel
     yield* TestClock.adjust("90 seconds")
     const error = yield* Fiber.join(fiber)
     expect([error.reason, error.isTransient, error.message]).toEqual([
-      "Unavailable",
+      "unavailable",
       true,
       expect.stringMatching(/ did not finish within 1m 30s \(requestTimeout\)\.$/)
     ])
     return error
   }).pipe(Effect.scoped)
 
-/** A timeout that is not a positive duration fails each call with an `InvalidRequest` naming it, before any request. */
+/** A timeout that is not a positive duration fails each call with an `invalid-request` naming it, before any request. */
 export const invalidTimeouts = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => format.answer(res))
@@ -267,7 +267,7 @@ export const invalidTimeouts = (format: WireFormat): Effect.Effect<void, unknown
     const streamed = (yield* partsAndError().pipe(Effect.provide(model))).error
     for (const error of [generated, streamed]) {
       expect(error !== undefined && [error.reason, error.message]).toEqual([
-        "InvalidRequest",
+        "invalid-request",
         expect.stringContaining(
           "idleTimeout must be a positive duration (Duration.infinity disables it), got 0; requestTimeout must be a positive duration (Duration.infinity disables it), got -5."
         )
@@ -293,7 +293,7 @@ export const credentialsMasked = (format: WireFormat, key = "sk-live-0123456789a
       }, 401)
     )
     const error = yield* generate().pipe(Effect.provide(format.model(server.url, { apiKey: key })), Effect.flip)
-    expect(error.reason).toBe("Unauthorized")
+    expect(error.reason).toBe("unauthorized")
     for (const secret of [key, "hunter2secret", "admin:"]) expect(error.message).not.toContain(secret)
     expect(error.message).toContain("Incorrect API key provided: ***.")
     expect(error.message).toContain("http://***@127.0.0.1/v1")
@@ -317,26 +317,26 @@ export const urlCredentials = (format: WireFormat, options?: ModelOptions): Effe
     return server.requests
   }).pipe(Effect.scoped)
 
-/** Credentials in the base URL and an `Authorization` API key: each call fails with an `InvalidRequest`, nothing is sent. */
+/** Credentials in the base URL and an `Authorization` API key: each call fails with an `invalid-request`, nothing is sent. */
 export const urlCredentialsWithKey = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => format.answer(res))
     const error = yield* generate().pipe(Effect.provide(format.model(server.url, { baseUrl: withUser })), Effect.flip)
     expect([error.reason, error.message]).toEqual([
-      "InvalidRequest",
+      "invalid-request",
       `${format.provider(server.url)}: the base URL carries credentials and an API key is set as well; give one of them.`
     ])
     expect(server.requests).toHaveLength(0)
   }).pipe(Effect.scoped)
 
-/** A blank API key: each call fails with an `InvalidRequest` naming it, nothing is sent. */
+/** A blank API key: each call fails with an `invalid-request` naming it, nothing is sent. */
 export const blankKey = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => format.answer(res))
     for (const key of ["", "  "]) {
       const error = yield* generate().pipe(Effect.provide(format.model(server.url, { apiKey: key })), Effect.flip)
       expect([error.reason, error.message]).toEqual([
-        "InvalidRequest",
+        "invalid-request",
         `${format.provider(server.url)}: the API key is blank; give the key (a blank key counts as unset).`
       ])
     }
@@ -393,7 +393,7 @@ export const spansMasked = (format: WireFormat, credentials: "key" | "url" | "bo
       ...(credentials === "key" ? {} : { baseUrl: withUser })
     }
     const error = yield* generate().pipe(Effect.provide(format.model(server.url, options)), Effect.flip, Effect.withTracer(tracer))
-    expect(error.reason).toBe("Unauthorized")
+    expect(error.reason).toBe("unauthorized")
     const recorded = JSON.stringify(spans.map((span) => ({
       name: span.name,
       attributes: Object.fromEntries(span.attributes),
@@ -408,7 +408,7 @@ export const spansMasked = (format: WireFormat, credentials: "key" | "url" | "bo
     return spans.find((span) => span.name.endsWith(".generate"))!.attributes
   }).pipe(Effect.scoped)
 
-/** A tool call in the history nested deeper than `JSON.stringify` can go: an `InvalidRequest`, no request, no defect. */
+/** A tool call in the history nested deeper than `JSON.stringify` can go: an `invalid-request`, no request, no defect. */
 export const unencodableHistory = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => format.answer(res))
@@ -419,7 +419,7 @@ export const unencodableHistory = (format: WireFormat): Effect.Effect<void, unkn
     expect(Exit.isFailure(exit) && !Cause.isDie(exit.cause)).toBe(true)
     const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
     expect(Option.getOrUndefined(Option.map(error, (e) => [e.reason, e.message]))).toEqual([
-      "InvalidRequest",
+      "invalid-request",
       `could not encode the request to ${format.provider(server.url)}: RangeError: Maximum call stack size exceeded`
     ])
     expect(server.requests).toHaveLength(0)

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Either, Stream } from "effect"
 import * as Sse from "../src/internal/sse.js"
 
 /** The events of `text` sent as these byte chunks, decoded as the transport decodes them. */
-const eventsOf = (chunks: ReadonlyArray<Uint8Array>) =>
-  Effect.map(Stream.runCollect(Sse.events(Stream.decodeText(Stream.fromIterable(chunks)))), Chunk.toArray)
+const eventsOf = (chunks: ReadonlyArray<Uint8Array>, limit = Number.POSITIVE_INFINITY) =>
+  Effect.map(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(Stream.fromIterable(chunks)))), Chunk.toArray)
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 
@@ -35,4 +35,29 @@ describe("Sse.events", () => {
   it.effect("an event the stream ends inside is dropped; an event: without data dispatches nothing", () =>
     Effect.map(eventsOf([bytes("event: ping\n\ndata: whole\n\ndata: cut")]), (events) =>
       expect(events).toEqual([{ event: "message", data: "whole" }])))
+
+  it.effect("an event may take its limit's characters, line endings included; every blank line (LF, CRLF, lone CR) starts the count again", () =>
+    Effect.gen(function*() {
+      const event = "data: 12345\n\n" // 13 characters
+      const many = event.repeat(100)
+      expect((yield* eventsOf([bytes(many)], 13)).length).toBe(100)
+      expect((yield* eventsOf([bytes(many.replace(/\n/g, "\r"))], 13)).length).toBe(100)
+      expect((yield* eventsOf([bytes(many.replace(/\n/g, "\r\n"))], 15)).length).toBe(100)
+      expect((yield* eventsOf([...bytes(many)].map((byte) => Uint8Array.of(byte)), 13)).length).toBe(100)
+    }))
+
+  it.effect("a line, or an event of many lines, longer than the limit fails the stream as soon as it passes it, also inside one chunk", () =>
+    Effect.gen(function*() {
+      const endless = Stream.concat(
+        Stream.make(bytes("data: {\"a\":1}\n\n"), bytes("data: ")),
+        Stream.repeatValue(bytes("x".repeat(1000)))
+      )
+      const lines = Stream.concat(Stream.make(bytes("data: 1\n\n")), Stream.repeatValue(bytes("data: x\n")))
+      const collect = (chunks: Stream.Stream<Uint8Array>, limit = 10_000) =>
+        Effect.either(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(chunks))))
+      expect(yield* collect(endless)).toEqual(Either.left("too large"))
+      expect(yield* collect(lines)).toEqual(Either.left("too large"))
+      // one character over, inside a single chunk with the events around it
+      expect(yield* collect(Stream.make(bytes("data: 1234\n\ndata: 123456\n\ndata: 1\n\n")), 13)).toEqual(Either.left("too large"))
+    }))
 })

@@ -124,7 +124,9 @@ export const FinishReason = Schema.Literal(
 export type FinishReason = typeof FinishReason.Type
 
 /**
- * Token counts of one call, or of a whole run when summed.
+ * Token counts of one call, or of a whole run when summed. `inputTokens` counts every token
+ * of the prompt, cached or not; `outputTokens` every generated token, reasoning included;
+ * `totalTokens` is their sum (the rule of every adapter of `@agentfx/ai`).
  *
  * @example
  * ```ts
@@ -237,28 +239,28 @@ export type StreamPart =
   | { readonly _tag: "Done"; readonly response: ChatResponse }
 
 /**
- * Why a model call failed. `RateLimited`, `Unavailable` (5xx) and `Network` are transient
+ * Why a model call failed. `rate-limited`, `unavailable` (5xx) and `network` are transient
  * (adapters retry them); the others fail the run.
  *
  * @example
  * ```ts
  * import { ChatModel } from "@agentfx/core"
  *
- * new ChatModel.ModelError({ reason: "Unavailable", message: "HTTP 503", status: 503 }).isTransient // true
+ * new ChatModel.ModelError({ reason: "unavailable", message: "HTTP 503", status: 503 }).isTransient // true
  * ```
  *
  * @since 0.1.0
  * @category schemas
  */
 export const ModelErrorReason = Schema.Literal(
-  "RateLimited",
-  "Unavailable",
-  "Network",
-  "InvalidRequest",
-  "Unauthorized",
-  "InvalidResponse",
-  "ScriptExhausted",
-  "Other"
+  "rate-limited",
+  "unavailable",
+  "network",
+  "invalid-request",
+  "unauthorized",
+  "invalid-response",
+  "script-exhausted",
+  "other"
 )
 
 /**
@@ -268,7 +270,7 @@ export const ModelErrorReason = Schema.Literal(
  * ```ts
  * import { ChatModel } from "@agentfx/core"
  *
- * const error = new ChatModel.ModelError({ reason: "RateLimited", message: "HTTP 429", status: 429 })
+ * const error = new ChatModel.ModelError({ reason: "rate-limited", message: "HTTP 429", status: 429 })
  * error.isTransient // true
  * ```
  *
@@ -287,7 +289,7 @@ export class ModelError extends Schema.TaggedError<ModelError>("@agentfx/core/Mo
    * @since 0.1.0
    */
   get isTransient(): boolean {
-    return this.reason === "RateLimited" || this.reason === "Unavailable" || this.reason === "Network"
+    return this.reason === "rate-limited" || this.reason === "unavailable" || this.reason === "network"
   }
 }
 
@@ -432,7 +434,7 @@ export const fromStream = (
       Effect.succeed(part._tag === "Done" ? part.response : done)).pipe(
         Effect.flatMap((response) =>
           response === undefined
-            ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
+            ? Effect.fail(new ModelError({ reason: "invalid-response", message: "the model's stream ended without a response" }))
             : Effect.succeed(response)
         )
       )

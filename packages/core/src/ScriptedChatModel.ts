@@ -35,7 +35,7 @@ export type StepFunction = (request: ChatRequest, index: number) => Step | Effec
 
 /**
  * A list of steps answered in order (running past its end is a `ModelError` with reason
- * `ScriptExhausted`), or one function answering every request.
+ * `script-exhausted`), or one function answering every request.
  *
  * @since 0.1.0
  * @category models
@@ -169,7 +169,7 @@ export const layer = (script: Script, options?: Options): Layer.Layer<ChatModel 
       if (entry === undefined) {
         return Effect.fail(
           new ModelError({
-            reason: "ScriptExhausted",
+            reason: "script-exhausted",
             message: `ScriptedChatModel received request #${index + 1}, but its script has only ${
               (script as ReadonlyArray<unknown>).length
             } step(s)`

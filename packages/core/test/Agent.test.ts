@@ -119,7 +119,7 @@ describe("Agent", () => {
         const agent = Agent.make({})
         const error = yield* Agent.run(agent, { input: "hi" }).pipe(Effect.flip)
         expect(error._tag).toBe("ModelError")
-        expect(error._tag === "ModelError" && error.reason).toBe("ScriptExhausted")
+        expect(error._tag === "ModelError" && error.reason).toBe("script-exhausted")
       }).pipe(Effect.provide(ScriptedChatModel.layer([]))))
 
     it.effect("state for undeclared slots is refused", () =>

@@ -23,7 +23,7 @@ describe("ScriptedChatModel", () => {
       const second = yield* model.generate(request("b"))
       expect(second.text).toBe("done after 1 message")
       const error = yield* model.generate(request("c")).pipe(Effect.flip)
-      expect(error.reason).toBe("ScriptExhausted")
+      expect(error.reason).toBe("script-exhausted")
       expect(error.message).toBe("ScriptedChatModel received request #3, but its script has only 2 step(s)")
       const { requests } = yield* ScriptedChatModel.ScriptedChatModel
       expect(requests.map((r) => (r.messages[0] as Message.UserMessage).text)).toEqual(["a", "b", "c"])
@@ -49,7 +49,7 @@ describe("ScriptedChatModel", () => {
       const model = yield* ChatModel.ChatModel
       expect((yield* model.generate(request("a"))).toolCalls.map((call) => call.id)).toEqual(["call_0_0"])
       expect((yield* model.generate(request("b"))).text).toBe("#1: b")
-      expect((yield* model.generate(request("c")).pipe(Effect.flip)).reason).toBe("ScriptExhausted")
+      expect((yield* model.generate(request("c")).pipe(Effect.flip)).reason).toBe("script-exhausted")
       expect((yield* ScriptedChatModel.ScriptedChatModel).requests).toEqual([])
     }).pipe(Effect.provide(ScriptedChatModel.layer([
       ScriptedChatModel.toolCalls({ name: "t", args: { x: 1 } }),
@@ -68,7 +68,7 @@ describe("ScriptedChatModel streaming", () => {
         { _tag: "Done", response: { text: "Hello", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage } }
       ])
       const error = yield* Stream.runCollect(model.stream(request("b"))).pipe(Effect.flip)
-      expect(error.reason).toBe("ScriptExhausted")
+      expect(error.reason).toBe("script-exhausted")
     }).pipe(Effect.provide(ScriptedChatModel.layer([{ chunks: ["Hel", "lo"] }]))))
 
   it.effect("fromStream and fromGenerate derive the missing half", () =>
@@ -79,7 +79,7 @@ describe("ScriptedChatModel streaming", () => {
       )
       expect(yield* streamed.generate(request("x"))).toEqual(response)
       const empty = ChatModel.fromStream(() => Stream.empty)
-      expect((yield* Effect.flip(empty.generate(request("x")))).reason).toBe("InvalidResponse")
+      expect((yield* Effect.flip(empty.generate(request("x")))).reason).toBe("invalid-response")
       const generated = ChatModel.fromGenerate(() => Effect.succeed(response))
       expect(Chunk.toArray(yield* Stream.runCollect(generated.stream(request("x"))))).toEqual([
         { _tag: "TextDelta", text: "Hi" },

@@ -594,7 +594,7 @@ describe("GET /inbox/api/runs/:runId/events", () => {
   it.scopedLive("a run whose model fails after the claim ends its stream with RunFailed", () =>
     Effect.gen(function*() {
       const { agent } = bank()
-      const failing = ScriptedChatModel.layer(() => Effect.fail(new ChatModel.ModelError({ reason: "InvalidRequest", message: "the provider answered 400" })))
+      const failing = ScriptedChatModel.layer(() => Effect.fail(new ChatModel.ModelError({ reason: "invalid-request", message: "the provider answered 400" })))
       const inbox = yield* serve([agent], { model: failing })
       const runId = yield* inbox.pause(agent, "pay Ada 250")
       const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })

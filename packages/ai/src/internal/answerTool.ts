@@ -21,7 +21,7 @@ const prepare = (provider: string, request: ChatModel.ChatRequest): Either.Eithe
   if (output === undefined) return undefined
   if (request.tools.some((tool) => tool.name === output.name)) {
     return Either.left(new ChatModel.ModelError({
-      reason: "InvalidRequest",
+      reason: "invalid-request",
       message: `${provider} takes the final answer through a tool named "${output.name}", and the agent has a tool of that name: rename the agent's tool.`
     }))
   }
@@ -55,7 +55,7 @@ const answered = (name: string, response: ChatModel.ChatResponse): ChatModel.Cha
 /**
  * `model` taking `output` through the answer tool. Streamed, the answer arrives as one
  * `TextDelta` just before the `Done`. An agent tool named like the answer tool fails the call
- * with `InvalidRequest`, before any request.
+ * with `invalid-request`, before any request.
  */
 export const viaAnswerTool = (provider: string, model: ChatModel.ChatModel.Service): ChatModel.ChatModel.Service => ({
   ...model,

@@ -4,14 +4,14 @@
  * events are skipped (Anthropic adds new ones); `error` events fail with the server's
  * error. No I/O here.
  */
-import { ChatModel, type ToolCall } from "@agentfx/core"
+import { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
-import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
+import { type Call, StreamFold, usageOf } from "./streamFold.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isCount, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
+import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 type Json = JsonObject
@@ -91,7 +91,7 @@ const refuse = (request: ChatModel.ChatRequest): ChatModel.ModelError | undefine
   const temperature = request.settings?.temperature
   return temperature !== undefined && temperature > 1
     ? new ChatModel.ModelError({
-      reason: "InvalidRequest",
+      reason: "invalid-request",
       message: `Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`
     })
     : undefined
@@ -117,68 +117,55 @@ const finishReason = (reason: unknown): ChatModel.FinishReason => {
   }
 }
 
-/** The usage rule of every adapter: input counts cache reads and writes (Anthropic reports them apart), the total is input + output. */
-const usage = (wire: Json): ChatModel.Usage => {
-  const inputTokens = count(wire.input_tokens) + count(wire.cache_creation_input_tokens) + count(wire.cache_read_input_tokens)
-  const outputTokens = count(wire.output_tokens)
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
+/**
+ * A fold of one answer. Usage: the input counts cache reads and writes (Anthropic reports them
+ * apart from `input_tokens`); it sends no total (`usageOf`).
+ */
+const fold = (provider: string) =>
+  new StreamFold({
+    provider,
+    last: "message_stop",
+    usage: (counts) =>
+      usageOf(count(counts.input_tokens) + count(counts.cache_creation_input_tokens) + count(counts.cache_read_input_tokens), counts.output_tokens)
+  })
+
+/** A `stop_reason`, when the server sent one: the neutral reason, and the server's kept for telemetry. */
+const finishWith = (answer: StreamFold, reason: unknown) => {
+  if (reason !== null && reason !== undefined) answer.finish(finishReason(reason), typeof reason === "string" ? reason : undefined)
 }
 
 /**
  * A `tool_use` block: its `input` as the server sent it (passed on as the call's arguments
- * untouched, so that the loop's limits judge it, however deep), or the JSON text of its
- * `input_json_delta`s once one came.
+ * untouched, so that the loop's limits judge it, however deep), until `input_json_delta`s
+ * bring its JSON text.
  */
-interface Call {
-  readonly id: string
-  readonly name: string
-  readonly input: unknown
-  streamed: string | undefined
-}
-
-const callOf = (block: Json): Call => ({ id: text(block.id), name: text(block.name), input: block.input ?? {}, streamed: undefined })
-
-const argsOf = (call: Call): ToolCall.ToolCall["args"] =>
-  call.streamed === undefined ? call.input as ToolCall.ToolCall["args"] : parseArguments(call.streamed)
-
-const toResponse = (answer: string, calls: ReadonlyArray<Call>, stopReason: unknown, wireUsage: Json): ChatModel.ChatResponse => ({
-  text: answer,
-  toolCalls: calls.map((call) => ({ id: call.id, name: call.name, args: argsOf(call) })),
-  finishReason: finishReason(stopReason),
-  providerFinishReasons: typeof stopReason === "string" ? [stopReason] : undefined,
-  usage: usage(wireUsage)
-})
+const callOf = (block: Json): Call => ({ id: text(block.id), name: text(block.name), args: undefined, input: block.input ?? {} })
 
 const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.content)) {
     return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
   }
-  let answer = ""
-  const calls: Array<Call> = []
+  const answer = fold(provider)
   for (const block of body.content.filter(isObject)) {
-    if (block.type === "text") answer += text(block.text)
-    if (block.type === "tool_use") calls.push(callOf(block))
+    if (block.type === "text") answer.addText(text(block.text))
+    if (block.type === "tool_use") answer.addCall(callOf(block))
   }
-  return Either.right(toResponse(answer, calls, body.stop_reason, isObject(body.usage) ? body.usage : {}))
+  answer.addUsage(body.usage)
+  finishWith(answer, body.stop_reason)
+  answer.end()
+  return answer.response()
 }
 
 /**
- * Reads a streamed message: text from `text_delta`s, each `tool_use` block's input from its
- * `input_json_delta`s (or its start's `input` when none came), the stop reason and usage
- * from `message_start`/`message_delta` (the latest count wins). `message_stop` ends it; a
- * stream that ends with neither it nor a stop reason was cut (`InvalidResponse`).
+ * Reads a streamed message into a `StreamFold`: text from `text_delta`s, each `tool_use`
+ * block's input from its `input_json_delta`s (or its start's `input` when none came), the
+ * stop reason and usage from `message_start`/`message_delta` (the latest count wins).
+ * `message_stop` ends it; a stream that ends with neither it nor a stop reason was cut
+ * (`invalid-response`).
  */
 const reader = (provider: string): StreamReader => {
-  let answer = ""
+  const answer = fold(provider)
   const blocks = new Map<number, Call>()
-  const calls: Array<Call> = []
-  let stopReason: unknown = undefined
-  let wireUsage: Json = {}
-  let stopped = false
-  const addUsage = (value: unknown) => {
-    if (!isObject(value)) return
-    wireUsage = { ...wireUsage, ...Object.fromEntries(Object.entries(value).filter(([, tokens]) => isCount(tokens))) }
-  }
 
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
 
@@ -192,50 +179,32 @@ const reader = (provider: string): StreamReader => {
       case "error":
         return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
       case "message_start":
-        addUsage(isObject(json.message) ? json.message.usage : undefined)
+        answer.addUsage(isObject(json.message) ? json.message.usage : undefined)
         return Either.right("")
       case "content_block_start": {
         const block = isObject(json.content_block) ? json.content_block : {}
-        if (block.type === "tool_use") {
-          const call = callOf(block)
-          blocks.set(index, call)
-          calls.push(call)
-        }
-        if (block.type === "text" && text(block.text).length > 0) {
-          answer += text(block.text)
-          return Either.right(text(block.text))
-        }
-        return Either.right("")
+        if (block.type === "tool_use") blocks.set(index, answer.addCall(callOf(block)))
+        return Either.right(block.type === "text" ? answer.addText(text(block.text)) : "")
       }
       case "content_block_delta": {
-        if (delta.type === "text_delta") {
-          answer += text(delta.text)
-          return Either.right(text(delta.text))
-        }
+        if (delta.type === "text_delta") return Either.right(answer.addText(text(delta.text)))
         const call = blocks.get(index)
-        if (delta.type === "input_json_delta" && call !== undefined) call.streamed = (call.streamed ?? "") + text(delta.partial_json)
+        if (delta.type === "input_json_delta" && call !== undefined) call.args = (call.args ?? "") + text(delta.partial_json)
         return Either.right("")
       }
       case "message_delta":
-        if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason
-        addUsage(json.usage)
+        finishWith(answer, delta.stop_reason)
+        answer.addUsage(json.usage)
         return Either.right("")
       case "message_stop":
-        stopped = true
+        answer.end()
         return Either.right("")
       default:
         return Either.right("")
     }
   }
 
-  const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
-    if (!stopped && stopReason === undefined) {
-      return Either.left(invalid(`${provider}'s stream ended before the answer did (no message_stop): the connection was cut`))
-    }
-    return Either.right(toResponse(answer, calls, stopReason, wireUsage))
-  }
-
-  return { add, finished: () => stopped, response }
+  return { add, finished: () => answer.finished, response: () => answer.response() }
 }
 
 /** The Messages wire format, asking `model` for at most `maxTokens` output tokens unless a request's settings say otherwise. */

@@ -2,16 +2,17 @@
  * The OpenAI Chat Completions wire format: neutral request → request body, response body
  * and SSE chunks → neutral response. No I/O here.
  */
-import type { ChatModel, Json, Message, ToolCall } from "@agentfx/core"
+import type { ChatModel, Message } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { strictAllowed } from "./strictSchema.js"
+import { StreamFold, usageOf } from "./streamFold.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isObject, parseEvent } from "./wireJson.js"
+import { invalid, isObject, parseEvent } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -147,24 +148,12 @@ const requestBody = (model: string, maxTokensField: MaxTokensField, request: Cha
   }
 }
 
-/**
- * The model's arguments as JSON. Missing or blank arguments are `{}`. Arguments that are
- * not valid JSON are passed on as the raw string: the tool's schema then refuses them and
- * the model is told (a `semantic` error result), instead of the run failing.
- */
-export const parseArguments = (raw: string | null | undefined): Json.JsonValue => {
-  if (raw === null || raw === undefined || raw.trim().length === 0) return {}
-  try {
-    return JSON.parse(raw) as Json.JsonValue
-  } catch {
-    return raw
-  }
-}
-
-const toolCall = (id: string | null | undefined, name: string, args: string | null | undefined): ToolCall.ToolCall => ({
+/** A call as the fold takes it; a call without an id gets one (`call_<uuid>`). */
+const toolCall = (id: string | null | undefined, name: string, args: string | null | undefined) => ({
   id: id !== null && id !== undefined && id.length > 0 ? id : `call_${randomUUID()}`,
   name,
-  args: parseArguments(args)
+  args: args ?? undefined,
+  input: {}
 })
 
 const finishReason = (reason: string | null | undefined): ChatModel.FinishReason => {
@@ -186,63 +175,57 @@ const finishReason = (reason: string | null | undefined): ChatModel.FinishReason
   }
 }
 
-/** The usage rule of every adapter: counts the server did not send (or sent as no count: infinite, negative) are 0, the total is input + output. */
-const usage = (wire: typeof UsageWire.Type | null | undefined): ChatModel.Usage => {
-  const inputTokens = count(wire?.prompt_tokens)
-  const outputTokens = count(wire?.completion_tokens)
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
+/** A fold of one answer: usage from `prompt_tokens`, `completion_tokens` and `total_tokens` (`usageOf`). */
+const fold = (provider: string) =>
+  new StreamFold({
+    provider,
+    last: "finish_reason, no [DONE]",
+    usage: (counts) => usageOf(counts.prompt_tokens, counts.completion_tokens, counts.total_tokens)
+  })
+
+/** A `finish_reason`, when the server sent one: the neutral reason, and the server's kept for telemetry. */
+const finishWith = (answer: StreamFold, reason: string | null | undefined) => {
+  if (reason !== null && reason !== undefined) answer.finish(finishReason(reason), reason)
 }
 
-/** Decodes a JSON value with a wire schema; a mismatch is an `InvalidResponse`. */
+/** Decodes a JSON value with a wire schema; a mismatch is an `invalid-response`. */
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
   Either.mapLeft(
     Schema.decodeUnknownEither(schema)(body),
     (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
   )
 
-/** A refusal's text is the answer's text (after any other text); it makes the finish reason `refusal`. The server's `finish_reason` is kept for telemetry. */
-const answer = (text: string, refused: boolean, reason: string | null | undefined) => ({
-  text,
-  finishReason: refused ? "refusal" as const : finishReason(reason),
-  providerFinishReasons: reason === null || reason === undefined ? undefined : [reason]
-})
-
 /** The neutral response of a non-streamed answer. */
 const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> =>
   Either.flatMap(decodeWith(Completion, "a response", provider)(body), (completion) => {
     const choice = completion.choices[0]
     if (choice === undefined) return Either.left(invalid(`${provider} sent a response without choices`))
-    return Either.right({
-      ...answer(
-        contentText(choice.message.content) + (choice.message.refusal ?? ""),
-        (choice.message.refusal ?? "").length > 0,
-        choice.finish_reason
-      ),
-      toolCalls: (choice.message.tool_calls ?? []).map((call) => toolCall(call.id, call.function.name, call.function.arguments)),
-      usage: usage(completion.usage)
-    })
+    const answer = fold(provider)
+    answer.addText(contentText(choice.message.content))
+    answer.addRefusal(choice.message.refusal ?? "")
+    for (const call of choice.message.tool_calls ?? []) answer.addCall(toolCall(call.id, call.function.name, call.function.arguments))
+    answer.addUsage(completion.usage)
+    finishWith(answer, choice.finish_reason)
+    answer.end()
+    return answer.response()
   })
 
 /**
- * Reads a streamed answer: text and refusal as they come, tool-call pieces assembled by
- * `ToolCallDeltas`, usage from the last chunk that has it, up to `[DONE]`. An event that
+ * Reads a streamed answer into a `StreamFold`: text and refusal as they come, tool-call
+ * pieces assembled by `ToolCallDeltas`, usage counts from the chunks that have them, up to `[DONE]`. An event that
  * carries an error (`{ error }`, Google's `[{ error }]`, an `event: error` as Groq names it,
  * llama.cpp's bare `error:` field) fails the stream
  * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
- * was cut: `InvalidResponse`.
+ * was cut: `invalid-response`.
  */
 const reader = (provider: string): StreamReader => {
   const decodeChunk = decodeWith(Chunk, "a stream event", provider)
+  const answer = fold(provider)
   const calls = new ToolCallDeltas()
-  let text = ""
-  let refused = false
-  let finish: string | undefined = undefined
-  let wireUsage: typeof UsageWire.Type | undefined = undefined
   let chunks = 0
-  let done = false
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
     if (event.data.trim() === "[DONE]") {
-      done = true
+      answer.end()
       return Either.right("")
     }
     return Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
@@ -252,37 +235,31 @@ const reader = (provider: string): StreamReader => {
     if (carriesError) return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
     return Either.map(decodeChunk(json), (chunk) => {
       chunks += 1
-      if (chunk.usage !== undefined && chunk.usage !== null) wireUsage = chunk.usage
+      answer.addUsage(chunk.usage)
       let added = ""
       for (const choice of chunk.choices ?? []) {
-        if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
+        finishWith(answer, choice.finish_reason)
         const delta = choice.delta
         if (delta === undefined || delta === null) continue
-        added += contentText(delta.content)
-        if (typeof delta.refusal === "string" && delta.refusal.length > 0) {
-          refused = true
-          added += delta.refusal
-        }
+        added += answer.addText(contentText(delta.content))
+        added += answer.addRefusal(delta.refusal ?? "")
         for (const piece of delta.tool_calls ?? []) calls.add(piece)
       }
-      text += added
       return added
     })
   }
+  /** The answer, once: its calls are handed to the fold when the events have ended. */
   const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
-    if (!done && finish === undefined) {
-      return Either.left(invalid(`${provider}'s stream ended before the answer did (no finish_reason, no [DONE]): the connection was cut`))
-    }
-    if (chunks === 0) return Either.left(invalid(`${provider}'s stream ended without a chunk`))
-    const nameless = calls.all().find((call) => call.name.length === 0)
-    if (nameless !== undefined) return Either.left(invalid(`${provider} streamed a tool call without a name`))
-    return Either.right({
-      ...answer(text, refused, finish),
-      toolCalls: calls.all().map((call) => toolCall(call.id, call.name, call.args)),
-      usage: usage(wireUsage)
-    })
+    const assembled = calls.all()
+    for (const call of assembled) answer.addCall(toolCall(call.id, call.name, call.args))
+    return Either.flatMap(answer.response(), (whole) =>
+      chunks === 0
+        ? Either.left(invalid(`${provider}'s stream ended without a chunk`))
+        : assembled.some((call) => call.name.length === 0)
+        ? Either.left(invalid(`${provider} streamed a tool call without a name`))
+        : Either.right(whole))
   }
-  return { add, finished: () => done, response }
+  return { add, finished: () => answer.finished, response }
 }
 
 /** The Chat Completions wire format, asking for `model`, its length limit in `maxTokensField`. */

@@ -32,21 +32,21 @@ export const retryAfterMillis = (
 
 const reasonOfStatus = (status: number): ChatModel.ModelError["reason"] =>
   status === 429
-    ? "RateLimited"
+    ? "rate-limited"
     // 408 (the server gave up waiting for the request), 409 (a lock it could not take now):
     // retried, as OpenAI's and Anthropic's own SDKs retry them
     : (status >= 500 && status <= 599) || status === 408 || status === 409
-    ? "Unavailable"
+    ? "unavailable"
     : status === 401 || status === 403
-    ? "Unauthorized"
+    ? "unauthorized"
     : status >= 400 && status <= 499
-    ? "InvalidRequest"
-    : "InvalidResponse"
+    ? "invalid-request"
+    : "invalid-response"
 
 /**
- * A `ModelError` tagged transient or not by an HTTP status: 429 `RateLimited`, 5xx, 408 and 409
- * `Unavailable` (both with `retryAfterMillis` when the server sent one), 401/403 `Unauthorized`, other 4xx `InvalidRequest`,
- * anything else `InvalidResponse`. The message names the provider, the status and the
+ * A `ModelError` tagged transient or not by an HTTP status: 429 `rate-limited`, 5xx, 408 and 409
+ * `unavailable` (both with `retryAfterMillis` when the server sent one), 401/403 `unauthorized`, other 4xx `invalid-request`,
+ * anything else `invalid-response`. The message names the provider, the status and the
  * server's own error message.
  *
  * @internal
@@ -60,13 +60,13 @@ export const errorFromStatus = (options: {
 }): ChatModel.ModelError => {
   const { status } = options
   const reason = reasonOfStatus(status)
-  const hint = reason === "Unauthorized"
+  const hint = reason === "unauthorized"
     ? " Check the API key."
-    : reason === "InvalidRequest"
+    : reason === "invalid-request"
     ? " The request was refused; retrying will not help."
     : ""
   const serverMessage = serverErrorMessage(options.body)
-  const retryAfter = reason === "RateLimited" || reason === "Unavailable"
+  const retryAfter = reason === "rate-limited" || reason === "unavailable"
     ? retryAfterMillis(options.headers, options.nowMillis)
     : undefined
   return new ChatModel.ModelError({
@@ -99,39 +99,39 @@ const serverErrorMessage = (body: string | undefined): string | undefined => {
 
 const codeReasons: { readonly [code: string]: ChatModel.ModelError["reason"] } = {
   // rate limits: OpenAI, Anthropic, Mistral, Google
-  rate_limit_exceeded: "RateLimited",
-  rate_limit_error: "RateLimited",
-  rate_limit: "RateLimited",
-  too_many_requests: "RateLimited",
-  resource_exhausted: "RateLimited",
+  rate_limit_exceeded: "rate-limited",
+  rate_limit_error: "rate-limited",
+  rate_limit: "rate-limited",
+  too_many_requests: "rate-limited",
+  resource_exhausted: "rate-limited",
   // the server's side: OpenAI, Anthropic, Groq, vLLM, Google
-  server_error: "Unavailable",
-  internal_server_error: "Unavailable",
-  internal_error: "Unavailable",
-  internal: "Unavailable",
-  api_error: "Unavailable",
-  overloaded_error: "Unavailable",
-  overloaded: "Unavailable",
-  service_unavailable: "Unavailable",
-  unavailable: "Unavailable",
-  deadline_exceeded: "Unavailable",
-  timeout: "Unavailable",
+  server_error: "unavailable",
+  internal_server_error: "unavailable",
+  internal_error: "unavailable",
+  internal: "unavailable",
+  api_error: "unavailable",
+  overloaded_error: "unavailable",
+  overloaded: "unavailable",
+  service_unavailable: "unavailable",
+  unavailable: "unavailable",
+  deadline_exceeded: "unavailable",
+  timeout: "unavailable",
   // credentials
-  authentication_error: "Unauthorized",
-  permission_error: "Unauthorized",
-  invalid_api_key: "Unauthorized",
-  unauthenticated: "Unauthorized",
-  permission_denied: "Unauthorized",
+  authentication_error: "unauthorized",
+  permission_error: "unauthorized",
+  invalid_api_key: "unauthorized",
+  unauthenticated: "unauthorized",
+  permission_denied: "unauthorized",
   // the request itself
-  invalid_request_error: "InvalidRequest",
-  not_found_error: "InvalidRequest",
-  request_too_large: "InvalidRequest",
-  context_length_exceeded: "InvalidRequest",
-  invalid_prompt: "InvalidRequest",
-  invalid_argument: "InvalidRequest",
-  badrequesterror: "InvalidRequest",
-  not_found: "InvalidRequest",
-  failed_precondition: "InvalidRequest"
+  invalid_request_error: "invalid-request",
+  not_found_error: "invalid-request",
+  request_too_large: "invalid-request",
+  context_length_exceeded: "invalid-request",
+  invalid_prompt: "invalid-request",
+  invalid_argument: "invalid-request",
+  badrequesterror: "invalid-request",
+  not_found: "invalid-request",
+  failed_precondition: "invalid-request"
 }
 
 /** Ollama and others answer `{ error: "…" }`; Google wraps its error object in an array. */
@@ -166,8 +166,8 @@ export const isErrorPayload = (payload: unknown): boolean => {
  * { type, message } }` (Anthropic), `{ type: "error", code, message }` (Responses),
  * `[{ error: { code, message, status } }]` (Google), `{ error: "…" }` (Ollama). A numeric
  * status (400–599) is classified like an HTTP status; else the first known code or type
- * decides (`server_error`, `overloaded_error` → `Unavailable`, rate limits → `RateLimited`,
- * …); an unknown one is `Other`. The message quotes the server's own.
+ * decides (`server_error`, `overloaded_error` → `unavailable`, rate limits → `rate-limited`,
+ * …); an unknown one is `other`. The message quotes the server's own.
  *
  * @internal
  */
@@ -189,7 +189,7 @@ export const errorFromPayload = (options: {
     ? reasonOfStatus(status)
     : known !== undefined
     ? codeReasons[known.toLowerCase()]!
-    : "Other"
+    : "other"
   const label = known ?? codes[0] ?? (status === undefined ? undefined : String(status))
   const message = typeof error.message === "string" && error.message.trim().length > 0
     ? error.message.trim()

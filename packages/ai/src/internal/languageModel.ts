@@ -9,7 +9,8 @@ import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid } from "./wireJson.js"
+import { usageOf } from "./streamFold.js"
+import { invalid } from "./wireJson.js"
 
 /** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
@@ -85,12 +86,13 @@ const finishReasons: { readonly [K in Response.FinishReason]: ChatModel.FinishRe
 /** `@effect/ai`'s finish reason (`pause` becomes `other`). */
 export const finishReason = (reason: Response.FinishReason): ChatModel.FinishReason => finishReasons[reason]
 
-/** The usage rule of every adapter: counts the provider did not report (or reported as no count: infinite, negative) are 0, the total is input + output. */
-export const usage = (usage: Response.Usage): ChatModel.Usage => {
-  const inputTokens = count(usage.inputTokens)
-  const outputTokens = count(usage.outputTokens)
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
-}
+/**
+ * The usage rule of every adapter (`usageOf`) on what the provider reported: a provider whose
+ * total is larger than input + output (Google's, whose reasoning is in the total only) has its
+ * output read as total − input.
+ */
+export const usage = (usage: { readonly inputTokens?: unknown; readonly outputTokens?: unknown; readonly totalTokens?: unknown }): ChatModel.Usage =>
+  usageOf(usage.inputTokens, usage.outputTokens, usage.totalTokens)
 
 /** A tool call with the provider's call id; its params must be JSON (they were parsed from JSON). */
 export const toolCall = (part: { readonly id: string; readonly name: string; readonly params: unknown }) => ({
@@ -101,9 +103,9 @@ export const toolCall = (part: { readonly id: string; readonly name: string; rea
 
 /**
  * An `AiError` as a `ModelError`: an HTTP status is classified like every other adapter's
- * (429, 5xx transient; 401/403; other 4xx), a transport failure is `Network`, unreadable
- * output `InvalidResponse` — unless it was an error envelope sent with HTTP 200 (`{ error }`),
- * which gives the server's error — a prompt the provider cannot express `InvalidRequest`.
+ * (429, 5xx transient; 401/403; other 4xx), a transport failure is `network`, unreadable
+ * output `invalid-response` — unless it was an error envelope sent with HTTP 200 (`{ error }`),
+ * which gives the server's error — a prompt the provider cannot express `invalid-request`.
  */
 export const fromAiError = (provider: string, nowMillis: number) => (error: AiError.AiError | ParseResult.ParseError): ChatModel.ModelError => {
   switch (error._tag) {
@@ -113,11 +115,11 @@ export const fromAiError = (provider: string, nowMillis: number) => (error: AiEr
         : invalid(`${provider} sent an unreadable response (${error.reason}): ${error.message}`)
     case "HttpRequestError":
       return new ChatModel.ModelError({
-        reason: error.reason === "Transport" ? "Network" : "InvalidRequest",
+        reason: error.reason === "Transport" ? "network" : "invalid-request",
         message: error.reason === "Transport" ? `could not reach ${provider}: ${error.message}` : `could not send the request to ${provider}: ${error.message}`
       })
     case "MalformedInput":
-      return new ChatModel.ModelError({ reason: "InvalidRequest", message: `${provider} cannot express the request: ${error.message}` })
+      return new ChatModel.ModelError({ reason: "invalid-request", message: `${provider} cannot express the request: ${error.message}` })
     case "MalformedOutput":
       return error.cause instanceof ParseResult.ParseError
         ? fromAiError(provider, nowMillis)(error.cause)
@@ -127,16 +129,16 @@ export const fromAiError = (provider: string, nowMillis: number) => (error: AiEr
         ? errorFromPayload({ provider, payload: error.issue.actual, where: "with HTTP 200" })
         : invalid(`${provider} sent a response that could not be decoded: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
     case "UnknownError":
-      return new ChatModel.ModelError({ reason: "Other", message: `${provider} failed: ${error.message}` })
+      return new ChatModel.ModelError({ reason: "other", message: `${provider} failed: ${error.message}` })
   }
 }
 
 /**
  * A stack overflow (`RangeError`) while the `LanguageModel` builds or sends the request —
- * a history nested deeper than its encoders can go — as an `InvalidRequest`, instead of a
+ * a history nested deeper than its encoders can go — as an `invalid-request`, instead of a
  * defect; any other defect stays one.
  */
 export const unencodable = (provider: string) => (defect: unknown): Option.Option<ChatModel.ModelError> =>
   defect instanceof RangeError
-    ? Option.some(new ChatModel.ModelError({ reason: "InvalidRequest", message: `could not encode the request to ${provider}: ${String(defect)}` }))
+    ? Option.some(new ChatModel.ModelError({ reason: "invalid-request", message: `could not encode the request to ${provider}: ${String(defect)}` }))
     : Option.none()

@@ -6,13 +6,13 @@
  */
 import type { ChatModel, Message } from "@agentfx/core"
 import { Either } from "effect"
-import { parseArguments } from "./chatCompletions.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
+import { type Call as Assembled, StreamFold, usageOf } from "./streamFold.js"
 import { strictAllowed } from "./strictSchema.js"
 import { wireParameters } from "./toolSchema.js"
-import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
+import { invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 type Json = JsonObject
@@ -78,53 +78,62 @@ const requestBody = (model: string, strict: boolean) => (request: ChatModel.Chat
   }
 }
 
-/** The usage rule of every adapter: counts the server did not send (or sent as no count: infinite, negative) are 0, the total is input + output. */
-const usage = (response: Json): ChatModel.Usage => {
-  const wire = isObject(response.usage) ? response.usage : {}
-  const inputTokens = count(wire.input_tokens)
-  const outputTokens = count(wire.output_tokens)
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
-}
+/** A fold of one answer: usage from `input_tokens`, `output_tokens` and `total_tokens` (`usageOf`). */
+const fold = (provider: string) =>
+  new StreamFold<Call>({
+    provider,
+    last: "response.completed",
+    usage: (counts) => usageOf(counts.input_tokens, counts.output_tokens, counts.total_tokens)
+  })
 
 /** The one reason the Responses API gives for stopping: `incomplete_details.reason` of an incomplete response (a completed one gives none). */
-const incompleteReason = (response: Json): [string] | undefined => {
+const incompleteReason = (response: Json): string | undefined => {
   const reason = response.status === "incomplete" && isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined
-  return typeof reason === "string" ? [reason] : undefined
+  return typeof reason === "string" ? reason : undefined
 }
 
-const finishReason = (response: Json, refused: boolean, calls: number): ChatModel.FinishReason => {
-  if (refused) return "refusal"
+const finishReason = (response: Json, calls: number): ChatModel.FinishReason => {
   if (calls > 0) return "tool-calls"
   if (response.status !== "incomplete") return "stop"
-  const [reason] = incompleteReason(response) ?? []
+  const reason = incompleteReason(response)
   return reason === "max_output_tokens" ? "length" : reason === "content_filter" ? "content-filter" : "other"
 }
 
-interface Call {
-  id: string
-  name: string
+/** A function call; `item` is its output item's `id`, which argument events name (`item_id`), beside the `call_id` results are sent back under. */
+interface Call extends Assembled {
+  item: string
   args: string
 }
 
-const callOf = (item: Json): Call => ({ id: text(item.call_id) || text(item.id), name: text(item.name), args: text(item.arguments) })
+const callOf = (item: Json): Call => ({
+  id: text(item.call_id) || text(item.id),
+  item: text(item.id),
+  name: text(item.name),
+  args: text(item.arguments),
+  input: {}
+})
 
-/** Text, refusal and calls of a response's `output` items (reasoning and built-in tool items are skipped). */
-const outputOf = (response: Json) => {
-  let answer = ""
-  let refused = false
-  const calls: Array<Call> = []
+/** The function calls of a response's `output`. */
+const callsOf = (response: Json): ReadonlyArray<Json> => objects(response.output).filter((item) => item.type === "function_call")
+
+/** Text and refusals of a response's `output` messages (reasoning and built-in tool items are skipped), added to `answer`; the text added. */
+const addText = (answer: StreamFold<Call>, response: Json): string => {
+  let added = ""
   for (const item of objects(response.output)) {
-    if (item.type === "function_call") calls.push(callOf(item))
     if (item.type !== "message") continue
     for (const part of objects(item.content)) {
-      if (part.type === "output_text") answer += text(part.text)
-      if (part.type === "refusal") {
-        refused = true
-        answer += text(part.refusal)
-      }
+      if (part.type === "output_text") added += answer.addText(text(part.text))
+      if (part.type === "refusal") added += answer.addRefusal(text(part.refusal))
     }
   }
-  return { text: answer, refused, calls }
+  return added
+}
+
+/** The end of an answer: its usage and why it stopped, from the final response (after every call is in). */
+const finishWith = (answer: StreamFold<Call>, response: Json) => {
+  answer.addUsage(response.usage)
+  answer.finish(finishReason(response, answer.toolCalls.length), incompleteReason(response))
+  answer.end()
 }
 
 /** A response that is not complete: its error (`failed`), or what it is (`in_progress`, `queued`, `cancelled`). */
@@ -136,36 +145,40 @@ const unfinished = (response: Json, provider: string, where: "mid-stream" | "wit
   return invalid(`${provider} answered a response that is ${String(response.status)}, not completed`)
 }
 
-const toResponse = (response: Json, streamed: { readonly text: string; readonly refused: boolean; readonly calls: ReadonlyArray<Call> }): ChatModel.ChatResponse => ({
-  text: streamed.text,
-  toolCalls: streamed.calls.map((call) => ({ id: call.id, name: call.name, args: parseArguments(call.args) })),
-  finishReason: finishReason(response, streamed.refused, streamed.calls.length),
-  providerFinishReasons: incompleteReason(response),
-  usage: usage(response)
-})
-
 const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.output)) {
     return Either.left(invalid(`${provider} sent a body that is not a Responses API response: ${snippet(body, 200)}`))
   }
   const failure = unfinished(body, provider, "with HTTP 200")
-  return failure === undefined ? Either.right(toResponse(body, outputOf(body))) : Either.left(failure)
+  if (failure !== undefined) return Either.left(failure)
+  const answer = fold(provider)
+  addText(answer, body)
+  for (const item of callsOf(body)) answer.addCall(callOf(item))
+  finishWith(answer, body)
+  return answer.response()
 }
 
 /**
- * Reads a streamed response. Text comes from `response.output_text.delta`, a refusal from
- * `response.refusal.delta`; function calls from `response.output_item.added`, their
- * argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
- * (which replace the deltas), and any call the final response lists that was not streamed.
- * `response.completed` and `response.incomplete` end the answer; `response.failed` and `error` fail it with the server's error. A stream that ends
- * before one of them was cut (`InvalidResponse`).
+ * Reads a streamed response into a `StreamFold`. Text comes from `response.output_text.delta`,
+ * a refusal from `response.refusal.delta`; function calls from `response.output_item.added`,
+ * their argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
+ * (which replace the deltas). An argument event finds its call by `item_id` (the output item's
+ * `id`, not its `call_id`) or `output_index`. The final response adds any call it lists that
+ * was not streamed (one that was is known by its item `id` or its `call_id`), and its text when
+ * nothing was streamed. `response.completed` and `response.incomplete` end the answer;
+ * `response.failed` and `error` fail it with the server's error. A stream that ends before one
+ * of them was cut (`invalid-response`).
  */
 const reader = (provider: string): StreamReader => {
-  let streamedText = ""
-  let refused = false
-  let final: Json | undefined = undefined
-  /** Calls in the order they began, found by item id or by `#<output_index>`. */
-  const calls: Array<Call> = []
+  const answer = fold(provider)
+  /** Text or a refusal came as deltas: the final response's text is not the answer's again. */
+  let streamed = false
+  const delta = (json: Json) => {
+    const piece = text(json.delta)
+    streamed = streamed || piece.length > 0
+    return piece
+  }
+  /** Calls found by item id or by `#<output_index>`. */
   const byKey = new Map<string, Call>()
   const keys = (event: Json, itemId: unknown) => [
     ...(text(itemId).length > 0 ? [text(itemId)] : []),
@@ -178,13 +191,23 @@ const reader = (provider: string): StreamReader => {
     let call = find(event, item.id)
     if (call === undefined) {
       call = whole
-      calls.push(call)
+      answer.addCall(call)
     } else {
-      call.id = whole.id || call.id
+      call.id = text(item.call_id) || call.id || whole.id
+      call.item = whole.item || call.item
       call.name = whole.name || call.name
       call.args = whole.args || call.args
     }
     for (const key of keys(event, item.id)) byKey.set(key, call)
+  }
+  /** The final response's calls: one streamed takes its `call_id` when it had none; one not streamed is added. */
+  const complete = (response: Json) => {
+    for (const item of callsOf(response)) {
+      const whole = callOf(item)
+      const known = answer.toolCalls.find((call) => (whole.item.length > 0 && call.item === whole.item) || call.id === whole.id)
+      if (known === undefined) answer.addCall(whole)
+      else known.id = text(item.call_id) || known.id
+    }
   }
 
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
@@ -204,17 +227,16 @@ const reader = (provider: string): StreamReader => {
         const response = { ...(isObject(json.response) ? json.response : {}), status: type.slice("response.".length) }
         const failure = unfinished(response, provider, "mid-stream")
         if (failure !== undefined) return Either.left(failure)
-        final = response
         // a server that streamed nothing: the answer is the final response's output, emitted now
-        return Either.right(calls.length === 0 && streamedText.length === 0 ? outputOf(response).text : "")
+        const added = streamed || answer.toolCalls.length > 0 ? "" : addText(answer, response)
+        complete(response)
+        finishWith(answer, response)
+        return Either.right(added)
       }
       case "response.output_text.delta":
-        streamedText += text(json.delta)
-        return Either.right(text(json.delta))
+        return Either.right(answer.addText(delta(json)))
       case "response.refusal.delta":
-        refused = refused || text(json.delta).length > 0
-        streamedText += text(json.delta)
-        return Either.right(text(json.delta))
+        return Either.right(answer.addRefusal(delta(json)))
       case "response.output_item.added":
       case "response.output_item.done":
         if (item?.type === "function_call") remember(json, item)
@@ -234,17 +256,7 @@ const reader = (provider: string): StreamReader => {
     }
   }
 
-  const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
-    if (final === undefined) {
-      return Either.left(invalid(`${provider}'s stream ended before the answer did (no response.completed): the connection was cut`))
-    }
-    const whole = outputOf(final)
-    if (calls.length === 0 && streamedText.length === 0) return Either.right(toResponse(final, whole))
-    const unstreamed = whole.calls.filter((call) => !calls.some((streamed) => streamed.id === call.id))
-    return Either.right(toResponse(final, { text: streamedText, refused, calls: [...calls, ...unstreamed] }))
-  }
-
-  return { add, finished: () => final !== undefined, response }
+  return { add, finished: () => answer.finished, response: () => answer.response() }
 }
 
 /** The Responses wire format, asking for `model`; `strict` is sent on every tool. */

@@ -8,7 +8,7 @@
  * its message is not lost. A plain line parser: about 20 times faster than `@effect/experimental`'s
  * mailbox-based `Sse` channel on a 2,000-event answer (docs/decisions/020).
  */
-import { Stream } from "effect"
+import { Either, Stream } from "effect"
 
 /** One event. */
 export interface Event {
@@ -16,13 +16,45 @@ export interface Event {
   readonly data: string
 }
 
-/** The events of a text stream. */
-export const events = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<Event, E, R> =>
+/** How large one event may grow, and the error of one that grows larger. */
+export interface Bound<E> {
+  /** The most characters of one event, from its first line to the blank line that ends it, each line ending one character. */
+  readonly limit: number
+  readonly tooLarge: () => E
+}
+
+/**
+ * The events of a text stream. An event (or a line) that grows past `bound.limit` characters
+ * without ending fails the stream with `bound.tooLarge()` as soon as it does: an endless line
+ * is not kept in memory to the end.
+ */
+export const events = <E2>(bound: Bound<E2>) => <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<Event, E | E2, R> =>
   Stream.suspend(() => {
     let name = ""
     let data: Array<string> = []
     /** The last chunk ended in CR: an LF starting this one is the same line ending. */
     let afterCR = false
+    /** Characters of the event being read so far, and whether the last one read ended a line. */
+    let pending = 0
+    let afterLF = false
+    /** Where in `lines` an event ends, from `from` on: the second LF of a pair (the first may have ended the last chunk). */
+    const endOf = (lines: string, from: number) => {
+      if (from === 0 && afterLF && lines.startsWith("\n")) return 0
+      const pair = lines.indexOf("\n\n", from)
+      return pair === -1 ? -1 : pair + 1
+    }
+    /** Measures each event of a chunk (line endings already LF, one character each). */
+    const measure = (lines: string): Either.Either<string, E2> => {
+      let start = 0
+      for (let end = endOf(lines, 0); end !== -1; end = endOf(lines, start)) {
+        if (pending + end - start + 1 > bound.limit) return Either.left(bound.tooLarge())
+        pending = 0
+        start = end + 1
+      }
+      pending += lines.length - start
+      if (lines.length > 0) afterLF = lines.endsWith("\n")
+      return pending > bound.limit ? Either.left(bound.tooLarge()) : Either.right(lines)
+    }
     return text.pipe(
       Stream.map((chunk) => {
         if (chunk.length === 0) return chunk
@@ -30,6 +62,7 @@ export const events = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<E
         afterCR = chunk.endsWith("\r")
         return rest.replace(/\r\n?/g, "\n")
       }),
+      Stream.mapEffect(measure),
       Stream.splitLines,
       Stream.mapConcat((line): ReadonlyArray<Event> => {
         if (line.length === 0) {

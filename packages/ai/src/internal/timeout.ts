@@ -25,26 +25,26 @@ const check = (name: string, input: Duration.DurationInput | undefined, fallback
   })
 }
 
-/** The options with their defaults, or an `InvalidRequest` naming each bad one. */
+/** The options with their defaults, or an `invalid-request` naming each bad one. */
 export const resolve = (options: ModelTimeout.Options | undefined, provider: string): Either.Either<Resolved, ChatModel.ModelError> => {
   const idle = check("idleTimeout", options?.idleTimeout, defaultIdle)
   const request = check("requestTimeout", options?.requestTimeout, defaultRequest)
   if (E.isRight(idle) && E.isRight(request)) return E.right({ idle: idle.right, request: request.right })
   const problems = [idle, request].flatMap((checked) => (E.isLeft(checked) ? [checked.left] : []))
-  return E.left(new ChatModel.ModelError({ reason: "InvalidRequest", message: `${provider}: ${problems.join("; ")}.` }))
+  return E.left(new ChatModel.ModelError({ reason: "invalid-request", message: `${provider}: ${problems.join("; ")}.` }))
 }
 
 const isOff = (duration: Duration.Duration) => !Duration.isFinite(duration)
 
 const requestError = (provider: string, duration: Duration.Duration) =>
   new ChatModel.ModelError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: `${provider} did not finish within ${Duration.format(duration)} (requestTimeout).`
   })
 
 const idleError = (provider: string, duration: Duration.Duration) =>
   new ChatModel.ModelError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: `${provider} sent nothing for ${Duration.format(duration)} (idleTimeout).`
   })
 

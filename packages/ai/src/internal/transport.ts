@@ -3,14 +3,13 @@
  * server-sent events; every failure a `ModelError`. Shared by the adapters that own their
  * wire format (Chat Completions, Responses, Messages).
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Mask } from "@agentfx/core"
 import * as Sse from "./sse.js"
 import type { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import { HttpClientRequest } from "@effect/platform"
 import type { Duration } from "effect"
 import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
-import { masker, quote } from "./mask.js"
 import { idle } from "./timeout.js"
 import { unwritable, writeJson } from "./wireJson.js"
 
@@ -24,12 +23,12 @@ export interface Endpoint {
   readonly mask: (text: string) => string
 }
 
-const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "InvalidRequest", message })
+const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "invalid-request", message })
 
 /**
  * The endpoint at `url`. Credentials in the URL (`https://user:pass@host/v1`, which `fetch`
  * refuses) are taken out of it and sent as `Authorization: Basic`; a URL with credentials
- * and an `authorization` credential both set is an `InvalidRequest`, as is a URL that does
+ * and an `authorization` credential both set is an `invalid-request`, as is a URL that does
  * not parse, and so is a blank credential (it would only earn a 401 on every call). Every
  * credential (header values, the URL's password) is masked in messages.
  */
@@ -47,7 +46,7 @@ export const endpoint = (options: {
     headers[name] = Redacted.value(value)
     secrets.push(Redacted.value(value).replace(/^(Bearer|Basic)(\s+|$)/i, ""))
   }
-  const mask = (extra: ReadonlyArray<string>) => masker([...secrets, ...extra])
+  const mask = (extra: ReadonlyArray<string>) => Mask.make([...secrets, ...extra])
   let parsed: URL
   try {
     parsed = new URL(options.url)
@@ -76,29 +75,73 @@ export const endpoint = (options: {
   return Either.right({ url, provider, headers, mask: mask([]) })
 }
 
+/**
+ * The error of a body that failed in its decompression (`content-encoding`), not in its
+ * connection: zlib's (`Z_DATA_ERROR`, …) or brotli's (`ERR__ERROR_…`), found along the
+ * failure's `cause`s (`fetch` wraps it in a `TypeError: terminated`).
+ */
+const decompressionFailure = (failure: unknown): Error | undefined => {
+  let link = failure
+  for (let depth = 0; depth < 4 && link instanceof Error; depth++, link = link.cause) {
+    const code = (link as { readonly code?: unknown }).code
+    if (typeof code === "string" && /^(Z_|ERR__ERROR_)/.test(code)) return link
+  }
+  return undefined
+}
+
 const networkError = (provider: string, error: HttpClientError.HttpClientError): ChatModel.ModelError => {
   const detail = error.description ?? error.message
   if (error._tag === "RequestError") {
     return error.reason === "Transport"
-      ? new ChatModel.ModelError({ reason: "Network", message: `could not reach ${provider}: ${detail}` })
+      ? new ChatModel.ModelError({ reason: "network", message: `could not reach ${provider}: ${detail}` })
       : invalidRequest(`could not send the request to ${provider} (${error.reason}): ${detail}`)
   }
-  return new ChatModel.ModelError({ reason: "Network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
+  const broken = decompressionFailure(error.cause)
+  if (broken !== undefined) {
+    const encoding = error.response.headers["content-encoding"] ?? "none"
+    return new ChatModel.ModelError({
+      reason: "invalid-response",
+      message: `${provider} sent a body that cannot be decompressed (content-encoding: ${encoding}): ${broken.message}`
+    })
+  }
+  return new ChatModel.ModelError({ reason: "network", message: `the connection to ${provider} broke while reading its answer: ${detail}` })
 }
 
 const unreadable = (provider: string, what: string, text: string) =>
   new ChatModel.ModelError({
-    reason: "InvalidResponse",
-    message: `${provider} sent ${what}: ${quote(text, 200)}`
+    reason: "invalid-response",
+    message: `${provider} sent ${what}: ${Mask.quote(text, 200)}`
   })
 
 /** The most of an error answer's body that is read: its message is quoted from there. */
 const errorBodyLimit = 64 * 1024
 
+/**
+ * The most characters of an answer's body (not streamed), and of one event of a stream (from
+ * its first line to the blank line that ends it): 16 Mi. Past it the answer is refused at once,
+ * unread to its end: `invalid-response`, not retried.
+ */
+export const answerLimit = 16 * 1024 * 1024
+
+const tooLarge = (provider: string, what: string) => () =>
+  new ChatModel.ModelError({
+    reason: "invalid-response",
+    message: `${provider} sent ${what} longer than ${answerLimit} characters (the adapters' limit); it was not read further.`
+  })
+
+/** The text of a body, failing once it passes {@link answerLimit} characters. */
+const boundedText = (provider: string) => <R>(bytes: Stream.Stream<Uint8Array, ChatModel.ModelError, R>) =>
+  Stream.suspend(() => {
+    let read = 0
+    const over = tooLarge(provider, "a body")
+    return Stream.mapEffect(Stream.decodeText(bytes), (text): Either.Either<string, ChatModel.ModelError> =>
+      (read += text.length) > answerLimit ? Either.left(over()) : Either.right(text))
+  })
+
 /** An answer's body as it is read: the bytes, or the `ModelError` that ends them. */
 type Body = (response: HttpClientResponse.HttpClientResponse) => Stream.Stream<Uint8Array, ChatModel.ModelError>
 
-/** The body as the server sends it, bounded by nothing but the attempt's `requestTimeout`. */
+/** The body as the server sends it, bounded in time by nothing but the attempt's `requestTimeout`. */
 const whole = (target: Endpoint): Body => (response) => Stream.mapError(response.stream, (error) => networkError(target.provider, error))
 
 /** The body, failing once no bytes came for `idleTimeout` (the bound of every body a streamed call reads). */
@@ -116,7 +159,7 @@ const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
 
 /**
  * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
- * deep for `JSON.stringify`) is an `InvalidRequest`, a non-2xx answer the `ModelError` of
+ * deep for `JSON.stringify`) is an `invalid-request`, a non-2xx answer the `ModelError` of
  * its status, quoting the server (its body read as `read` reads it: one that stalls or
  * breaks is not quoted).
  */
@@ -151,7 +194,7 @@ const send = (
 /** The JSON of a response body, read as `read` reads it; an error envelope fails with the server's error. */
 const readJson = (target: Endpoint, response: HttpClientResponse.HttpClientResponse, read: Body) =>
   Effect.gen(function*() {
-    const text = yield* Stream.mkString(Stream.decodeText(read(response)))
+    const text = yield* Stream.mkString(boundedText(target.provider)(read(response)))
     const parsed = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: () => unreadable(target.provider, "a body that is not JSON", text.trim())
@@ -171,7 +214,7 @@ export const postJson = (client: HttpClient.HttpClient, target: Endpoint, body: 
  * POSTs the `body` built and returns the server-sent events of the answer. No bytes for `idleTimeout`
  * once the headers came fails the stream (the wait for the headers is `requestTimeout`'s), whatever
  * the body: events, JSON, or an error status's body (which then goes unquoted). A JSON answer where
- * events were asked for fails: with the server's message when it is an error envelope, else `InvalidResponse`;
+ * events were asked for fails: with the server's message when it is an error envelope, else `invalid-response`;
  * so does an HTML page (a proxy's), quoting its start.
  */
 export const postStream = (
@@ -194,5 +237,5 @@ export const postStream = (
   }).pipe(
     Stream.unwrap,
     Stream.decodeText(),
-    Sse.events
+    Sse.events({ limit: answerLimit, tooLarge: tooLarge(target.provider, "a stream event") })
   )

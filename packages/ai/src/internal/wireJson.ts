@@ -1,10 +1,9 @@
 /**
- * Reading the JSON providers send: tolerant accessors, and the `InvalidResponse` for what
+ * Reading the JSON providers send: tolerant accessors, and the `invalid-response` for what
  * cannot be read.
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Mask } from "@agentfx/core"
 import { Either } from "effect"
-import { quote } from "./mask.js"
 import type * as Sse from "./sse.js"
 
 export type JsonObject = { readonly [key: string]: unknown }
@@ -20,13 +19,13 @@ export const isCount = ChatModel.isTokenCount
 /** The value if it is a token count, else 0: a count that is not one is taken as not sent. */
 export const count = (value: unknown): number => (isCount(value) ? value : 0)
 
-export const invalid = (message: string) => new ChatModel.ModelError({ reason: "InvalidResponse", message })
+export const invalid = (message: string) => new ChatModel.ModelError({ reason: "invalid-response", message })
 
-/** An event's data as JSON; data that is not JSON is an `InvalidResponse` quoting its start. */
+/** An event's data as JSON; data that is not JSON is an `invalid-response` quoting its start. */
 export const parseEvent = (event: Sse.Event, provider: string): Either.Either<unknown, ChatModel.ModelError> =>
   Either.try({
     try: (): unknown => JSON.parse(event.data),
-    catch: () => invalid(`${provider} sent a stream event that is not JSON: ${quote(event.data, 200)}`)
+    catch: () => invalid(`${provider} sent a stream event that is not JSON: ${Mask.quote(event.data, 200)}`)
   })
 
 /**
@@ -61,8 +60,8 @@ export const writeJson = (value: unknown): string | undefined => {
 /** What a message shows of a value that cannot be written as JSON. */
 export const unwritable = `(a value nested deeper than ${writableDepth} levels, or not JSON)`
 
-/** The start of `value`'s JSON for a message, at most `length` characters (`quote`); a marker for a value that cannot be written. */
+/** The start of `value`'s JSON for a message, at most `length` characters (`Mask.quote`); a marker for a value that cannot be written. */
 export const snippet = (value: unknown, length: number): string => {
   const written = writeJson(value)
-  return written === undefined ? unwritable : quote(written, length)
+  return written === undefined ? unwritable : Mask.quote(written, length)
 }

@@ -21,14 +21,14 @@ export interface StreamReader {
   readonly add: (event: Sse.Event) => Either.Either<string, ChatModel.ModelError>
   /** True once the answer's last event arrived: nothing after it is read. */
   readonly finished: () => boolean
-  /** The whole answer, once the events ended; a stream cut before its last event fails (`InvalidResponse`). */
+  /** The whole answer, once the events ended; a stream cut before its last event fails (`invalid-response`). */
   readonly response: () => Either.Either<ChatModel.ChatResponse, ChatModel.ModelError>
 }
 
 /** A provider's wire format. */
 export interface WireFormat {
   readonly body: (request: ChatModel.ChatRequest, stream: boolean) => unknown
-  /** A request the API would refuse, refused before it is sent: its `InvalidRequest`. */
+  /** A request the API would refuse, refused before it is sent: its `invalid-request`. */
   readonly refuse?: (request: ChatModel.ChatRequest) => ChatModel.ModelError | undefined
   /** Settings the API does not take: not sent, and a warning the first time each is set (docs/decisions/060). */
   readonly ignores?: { readonly fields: ReadonlyArray<Field>; readonly why: string }
@@ -54,7 +54,7 @@ export interface Options extends ModelTimeout.Options {
 
 /**
  * The model. A bad endpoint, timeout or wire option fails every call with its
- * `InvalidRequest`, as does a request the wire format refuses; an event carrying an error
+ * `invalid-request`, as does a request the wire format refuses; an event carrying an error
  * fails the stream with it.
  */
 export const make = (client: HttpClient.HttpClient, options: Options): ChatModel.ChatModel.Service => {

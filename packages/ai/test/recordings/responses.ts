@@ -137,6 +137,22 @@ export const parallelCalls = numbered([
   }
 ])
 
+/**
+ * A call as compatible servers stream it: `output_item.added` without the `call_id`, argument
+ * deltas naming only `item_id` (the item's `id`; no `output_index`), no `.done` events; only
+ * `response.completed` lists the call with its `call_id`.
+ */
+export const callIdAtTheEnd = numbered([
+  ...created,
+  { type: "response.output_item.added", output_index: 0, item: { id: "fc_68a1f0c1", type: "function_call", status: "in_progress", arguments: "", name: "get_weather" } },
+  { type: "response.function_call_arguments.delta", item_id: "fc_68a1f0c1", delta: "{\"city\":" },
+  { type: "response.function_call_arguments.delta", item_id: "fc_68a1f0c1", delta: "\"Oslo\"}" },
+  {
+    type: "response.completed",
+    response: envelope({ status: "completed", output: [functionCall(1, "call_oslo", "{\"city\":\"Oslo\"}")], usage: usage(20, 5) })
+  }
+])
+
 /** `text` as older recordings and some compatible servers send it: no `sequence_number`. */
 export const unnumbered = text.map(({ sequence_number: _, ...event }) => event)
 

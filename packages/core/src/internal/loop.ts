@@ -192,7 +192,7 @@ const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }
         : Effect.as(emit(run, () => ({ _tag: "TextDelta", iteration, text: part.text })), done)
   ).pipe(Effect.flatMap((response) =>
     response === undefined
-      ? Effect.fail(new ModelError({ reason: "InvalidResponse", message: "the model's stream ended without a response" }))
+      ? Effect.fail(new ModelError({ reason: "invalid-response", message: "the model's stream ended without a response" }))
       : Effect.succeed(response)
   ))
 }
