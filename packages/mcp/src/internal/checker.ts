@@ -72,24 +72,25 @@ const explain = (failure: Failure, what: string): string => {
   }
 }
 
-/** Waits for the thread's first answer that is `wanted`, posting `message` first when given. */
-const exchange = (worker: Worker, wanted: (answer: Answer) => boolean, message?: unknown) =>
+/**
+ * Posts `message` (when given) and waits for the thread's first answer that is `wanted`, for at
+ * most `within` (a timer of its own: no fiber is forked for a check).
+ */
+const exchange = (worker: Worker, within: { readonly millis: number; readonly late: Failure }, wanted: (answer: Answer) => boolean, message?: unknown) =>
   Effect.async<Answer, Failure>((resume) => {
-    const done = () => {
-      worker.off("message", onMessage).off("error", onError).off("exit", onExit)
+    const settle = (outcome: Effect.Effect<Answer, Failure>) => {
+      done()
+      resume(outcome)
     }
     const onMessage = (answer: Answer) => {
-      if (!wanted(answer)) return
-      done()
-      resume(Effect.succeed(answer))
+      if (wanted(answer)) settle(Effect.succeed(answer))
     }
-    const onError = (error: Error) => {
-      done()
-      resume(Effect.fail({ _tag: "ThreadLost", why: `the checker thread failed: ${error.message}` }))
-    }
-    const onExit = (code: number) => {
-      done()
-      resume(Effect.fail({ _tag: "ThreadLost", why: `the checker thread exited (code ${code})` }))
+    const onError = (error: Error) => settle(Effect.fail({ _tag: "ThreadLost", why: `the checker thread failed: ${error.message}` }))
+    const onExit = (code: number) => settle(Effect.fail({ _tag: "ThreadLost", why: `the checker thread exited (code ${code})` }))
+    const timer = setTimeout(() => settle(Effect.fail(within.late)), within.millis)
+    const done = () => {
+      clearTimeout(timer)
+      worker.off("message", onMessage).off("error", onError).off("exit", onExit)
     }
     worker.on("message", onMessage).on("error", onError).on("exit", onExit)
     if (message !== undefined) {
@@ -97,12 +98,18 @@ const exchange = (worker: Worker, wanted: (answer: Answer) => boolean, message?:
         worker.postMessage(message)
       } catch (error) {
         // a value too deep to copy to the thread
-        done()
-        resume(Effect.fail({ _tag: "Threw", error: String(error) }))
+        settle(Effect.fail({ _tag: "Threw", error: String(error) }))
       }
     }
     return Effect.sync(done)
   })
+
+const starting = {
+  millis: Duration.toMillis(startupTimeout),
+  late: { _tag: "ThreadLost", why: `the checker thread did not start within ${Duration.format(startupTimeout)}` }
+} as const
+
+const checking = { millis: Duration.toMillis(deadline), late: { _tag: "Late" } } as const
 
 /** A checker whose thread is started at its first request and ended when the scope closes. */
 export const make: Effect.Effect<Checker, never, Scope.Scope> = Effect.gen(function*() {
@@ -129,11 +136,7 @@ export const make: Effect.Effect<Checker, never, Scope.Scope> = Effect.gen(funct
     // two schemas a tool at most: the cache holds a whole list's validators
     const worker = new Worker(entry, { workerData: { capacity: 2 * maxTools }, execArgv: [] })
     worker.unref()
-    return exchange(worker, (answer) => answer.ready === true).pipe(
-      Effect.timeoutFail({
-        duration: startupTimeout,
-        onTimeout: (): Failure => ({ _tag: "ThreadLost", why: `the checker thread did not start within ${Duration.format(startupTimeout)}` })
-      }),
+    return exchange(worker, starting, (answer) => answer.ready === true).pipe(
       Effect.onError(() => Effect.sync(() => void worker.terminate())),
       Effect.tap(() => {
         current = worker
@@ -146,8 +149,7 @@ export const make: Effect.Effect<Checker, never, Scope.Scope> = Effect.gen(funct
   const ask = (request: Request): Effect.Effect<Answer, Failure> =>
     lock.withPermits(1)(Effect.flatMap(thread, (worker) => {
       const id = ++nextId
-      return exchange(worker, (answer) => answer.id === id, { id, ...request }).pipe(
-        Effect.timeoutFail({ duration: deadline, onTimeout: (): Failure => ({ _tag: "Late" }) }),
+      return exchange(worker, checking, (answer) => answer.id === id, { id, ...request }).pipe(
         // a value that could not be sent leaves the thread as it was; any other failure ends it
         Effect.tapError((failure) => failure._tag === "Threw" ? Effect.void : Effect.sync(() => end(worker))),
         Effect.onInterrupt(() => Effect.sync(() => end(worker)))
