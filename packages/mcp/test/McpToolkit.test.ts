@@ -230,28 +230,30 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
     }
   })
 
+  /** An agent on the fixture's tools whose model asks for `write_note` (destructive: the run pauses), then says what it got. */
+  const pausedOnNote = Effect.gen(function*() {
+    const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
+    const agent = Agent.make({ tools: [...yield* mcp.tools] })
+    return { agent, exit: yield* Agent.run(agent, { input: "Note it" }) }
+  })
+  const noteModel = () =>
+    ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
+      (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
+    ])
+
   it.live("the default gate pauses for a destructive tool; approved, it runs", () =>
     Effect.gen(function*() {
-      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
-      const agent = Agent.make({ tools: [...yield* mcp.tools] })
-      const exit = yield* Agent.run(agent, { input: "Note it" })
+      const { agent, exit } = yield* pausedOnNote
       expect(exit._tag === "Paused" && exit.reason === "approval" && exit.pending.map((p) => p.call.name)).toEqual(["write_note"])
       if (exit._tag !== "Paused") return
       const done = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy milk")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
-        (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+    }).pipe(Effect.provide(noteModel()), Effect.scoped), 30_000)
 
   it.live("arguments a person edits on resume are checked against the server's schema (off the event loop) before anything is consumed", () =>
     Effect.gen(function*() {
-      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
-      const agent = Agent.make({ tools: [...yield* mcp.tools] })
-      const exit = yield* Agent.run(agent, { input: "Note it" })
+      const { agent, exit } = yield* pausedOnNote
       if (exit._tag !== "Paused") return expect.fail(`expected a pause, got ${exit._tag}`)
       const refused = yield* Effect.flip(Agent.resume(agent, exit.checkpoint, Decision.byCall({ call_1: Decision.approve({ args: { text: 5 } }) })))
       expect([refused._tag, refused.message]).toEqual([
@@ -260,13 +262,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       ])
       const done = yield* Agent.resume(agent, exit.checkpoint, Decision.byCall({ call_1: Decision.approve({ args: { text: "buy bread" } }) }))
       expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy bread")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
-        (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+    }).pipe(Effect.provide(noteModel()), Effect.scoped), 30_000)
 
   it.live("closing the scope ends the server process", () =>
     Effect.gen(function*() {
