@@ -58,7 +58,7 @@ export interface Options {
 /**
  * The server could not be used: `Connect` (the process did not start, the URL did not
  * answer, the handshake failed), `ListTools` (its tool list could not be read, or it is
- * longer than 100 pages or 1000 tools) or
+ * longer than 100 pages or 1000 tools, or the thread that checks the schemas could not start) or
  * `InvalidOptions` (e.g. an override naming a tool the server does not list).
  *
  * @example

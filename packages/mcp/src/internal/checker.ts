@@ -5,7 +5,7 @@
  * check. The next request starts a new thread.
  */
 import type { Scope } from "effect"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Fiber } from "effect"
 import { Worker } from "node:worker_threads"
 import { maxTools } from "./listing.js"
 
@@ -19,7 +19,7 @@ export const deadline = Duration.seconds(5)
 /** How long the thread may take to start (it loads Ajv); not part of any deadline. */
 const startupTimeout = Duration.seconds(30)
 
-const entry = new URL("./checker-worker.mjs", import.meta.url)
+const defaultEntry = new URL("./checker-worker.mjs", import.meta.url)
 
 /** A schema the checker has compiled: checks against it name it by `key`. */
 export interface Compiled {
@@ -34,6 +34,8 @@ export interface Checked {
 }
 
 export interface Checker {
+  /** Waits for the thread started with the checker to be ready; fails with why it could not start. */
+  readonly ready: Effect.Effect<void, string>
   /**
    * Compiles a schema on the checker thread, or fails with why not, naming the schema as `what`
    * says: `<what> cannot be compiled (…)`, `compiling <what> did not finish within 5s and was stopped`.
@@ -111,8 +113,11 @@ const starting = {
 
 const checking = { millis: Duration.toMillis(deadline), late: { _tag: "Late" } } as const
 
-/** A checker whose thread is started at its first request and ended when the scope closes. */
-export const make: Effect.Effect<Checker, never, Scope.Scope> = Effect.gen(function*() {
+/**
+ * A checker, its thread starting at once (await `ready`); ended when the scope closes. After a
+ * thread is ended, the next request starts another. `entry` is the thread's module (tests only).
+ */
+export const make = (entry: URL = defaultEntry): Effect.Effect<Checker, never, Scope.Scope> => Effect.gen(function*() {
   const lock = yield* Effect.makeSemaphore(1)
   let current: Worker | undefined
   let closed = false
@@ -156,7 +161,11 @@ export const make: Effect.Effect<Checker, never, Scope.Scope> = Effect.gen(funct
       )
     }))
 
+  const first = yield* Effect.forkScoped(lock.withPermits(1)(thread))
   return {
+    ready: Effect.mapError(Fiber.join(first), (failure) => failure._tag === "ThreadLost" ? failure.why : explain(failure, "starting it")).pipe(
+      Effect.asVoid
+    ),
     compile: (schema, what) => {
       const compiled = { key: ++nextKey, schema }
       return ask({ kind: "compile", ...compiled }).pipe(

@@ -33,7 +33,8 @@ export const make = (options: Options, error: MakeError) =>
     /** A new connection, or why not — and the tool list of one, or why not — with the transport's credentials masked. */
     const open = Effect.mapError(connect(transport, listener), mask)
     const list = (connection: Connection) => Effect.map(Effect.mapError(listAll(connection), mask), sort)
-    const checker = yield* Checker.make
+    // its thread starts while the connection opens
+    const checker = yield* Checker.make()
     const lock = yield* Effect.makeSemaphore(1)
     const closing = new Set<Promise<void>>()
     const discarded = new WeakSet<Connection>()
@@ -124,6 +125,7 @@ export const make = (options: Options, error: MakeError) =>
         ))
     }
 
+    yield* Effect.mapError(checker.ready, (why) => error("ListTools", `MCP server "${server}": its tools cannot be checked: ${why}`))
     const listed = yield* Effect.mapError(list(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
     const refused = unknownOverrides(listed)
     if (refused !== undefined) return yield* Effect.fail(refused)
