@@ -163,6 +163,34 @@ describe("Decision (Agent.resume)", () => {
       ChatMemory.layerMemory
     ))))
 
+  it.effect("edited arguments are decoded as the executor decodes them: a tool whose parameters check asynchronously (an MCP tool's) takes an edit", () =>
+    Effect.gen(function*() {
+      const executions = new Executions()
+      const post = Tool.make("post", {
+        description: "Posts a message",
+        // checked off the fiber's thread of control, as McpToolkit checks a server's schema
+        parameters: Schema.Struct({ text: Schema.String }).pipe(
+          Schema.filterEffect(({ text }) => Effect.promise(() => Promise.resolve(text.length > 0 || "text must not be empty")))
+        ),
+        success: Schema.String,
+        needsApproval: true,
+        handler: (args) => Effect.sync(() => executions.record("post", args)).pipe(Effect.as(`posted ${args.text}`))
+      })
+      const agent = Agent.make({ tools: [post] })
+      const exit = yield* Agent.run(agent, { input: "post it" })
+      if (exit._tag !== "Paused") throw new Error(`expected a pause, got ${exit._tag}`)
+      const refused = yield* Agent.resume(agent, exit.checkpoint, Decision.byCall({ p1: Decision.approve({ args: { text: "" } }) })).pipe(Effect.flip)
+      expect(refused._tag === "InvalidEditedArguments" && refused.problems).toEqual([
+        { callId: "p1", toolName: "post", message: `Invalid arguments for tool "post": text must not be empty` }
+      ])
+      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.byCall({ p1: Decision.approve({ args: { text: "hello" } }) }))
+      expect(done._tag === "Completed" && done.text).toBe("posted")
+      expect(executions.args).toEqual([{ tool: "post", args: { text: "hello" } }])
+    }).pipe(Effect.provide(Layer.merge(
+      ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "p1", name: "post", args: { text: "hi" } }), ScriptedChatModel.text("posted")]),
+      ChatMemory.layerMemory
+    ))))
+
   describe("environment pause", () => {
     const script = ScriptedChatModel.layer([
       ScriptedChatModel.toolCalls(

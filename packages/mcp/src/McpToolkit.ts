@@ -57,7 +57,8 @@ export interface Options {
 
 /**
  * The server could not be used: `Connect` (the process did not start, the URL did not
- * answer, the handshake failed), `ListTools` (its tool list could not be read) or
+ * answer, the handshake failed), `ListTools` (its tool list could not be read, or it is
+ * longer than 100 pages or 1000 tools, or the thread that checks the schemas could not start) or
  * `InvalidOptions` (e.g. an override naming a tool the server does not list).
  *
  * @example
@@ -140,7 +141,9 @@ export class McpToolkit extends Context.Tag("@agentfx/mcp/McpToolkit")<McpToolki
  * - its parameters: the server's `inputSchema`, given to the model as the server wrote it,
  *   and checked against the arguments before the call by the SDK's JSON Schema validator
  *   (Ajv) — arguments it rejects are a `semantic` error naming the problem, and the server
- *   is not called;
+ *   is not called. The checks run on a thread of the toolkit's own, each within 5 s: a check
+ *   that takes longer (a server's `pattern` that backtracks catastrophically on the value) is
+ *   stopped — the thread is ended — and is a `semantic` error; the event loop is not blocked;
  * - its result: `structuredContent` when the tool declares an `outputSchema`, else the text
  *   of its content (images, audio and resources as a one-line description);
  * - `needsApproval` (the default gate asks for approval) unless the server says the tool is
@@ -154,8 +157,12 @@ export class McpToolkit extends Context.Tag("@agentfx/mcp/McpToolkit")<McpToolki
  * JSON-RPC error answer is `semantic`; a lost connection (the process died, the HTTP stream
  * broke) or a failed transport is `environment` — the next call starts a new connection (a
  * new process). A timeout or an interruption aborts the request: the SDK sends
- * `notifications/cancelled`, and the call ends as a `ToolTimeout` or interrupted. Tools that
- * the server says need task-based execution are left out.
+ * `notifications/cancelled`, and the call ends as a `ToolTimeout` or interrupted.
+ *
+ * The list is read page by page, at most 100 pages and 1000 tools (more fails with
+ * `ListTools`). An entry that cannot be used is left out with a logged warning naming it and
+ * why, and the others are offered: one that is not an MCP tool, one whose input or output
+ * schema does not compile, a name listed more than once, a tool that runs only as an MCP task.
  *
  * @example
  * ```ts

@@ -1,8 +1,8 @@
-import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Logger } from "effect"
 import { McpToolkit } from "../src/index.js"
 import { nested } from "./fixtures/hostile.js"
-import { batch } from "./fixtures/run.js"
+import { batch, childrenRunning } from "./fixtures/run.js"
 import { hostileStdio } from "./fixtures/transports.js"
 
 const Hostile = McpToolkit.layer({ transport: hostileStdio(), overrides: { never: { timeout: "300 millis" } } })
@@ -54,12 +54,83 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
           `ToolError(semantic): Invalid arguments for tool "tree": the check threw RangeError: Maximum call stack size exceeded`,
           `tree got {"next":{"next":{"next":{}}}}`
         ])
-        // ours, or the SDK's own check when its cache of output schemas holds the tool (after a
-        // refresh of the list, which an earlier test of this connection may have caused)
-        expect([
-          `ToolError(semantic): MCP server "hostile", tool "deep_output": the structured content does not match the tool's output schema: the check threw RangeError: Maximum call stack size exceeded`,
-          `ToolError(semantic): MCP server "hostile", tool "deep_output": MCP error -32602: Failed to validate structured content: Maximum call stack size exceeded`
-        ]).toContain(output)
+        expect(output).toBe(
+          `ToolError(semantic): MCP server "hostile", tool "deep_output": the structured content does not match the tool's output schema: the check threw RangeError: Maximum call stack size exceeded`
+        )
       }))
+
+    it.effect("a pattern that backtracks catastrophically: the check is stopped at its deadline off the event loop, a semantic error; ordinary values are checked as before", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        // the event loop's longest pause while the calls run, by a ticker every 10 ms (real time)
+        let last = performance.now()
+        let worst = 0
+        const ticker = setInterval(() => {
+          const now = performance.now()
+          worst = Math.max(worst, now - last)
+          last = now
+        }, 10)
+        const started = performance.now()
+        const results = yield* batch(all, [["redos", { s: `${"a".repeat(30)}!` }], ["redos", { s: "aaaa" }], ["redos", { s: "ab" }]]).pipe(
+          Effect.ensuring(Effect.sync(() => clearInterval(ticker)))
+        )
+        const took = performance.now() - started
+        expect(results).toEqual([
+          `ToolError(semantic): Invalid arguments for tool "redos": the check did not finish within 5s and was stopped`,
+          `redos got {"s":"aaaa"}`,
+          `ToolError(semantic): Invalid arguments for tool "redos": data/s must match pattern "^(a+)+$"`
+        ])
+        // on the event loop, "a" × 30 + "!" against ^(a+)+$ blocked it for 10 to 100 s on this machine (28: 2.5 to 22 s)
+        expect(worst).toBeLessThan(500)
+        expect(took).toBeLessThan(15_000)
+      }), 30_000)
+
+    it.effect("an answer over the SDK's 10 MiB stdio limit: the environment error names the limit, and the next call starts a new process", () =>
+      Effect.gen(function*() {
+        const all = yield* tools
+        expect(yield* batch(all, [["huge", {}]]).pipe(Effect.timeout("10 seconds"))).toEqual([
+          `ToolError(environment): MCP server "hostile", tool "huge": the connection was lost before the server answered (the server sent a message larger than the MCP SDK's stdio limit of 10485760 bytes (10 MiB)); the next call reconnects`
+        ])
+        expect(yield* batch(all, [["ping", {}]])).toEqual(["pong"])
+      }), 30_000)
   })
+
+  it.live("entries it cannot use — not a tool, a schema that does not compile, a name listed twice, a task-only tool — are left out with a warning each; the others work", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const mcp = yield* McpToolkit.make({ transport: hostileStdio("bad-tools") }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`))))
+      )
+      const all = yield* mcp.tools
+      expect(all.map((tool) => tool.name)).toEqual(["ping"])
+      expect(yield* batch(all, [["ping", {}]])).toEqual(["pong"])
+      const nowhere = `can't resolve reference #/$defs/Nowhere from id #`
+      expect(logs).toEqual([
+        `WARN: MCP server "hostile": the tool at position 2 is left out: it is not an MCP tool (Invalid input: expected object, received number)`,
+        `WARN: MCP server "hostile": tool "no_schema" is left out: it is not an MCP tool (inputSchema: Invalid input: expected object, received undefined)`,
+        `WARN: MCP server "hostile": tool "string_schema" is left out: it is not an MCP tool (inputSchema.type: Invalid input: expected "object")`,
+        `WARN: MCP server "hostile": tool "twin" is left out: the server lists 2 tools with this name`,
+        `WARN: MCP server "hostile": tool "task_only" is left out: it runs only as an MCP task (execution.taskSupport: "required"), which tools/call refuses`,
+        `WARN: MCP server "hostile": tool "bad_input" is left out: its input schema cannot be compiled (${nowhere})`,
+        `WARN: MCP server "hostile": tool "bad_output" is left out: its output schema cannot be compiled (${nowhere})`
+      ])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a server that gives a next page for ever, or more tools than the cap, is refused with ListTools naming the cap, and ended", () =>
+    Effect.gen(function*() {
+      const refused = (variant: "endless-pages" | "huge-page") =>
+        McpToolkit.make({ transport: hostileStdio(variant) }).pipe(
+          Effect.scoped,
+          Effect.flip,
+          Effect.map((error) => [error.reason, error.message]),
+          Effect.timeout("20 seconds")
+        )
+      const caps = "agentfx reads at most 1000 tools in at most 100 pages"
+      expect(yield* refused("endless-pages")).toEqual([
+        "ListTools",
+        `MCP server "hostile": the server gives a next page after 100 pages of tools/list (${caps})`
+      ])
+      expect(yield* refused("huge-page")).toEqual(["ListTools", `MCP server "hostile": the server lists more than 1000 tools (${caps})`])
+      expect(childrenRunning("fixtures/hostile.ts")).toEqual([])
+    }), 60_000)
 })

@@ -21,6 +21,10 @@ const Fixture = McpToolkit.layer({
 
 const tools = Effect.flatMap(McpToolkit.McpToolkit, (mcp) => mcp.tools)
 
+/** Logged at each listing of the fixture: its `background_job` runs only as a task. */
+const taskOnlyWarning =
+  `WARN: MCP server "fixture": tool "background_job" is left out: it runs only as an MCP task (execution.taskSupport: "required"), which tools/call refuses`
+
 /** What the fixture was asked and what it saw cancelled, through its `log` tool (named with or without the prefix). */
 const serverLog = (all: ReadonlyArray<McpToolkit.McpTool>) =>
   Effect.map(batch(all, [[all.some((tool) => tool.name === "fx_log") ? "fx_log" : "log", {}]]), ([line]) => JSON.parse(line!) as { calls: Array<string>; cancelled: Array<{ tool: string; reason: string }> })
@@ -226,22 +230,39 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
     }
   })
 
+  /** An agent on the fixture's tools whose model asks for `write_note` (destructive: the run pauses), then says what it got. */
+  const pausedOnNote = Effect.gen(function*() {
+    const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
+    const agent = Agent.make({ tools: [...yield* mcp.tools] })
+    return { agent, exit: yield* Agent.run(agent, { input: "Note it" }) }
+  })
+  const noteModel = () =>
+    ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
+      (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
+    ])
+
   it.live("the default gate pauses for a destructive tool; approved, it runs", () =>
     Effect.gen(function*() {
-      const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
-      const agent = Agent.make({ tools: [...yield* mcp.tools] })
-      const exit = yield* Agent.run(agent, { input: "Note it" })
+      const { agent, exit } = yield* pausedOnNote
       expect(exit._tag === "Paused" && exit.reason === "approval" && exit.pending.map((p) => p.call.name)).toEqual(["write_note"])
       if (exit._tag !== "Paused") return
       const done = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy milk")
-    }).pipe(
-      Effect.provide(ScriptedChatModel.layer([
-        ScriptedChatModel.toolCalls({ id: "call_1", name: "write_note", args: { text: "buy milk" } }),
-        (request) => ScriptedChatModel.text(`Done: ${lastResult(request)}`)
-      ])),
-      Effect.scoped
-    ), 30_000)
+    }).pipe(Effect.provide(noteModel()), Effect.scoped), 30_000)
+
+  it.live("arguments a person edits on resume are checked against the server's schema (off the event loop) before anything is consumed", () =>
+    Effect.gen(function*() {
+      const { agent, exit } = yield* pausedOnNote
+      if (exit._tag !== "Paused") return expect.fail(`expected a pause, got ${exit._tag}`)
+      const refused = yield* Effect.flip(Agent.resume(agent, exit.checkpoint, Decision.byCall({ call_1: Decision.approve({ args: { text: 5 } }) })))
+      expect([refused._tag, refused.message]).toEqual([
+        "InvalidEditedArguments",
+        `Invalid edited arguments: call_1 (write_note): Invalid arguments for tool "write_note": data/text must be string`
+      ])
+      const done = yield* Agent.resume(agent, exit.checkpoint, Decision.byCall({ call_1: Decision.approve({ args: { text: "buy bread" } }) }))
+      expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy bread")
+    }).pipe(Effect.provide(noteModel()), Effect.scoped), 30_000)
 
   it.live("closing the scope ends the server process", () =>
     Effect.gen(function*() {
@@ -302,8 +323,11 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       const message = `overrides name tools that MCP server "fixture" does not list: "extra" (it lists: ${listed})`
       const refused = yield* eventually(Effect.flip(mcp.tools), () => true)
       expect([refused._tag, refused.reason, refused.message]).toEqual(["McpToolkitError", "InvalidOptions", message])
-      yield* eventually(Effect.sync(() => logs), (lines) => lines.length > 0)
-      expect(logs).toEqual([`WARN: MCP server "fixture": the refreshed tool list is refused: ${message}`])
+      yield* eventually(Effect.sync(() => logs), (lines) => lines.length > 1)
+      expect(logs).toEqual([
+        taskOnlyWarning,
+        `WARN: MCP server "fixture": the refreshed tool list is refused: ${message}`
+      ])
       // listed again: the override applies again
       expect(yield* batch(before, [["toggle_extra", {}]])).toEqual(["extra added"])
       const again = yield* eventually(mcp.tools.pipe(Effect.orElseSucceed(() => [])), (list) => list.length > 0)
@@ -362,19 +386,18 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
     }), 30_000)
 
-  it.live("an input schema Ajv cannot compile is reported; the server alone checks those arguments", () =>
+  it.live("a tool whose input schema Ajv cannot compile is left out with a warning; the others work", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []
       const mcp = yield* McpToolkit.make({ transport: fixtureStdio({ env: { FIXTURE_VARIANT: "broken-schema" } }) }).pipe(
         Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`))))
       )
       expect(logs).toEqual([
-        `WARN: MCP server "fixture": the input schema of tool "broken" cannot be compiled (can't resolve reference #/$defs/Missing from id #); its arguments are checked by the server only`
+        `WARN: MCP server "fixture": tool "broken" is left out: its input schema cannot be compiled (can't resolve reference #/$defs/Missing from id #)`
       ])
-      expect(yield* batch(yield* mcp.tools, [["broken", { x: 1 }], ["broken", [1]]])).toEqual([
-        `broken got {"x":1}`,
-        `ToolError(semantic): Invalid arguments for tool "broken": arguments must be an object`
-      ])
+      const all = yield* mcp.tools
+      expect(all.map((tool) => tool.name)).toEqual(["add"])
+      expect(yield* batch(all, [["add", { a: 1, b: 2 }], ["broken", { x: 1 }]])).toEqual(["3", `ToolError(semantic): Unknown tool "broken". Available tools: add`])
     }).pipe(Effect.scoped), 30_000)
 
   // `stderr: "ignore"` is pinned by examples/test/mcp.test.ts (no server banner on its stderr)

@@ -22,9 +22,9 @@ import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { decodeArguments } from "./executor.js"
 import { definedOnly } from "./run.js"
-import { describeParseError, invalidArguments } from "./parseError.js"
+import { describeParseError } from "./parseError.js"
 import type { BatchItem } from "./batchItem.js"
-import { fromCheckpoint, match as matchItem, Resuming, Runnable, Done } from "./batchItem.js"
+import { Done, fromCheckpoint, match as matchItem, Resuming, Runnable } from "./batchItem.js"
 import { DelegateAgentKey, nestedId } from "./suspension.js"
 
 /** What the resumed run does first. */
@@ -82,17 +82,23 @@ const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<st
       : message
   )
 
+/** Why a person's decision for one call cannot be carried out. */
+type Problem = InvalidEditedArguments["problems"][number]
+
 const byCall = (
   agent: Agent.Any,
   checkpoint: Checkpoint.Checkpoint,
   decisions: ReadonlyMap<string, CallDecision>
-): Either.Either<Plan, DecisionError> => {
+): Effect.Effect<Plan, DecisionError> => {
   const pending = new Set(checkpoint.pending)
   const unknown = [...decisions.keys()].filter((id) => !pending.has(id))
   if (unknown.length > 0) return Either.left(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
   const missing = checkpoint.pending.filter((id) => !decisions.has(id))
   if (missing.length > 0) return Either.left(new IncompleteDecisions({ callIds: missing }))
-  const problems: Array<{ callId: string; toolName: string; message: string }> = []
+  // one per call with a problem, in the batch's order; an edit's is known once its arguments are decoded
+  const problems: Array<Effect.Effect<Problem | undefined>> = []
+  const problem = (item: Checkpoint.BatchItem, message: string) =>
+    problems.push(Effect.succeed({ callId: item.call.id, toolName: item.call.name, message }))
   const edited = new Map<string, JsonValue>()
   const batch = checkpoint.batch.map((item): BatchItem => {
     const decision = decisions.get(item.call.id)
@@ -102,9 +108,9 @@ const byCall = (
         return rejected(item.call, decision.message)
       case "Reply": {
         // a person's value enters the history as a model's would: JSON, within the agent's limits
-        const problem = personValueProblem(agent, decision.value, "the reply's values")
-        if (problem !== undefined) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: problem })
+        const why = personValueProblem(agent, decision.value, "the reply's values")
+        if (why !== undefined) {
+          problem(item, why)
           return fromCheckpoint(item)
         }
         return Done({ call: item.call, outcome: { _tag: "Replied", callId: item.call.id, toolName: item.call.name, value: decision.value } })
@@ -113,31 +119,33 @@ const byCall = (
         if (decision.args === undefined) return approved(item)
         const beyond = personValueProblem(agent, decision.args, "the edited arguments")
         if (beyond !== undefined) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: beyond })
+          problem(item, beyond)
           return fromCheckpoint(item)
         }
         const entry = agent.toolkit.entries.get(item.call.name)
         if (entry === undefined) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: "the agent has no such tool" })
+          problem(item, "the agent has no such tool")
           return fromCheckpoint(item)
         }
-        const decoded = Schema.decodeUnknownEither(entry.tool.parameters, { errors: "all" })(decision.args)
-        if (Either.isLeft(decoded)) {
-          problems.push({ callId: item.call.id, toolName: item.call.name, message: invalidArguments(entry.name, decoded.left).message })
-          return fromCheckpoint(item)
-        }
+        // decoded as the executor decodes (a tool's parameters may check asynchronously)
+        problems.push(Effect.match(decodeArguments(entry, decision.args), {
+          onFailure: (error) => ({ callId: item.call.id, toolName: item.call.name, message: error.message }),
+          onSuccess: () => undefined
+        }))
         edited.set(item.call.id, decision.args)
         return approved({ call: { ...item.call, args: decision.args } })
       }
     }
   })
-  if (problems.length > 0) return Either.left(new InvalidEditedArguments({ problems }))
-  return Either.right({
-    mode: "batch",
-    batch,
-    environmentPause: agent.onEnvironmentError === "pause",
-    messages: withEditedArgs(checkpoint.messages, edited),
-    budget: checkpoint.budget
+  return Effect.flatMap(Effect.all(problems), (found) => {
+    const invalid = found.filter((problem) => problem !== undefined)
+    return invalid.length > 0 ? Effect.fail(new InvalidEditedArguments({ problems: invalid })) : Effect.succeed<Plan>({
+      mode: "batch",
+      batch,
+      environmentPause: agent.onEnvironmentError === "pause",
+      messages: withEditedArgs(checkpoint.messages, edited),
+      budget: checkpoint.budget
+    })
   })
 }
 

@@ -19,6 +19,8 @@ export interface Connection {
   /** The server's name and version, from its `initialize` answer. */
   server: Implementation
   open: boolean
+  /** Why the connection was lost, when the transport said so before closing (a message over the SDK's stdio limit). */
+  lost: string | undefined
   /** Ends the session (HTTP), closes the transport (stdio: ends the child process); never rejects. */
   readonly close: () => Promise<void>
 }
@@ -49,6 +51,18 @@ export const describeError = (error: unknown): string =>
     ? error.message
     : String(error)
 
+/**
+ * What an error the transport reported says about a lost connection: the SDK 1.32's stdio
+ * transport reports a message over its limit (`STDIO_DEFAULT_MAX_BUFFER_SIZE`, 10 MiB) as
+ * `ReadBuffer exceeded maximum size of <n> bytes`, then closes the connection.
+ */
+const lossOf = (error: Error): string | undefined => {
+  const limit = /^ReadBuffer exceeded maximum size of (\d+) bytes$/.exec(error.message)?.[1]
+  return limit === undefined
+    ? undefined
+    : `the server sent a message larger than the MCP SDK's stdio limit of ${limit} bytes (${Number(limit) / 1024 / 1024} MiB)`
+}
+
 const settle = (promise: Promise<unknown>): Promise<void> => promise.then(() => undefined, () => undefined)
 
 const terminate = (transport: Transport): Promise<void> => {
@@ -73,10 +87,14 @@ const connectOn = (makeTransport: (client: Client) => Transport, listener: Liste
       client,
       server: { name: "", version: "" },
       open: false,
+      lost: undefined,
       close: () => settle(terminate(transport).then(() => client.close()))
     }
     client.onclose = () => {
       connection.open = false
+    }
+    client.onerror = (error) => {
+      connection.lost ??= lossOf(error)
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => listener.onToolsChanged())
     client.connect(transport).then(

@@ -23,14 +23,22 @@ const isParseFailure = (error: unknown) =>
  *   error), or with a result that is not a `CallToolResult`, or structured content that
  *   its output schema rejects → `semantic`, with the server's message.
  *
- * What the error says passes through `mask` (the transport's credentials, which a server may echo).
+ * What the error says passes through `mask` (the transport's credentials, which a server may echo);
+ * `lost` says why the connection was lost, when the transport said it.
  */
-export const classify = (server: string, tool: string, error: unknown, mask: (text: string) => string): ToolError.ToolError => {
+export const classify = (
+  server: string,
+  tool: string,
+  error: unknown,
+  mask: (text: string) => string,
+  lost: string | undefined
+): ToolError.ToolError => {
   const what = `MCP server "${server}", tool "${tool}"`
   const detail = mask(describeError(error))
   if (error instanceof McpError) {
     if (error.code === ErrorCode.ConnectionClosed) {
-      return ToolError.environment(`${what}: the connection was lost before the server answered; the next call reconnects`)
+      const why = lost === undefined ? "" : ` (${lost})`
+      return ToolError.environment(`${what}: the connection was lost before the server answered${why}; the next call reconnects`)
     }
     if (error.code === ErrorCode.RequestTimeout) return ToolError.transient(`${what}: ${detail}`)
     return ToolError.semantic(`${what}: ${detail}`)

@@ -4,33 +4,21 @@
  * closes it all.
  */
 import { ToolError } from "@agentfx/core"
-import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Queue } from "effect"
 import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "../McpToolkit.js"
 import type { Connection } from "./connection.js"
-import { connect, describeError, describeTransport } from "./connection.js"
+import { connect, describeTransport } from "./connection.js"
+import * as Checker from "./checker.js"
 import { classify } from "./errors.js"
+import type { Sorted } from "./listing.js"
+import { listAll, sort } from "./listing.js"
 import { masker } from "./mask.js"
 import type { Arguments } from "./tools.js"
-import { needsTask, toTool } from "./tools.js"
+import { prepare, toTool } from "./tools.js"
 
 /** The longest timeout `setTimeout` takes (about 24.8 days): the SDK's own request timeout, switched off. */
 const noTimeout = 2_147_483_647
-
-const listAll = (connection: Connection): Effect.Effect<ReadonlyArray<McpTool>, string> =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const tools: Array<McpTool> = []
-      let cursor: string | undefined
-      do {
-        const page = await connection.client.listTools(cursor === undefined ? {} : { cursor }, { signal })
-        tools.push(...page.tools)
-        cursor = page.nextCursor
-      } while (cursor !== undefined)
-      return tools
-    },
-    catch: describeError
-  })
 
 type MakeError = (reason: McpToolkitError["reason"], message: string) => McpToolkitError
 
@@ -44,7 +32,9 @@ export const make = (options: Options, error: MakeError) =>
     const listener = { onToolsChanged: () => void Queue.unsafeOffer(refreshes, undefined) }
     /** A new connection, or why not — and the tool list of one, or why not — with the transport's credentials masked. */
     const open = Effect.mapError(connect(transport, listener), mask)
-    const list = (connection: Connection) => Effect.mapError(listAll(connection), mask)
+    const list = (connection: Connection) => Effect.map(Effect.mapError(listAll(connection), mask), sort)
+    // its thread starts while the connection opens
+    const checker = yield* Checker.make()
     const lock = yield* Effect.makeSemaphore(1)
     const closing = new Set<Promise<void>>()
     const discarded = new WeakSet<Connection>()
@@ -71,37 +61,38 @@ export const make = (options: Options, error: MakeError) =>
     )
     const server = current.server.name.length > 0 ? current.server.name : mask(describeTransport(transport))
 
-    const build = (listed: ReadonlyArray<McpTool>) =>
-      listed.filter((tool) => !needsTask(tool)).map((tool) =>
-        toTool(tool, { server, prefix, override: overrides[tool.name], call })
+    /** The usable tools as agentfx tools (a tool whose schema does not compile is left out too), and the warnings. */
+    const build = (sorted: Sorted) =>
+      Effect.partition(sorted.usable, (tool) => prepare(checker, tool)).pipe(
+        Effect.map(([uncompiled, prepared]) => ({
+          tools: prepared.map((ready) => toTool(ready, { server, prefix, override: overrides[ready.tool.name], checker, call })),
+          leftOut: [...sorted.leftOut, ...uncompiled]
+        }))
       )
 
     /** The `InvalidOptions` error when `overrides` name tools the server does not list. */
-    const unknownOverrides = (listed: ReadonlyArray<McpTool>): McpToolkitError | undefined => {
-      const unknown = Object.keys(overrides).filter((name) => !listed.some((tool) => tool.name === name))
+    const unknownOverrides = ({ names }: Sorted): McpToolkitError | undefined => {
+      const unknown = Object.keys(overrides).filter((name) => !names.includes(name))
       return unknown.length === 0 ? undefined : error(
         "InvalidOptions",
         `overrides name tools that MCP server "${server}" does not list: ${unknown.map((name) => `"${name}"`).join(", ")} (it lists: ${
-          listed.map((tool) => tool.name).join(", ") || "no tools"
+          names.join(", ") || "no tools"
         })`
       )
     }
 
     /** A refreshed list whose overrides no longer match is refused like the first one: `tools` fails with its error until a list matches again. */
-    const install = (listed: ReadonlyArray<McpTool>) =>
+    const install = (sorted: Sorted) =>
       Effect.suspend(() => {
-        const refused = unknownOverrides(listed)
+        const refused = unknownOverrides(sorted)
         if (refused !== undefined) {
           tools = Either.left(refused)
           return Effect.logWarning(`MCP server "${server}": the refreshed tool list is refused: ${refused.message}`)
         }
-        const built = build(listed)
-        tools = Either.right(built.map(({ tool }) => tool))
-        return Effect.forEach(
-          built.flatMap(({ problems }) => problems),
-          (problem) => Effect.logWarning(`MCP server "${server}": ${problem}`),
-          { discard: true }
-        )
+        return Effect.flatMap(build(sorted), (built) => {
+          tools = Either.right(built.tools)
+          return Effect.forEach(built.leftOut, (why) => Effect.logWarning(`MCP server "${server}": ${why}`), { discard: true })
+        })
       })
 
     /** The open connection, or a new one when it was lost (the process died, the HTTP stream broke). */
@@ -125,7 +116,7 @@ export const make = (options: Options, error: MakeError) =>
         Effect.tryPromise({
           try: (signal) =>
             open.client.callTool({ name, arguments: args }, undefined, { signal, timeout: noTimeout }) as Promise<CallToolResult>,
-          catch: (cause) => classify(server, name, cause, mask)
+          catch: (cause) => classify(server, name, cause, mask, open.lost)
         }).pipe(Effect.tapError((failure) =>
             Effect.sync(() => {
               if (failure.reason === "environment") discard(open)
@@ -134,6 +125,7 @@ export const make = (options: Options, error: MakeError) =>
         ))
     }
 
+    yield* Effect.mapError(checker.ready, (why) => error("ListTools", `MCP server "${server}": its tools cannot be checked: ${why}`))
     const listed = yield* Effect.mapError(list(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
     const refused = unknownOverrides(listed)
     if (refused !== undefined) return yield* Effect.fail(refused)

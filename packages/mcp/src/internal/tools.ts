@@ -2,64 +2,36 @@
  * An MCP tool descriptor → an agentfx `Tool`: schemas, annotations, overrides, results.
  */
 import { Json, Tool, ToolError } from "@agentfx/core"
-import type { JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import type { CallToolResult, ContentBlock, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, ParseResult, Schema } from "effect"
 import type { McpTool as AgentTool, ToolOverride } from "../McpToolkit.js"
-import { describeError } from "./connection.js"
+import type { Checked, Checker, Compiled } from "./checker.js"
 
 /** Arguments as the model sent them: a JSON object, checked against the server's schema. */
 export type Arguments = { readonly [key: string]: unknown }
 
-/**
- * A schema's validator, compiled by an Ajv of its own: the SDK's validator takes a schema with
- * an `$id` it has seen for that schema, so a shared one would check a tool against another
- * tool's schema (or another server's, or a tool's schema before a refresh) with the same
- * `$id`. A check that throws (a recursive schema exhausting the stack on a deep value) is a
- * failed check.
- */
-const compile = <T>(schema: object): JsonSchemaValidator<T> => {
-  const validate = new AjvJsonSchemaValidator().getValidator<T>(schema as never)
-  return (input) => {
-    try {
-      return validate(input)
-    } catch (error) {
-      return { valid: false, data: undefined, errorMessage: `the check threw ${String(error)}` }
-    }
-  }
+/** A tool whose schemas are compiled on the checker thread: the input schema, and the output schema when it declares one. */
+export interface Prepared {
+  readonly tool: McpTool
+  readonly input: Compiled
+  readonly output: Compiled | undefined
 }
 
-/** The validator of an input schema; one that Ajv cannot compile is reported and checks only that the arguments are an object. */
-const inputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<Arguments> => {
-  try {
-    return compile<Arguments>(tool.inputSchema)
-  } catch (error) {
-    problems.push(`the input schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its arguments are checked by the server only`)
-    return (input) =>
-      typeof input === "object" && input !== null && !Array.isArray(input)
-        ? { valid: true, data: input as Arguments, errorMessage: undefined }
-        : { valid: false, data: undefined, errorMessage: "arguments must be an object" }
-  }
-}
+/** Compiles a tool's schemas, or fails with why the tool is left out (a schema that does not compile). */
+export const prepare = (checker: Checker, tool: McpTool): Effect.Effect<Prepared, string> =>
+  Effect.all({
+    input: checker.compile(tool.inputSchema, "its input schema"),
+    output: tool.outputSchema === undefined ? Effect.succeed(undefined) : checker.compile(tool.outputSchema, "its output schema")
+  }).pipe(
+    Effect.map(({ input, output }) => ({ tool, input, output })),
+    Effect.mapError((why) => `tool "${tool.name}" is left out: ${why}`)
+  )
 
-/** The validator of a declared output schema; one that Ajv cannot compile is reported and lets any structured content through. */
-const outputValidator = (tool: McpTool, problems: Array<string>): JsonSchemaValidator<unknown> | undefined => {
-  if (tool.outputSchema === undefined) return undefined
-  try {
-    return compile<unknown>(tool.outputSchema)
-  } catch (error) {
-    problems.push(`the output schema of tool "${tool.name}" cannot be compiled (${describeError(error)}); its structured content is not checked`)
-    return (input) => ({ valid: true, data: input, errorMessage: undefined })
-  }
-}
-
-const parametersOf = (schema: McpTool["inputSchema"], validate: JsonSchemaValidator<Arguments>): Schema.Schema<Arguments> =>
+const parametersOf = (schema: McpTool["inputSchema"], check: (input: unknown) => Effect.Effect<Checked>): Schema.Schema<Arguments> =>
   Schema.declare<Arguments, Arguments, readonly []>([], {
-    decode: () => (input, _options, ast) => {
-      const checked = validate(input)
-      return checked.valid ? ParseResult.succeed(input as Arguments) : ParseResult.fail(new ParseResult.Type(ast, input, checked.errorMessage))
-    },
+    decode: () => (input, _options, ast) =>
+      Effect.flatMap(check(input), (checked) =>
+        checked.valid ? ParseResult.succeed(input as Arguments) : ParseResult.fail(new ParseResult.Type(ast, input, checked.errorMessage))),
     encode: () => (input) => ParseResult.succeed(input as Arguments)
   }, { jsonSchema: schema }) // sent to the model as the server gave it (Tool.parametersJsonSchema)
 
@@ -95,7 +67,7 @@ const contentText = (result: CallToolResult) => result.content.map(textOf).join(
 const valueOf = (
   tool: McpTool,
   server: string,
-  checkOutput: JsonSchemaValidator<unknown> | undefined,
+  checkOutput: ((value: unknown) => Effect.Effect<Checked>) | undefined,
   result: CallToolResult
 ): Effect.Effect<Json.JsonValue, ToolError.ToolError> => {
   const what = `MCP server "${server}", tool "${tool.name}"`
@@ -104,13 +76,14 @@ const valueOf = (
     return Effect.fail(ToolError.semantic(text.length > 0 ? text : `${what}: the tool failed and said nothing`))
   }
   if (checkOutput === undefined) return Effect.succeed(contentText(result))
-  if (result.structuredContent === undefined) {
+  const structured = result.structuredContent
+  if (structured === undefined) {
     return Effect.fail(ToolError.semantic(`${what}: the tool declares an output schema but answered without structured content`))
   }
-  const checked = checkOutput(result.structuredContent)
-  return checked.valid
-    ? Effect.succeed(result.structuredContent as Json.JsonValue)
-    : Effect.fail(ToolError.semantic(`${what}: the structured content does not match the tool's output schema: ${checked.errorMessage}`))
+  return Effect.flatMap(checkOutput(structured), (checked) =>
+    checked.valid
+      ? Effect.succeed(structured as Json.JsonValue)
+      : Effect.fail(ToolError.semantic(`${what}: the structured content does not match the tool's output schema: ${checked.errorMessage}`)))
 }
 
 /** What the annotations say, with MCP's defaults (a tool that says nothing may destroy and reaches the open world). */
@@ -124,40 +97,32 @@ const hintsOf = (tool: McpTool) => {
   }
 }
 
-/** True when the tool can only run as an MCP task (`execution.taskSupport: "required"`), which `tools/call` refuses. */
-export const needsTask = (tool: McpTool) => tool.execution?.taskSupport === "required"
-
-
-/** The agentfx tool for one MCP tool; `call` runs `tools/call` on the current connection. */
+/** The agentfx tool for one MCP tool; its checks run on `checker`, and `call` runs `tools/call` on the current connection. */
 export const toTool = (
-  tool: McpTool,
+  { input, output, tool }: Prepared,
   options: {
     readonly server: string
     readonly prefix: string
     readonly override: ToolOverride | undefined
+    readonly checker: Checker
     readonly call: (name: string, args: Arguments) => Effect.Effect<CallToolResult, ToolError.ToolError>
   }
-): { readonly tool: AgentTool; readonly problems: ReadonlyArray<string> } => {
-  const problems: Array<string> = []
-  const validate = inputValidator(tool, problems)
-  const checkOutput = outputValidator(tool, problems)
+): AgentTool => {
+  const { checker } = options
   const hints = hintsOf(tool)
   const tags = ["mcp", ...(["readOnly", "destructive", "idempotent", "openWorld"] as const).filter((hint) => hints[hint])]
-  const override = options.override ?? {}
-  return {
-    problems,
-    tool: Tool.make(`${options.prefix}${tool.name}`, {
-      description: tool.description ?? tool.annotations?.title ?? tool.title ?? "",
-      parameters: parametersOf(tool.inputSchema, validate),
-      success: Json.JsonValue,
-      tags,
-      needsApproval: hints.destructive,
-      ...Tool.overridesOf(override),
-      handler: (args) =>
-        options.call(tool.name, args).pipe(
-          Effect.flatMap((result) => valueOf(tool, options.server, checkOutput, result)),
-          Effect.withSpan("McpToolkit.call", { attributes: { "mcp.server": options.server, "mcp.tool": tool.name } })
-        )
-    })
-  }
+  const checkOutput = output === undefined ? undefined : (value: unknown) => checker.check(output, value)
+  return Tool.make(`${options.prefix}${tool.name}`, {
+    description: tool.description ?? tool.annotations?.title ?? tool.title ?? "",
+    parameters: parametersOf(tool.inputSchema, (value) => checker.check(input, value)),
+    success: Json.JsonValue,
+    tags,
+    needsApproval: hints.destructive,
+    ...Tool.overridesOf(options.override ?? {}),
+    handler: (args) =>
+      options.call(tool.name, args).pipe(
+        Effect.flatMap((result) => valueOf(tool, options.server, checkOutput, result)),
+        Effect.withSpan("McpToolkit.call", { attributes: { "mcp.server": options.server, "mcp.tool": tool.name } })
+      )
+  })
 }
