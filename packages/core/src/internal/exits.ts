@@ -42,7 +42,11 @@ export const checkpointOf = (
     batch: batch.map((item) =>
       item.outcome !== undefined
         ? { call: item.call, outcome: item.outcome }
-        : { call: item.call, ...(item.verdict === undefined ? {} : { verdict: item.verdict }) }
+        : {
+          call: item.call,
+          ...(item.verdict === undefined ? {} : { verdict: item.verdict }),
+          ...(item.verdict === "pause" && item.reason !== undefined ? { reason: item.reason } : {})
+        }
     ),
     pending,
     usage: run.usage,
@@ -156,7 +160,8 @@ export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.Pend
     if (outcome?._tag === "Suspended") {
       return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
     }
-    return [outcome?._tag === "Failed" ? { call: item.call, error: outcome.error } : { call: item.call }]
+    if (outcome?._tag === "Failed") return [{ call: item.call, error: outcome.error }]
+    return [item.reason === undefined ? { call: item.call } : { call: item.call, reason: item.reason }]
   })
 
 /**

@@ -273,7 +273,7 @@ const judged = (
 const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem =>
   matchVerdict(verdict, {
     Proceed: (): BatchItem => ({ call, decoded: true, args, verdict: "proceed" }),
-    Pause: (): BatchItem => ({ call, decoded: true, args, verdict: "pause" }),
+    Pause: ({ reason }): BatchItem => ({ call, decoded: true, args, verdict: "pause", ...(reason === undefined ? {} : { reason }) }),
     Reject: ({ message }): BatchItem => ({
       call,
       outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }

@@ -67,6 +67,8 @@ export interface BatchItem {
   readonly resumption?: Resumption | undefined
   /** For a call without outcome: what the gate (or, on resume, the person) said of it. */
   readonly verdict?: "proceed" | "pause" | undefined
+  /** For a call the gate paused: why, as the gate said (`Gate.pause({ reason })`). */
+  readonly reason?: string | undefined
 }
 
 /**
