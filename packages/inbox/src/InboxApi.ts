@@ -70,8 +70,9 @@ export interface RunSummary extends Schema.Schema.Type<typeof RunSummary> {}
 /**
  * A pending call with what a person needs to decide it: the tool's description and the JSON
  * Schema of its parameters (`null` for a sub-agent's tool, which the inbox cannot see: the
- * server still checks edited arguments), the arguments as JSON, and for an environment pause
- * the failure.
+ * server still checks edited arguments), the arguments as JSON, `why` it waits for a person
+ * (the reason its gate recorded — `Gate.pause({ reason })`; the default gate names the tool's
+ * `needsApproval` — or its environment failure), and for an environment pause the failure.
  *
  * @example
  * ```ts
@@ -89,6 +90,7 @@ export const PendingCall = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   parameters: Schema.NullOr(Schema.Unknown),
   args: Json.JsonValue,
+  why: Schema.String,
   error: Schema.optional(Schema.Struct({ reason: Schema.String, message: Schema.String }))
 }).annotations({ identifier: "PendingCall" })
 
@@ -99,9 +101,10 @@ export const PendingCall = Schema.Struct({
 export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
 
 /**
- * One paused run: its pending calls, the conversation so far, and the kinds of decision that
- * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Proceed` for an
- * environment failure; `Continue` after `MaxIterationsReached` or `BudgetExceeded`).
+ * One paused run: `why` it waits (a sentence), its pending calls, the conversation so far, and
+ * the kinds of decision that fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval;
+ * `Retry`, `Proceed` for an environment failure; `Continue` after `MaxIterationsReached` or
+ * `BudgetExceeded`).
  *
  * @example
  * ```ts
@@ -115,6 +118,7 @@ export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
  */
 export const RunDetail = Schema.Struct({
   ...RunSummary.fields,
+  why: Schema.String,
   pending: Schema.Array(PendingCall),
   messages: Schema.Array(Message.Message),
   accepts: Schema.Array(Schema.String)

@@ -2,7 +2,7 @@
  * The inbox's HTTP API on a real server (127.0.0.1:0), spoken to with fetch: every endpoint,
  * every error with its status and body.
  */
-import { Agent, ChatMemory, ChatModel, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
+import { Agent, ChatMemory, ChatModel, Gate, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import * as Net from "node:net"
@@ -111,12 +111,14 @@ describe("GET /inbox/api/runs/:runId", () => {
         agent: "bank",
         conversationId: "c-1",
         reason: "approval",
+        why: "its gate asked a person about 1 call: nothing of the batch runs before they are decided",
         pending: [{
           callId: "t1",
           toolName: "transfer",
           description: "Sends money to a person",
           parameters: JSON.parse(JSON.stringify(transfer.parametersJsonSchema)),
-          args: { to: "Ada", amount: 250 }
+          args: { to: "Ada", amount: 250 },
+          why: "transfer needs approval for every call (needsApproval: true)"
         }],
         messages: [
           { _tag: "User", text: "pay Ada 250" },
@@ -125,6 +127,23 @@ describe("GET /inbox/api/runs/:runId", () => {
         accepts: ["ApproveAll", "RejectAll", "ByCall"]
       })
       expect(reply.body.pending[0].parameters.properties.amount).toMatchObject({ type: "number", exclusiveMinimum: 0, maximum: 10_000 })
+    }))
+
+  it.scopedLive("why each call waits: the reason its gate recorded, or that it gave none", () =>
+    Effect.gen(function*() {
+      const twoCalls = ScriptedChatModel.layer(() =>
+        ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }, { id: "b1", name: "balance", args: {} })
+      )
+      const { agent: careful } = bank("careful", (input) =>
+        input.name === "transfer" ? Gate.pause({ reason: "transfers over 100 are checked by a person" }) : Gate.pause())
+      const inbox = yield* serve([careful], { model: twoCalls })
+      const paused = yield* inbox.inStores(Agent.run(careful, { input: "pay Ada 250" }).pipe(Effect.provide(twoCalls)))
+      const reply = yield* request(`${runs(inbox.origin)}/${paused.runId}`)
+      expect(reply.body.pending.map((p: any) => [p.callId, p.why])).toEqual([
+        ["t1", "transfers over 100 are checked by a person"],
+        ["b1", "the agent's gate paused it, and gave no reason"]
+      ])
+      expect(reply.body.why).toBe("its gate asked a person about 2 calls: nothing of the batch runs before they are decided")
     }))
 
   it.scopedLive("an unknown run is a 404; a run of an agent the inbox was not given is a 422", () =>
@@ -165,8 +184,15 @@ describe("an environment pause", () => {
       const run = yield* request(`${runs(inbox.origin)}/${runId}`)
       expect(run.body).toMatchObject({
         reason: "environment",
+        why: "1 call failed with an environment error: Retry runs it again once the cause is fixed, Proceed gives the error to the model",
         accepts: ["Retry", "Proceed"],
-        pending: [{ callId: "t1", toolName: "transfer", description: "Uploads the report", error: { reason: "environment", message: "the disk is full" } }]
+        pending: [{
+          callId: "t1",
+          toolName: "transfer",
+          description: "Uploads the report",
+          why: "it failed with an environment error: the disk is full",
+          error: { reason: "environment", message: "the disk is full" }
+        }]
       })
       const retried = yield* decide(inbox.origin, runId, { _tag: "Retry" })
       const stream = yield* events(`${inbox.origin}${retried.body.events}`)
@@ -185,7 +211,13 @@ describe("a run out of iterations", () => {
       expect(stopped._tag).toBe("MaxIterationsReached")
       const [listed] = (yield* request(runs(inbox.origin))).body
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
-      expect(run.body).toMatchObject({ agent: "looper", reason: "max-iterations", accepts: ["Continue"], pending: [] })
+      expect(run.body).toMatchObject({
+        agent: "looper",
+        reason: "max-iterations",
+        why: "no answer after 1 iteration (the agent's maxIterations): Continue allows as many again",
+        accepts: ["Continue"],
+        pending: []
+      })
       const continued = yield* decide(inbox.origin, listed.runId, { _tag: "Continue" })
       expect(continued.status).toBe(202)
       const stream = yield* events(`${inbox.origin}${continued.body.events}`)
@@ -215,7 +247,12 @@ describe("a run out of budget", () => {
       const [listed] = (yield* request(runs(inbox.origin))).body
       expect([listed.agent, listed.reason, listed.pending]).toEqual(["metered", "budget", []])
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
-      expect(run.body).toMatchObject({ reason: "budget", accepts: ["Continue"], pending: [] })
+      expect(run.body).toMatchObject({
+        reason: "budget",
+        why: "it reached a limit of its budget (modelCalls 1): Continue with the limit raised",
+        accepts: ["Continue"],
+        pending: []
+      })
       // a limit that is not a positive integer: the Schema of the decision refuses it, nothing runs
       const bad = yield* decide(inbox.origin, listed.runId, { _tag: "Continue", raise: { modelCalls: 0 } })
       expect([bad.status, bad.body._tag]).toEqual([400, "InvalidDecision"])
