@@ -6,7 +6,8 @@
  * | endpoint | what |
  * | --- | --- |
  * | `GET /inbox` | the page (`?token=…` sets the token cookie and redirects, once the authorization hook admits the token) |
- * | `GET /inbox/assets/:file` | its script and style |
+ * | `GET /inbox/assets/:file` | its scripts, style and icon |
+ * | `GET /inbox/assets/json-schema/:file` | the modules of `@cfworker/json-schema`, which its script checks edited arguments with |
  * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
  * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
  * | `POST /inbox/api/runs/:runId/decision?revision=` | a `Decision` (JSON): resumes the run (at that revision, when named), 202 once its claim is won |
@@ -336,7 +337,7 @@ const runId = HttpApiSchema.param("runId", Schema.String)
  * ```ts
  * import { InboxApi } from "@agentfx/inbox"
  *
- * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset"]
+ * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset", "jsonSchema"]
  * ```
  *
  * @since 0.1.0
@@ -352,6 +353,11 @@ export class PageGroup extends HttpApiGroup.make("inboxPage")
   )
   .add(
     HttpApiEndpoint.get("asset")`/inbox/assets/${HttpApiSchema.param("file", Schema.String)}`
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
+      .addError(HttpApiError.NotFound)
+  )
+  .add(
+    HttpApiEndpoint.get("jsonSchema")`/inbox/assets/json-schema/${HttpApiSchema.param("file", Schema.String)}`
       .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
       .addError(HttpApiError.NotFound)
   )

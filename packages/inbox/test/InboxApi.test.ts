@@ -5,6 +5,7 @@
 import { Agent, ChatMemory, ChatModel, Gate, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
+import { createHash } from "node:crypto"
 import * as Net from "node:net"
 import { DecisionLog } from "../src/index.js"
 import { balance, bank, decide, events, model, request, serve } from "./fixtures.js"
@@ -733,21 +734,35 @@ describe("stopping the inbox", () => {
 })
 
 describe("the page", () => {
-  it.scopedLive("GET /inbox serves the page under a content security policy; its assets; an unknown asset is a 404; / redirects", () =>
+  it.scopedLive("GET /inbox serves the page under a content security policy (its import map admitted by hash); its assets and @cfworker/json-schema's modules; an unknown asset is a 404; / redirects", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
       const page = yield* request(`${inbox.origin}/inbox`)
       expect(page.status).toBe(200)
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8")
-      expect(page.headers.get("content-security-policy")).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+      const importMap = `{ "imports": { "@cfworker/json-schema": "/inbox/assets/json-schema/index.js" } }`
+      expect(page.body).toContain(`<script type="importmap">${importMap}</script>`)
+      const hash = createHash("sha256").update(importMap).digest("base64")
+      expect(page.headers.get("content-security-policy")).toBe(
+        `default-src 'self'; script-src 'self' 'sha256-${hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
+      )
       expect(page.body).toContain(`<script type="module" src="/inbox/assets/inbox.js"></script>`)
-      for (const [file, type] of [["inbox.js", "text/javascript"], ["validate.js", "text/javascript"], ["inbox.css", "text/css"], ["icon.svg", "image/svg+xml"]]) {
+      const files = [["inbox.js", "text/javascript"], ["check.js", "text/javascript"], ["diff.js", "text/javascript"], ["paths.js", "text/javascript"], [
+        "inbox.css",
+        "text/css"
+      ], ["icon.svg", "image/svg+xml"], ["json-schema/index.js", "text/javascript"], ["json-schema/validator.js", "text/javascript"]]
+      for (const [file, type] of files) {
         const asset = yield* request(`${inbox.origin}/inbox/assets/${file}`)
-        expect([asset.status, asset.headers.get("content-type")?.split(";")[0]]).toEqual([200, type])
+        expect([file, asset.status, asset.headers.get("content-type")?.split(";")[0]]).toEqual([file, 200, type])
       }
+      const library = yield* request(`${inbox.origin}/inbox/assets/json-schema/index.js`)
+      expect(library.body).toContain(`export * from './validator.js';`)
       const missing = yield* request(`${inbox.origin}/inbox/assets/..%2Fpackage.json`)
       expect(missing.status).toBe(404)
+      for (const file of ["index.d.ts", "..%2F..%2Fpackage.json", "validate.js.map"]) {
+        expect([file, (yield* request(`${inbox.origin}/inbox/assets/json-schema/${file}`)).status]).toEqual([file, 404])
+      }
       const root = yield* request(`${inbox.origin}/`)
       expect([root.status, root.headers.get("location")]).toEqual([303, "/inbox"])
     }))
