@@ -4,7 +4,7 @@
  */
 import { Agent, ChatMemory, ChatModel, Gate, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as Net from "node:net"
 import { DecisionLog } from "../src/index.js"
@@ -801,3 +801,35 @@ describe("Inbox.layer", () => {
 })
 
 
+
+describe("Inbox.serve", () => {
+  const stores = Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory, model)
+
+  it.scopedLive("logs the page's address once it listens", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const { HttpServer } = yield* Effect.promise(() => import("@effect/platform"))
+        const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
+        const context = yield* Layer.build(Inbox.serve({ agents: [bank().agent] }).pipe(Layer.provide(stores)))
+        const address = Context.get(context, HttpServer.HttpServer).address
+        const port = address._tag === "TcpAddress" ? address.port : 0
+        expect(logged.map((line) => line.split(" ").slice(0, 4).join(" "))).toEqual([`INFO Inbox at http://127.0.0.1:${port}/inbox`])
+        expect((yield* request(`http://127.0.0.1:${port}/inbox/api/runs`)).status).toBe(200)
+      })
+    ))
+
+  it.scopedLive("a port that is taken fails it with PortInUse, naming the port and what to do", () =>
+    Effect.gen(function*() {
+      const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
+      const taken = yield* Effect.acquireRelease(
+        Effect.async<Net.Server>((resume) => {
+          const server = Net.createServer().listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (taken.address() as Net.AddressInfo).port
+      const error = yield* Effect.flip(Layer.build(Inbox.serve({ agents: [bank().agent], port }).pipe(Layer.provide(stores))))
+      expect(error).toBeInstanceOf(Inbox.PortInUse)
+      expect(error.message).toBe(`Port ${port} of 127.0.0.1 is in use: stop what listens there, or serve the inbox on another port (0 picks a free one)`)
+    }))
+})
