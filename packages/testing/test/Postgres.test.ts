@@ -87,6 +87,25 @@ describe("setupPostgres", () => {
       await teardown()
     }
   }, 60_000)
+
+  it("two projects naming it share one server, stopped when the second tears down", async () => {
+    delete process.env.AGENTFX_PG_URL
+    const [a, b] = [project(), project()]
+    const [teardownA, teardownB] = await Promise.all([setupPostgres(a.project), setupPostgres(b.project)])
+    try {
+      const url = String(a.provided.agentfxPostgresUrl)
+      const port = Number(new URL(url).port)
+      expect([b.provided.agentfxPostgresUrl, serversOn(port).length]).toEqual([url, 1])
+      await teardownA()
+      await teardownA() // a second call counts nothing: b still uses the server
+      expect(await version(url)).toMatch(/^PostgreSQL 17\./)
+      await teardownB()
+      expect([serversOn(port), await refuses(port)]).toEqual([[], true])
+    } finally {
+      await teardownA()
+      await teardownB()
+    }
+  }, 60_000)
 })
 
 describe("postgresUrl", () => {
