@@ -16,7 +16,7 @@ import { Authorization, Inbox } from "@agentfx/inbox"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Logger, Redacted, Schema } from "effect"
+import { Console, Effect, Redacted, Schema } from "effect"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { modelFromEnv } from "./model.js"
@@ -97,6 +97,5 @@ program.pipe(
   Effect.provide(modelFromEnv(script)),
   // the run store and chat memory the demo run and the inbox share: one SQLite file
   Effect.provide(SqliteStore.layer({ filename })),
-  Effect.provide(Logger.pretty),
-  NodeRuntime.runMain
+  NodeRuntime.runMain // its logger prints "Inbox at …" as a plain line
 )

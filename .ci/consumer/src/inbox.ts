@@ -78,5 +78,5 @@ program.pipe(
   Effect.provide(ScriptedChatModel.layer(script)),
   Effect.provide(Store),
   Effect.provide(PrintedLogs),
-  NodeRuntime.runMain
+  (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true })
 )
