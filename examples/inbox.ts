@@ -1,9 +1,10 @@
 /**
  * The approval inbox, alone: `pnpm inbox` starts it on 127.0.0.1 with a payments agent over the
- * SQLite store, makes sure one run — a transfer — is waiting for approval, then prints the
- * page's address. Open it, edit the amount if you like, approve, and watch the run complete in
- * the live events. The store is a file: runs paused by another process on it (the same agent)
- * show up too, and a paused run outlives a restart.
+ * SQLite store — the inbox logs the page's address as it starts — then makes sure one run, a
+ * transfer, is waiting for approval. Open the page, edit the amount if you like, approve, and
+ * watch the run complete in the live events. The store is a file: runs paused by another
+ * process on it (the same agent) show up too, and a paused run outlives a restart. A port that
+ * is taken (another inbox?) is said in a line naming `INBOX_PORT`.
  *
  * Environment: `INBOX_DB` (the SQLite file; default `agentfx-inbox.db` in the OS temp folder),
  * `INBOX_PORT` (default 4180; 0 picks a free port), `INBOX_HOST` (default 127.0.0.1),
@@ -60,6 +61,7 @@ const env = (name: string) => {
 }
 const token = env("INBOX_TOKEN")
 const filename = env("INBOX_DB") ?? join(tmpdir(), "agentfx-inbox.db")
+const port = Number(env("INBOX_PORT") ?? 4180)
 
 /** A demo run waiting for approval: the one the store already has, else a new one. */
 const demoRun = Effect.gen(function*() {
@@ -72,22 +74,28 @@ const demoRun = Effect.gen(function*() {
 
 const program = Effect.gen(function*() {
   yield* Console.log(`store: ${filename}`)
+  if (token !== undefined) {
+    const server = yield* HttpServer.HttpServer
+    const listening = server.address._tag === "TcpAddress" ? server.address.port : port
+    yield* Console.log(`with the token, open once: http://${env("INBOX_HOST") ?? "127.0.0.1"}:${listening}/inbox?token=${encodeURIComponent(token)}`)
+  }
   yield* demoRun
-  const server = yield* HttpServer.HttpServer
-  const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-  yield* Console.log(`inbox: http://${env("INBOX_HOST") ?? "127.0.0.1"}:${port}/inbox${token === undefined ? "" : `?token=${encodeURIComponent(token)}`}`)
   return yield* Effect.never
 })
 
 program.pipe(
-  Effect.provide(Inbox.serve({
+  Effect.provide(Inbox.serve({ // logs "Inbox at http://…/inbox" once it listens
     agents: [payments],
-    port: Number(env("INBOX_PORT") ?? 4180),
+    port,
     host: env("INBOX_HOST") ?? "127.0.0.1",
     authorize: Authorization.loopbackOrToken(token === undefined ? {} : { token: Redacted.make(token) })
   })),
+  Effect.catchTag("PortInUse", (error) =>
+    Console.error(
+      `Port ${error.port} of ${error.host} is in use (another inbox?): set INBOX_PORT to another port, e.g. INBOX_PORT=${error.port + 1} pnpm inbox (INBOX_PORT=0 picks a free one)`
+    ).pipe(Effect.andThen(Effect.sync(() => void (process.exitCode = 1))))),
   Effect.provide(modelFromEnv(script)),
   // the run store and chat memory the demo run and the inbox share: one SQLite file
   Effect.provide(SqliteStore.layer({ filename })),
-  NodeRuntime.runMain
+  NodeRuntime.runMain // its logger prints "Inbox at …" as a plain line
 )

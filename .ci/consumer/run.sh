@@ -40,7 +40,7 @@ step 30 "tarballs ship dist, src and README only (and the inbox its page, static
   has "$1" package/dist/internal/worker-entry.mjs
   has "$3" package/dist/internal/checker-worker.mjs
   for module in SqliteStore PgStore; do has "$4" "package/dist/$module.js"; has "$4" "package/dist/$module.d.ts"; done
-  for file in index.html inbox.js validate.js inbox.css icon.svg; do has "$5" "package/static/$file"; done
+  for file in index.html inbox.js check.js diff.js paths.js inbox.css icon.svg; do has "$5" "package/static/$file"; done
 ' _ "$packs"/agentfx-core-*.tgz "$packs"/agentfx-ai-*.tgz "$packs"/agentfx-mcp-*.tgz "$packs"/agentfx-sql-*.tgz "$packs"/agentfx-inbox-*.tgz
 
 cp -r "$here/package.json" "$here"/tsconfig*.json "$here/src" "$here/test" "$project/"

@@ -45,6 +45,8 @@ export interface PendingCall {
   readonly call: ToolCall
   /** The failure, for environment pauses. */
   readonly error?: ToolFailure | undefined
+  /** Why the gate asked a person, for approval pauses, when it said (`Gate.pause({ reason })`; the default gate names the tool's `needsApproval`). */
+  readonly reason?: string | undefined
 }
 
 /**

@@ -58,7 +58,8 @@ export const Verdict = Schema.Literal("proceed", "pause")
 
 /**
  * One call of the batch the run paused in: its outcome when it already has one (executed,
- * rejected or answered by a gate), else the gate's verdict.
+ * rejected or answered by a gate), else the gate's verdict — for a call it paused, with the
+ * `reason` the gate gave (`Gate.pause({ reason })`), shown to the person who decides.
  *
  * @example
  * ```ts
@@ -77,7 +78,8 @@ export const Verdict = Schema.Literal("proceed", "pause")
 export const BatchItem = Schema.Struct({
   call: ToolCall,
   outcome: Schema.optional(Outcome),
-  verdict: Schema.optional(Verdict)
+  verdict: Schema.optional(Verdict),
+  reason: Schema.optional(Schema.String)
 })
 
 /**

@@ -11,8 +11,9 @@ import type { ToolCall } from "./ToolCall.js"
 import type * as Toolkit from "./Toolkit.js"
 
 /**
- * A gate's verdict on one call: run it (`Proceed`), ask a person (`Pause`), do not run it
- * (`Reject`, the model is shown `"rejected: <message>"`), or answer in its place (`Reply`).
+ * A gate's verdict on one call: run it (`Proceed`), ask a person (`Pause`, with the `reason`
+ * the person is shown), do not run it (`Reject`, the model is shown `"rejected: <message>"`),
+ * or answer in its place (`Reply`).
  *
  * @example
  * ```ts
@@ -20,7 +21,7 @@ import type * as Toolkit from "./Toolkit.js"
  *
  * const describe = Gate.match({
  *   Proceed: () => "runs",
- *   Pause: () => "asks a person",
+ *   Pause: ({ reason }) => `asks a person: ${reason ?? "no reason given"}`,
  *   Reject: ({ message }) => `rejected: ${message ?? "no reason"}`,
  *   Reply: ({ value }) => `answered with ${JSON.stringify(value)}`
  * })
@@ -31,7 +32,7 @@ import type * as Toolkit from "./Toolkit.js"
  */
 export type Verdict = Data.TaggedEnum<{
   Proceed: {}
-  Pause: {}
+  Pause: { readonly reason?: string | undefined }
   Reject: { readonly message?: string | undefined }
   Reply: { readonly value: JsonValue }
 }>
@@ -122,7 +123,7 @@ export type InputOf<T extends Tool.Any> = T extends Tool.Tool<infer Name, infer 
 export type Gate<R = never, I = Input> = (input: I) => Effect.Effect<Verdict, never, R>
 
 const proceeding: Effect.Effect<Verdict> = Effect.succeed(Verdict.Proceed())
-const pausing: Effect.Effect<Verdict> = Effect.succeed(Verdict.Pause())
+const pausing: Effect.Effect<Verdict> = Effect.succeed(Verdict.Pause({}))
 
 /**
  * Run the call.
@@ -141,19 +142,23 @@ export const proceed = (): Effect.Effect<Verdict> => proceeding
 
 /**
  * A person must decide: the run exits with `Paused { reason: "approval" }` before any call
- * of the batch runs.
+ * of the batch runs. `reason` tells the person why (an approval inbox shows it): it is
+ * recorded with the call in the run's record, and is the pending call's `reason`.
  *
  * @example
  * ```ts
  * import { Gate } from "@agentfx/core"
  *
  * const askForEverything: Gate.Gate = () => Gate.pause()
+ * const bigTransfers: Gate.Gate = (input) =>
+ *   input.name === "transfer" ? Gate.pause({ reason: "every transfer is checked by a person" }) : Gate.proceed()
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const pause = (): Effect.Effect<Verdict> => pausing
+export const pause = (options?: { readonly reason?: string | undefined }): Effect.Effect<Verdict> =>
+  options?.reason === undefined ? pausing : Effect.succeed(Verdict.Pause({ reason: options.reason }))
 
 /**
  * Do not run the call; the model is shown `"rejected: <message>"` (or `"rejected"`).
@@ -190,7 +195,8 @@ export const reply = (options: { readonly value: JsonValue }): Effect.Effect<Ver
 
 /**
  * The default gate: pauses a call when its tool's `needsApproval` says so (`true`, or a rule
- * that returns `true` for the call's decoded arguments); every other call proceeds.
+ * that returns `true` for the call's decoded arguments), with a reason that says which;
+ * every other call proceeds.
  *
  * @example
  * ```ts
@@ -205,8 +211,9 @@ export const reply = (options: { readonly value: JsonValue }): Effect.Effect<Ver
 export const needsApproval: Gate = ({ args, call, state, tool }) => {
   const rule = tool.needsApproval
   if (rule === false) return proceeding
-  if (rule === true) return pausing
+  if (rule === true) return pause({ reason: `${call.name} needs approval for every call (needsApproval: true)` })
   // a rule's requirements are the tool's: they are already among the agent's
   const needed = rule(args, { callId: call.id, toolName: call.name, state }) as Effect.Effect<boolean>
-  return Effect.map(needed, (yes) => yes ? Verdict.Pause() : Verdict.Proceed())
+  return Effect.map(needed, (yes) =>
+    yes ? Verdict.Pause({ reason: `the needsApproval rule of ${call.name} asked for approval of these arguments` }) : Verdict.Proceed())
 }

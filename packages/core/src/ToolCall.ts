@@ -104,7 +104,7 @@ export const Suspended = Schema.TaggedStruct("Suspended", {
   callId: Schema.String,
   toolName: Schema.String,
   reason: Schema.Literal("approval", "environment"),
-  pending: Schema.Array(Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure) })),
+  pending: Schema.Array(Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure), reason: Schema.optional(Schema.String) })),
   checkpoint: JsonValue
 }).annotations({ identifier: "ToolCall.Suspended" })
 

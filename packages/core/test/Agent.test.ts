@@ -2,12 +2,14 @@ import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema, TestClock } from "effect"
 import {
   Agent,
+  type Checkpoint,
   AgentError,
   ChatMemory,
   Decision,
   type ChatModel,
   Gate,
   Message,
+  RunStore,
   ScriptedChatModel,
   Slot,
   Tool,
@@ -322,6 +324,48 @@ describe("Agent", () => {
           { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } }
         )
       ]))))
+
+    it.effect("a pause says why: the default gate names the tool's needsApproval (true, or its rule), a gate of its own gives its reason; recorded with the call", () =>
+      Effect.gen(function*() {
+        const executions = new Executions()
+        const transfer = Tool.make("transfer", {
+          description: "Sends money",
+          parameters: Schema.Struct({ amount: Schema.Number }),
+          success: Schema.String,
+          needsApproval: ({ amount }) => Effect.succeed(amount > 100),
+          handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
+        })
+        const byDefault = Agent.make({ tools: [emailTool(executions), transfer] })
+        const paused = yield* Agent.run(byDefault, { input: "mail and pay" })
+        assert(paused._tag === "Paused")
+        const reasons = [
+          "send_email needs approval for every call (needsApproval: true)",
+          "the needsApproval rule of transfer asked for approval of these arguments"
+        ]
+        expect(paused.pending.map((p) => [p.call.id, p.reason])).toEqual([["m1", reasons[0]], ["t1", reasons[1]]])
+        const store = yield* RunStore.RunStore
+        const record = yield* store.get(paused.runId)
+        assert(record._tag === "Some")
+        const batch = (record.value.checkpoint as Checkpoint.Encoded).batch
+        expect(batch.map((item) => [item.call.id, item.verdict, item.reason])).toEqual([["m1", "pause", reasons[0]], ["t1", "pause", reasons[1]]])
+
+        const own = Agent.make({
+          tools: [emailTool(executions), transfer],
+          gate: (input) => input.name === "transfer" ? Gate.pause({ reason: "transfers are checked by a person" }) : Gate.pause()
+        })
+        const asked = yield* Agent.run(own, { input: "mail and pay" })
+        assert(asked._tag === "Paused")
+        expect(asked.pending).toEqual([
+          { call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } } },
+          { call: { id: "t1", name: "transfer", args: { amount: 500 } }, reason: "transfers are checked by a person" }
+        ])
+        expect(executions.counts).toEqual({})
+      }).pipe(Effect.provide(Layer.merge(RunStore.layerMemory(), ScriptedChatModel.layer(() =>
+        ScriptedChatModel.toolCalls(
+          { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } },
+          { id: "t1", name: "transfer", args: { amount: 500 } }
+        )
+      )))))
 
     it.effect("a gate that waits 10 virtual minutes does not time out a 1-second tool", () =>
       Effect.gen(function*() {

@@ -7,11 +7,11 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import type { HttpApiGroup, HttpServer } from "@effect/platform"
-import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+import type { HttpApiGroup } from "@effect/platform"
+import { HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import type { HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import * as Authorization from "./Authorization.js"
 import { Api } from "./InboxApi.js"
@@ -165,8 +165,46 @@ export interface ServeOptions<R> extends Options<R> {
 }
 
 /**
+ * The port {@link serve} was given is taken: something else listens on it (another inbox,
+ * perhaps). Serve on another `port`, or 0 for a free one.
+ *
+ * @example
+ * ```ts
+ * import { Console, Effect, Layer } from "effect"
+ * import { Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { Inbox } from "@agentfx/inbox"
+ *
+ * declare const payments: Agent.Agent
+ * const main = Layer.launch(Inbox.serve({ agents: [payments], port: 4180 })).pipe(
+ *   Effect.provide(ScriptedChatModel.layer([])),
+ *   Effect.catchTag("PortInUse", (e) => Console.error(e.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PortInUse extends Data.TaggedError("PortInUse")<{ readonly host: string; readonly port: number }> {
+  override get message(): string {
+    return `Port ${this.port} of ${this.host} is in use: stop what listens there, or serve the inbox on another port (0 picks a free one)`
+  }
+}
+
+/** The page's address, for a person on this machine (a server on every address is reached on loopback). */
+const urlOf = (address: HttpServer.Address): string => {
+  if (address._tag === "UnixAddress") return `http+unix://${encodeURIComponent(address.path)}/inbox`
+  const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname === "::" ? "::1" : address.hostname
+  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}/inbox`
+}
+
+const isAddressInUse = (error: HttpServerError.ServeError) =>
+  typeof error.cause === "object" && error.cause !== null && (error.cause as { readonly code?: unknown }).code === "EADDRINUSE"
+
+/**
  * The inbox alone, on a Node HTTP server (`/` redirects to `/inbox`). The Layer holds the
- * server while it is in use; its `HttpServer` tells the address.
+ * server while it is in use; its `HttpServer` tells the address, and it logs the page's
+ * address once it listens (`Inbox at http://127.0.0.1:4180/inbox`, at level Info). A port
+ * that is taken fails it with {@link PortInUse}.
  *
  * @example
  * ```ts
@@ -188,10 +226,16 @@ export interface ServeOptions<R> extends Options<R> {
  */
 export const serve = <R>(
   options: ServeOptions<R>
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
-  HttpLayerRouter.serve(
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, R | ChatModel.ChatModel> => {
+  const listen = { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }
+  const server = NodeHttpServer.layer(createServer, listen).pipe(
+    Layer.catchAll((error) => Layer.fail(isAddressInUse(error) ? new PortInUse(listen) : error))
+  )
+  return HttpLayerRouter.serve(
     Layer.mergeAll(routes(options), HttpLayerRouter.add("GET", "/", HttpServerResponse.redirect("/inbox", { status: 303 }))),
     { disableLogger: true, disableListenLog: true }
   ).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }))
-  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter
+    Layer.provideMerge(server),
+    Layer.tap((context) => Effect.logInfo(`Inbox at ${urlOf(Context.get(context, HttpServer.HttpServer).address)}`))
+  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter
+}

@@ -6,7 +6,8 @@
  * | endpoint | what |
  * | --- | --- |
  * | `GET /inbox` | the page (`?token=…` sets the token cookie and redirects, once the authorization hook admits the token) |
- * | `GET /inbox/assets/:file` | its script and style |
+ * | `GET /inbox/assets/:file` | its scripts, style and icon |
+ * | `GET /inbox/assets/json-schema/:file` | the modules of `@cfworker/json-schema`, which its script checks edited arguments with |
  * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
  * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
  * | `POST /inbox/api/runs/:runId/decision?revision=` | a `Decision` (JSON): resumes the run (at that revision, when named), 202 once its claim is won |
@@ -70,8 +71,9 @@ export interface RunSummary extends Schema.Schema.Type<typeof RunSummary> {}
 /**
  * A pending call with what a person needs to decide it: the tool's description and the JSON
  * Schema of its parameters (`null` for a sub-agent's tool, which the inbox cannot see: the
- * server still checks edited arguments), the arguments as JSON, and for an environment pause
- * the failure.
+ * server still checks edited arguments), the arguments as JSON, `why` it waits for a person
+ * (the reason its gate recorded — `Gate.pause({ reason })`; the default gate names the tool's
+ * `needsApproval` — or its environment failure), and for an environment pause the failure.
  *
  * @example
  * ```ts
@@ -89,6 +91,7 @@ export const PendingCall = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   parameters: Schema.NullOr(Schema.Unknown),
   args: Json.JsonValue,
+  why: Schema.String,
   error: Schema.optional(Schema.Struct({ reason: Schema.String, message: Schema.String }))
 }).annotations({ identifier: "PendingCall" })
 
@@ -99,9 +102,10 @@ export const PendingCall = Schema.Struct({
 export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
 
 /**
- * One paused run: its pending calls, the conversation so far, and the kinds of decision that
- * fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval; `Retry`, `Report` for an
- * environment failure; `Continue` after `MaxIterationsReached` or `BudgetExceeded`).
+ * One paused run: `why` it waits (a sentence), its pending calls, the conversation so far, and
+ * the kinds of decision that fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval;
+ * `Retry`, `Report` for an environment failure; `Continue` after `MaxIterationsReached` or
+ * `BudgetExceeded`).
  *
  * @example
  * ```ts
@@ -115,6 +119,7 @@ export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
  */
 export const RunDetail = Schema.Struct({
   ...RunSummary.fields,
+  why: Schema.String,
   pending: Schema.Array(PendingCall),
   messages: Schema.Array(Message.Message),
   accepts: Schema.Array(Schema.String)
@@ -332,7 +337,7 @@ const runId = HttpApiSchema.param("runId", Schema.String)
  * ```ts
  * import { InboxApi } from "@agentfx/inbox"
  *
- * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset"]
+ * const endpoints = Object.keys(InboxApi.PageGroup.endpoints) // ["page", "asset", "jsonSchema"]
  * ```
  *
  * @since 0.1.0
@@ -348,6 +353,11 @@ export class PageGroup extends HttpApiGroup.make("inboxPage")
   )
   .add(
     HttpApiEndpoint.get("asset")`/inbox/assets/${HttpApiSchema.param("file", Schema.String)}`
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
+      .addError(HttpApiError.NotFound)
+  )
+  .add(
+    HttpApiEndpoint.get("jsonSchema")`/inbox/assets/json-schema/${HttpApiSchema.param("file", Schema.String)}`
       .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
       .addError(HttpApiError.NotFound)
   )

@@ -1,17 +1,20 @@
 // @ts-check
 /**
- * The inbox page: lists the paused runs, shows one (its pending calls, the conversation),
- * checks edited arguments against each tool's JSON Schema before anything is sent, posts the
- * decision, shows the server's refusal where it belongs, and follows the resumed run's events.
+ * The inbox page: lists the paused runs, shows one (why it waits, its pending calls, the
+ * conversation), checks edited arguments against each tool's JSON Schema and shows how they
+ * differ from the model's before anything is sent, posts the decision, shows the server's
+ * refusal where it belongs, then what was decided, and follows the resumed run's events.
  * Plain DOM, no framework, no build step; every control is a native one (keyboard first).
  */
-import { describe, validate } from "./validate.js"
+import { check } from "./check.js"
+import { diff } from "./diff.js"
 
 /**
- * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, error?: { reason: string, message: string } }} PendingCall
+ * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, why: string, error?: { reason: string, message: string } }} PendingCall
  * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
- * @typedef {Omit<RunSummary, "pending"> & { pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string> }} RunDetail
+ * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string> }} RunDetail
  * @typedef {{ ok: boolean, status: number, body: any }} Reply
+ * @typedef {import("./diff.js").Change} Change
  */
 
 const api = "/inbox/api/runs"
@@ -26,6 +29,8 @@ const statusLine = byId("status")
 let current
 /** @type {EventSource | undefined} */
 let source
+/** The run this page decided, and its heading's text: the run's outcome is added to it when it comes. @type {{ runId: string, heading: string } | undefined} */
+let decided
 
 /**
  * @template {keyof HTMLElementTagNameMap} K
@@ -158,11 +163,34 @@ function messageLine(message) {
   }
 }
 
+/**
+ * What the run panel says of a run, one fact a line: add a line here to show another.
+ *
+ * @param {RunDetail} run
+ * @param {boolean} waiting whether it still waits for a decision (as far as this page knows)
+ * @returns {Array<[string, string]>}
+ */
+function facts(run, waiting) {
+  return [
+    [waiting ? "Why it waits" : "Why it waited", run.why],
+    ["Run", run.runId],
+    ["Conversation", run.conversationId],
+    ["Paused", age(run.ageMillis)]
+  ]
+}
+
+/**
+ * @param {RunDetail} run
+ * @param {boolean} waiting
+ */
+function factList(run, waiting) {
+  return h("dl", { class: "facts", id: "facts" }, facts(run, waiting).flatMap(([term, value]) => [h("dt", {}, [term]), h("dd", {}, [value])]))
+}
+
 /** @param {RunDetail} run */
 function renderRun(run) {
-  const section = byId("run")
-  const heading = h("h2", { id: "run-heading", tabindex: "-1" }, [`${run.agent} — waiting for ${run.reason === "approval" ? "approval" : run.reason}`])
-  const meta = h("p", { class: "hint" }, [`Run ${run.runId} · conversation ${run.conversationId} · paused ${age(run.ageMillis)}`])
+  const waiting = `waiting for ${run.reason === "approval" ? "approval" : run.reason}`
+  const heading = h("h2", { id: "run-heading", tabindex: "-1" }, [`${run.agent} — ${waiting}`])
   const conversation = h("details", { open: "" }, [
     h("summary", {}, ["Conversation so far"]),
     h("ol", { class: "conversation" }, run.messages.map((m) => {
@@ -170,6 +198,11 @@ function renderRun(run) {
       return h("li", {}, [h("span", { class: "who" }, [`${who}: `]), text])
     }))
   ])
+  byId("run").replaceChildren(heading, factList(run, true), conversation, decisionForm(run))
+}
+
+/** @param {RunDetail} run */
+function decisionForm(run) {
   const form = h("form", { id: "decision", novalidate: "" })
   if (run.reason === "approval") {
     run.pending.forEach((pending, i) => form.append(callFieldset(pending, i)))
@@ -185,23 +218,23 @@ function renderRun(run) {
       event.preventDefault()
       void submitByCall(run)
     })
-  } else {
-    // an environment failure (retry, proceed), or a run out of iterations or budget (continue; a budget's limits raised)
-    const raise = h("textarea", { id: "raise", rows: "2", spellcheck: "false", placeholder: `{ "tokens": 50000 }` })
-    form.append(
-      h("ul", {}, run.pending.map((p) => h("li", {}, [`${p.toolName}(${JSON.stringify(p.args)})${p.error ? ` failed: ${p.error.reason} error: ${p.error.message}` : ""}`]))),
-      ...(run.reason === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
-      h("p", { class: "error", id: "form-error" }),
-      h("div", { class: "actions" }, run.accepts.map((tag) =>
-        actionButton(tag.toLowerCase(), tag, () => {
-          if (run.reason !== "budget" || raise.value.trim() === "") return { _tag: tag }
-          return { _tag: tag, raise: JSON.parse(raise.value) }
-        })
-      ))
-    )
-    form.addEventListener("submit", (event) => event.preventDefault())
+    return form
   }
-  section.replaceChildren(heading, meta, conversation, form)
+  // an environment failure (retry, report), or a run out of iterations or budget (continue; a budget's limits raised)
+  const raise = h("textarea", { id: "raise", rows: "2", spellcheck: "false", placeholder: `{ "tokens": 50000 }` })
+  form.append(
+    h("ul", {}, run.pending.map((p) => h("li", {}, [`${p.toolName}(${JSON.stringify(p.args)}): ${p.why}`]))),
+    ...(run.reason === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
+    h("p", { class: "error", id: "form-error" }),
+    h("div", { class: "actions" }, run.accepts.map((tag) =>
+      actionButton(tag.toLowerCase(), tag, () => {
+        if (run.reason !== "budget" || raise.value.trim() === "") return { _tag: tag }
+        return { _tag: tag, raise: JSON.parse(raise.value) }
+      })
+    ))
+  )
+  form.addEventListener("submit", (event) => event.preventDefault())
+  return form
 }
 
 /**
@@ -238,17 +271,19 @@ function callFieldset(pending, i) {
   const args = h("textarea", { id: `args-${i}`, "data-args-for": pending.callId, rows: "4", spellcheck: "false", "aria-describedby": `error-${i}` })
   args.value = JSON.stringify(pending.args, null, 2)
   args.rows = Math.min(12, args.value.split("\n").length + 1)
+  const changes = h("div", { class: "changes", id: `changes-${i}`, "data-changes-for": pending.callId, "aria-live": "polite", hidden: "" })
   const error = h("p", { class: "error", id: `error-${i}`, "data-error-for": pending.callId })
   const reject = h("input", { id: `reject-${i}`, "data-reject-for": pending.callId, placeholder: "why not (optional)" })
   const reply = h("textarea", { id: `reply-${i}`, "data-reply-for": pending.callId, rows: "2" })
   const parts = {
-    approve: h("div", {}, [h("label", { for: `args-${i}` }, ["Arguments (JSON) — edit them to approve with changes"]), args]),
+    approve: h("div", {}, [h("label", { for: `args-${i}` }, ["Arguments (JSON) — edit them to approve with changes"]), args, changes]),
     reject: h("div", { hidden: "" }, [h("label", { for: `reject-${i}` }, ["Reason for the model"]), " ", reject]),
     reply: h("div", { hidden: "" }, [h("label", { for: `reply-${i}` }, ["Answer in its place (JSON, or plain text)"]), reply])
   }
   const fieldset = h("fieldset", { class: "call", "data-call-id": pending.callId, "data-index": String(i) }, [
     h("legend", {}, [`${pending.toolName} · ${pending.callId}`]),
     h("p", { class: "description" }, [pending.description ?? "A sub-agent's tool: the server checks its arguments."]),
+    h("p", { class: "why", "data-why-for": pending.callId }, [h("strong", {}, ["Why it waits: "]), pending.why]),
     h("div", { class: "choices", role: "radiogroup", "aria-label": `Decision for ${pending.callId}` }, [
       choice("approve", "Approve"),
       choice("reject", "Reject"),
@@ -266,8 +301,43 @@ function callFieldset(pending, i) {
     parts.reply.hidden = picked !== "reply"
     showProblems(fieldset, picked === "approve" ? checkArgs(pending, args.value).problems : [])
   })
-  args.addEventListener("input", () => showProblems(fieldset, checkArgs(pending, args.value).problems))
+  args.addEventListener("input", () => {
+    const checked = checkArgs(pending, args.value)
+    showProblems(fieldset, checked.problems)
+    showChanges(changes, "value" in checked ? diff(pending.args, checked.value) : [])
+  })
   return fieldset
+}
+
+/** @param {unknown} value */
+const json = (value) => JSON.stringify(value)
+
+/**
+ * The changes as a list: `amount: 250 → 300`, `memo: "Invoice 7" (removed)`, `cc: "Bob" (added)`.
+ *
+ * @param {Array<Change>} changes
+ */
+function changeList(changes) {
+  return h("ul", { class: "diff" }, changes.map((change) => {
+    const what = change.kind === "added"
+      ? [h("ins", {}, [json(change.after)]), " (added)"]
+      : change.kind === "removed"
+      ? [h("del", {}, [json(change.before)]), " (removed)"]
+      : [h("del", {}, [json(change.before)]), " → ", h("ins", {}, [json(change.after)])]
+    return h("li", { "data-kind": change.kind }, [h("code", {}, [change.path]), ": ", ...what])
+  }))
+}
+
+/**
+ * Shows how the edited arguments differ from the model's, under them; nothing while they
+ * are the model's, or not valid.
+ *
+ * @param {HTMLElement} container
+ * @param {Array<Change>} changes
+ */
+function showChanges(container, changes) {
+  container.hidden = changes.length === 0
+  container.replaceChildren(...(changes.length === 0 ? [] : [h("p", {}, ["Changed from what the model asked:"]), changeList(changes)]))
 }
 
 /** @param {HTMLElement} fieldset */
@@ -290,7 +360,7 @@ function checkArgs(pending, text) {
     return { problems: [`Not JSON: ${error instanceof Error ? error.message : String(error)}`] }
   }
   if (pending.parameters === null) return { value, problems: [] }
-  return { value, problems: validate(pending.parameters, value).map(describe) }
+  return { value, problems: check(pending.parameters, value) }
 }
 
 /**
@@ -358,15 +428,20 @@ async function post(run, decision) {
   const reply = await call(`${api}/${encodeURIComponent(run.runId)}/decision?revision=${run.revision}`, { method: "POST", body: JSON.stringify(decision) })
   if (reply.ok) {
     setStatus(`Decided by ${reply.body.decidedBy}. Following the run…`, "good")
+    form.replaceWith(decisionSummary(run, decision))
+    byId("facts").replaceWith(factList(run, false))
+    const heading = `${run.agent} — decided by ${reply.body.decidedBy}${at(reply.body.decidedAt)}`
+    decided = { runId: run.runId, heading }
+    byId("run-heading").textContent = `${heading} · running`
+    byId("run-heading").focus()
     follow(reply.body.events)
     void loadRuns()
     return
   }
   const body = reply.body ?? {}
   if (body._tag === "AlreadyDecided") {
-    const at = typeof body.decidedAt === "number" ? ` (at ${new Date(body.decidedAt).toLocaleTimeString()})` : ""
-    setStatus(`${body.message}${at}`, "bad")
-    markDecided(run, `${typeof body.decidedBy === "string" ? `decided by ${body.decidedBy}` : "decided by someone else"}${at}`)
+    setStatus(`${body.message}${at(body.decidedAt)}`, "bad")
+    markDecided(run, `${typeof body.decidedBy === "string" ? `decided by ${body.decidedBy}` : "decided by someone else"}${at(body.decidedAt)}`)
     void loadRuns()
     return
   }
@@ -386,16 +461,61 @@ async function post(run, decision) {
   setStatus(messageOf(reply), "bad")
 }
 
+/** @param {unknown} time epoch milliseconds, when known */
+const at = (time) => (typeof time === "number" ? ` (at ${new Date(time).toLocaleTimeString()})` : "")
+
+/**
+ * What this page decided, in place of the form: per call, approved as asked or with its
+ * changes (against the model's arguments), rejected (why), or answered (with what).
+ *
+ * @param {RunDetail} run
+ * @param {any} decision
+ */
+function decisionSummary(run, decision) {
+  /** @param {PendingCall} pending @returns {Array<Node | string>} */
+  const outcome = (pending) => {
+    const tag = decision._tag === "ByCall" ? decision.decisions[pending.callId]?._tag : decision._tag
+    const mine = decision._tag === "ByCall" ? decision.decisions[pending.callId] : {}
+    switch (tag) {
+      case "ApproveAll":
+      case "Approve": {
+        const changes = mine.args === undefined ? [] : diff(pending.args, mine.args)
+        return changes.length === 0 ? ["approved as asked"] : ["approved with changes:", changeList(changes)]
+      }
+      case "RejectAll":
+      case "Reject":
+        return [typeof mine.message === "string" ? `rejected: ${mine.message}` : "rejected"]
+      case "Reply":
+        return [`answered in its place: ${json(mine.value)}`]
+      case "Retry":
+        return ["run again"]
+      case "Report":
+        return ["its error given to the model"]
+      default:
+        return [decision.raise === undefined ? "continued" : `continued, the limits raised to ${json(decision.raise)}`]
+    }
+  }
+  return h("div", { id: "decided", class: "decided" }, [
+    h("h3", {}, ["What was decided"]),
+    run.pending.length === 0
+      ? h("p", {}, outcome(/** @type {any} */ ({})))
+      : h("ul", {}, run.pending.map((pending) =>
+        h("li", { "data-decided-for": pending.callId }, [h("strong", {}, [`${pending.toolName} · ${pending.callId}`]), " — ", ...outcome(pending)])
+      ))
+  ])
+}
+
 /**
  * Someone else decided the run: its panel says so, its controls are disabled for good, and the
  * focus (on a control now disabled) moves to the heading, which is read out.
  *
  * @param {RunDetail} run
- * @param {string} decided
+ * @param {string} by who decided, and when
  */
-function markDecided(run, decided) {
+function markDecided(run, by) {
   const heading = byId("run-heading")
-  heading.textContent = `${run.agent} — ${decided}`
+  heading.textContent = `${run.agent} — ${by}`
+  byId("facts").replaceWith(factList(run, false))
   for (const control of /** @type {NodeListOf<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>} */ (byId("decision").querySelectorAll("button, input, textarea"))) {
     control.disabled = true
   }
@@ -447,6 +567,10 @@ function follow(url) {
     if (!final) return
     events.close()
     setStatus(line ?? "", event._tag === "RunCompleted" ? "good" : "bad")
+    if (decided !== undefined && decided.runId === event.runId && current?.runId === event.runId) {
+      const outcome = event._tag === "RunCompleted" ? "completed" : event._tag === "RunPaused" ? `paused again for ${event.reason}` : "failed"
+      byId("run-heading").textContent = `${decided.heading} · ${outcome}`
+    }
     void loadRuns()
   }
   events.onerror = () => {

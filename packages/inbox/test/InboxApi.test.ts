@@ -2,9 +2,10 @@
  * The inbox's HTTP API on a real server (127.0.0.1:0), spoken to with fetch: every endpoint,
  * every error with its status and body.
  */
-import { Agent, ChatMemory, ChatModel, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
+import { Agent, ChatMemory, ChatModel, Gate, Message, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Schema, Scope } from "effect"
+import { createHash } from "node:crypto"
 import * as Net from "node:net"
 import { DecisionLog } from "../src/index.js"
 import { balance, bank, decide, events, model, request, serve } from "./fixtures.js"
@@ -111,12 +112,14 @@ describe("GET /inbox/api/runs/:runId", () => {
         agent: "bank",
         conversationId: "c-1",
         reason: "approval",
+        why: "its gate asked a person about 1 call: nothing of the batch runs before they are decided",
         pending: [{
           callId: "t1",
           toolName: "transfer",
           description: "Sends money to a person",
           parameters: JSON.parse(JSON.stringify(transfer.parametersJsonSchema)),
-          args: { to: "Ada", amount: 250 }
+          args: { to: "Ada", amount: 250 },
+          why: "transfer needs approval for every call (needsApproval: true)"
         }],
         messages: [
           { _tag: "User", text: "pay Ada 250" },
@@ -125,6 +128,23 @@ describe("GET /inbox/api/runs/:runId", () => {
         accepts: ["ApproveAll", "RejectAll", "ByCall"]
       })
       expect(reply.body.pending[0].parameters.properties.amount).toMatchObject({ type: "number", exclusiveMinimum: 0, maximum: 10_000 })
+    }))
+
+  it.scopedLive("why each call waits: the reason its gate recorded, or that it gave none", () =>
+    Effect.gen(function*() {
+      const twoCalls = ScriptedChatModel.layer(() =>
+        ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }, { id: "b1", name: "balance", args: {} })
+      )
+      const { agent: careful } = bank("careful", (input) =>
+        input.name === "transfer" ? Gate.pause({ reason: "transfers over 100 are checked by a person" }) : Gate.pause())
+      const inbox = yield* serve([careful], { model: twoCalls })
+      const paused = yield* inbox.inStores(Agent.run(careful, { input: "pay Ada 250" }).pipe(Effect.provide(twoCalls)))
+      const reply = yield* request(`${runs(inbox.origin)}/${paused.runId}`)
+      expect(reply.body.pending.map((p: any) => [p.callId, p.why])).toEqual([
+        ["t1", "transfers over 100 are checked by a person"],
+        ["b1", "the agent's gate paused it, and gave no reason"]
+      ])
+      expect(reply.body.why).toBe("its gate asked a person about 2 calls: nothing of the batch runs before they are decided")
     }))
 
   it.scopedLive("an unknown run is a 404; a run of an agent the inbox was not given is a 422", () =>
@@ -165,8 +185,15 @@ describe("an environment pause", () => {
       const run = yield* request(`${runs(inbox.origin)}/${runId}`)
       expect(run.body).toMatchObject({
         reason: "environment",
+        why: "1 call failed with an environment error: Retry runs it again once the cause is fixed, Report gives the error to the model",
         accepts: ["Retry", "Report"],
-        pending: [{ callId: "t1", toolName: "transfer", description: "Uploads the report", error: { reason: "environment", message: "the disk is full" } }]
+        pending: [{
+          callId: "t1",
+          toolName: "transfer",
+          description: "Uploads the report",
+          why: "it failed with an environment error: the disk is full",
+          error: { reason: "environment", message: "the disk is full" }
+        }]
       })
       const retried = yield* decide(inbox.origin, runId, { _tag: "Retry" })
       const stream = yield* events(`${inbox.origin}${retried.body.events}`)
@@ -185,7 +212,13 @@ describe("a run out of iterations", () => {
       expect(stopped._tag).toBe("MaxIterationsReached")
       const [listed] = (yield* request(runs(inbox.origin))).body
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
-      expect(run.body).toMatchObject({ agent: "looper", reason: "max-iterations", accepts: ["Continue"], pending: [] })
+      expect(run.body).toMatchObject({
+        agent: "looper",
+        reason: "max-iterations",
+        why: "no answer after 1 iteration (the agent's maxIterations): Continue allows as many again",
+        accepts: ["Continue"],
+        pending: []
+      })
       const continued = yield* decide(inbox.origin, listed.runId, { _tag: "Continue" })
       expect(continued.status).toBe(202)
       const stream = yield* events(`${inbox.origin}${continued.body.events}`)
@@ -215,7 +248,12 @@ describe("a run out of budget", () => {
       const [listed] = (yield* request(runs(inbox.origin))).body
       expect([listed.agent, listed.reason, listed.pending]).toEqual(["metered", "budget", []])
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
-      expect(run.body).toMatchObject({ reason: "budget", accepts: ["Continue"], pending: [] })
+      expect(run.body).toMatchObject({
+        reason: "budget",
+        why: "it reached a limit of its budget (modelCalls 1): Continue with the limit raised",
+        accepts: ["Continue"],
+        pending: []
+      })
       // a limit that is not a positive integer: the Schema of the decision refuses it, nothing runs
       const bad = yield* decide(inbox.origin, listed.runId, { _tag: "Continue", raise: { modelCalls: 0 } })
       expect([bad.status, bad.body._tag]).toEqual([400, "InvalidDecision"])
@@ -696,21 +734,35 @@ describe("stopping the inbox", () => {
 })
 
 describe("the page", () => {
-  it.scopedLive("GET /inbox serves the page under a content security policy; its assets; an unknown asset is a 404; / redirects", () =>
+  it.scopedLive("GET /inbox serves the page under a content security policy (its import map admitted by hash); its assets and @cfworker/json-schema's modules; an unknown asset is a 404; / redirects", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
       const page = yield* request(`${inbox.origin}/inbox`)
       expect(page.status).toBe(200)
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8")
-      expect(page.headers.get("content-security-policy")).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+      const importMap = `{ "imports": { "@cfworker/json-schema": "/inbox/assets/json-schema/index.js" } }`
+      expect(page.body).toContain(`<script type="importmap">${importMap}</script>`)
+      const hash = createHash("sha256").update(importMap).digest("base64")
+      expect(page.headers.get("content-security-policy")).toBe(
+        `default-src 'self'; script-src 'self' 'sha256-${hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
+      )
       expect(page.body).toContain(`<script type="module" src="/inbox/assets/inbox.js"></script>`)
-      for (const [file, type] of [["inbox.js", "text/javascript"], ["validate.js", "text/javascript"], ["inbox.css", "text/css"], ["icon.svg", "image/svg+xml"]]) {
+      const files = [["inbox.js", "text/javascript"], ["check.js", "text/javascript"], ["diff.js", "text/javascript"], ["paths.js", "text/javascript"], [
+        "inbox.css",
+        "text/css"
+      ], ["icon.svg", "image/svg+xml"], ["json-schema/index.js", "text/javascript"], ["json-schema/validator.js", "text/javascript"]]
+      for (const [file, type] of files) {
         const asset = yield* request(`${inbox.origin}/inbox/assets/${file}`)
-        expect([asset.status, asset.headers.get("content-type")?.split(";")[0]]).toEqual([200, type])
+        expect([file, asset.status, asset.headers.get("content-type")?.split(";")[0]]).toEqual([file, 200, type])
       }
+      const library = yield* request(`${inbox.origin}/inbox/assets/json-schema/index.js`)
+      expect(library.body).toContain(`export * from './validator.js';`)
       const missing = yield* request(`${inbox.origin}/inbox/assets/..%2Fpackage.json`)
       expect(missing.status).toBe(404)
+      for (const file of ["index.d.ts", "..%2F..%2Fpackage.json", "validate.js.map"]) {
+        expect([file, (yield* request(`${inbox.origin}/inbox/assets/json-schema/${file}`)).status]).toEqual([file, 404])
+      }
       const root = yield* request(`${inbox.origin}/`)
       expect([root.status, root.headers.get("location")]).toEqual([303, "/inbox"])
     }))
@@ -749,3 +801,35 @@ describe("Inbox.layer", () => {
 })
 
 
+
+describe("Inbox.serve", () => {
+  const stores = Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory, model)
+
+  it.scopedLive("logs the page's address once it listens", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const { HttpServer } = yield* Effect.promise(() => import("@effect/platform"))
+        const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
+        const context = yield* Layer.build(Inbox.serve({ agents: [bank().agent] }).pipe(Layer.provide(stores)))
+        const address = Context.get(context, HttpServer.HttpServer).address
+        const port = address._tag === "TcpAddress" ? address.port : 0
+        expect(logged.map((line) => line.split(" ").slice(0, 4).join(" "))).toEqual([`INFO Inbox at http://127.0.0.1:${port}/inbox`])
+        expect((yield* request(`http://127.0.0.1:${port}/inbox/api/runs`)).status).toBe(200)
+      })
+    ))
+
+  it.scopedLive("a port that is taken fails it with PortInUse, naming the port and what to do", () =>
+    Effect.gen(function*() {
+      const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
+      const taken = yield* Effect.acquireRelease(
+        Effect.async<Net.Server>((resume) => {
+          const server = Net.createServer().listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (taken.address() as Net.AddressInfo).port
+      const error = yield* Effect.flip(Layer.build(Inbox.serve({ agents: [bank().agent], port }).pipe(Layer.provide(stores))))
+      expect(error).toBeInstanceOf(Inbox.PortInUse)
+      expect(error.message).toBe(`Port ${port} of 127.0.0.1 is in use: stop what listens there, or serve the inbox on another port (0 picks a free one)`)
+    }))
+})

@@ -1,39 +1,43 @@
 /**
- * The inbox in a real browser: headless Chromium (Debian's `chromium`, installed by .ci/run)
- * driven by playwright-core. Two people open one paused run; the first edits an argument to
- * an invalid value (the page refuses it inline, nothing is sent), then to one only the server
- * refuses (its error is shown inline), fixes it and approves by keyboard, and watches the run
- * complete in the live events; the second then decides the same run and is told who decided,
- * and its panel is marked decided. By keyboard: a refresh keeps the focus on the run's button;
- * one call is rejected with a reason and another answered in its place. A tab left open on a
- * pause that someone decided (and the run paused again) is refused, and names who decided;
- * what the new pause asks (a hostile argument) is shown as text.
+ * The inbox in a real browser: headless Chromium (`launchChromium` of @agentfx/testing, the
+ * browser of @sparticuz/chromium) driven by playwright-core. Two people open one paused run,
+ * which says why it waits; the first edits an argument to an invalid value (the page refuses
+ * it inline, nothing is sent; the change is shown against the model's arguments), then to one
+ * only the server refuses (its error is shown inline), fixes it and approves by keyboard: the
+ * panel's heading says who decided, what was decided replaces the form (the change, as a
+ * diff), and the run completes in the live events, and in the heading; the second then
+ * decides the same run and is told who decided, and its panel is marked decided. By keyboard:
+ * a refresh keeps the focus on the run's button; one call is rejected with a reason and
+ * another answered in its place. A tab left open on a pause that someone decided (and the run
+ * paused again) is refused, and names who decided; what the new pause asks (a hostile
+ * argument) is shown as text.
  * Screenshots of each state: packages/inbox/test-artifacts/ (git-ignored).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
+import { launchChromium } from "@agentfx/testing/Chromium"
 import { Agent, type Message, ScriptedChatModel } from "@agentfx/core"
 import { bank, request, serve } from "./fixtures.js"
 
-const executablePath = "/usr/bin/chromium"
 const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 
 let browser: Browser
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(`${executablePath} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`)
-  }
   mkdirSync(artifacts, { recursive: true })
-  browser = await chromium.launch({ executablePath })
-}, 30_000)
+  browser = await launchChromium()
+}, 60_000)
 afterAll(async () => {
   await browser?.close()
 })
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
+
+/** The changes shown under a call's edited arguments, one line each. */
+const changes = (page: Page, callId: string) =>
+  page.$$eval(`[data-changes-for="${callId}"]:not([hidden]) li`, (items) => items.map((item) => item.textContent))
 
 /** A person: their own browser context (storage, cookies), the inbox page, their name typed in. */
 const person = async (origin: string, name: string) => {
@@ -69,7 +73,13 @@ describe("the inbox in Chromium", () => {
       await ada.page.keyboard.press("Enter")
       await ada.page.waitForSelector(`fieldset[data-call-id="t1"]`)
       expect(await ada.page.textContent("fieldset.call .description")).toBe("Sends money to a person")
+      expect(await ada.page.textContent(`[data-why-for="t1"]`)).toBe("Why it waits: transfer needs approval for every call (needsApproval: true)")
+      expect(await ada.page.$$eval(".facts dt, .facts dd", (items) => items.slice(0, 2).map((item) => item.textContent))).toEqual([
+        "Why it waits",
+        "its gate asked a person about 1 call: nothing of the batch runs before they are decided"
+      ])
       expect(JSON.parse(await ada.page.inputValue(`[data-args-for="t1"]`))).toEqual({ to: "Ada", amount: 250 })
+      expect(await ada.page.isHidden(`[data-changes-for="t1"]`)).toBe(true)
       await shot(ada.page, "2-run")
       await bob.page.click(`#runs button[data-run-id="${runId}"]`)
       await bob.page.waitForSelector(`fieldset[data-call-id="t1"]`)
@@ -78,6 +88,7 @@ describe("the inbox in Chromium", () => {
       await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Ada", "amount": -5 }`)
       expect(await ada.page.textContent(`[data-error-for="t1"]`)).toBe("amount: must be greater than 0")
       expect(await ada.page.getAttribute(`[data-args-for="t1"]`, "aria-invalid")).toBe("true")
+      expect(await changes(ada.page, "t1")).toEqual(["amount: 250 → -5"])
       await ada.page.focus("#submit")
       await ada.page.keyboard.press("Enter")
       expect(await ada.page.textContent("#status")).toBe("Fix the arguments marked in red before deciding.")
@@ -88,15 +99,28 @@ describe("the inbox in Chromium", () => {
       // a value JSON Schema cannot catch: the server refuses it, and the page shows why, on the call
       await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Mallory", "amount": 300 }`)
       expect(await ada.page.textContent(`[data-error-for="t1"]`)).toBe("")
+      expect(await changes(ada.page, "t1")).toEqual([`to: "Ada" → "Mallory"`, "amount: 250 → 300"])
       await ada.page.click("#submit")
       await ada.page.waitForFunction(() => document.querySelector(`[data-error-for="t1"]`)?.textContent?.startsWith("Refused by the server"))
       expect(await ada.page.textContent(`[data-error-for="t1"]`)).toContain("transfers to Mallory are blocked")
       await shot(ada.page, "4-refused-by-the-server")
 
-      // fixed and approved: the run completes in the live events
+      // fixed and approved: the heading says who decided, what was decided replaces the form, the run completes in the live events
       await ada.page.fill(`[data-args-for="t1"]`, `{ "to": "Ada", "amount": 300 }`)
+      expect(await changes(ada.page, "t1")).toEqual(["amount: 250 → 300"])
+      await shot(ada.page, "4b-edited-arguments")
       await ada.page.focus("#submit")
       await ada.page.keyboard.press("Enter")
+      await ada.page.waitForSelector("#decided")
+      expect(await ada.page.$$eval("#decided [data-decided-for]", (items) => items.map((item) => item.textContent))).toEqual([
+        "transfer · t1 — approved with changes:amount: 250 → 300"
+      ])
+      expect(await ada.page.$$eval("#decided del, #decided ins", (items) => items.map((item) => `${item.tagName} ${item.textContent}`))).toEqual([
+        "DEL 250",
+        "INS 300"
+      ])
+      expect(await ada.page.$("#decision")).toBeNull()
+      expect(await ada.page.textContent(".facts dt")).toBe("Why it waited")
       await ada.page.waitForSelector("#events li.final")
       const lines = await ada.page.$$eval("#events li", (items) => items.map((item) => item.textContent))
       expect(lines).toEqual([
@@ -108,6 +132,7 @@ describe("the inbox in Chromium", () => {
         `completed: Done: "sent 300 to Ada"`
       ])
       expect(await ada.page.textContent("#status")).toBe(`completed: Done: "sent 300 to Ada"`)
+      expect(await ada.page.textContent("#run-heading")).toMatch(/^bank — decided by Ada \(at .+\) · completed$/)
       await ada.page.waitForSelector("#empty:not([hidden])")
       await shot(ada.page, "5-completed")
 
@@ -124,6 +149,7 @@ describe("the inbox in Chromium", () => {
       expect(controls.length).toBeGreaterThan(0)
       expect(controls.filter((disabled) => !disabled)).toEqual([])
       expect(await bob.page.evaluate(() => document.activeElement?.id)).toBe("run-heading")
+      expect(await bob.page.textContent(".facts dt")).toBe("Why it waited")
       await shot(bob.page, "6-already-decided")
       expect(executed).toEqual(["t1 Ada 300"])
       expect([...ada.errors, ...bob.errors]).toEqual([
@@ -182,6 +208,11 @@ describe("the inbox in Chromium", () => {
       await ada.page.focus("#submit")
       await ada.page.keyboard.press("Enter")
       await ada.page.waitForSelector("#events li.final")
+      expect(await ada.page.$$eval("#decided [data-decided-for]", (items) => items.map((item) => item.textContent))).toEqual([
+        "transfer · t1 — rejected: not to Ada today",
+        `transfer · t2 — answered in its place: {"status":"queued"}`
+      ])
+      expect(await ada.page.textContent("#run-heading")).toMatch(/^bank — decided by Ada \(at .+\) · completed$/)
       const answer = `t1 (error): "rejected: not to Ada today"; t2: {"status":"queued"}`
       expect(await ada.page.$$eval("#events li", (items) => items.map((item) => item.textContent))).toEqual([
         "resumed: ByCall by Ada",
@@ -212,7 +243,7 @@ describe("the inbox in Chromium", () => {
       if (paused._tag !== "Paused") throw new Error("expected a pause")
       const open = async (who: Awaited<ReturnType<typeof person>>) => {
         await who.page.click(`#runs button[data-run-id="${paused.runId}"]`)
-        await who.page.waitForSelector("#approve-all")
+        await who.page.waitForSelector("#approve-all:not([disabled])") // a panel marked decided has a disabled one
       }
       const bob = await person(inbox.origin, "Bob")
       const alice = await person(inbox.origin, "Alice <b>")
@@ -221,6 +252,8 @@ describe("the inbox in Chromium", () => {
       await bob.page.click("#approve-all")
       await bob.page.waitForSelector("#events li.final")
       expect(await bob.page.textContent("#events li.final")).toBe("paused again (approval): transfer")
+      expect(await bob.page.textContent("#run-heading")).toMatch(/^bank — decided by Bob \(at .+\) · paused again for approval$/)
+      expect(await bob.page.$$eval("#decided [data-decided-for]", (items) => items.map((item) => item.textContent))).toEqual(["transfer · t1 — approved as asked"])
       expect(executed).toEqual(["t1 Ada 250"])
 
       // Alice's panel still shows Ada's transfer

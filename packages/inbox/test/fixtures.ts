@@ -3,7 +3,7 @@
  * stores of its own; runs that pause are started in the same stores.
  */
 import type { ChatModel } from "@agentfx/core"
-import { Agent, ChatMemory, Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, type Gate, Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import { HttpServer } from "@effect/platform"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -24,8 +24,8 @@ export const balance = Tool.make("balance", {
   handler: () => Effect.succeed(1000)
 })
 
-/** `transfer` needs approval (to: not empty, not Mallory; amount: a positive number, at most 10,000); `balance` does not. */
-export const bank = (name = "bank"): Bank => {
+/** `transfer` needs approval (to: not empty, not Mallory; amount: a positive number, at most 10,000); `balance` does not — unless `gate` says otherwise. */
+export const bank = (name = "bank", gate?: Gate.Gate): Bank => {
   const executed: Array<string> = []
   const transfer = Tool.make("transfer", {
     description: "Sends money to a person",
@@ -38,7 +38,7 @@ export const bank = (name = "bank"): Bank => {
     needsApproval: true,
     handler: ({ amount, to }, { callId }) => Effect.sync(() => executed.push(`${callId} ${to} ${amount}`)).pipe(Effect.as(`sent ${amount} to ${to}`))
   })
-  return { agent: Agent.make({ name, tools: [transfer, balance] }), executed }
+  return { agent: Agent.make({ name, tools: [transfer, balance], ...(gate === undefined ? {} : { gate }) }), executed }
 }
 
 /** Asks for one transfer (to Ada, 250; `amount` in the input overrides), then reports the results it got. */

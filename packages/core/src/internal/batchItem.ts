@@ -18,8 +18,11 @@ export type BatchItem = Data.TaggedEnum<{
    * it runs (or their failure tells the model what was wrong).
    */
   Runnable: { readonly call: ToolCall; readonly decoded?: true | undefined; readonly args?: unknown }
-  /** Waits for a person (verdict `pause`, or none): it runs only once a decision approves it. */
-  Waiting: { readonly call: ToolCall }
+  /**
+   * Waits for a person (verdict `pause`, or none): it runs only once a decision approves it.
+   * `reason`: why, as the gate said (`Gate.pause({ reason })`).
+   */
+  Waiting: { readonly call: ToolCall; readonly reason?: string | undefined }
   /** A suspended call (a delegate whose child paused) being resumed: what its handler continues from. */
   Resuming: { readonly call: ToolCall; readonly resumption: Resumption }
 }>
@@ -42,7 +45,9 @@ export const runs = (item: BatchItem): item is ToRun => item._tag === "Runnable"
 export const toCheckpoint = (item: BatchItem): Checkpoint.BatchItem =>
   item._tag === "Done"
     ? { call: item.call, outcome: item.outcome }
-    : { call: item.call, verdict: item._tag === "Waiting" ? "pause" : "proceed" }
+    : item._tag === "Waiting"
+    ? { call: item.call, verdict: "pause", ...(item.reason === undefined ? {} : { reason: item.reason }) }
+    : { call: item.call, verdict: "proceed" }
 
 /** A checkpoint's item: nothing runs that no verdict allowed (no verdict: it waits for a person). */
 export const fromCheckpoint = (item: Checkpoint.BatchItem): BatchItem =>
@@ -50,4 +55,4 @@ export const fromCheckpoint = (item: Checkpoint.BatchItem): BatchItem =>
     ? Done({ call: item.call, outcome: item.outcome })
     : item.verdict === "proceed"
     ? Runnable({ call: item.call })
-    : Waiting({ call: item.call })
+    : Waiting({ call: item.call, ...(item.reason === undefined ? {} : { reason: item.reason }) })

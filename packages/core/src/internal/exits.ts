@@ -43,7 +43,8 @@ export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.Pend
     if (outcome?._tag === "Suspended") {
       return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
     }
-    return [outcome?._tag === "Failed" ? { call: item.call, error: outcome.error } : { call: item.call }]
+    if (outcome?._tag === "Failed") return [{ call: item.call, error: outcome.error }]
+    return [item._tag === "Waiting" && item.reason !== undefined ? { call: item.call, reason: item.reason } : { call: item.call }]
   })
 
 /**

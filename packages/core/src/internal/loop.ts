@@ -291,7 +291,7 @@ const judged = (
 const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem =>
   matchVerdict(verdict, {
     Proceed: () => Runnable({ call, decoded: true, args }),
-    Pause: () => Waiting({ call }),
+    Pause: ({ reason }) => Waiting({ call, ...(reason === undefined ? {} : { reason }) }),
     Reject: ({ message }) =>
       Done({
         call,

@@ -1,7 +1,7 @@
 /**
  * What the inbox shows of a paused run's record: its checkpoint decoded, each pending call
  * found in the paused batch (a sub-agent's call inside its parent's suspended outcome), with
- * its tool's description and JSON Schema when the agent has the tool.
+ * its tool's description and JSON Schema when the agent has the tool, and why it waits.
  */
 import type { Agent, RunStore, ToolCall, ToolError } from "@agentfx/core"
 import { Checkpoint } from "@agentfx/core"
@@ -12,6 +12,8 @@ import { Unavailable } from "../InboxApi.js"
 interface Found {
   readonly call: ToolCall.ToolCall
   readonly error: ToolError.ToolFailure | undefined
+  /** What the gate that paused it said, as recorded. */
+  readonly reason: string | undefined
   /** A sub-agent's call: its tool is the child's, which the inbox cannot see. */
   readonly nested: boolean
 }
@@ -29,13 +31,13 @@ export const checkpointOf = (record: RunStore.RunRecord): Effect.Effect<Checkpoi
 const find = (batch: Checkpoint.Checkpoint["batch"], id: string): Found | undefined => {
   for (const item of batch) {
     if (item.call.id === id) {
-      return { call: item.call, error: item.outcome?._tag === "Failed" ? item.outcome.error : undefined, nested: false }
+      return { call: item.call, error: item.outcome?._tag === "Failed" ? item.outcome.error : undefined, reason: item.reason, nested: false }
     }
   }
   for (const item of batch) {
     if (item.outcome?._tag !== "Suspended") continue
     for (const child of item.outcome.pending) {
-      if (`${item.call.id}/${child.call.id}` === id) return { call: { ...child.call, id }, error: child.error, nested: true }
+      if (`${item.call.id}/${child.call.id}` === id) return { call: { ...child.call, id }, error: child.error, reason: child.reason, nested: true }
     }
   }
   return undefined
@@ -62,6 +64,32 @@ export const accepts = (reason: Checkpoint.Reason): Array<string> => {
   }
 }
 
+/** Why a pending call waits for a person: its environment failure, or what the gate that paused it said. */
+const whyCall = ({ error, nested, reason }: Found): string => {
+  if (error !== undefined) return `it failed with an ${error.reason} error: ${error.message}`
+  if (reason !== undefined) return reason
+  return nested ? "the sub-agent's gate paused it, and gave no reason" : "the agent's gate paused it, and gave no reason"
+}
+
+/** Why the run waits, in a sentence. */
+const whyRun = (agent: Agent.Any, cp: Checkpoint.Checkpoint): string => {
+  const calls = `${cp.pending.length} call${cp.pending.length === 1 ? "" : "s"}`
+  switch (cp.reason) {
+    case "approval":
+      return `its gate asked a person about ${calls}: nothing of the batch runs before they are decided`
+    case "environment":
+      return `${calls} failed with an environment error: Retry runs ${cp.pending.length === 1 ? "it" : "them"} again once the cause is fixed, Report gives the error${cp.pending.length === 1 ? "" : "s"} to the model`
+    case "max-iterations":
+      return `no answer after ${agent.maxIterations} iteration${agent.maxIterations === 1 ? "" : "s"} (the agent's maxIterations): Continue allows as many again`
+    case "budget": {
+      const limits = Object.entries(cp.budget ?? {}).filter(([, allowed]) => allowed !== undefined).map(([limit, allowed]) => `${limit} ${allowed}`)
+      return `it reached a limit of its budget (${limits.join(", ")}): Continue with the limit raised`
+    }
+    case "running":
+      return "it is running"
+  }
+}
+
 /** A paused run as the list shows it. */
 export const summary = (record: RunStore.RunRecord, cp: Checkpoint.Checkpoint, now: number): RunSummary => ({
   runId: record.runId,
@@ -78,7 +106,9 @@ export const summary = (record: RunStore.RunRecord, cp: Checkpoint.Checkpoint, n
 /** A paused run with everything a person needs to decide it. */
 export const detail = (agent: Agent.Any, record: RunStore.RunRecord, cp: Checkpoint.Checkpoint, now: number): RunDetail => ({
   ...summary(record, cp, now),
-  pending: pendingOf(cp).map(({ call, error, nested }): PendingCall => {
+  why: whyRun(agent, cp),
+  pending: pendingOf(cp).map((found): PendingCall => {
+    const { call, error, nested } = found
     const entry = nested ? undefined : agent.toolkit.entries.get(call.name)
     return {
       callId: call.id,
@@ -86,6 +116,7 @@ export const detail = (agent: Agent.Any, record: RunStore.RunRecord, cp: Checkpo
       description: entry?.description ?? null,
       parameters: entry?.parametersJsonSchema ?? null,
       args: call.args,
+      why: whyCall(found),
       ...(error === undefined ? {} : { error: { reason: error.reason, message: error.message } })
     }
   }),

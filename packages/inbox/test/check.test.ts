@@ -1,12 +1,13 @@
 /**
- * The page's JSON Schema check (static/validate.js) against the schemas `Tool.parametersJsonSchema`
- * writes: it accepts every value the tool's Schema accepts (generated), agrees with the Schema
- * on values it refuses, and names each problem with its path.
+ * The page's JSON Schema check (static/check.js: @cfworker/json-schema, its output in words)
+ * against the schemas `Tool.parametersJsonSchema` writes: it accepts every value the tool's
+ * Schema accepts (generated), agrees with the Schema on values it refuses, and names each
+ * problem with its path.
  */
 import { Tool } from "@agentfx/core"
 import { describe as group, expect, it } from "@effect/vitest"
 import { Arbitrary, Effect, Either, FastCheck, Schema } from "effect"
-import { describe, validate } from "../static/validate.js"
+import { check } from "../static/check.js"
 
 const jsonSchemaOf = (parameters: Schema.Schema<any, any>) =>
   Tool.parametersJsonSchema(Tool.make("t", { description: "", parameters, success: Schema.Void, handler: () => Effect.void }) as Tool.Any)
@@ -42,14 +43,14 @@ const schemas = {
   recursive: Schema.Struct({ root: Item })
 }
 
-group("validate (static/validate.js)", () => {
+group("check (static/check.js)", () => {
   it("accepts every value the tools' Schemas accept (generated)", () => {
     const accepts = <A, I>(schema: Schema.Schema<A, I>) => {
       const json = jsonSchemaOf(schema)
       const encode = Schema.encodeSync(schema)
       FastCheck.assert(
         FastCheck.property(Arbitrary.make(schema), (value) => {
-          expect(validate(json, JSON.parse(JSON.stringify(encode(value))))).toEqual([])
+          expect(check(json, JSON.parse(JSON.stringify(encode(value))))).toEqual([])
         }),
         { numRuns: 200, seed: 17 }
       )
@@ -76,18 +77,17 @@ group("validate (static/validate.js)", () => {
         "note: expected a string or null, got 3",
         "tags: must have at most 3 items",
         "tags[1]: must match the pattern ^[a-z]+$",
-        "pair: must have at least 2 items",
-        "step: must be a multiple of 5"
+        "pair: must have at least 2 items"
       ]],
       ["kinds", { count: 11, mode: "fast", flag: true, note: null, tags: [], pair: ["a", 1, 2], step: 10 }, [
         "count: must be at most 10",
-        "pair[2]: unexpected item: at most 2 items"
+        "pair[2]: unexpected item"
       ]],
       ["union", { target: { kind: "sms", phone: "0800" } }, ["target.phone: must match the pattern ^\\+\\d+$"]],
       ["record", { limits: { daily: -1, weekly: 5 } }, ["limits.daily: must be at least 0"]],
       ["recursive", { root: { name: "a", children: [{ name: "", children: [] }] } }, ["root.children[0].name: must be at least 1 character long"]]
     ]
-    expect(cases.map(([name, value]) => validate(jsonSchemaOf(schemas[name]), value).map(describe))).toEqual(cases.map((c) => c[2]))
+    expect(cases.map(([name, value]) => check(jsonSchemaOf(schemas[name]), value))).toEqual(cases.map((c) => c[2]))
     // and the Schemas refuse every one of them
     for (const [name, value] of cases) {
       const schema: Schema.Schema<unknown, unknown> = schemas[name] as any
@@ -95,16 +95,39 @@ group("validate (static/validate.js)", () => {
     }
   })
 
-  it("a pattern it cannot compile (`\\-` under the u flag) is skipped, in pattern and in patternProperties: the server validates anyway", () => {
+  it("a schema the browser cannot use (a pattern `\\-` under the u flag) checks nothing: the server checks anyway", () => {
     // a hand-written schema (an MCP server's, say): Tool.parametersJsonSchema writes patterns JavaScript compiles
     const schema = {
       type: "object",
-      properties: { code: { type: "string", pattern: "^\\-?[0-9]+$" } },
-      patternProperties: { "^\\-?[0-9]+$": { type: "number" }, "^n_": { type: "number" } },
+      properties: { code: { type: "string", pattern: "^\\-?[0-9]+$" }, n: { type: "number" } },
       additionalProperties: false
     }
     expect(() => new RegExp("^\\-?[0-9]+$", "u")).toThrow(SyntaxError)
-    expect(validate(schema, { code: "a b", "-12": "not checked", n_x: 1 })).toEqual([])
-    expect(validate(schema, { n_x: "two" }).map(describe)).toEqual(["n_x: expected a number, got \"two\""])
+    expect(check(schema, { code: "a b", n: "two", extra: 1 })).toEqual([])
+    expect(check({ ...schema, properties: { n: { type: "number" } } }, { n: "two" })).toEqual(["n: expected a number, got \"two\""])
+  })
+
+  it("where the tool's Schema takes what JSON Schema's rules refuse, the page does not refuse it: a length in UTF-16 units, multipleOf", () => {
+    const schema = Schema.Struct({ s: Schema.String.pipe(Schema.minLength(2)), step: Schema.Finite.pipe(Schema.multipleOf(5)) })
+    const accepted = { s: "😀", step: -1.401298464324817e-45 }
+    expect(Either.isRight(Schema.decodeUnknownEither(schema)(accepted))).toBe(true)
+    expect(check(jsonSchemaOf(schema), accepted)).toEqual([])
+    // a value both refuse: the length is the page's to say; the multiple, the server's
+    expect(check(jsonSchemaOf(schema), { s: "a", step: 7 })).toEqual(["s: must be at least 2 characters long"])
+  })
+
+  it("an alternative that failed alike, or on its type only: said once; a draft-2020 schema's tuple (prefixItems)", () => {
+    const union = {
+      anyOf: [
+        { type: "object", required: ["kind", "address"], properties: { kind: { enum: ["email"] }, address: { type: "string" } }, additionalProperties: false },
+        { type: "object", required: ["kind", "phone"], properties: { kind: { enum: ["sms"] }, phone: { type: "string" } }, additionalProperties: false }
+      ]
+    }
+    expect(check(union, { kind: "fax" })).toEqual(["(arguments): matches none of its 2 alternatives"])
+    expect(check({ type: "object", properties: { at: { anyOf: [{ type: "string" }, { type: "integer" }] } } }, { at: 1.5 })).toEqual([
+      "at: expected a string or an integer, got 1.5"
+    ])
+    const tuple = { $schema: "https://json-schema.org/draft/2020-12/schema", type: "array", prefixItems: [{ type: "string" }, { type: "number" }], items: false }
+    expect(check(tuple, ["a", "b", 3])).toEqual(["[1]: expected a number, got \"b\"", "[2]: unexpected item"])
   })
 })
