@@ -3,7 +3,7 @@
  * and the AI SDK's own client for it: `DefaultChatTransport`, and `AbstractChat` (what
  * `useChat` runs) over a plain state.
  */
-import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import { HttpServer } from "@effect/platform"
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
@@ -42,6 +42,21 @@ export const payments = (): Payments => {
     handler: () => Effect.promise(() => released).pipe(Effect.as("report ready"))
   })
   return { agent: Agent.make({ name: "payments", tools: [transfer, balance, slowReport] }), executed, release }
+}
+
+/** An agent that pauses on environment failures: `send_mail` fails with one (no credentials) until `fixed` is set. */
+export const mailer = () => {
+  const state = { fixed: false, sent: 0 }
+  const sendMail = Tool.make("send_mail", {
+    description: "Sends a mail",
+    parameters: Schema.Struct({ to: Schema.String }),
+    success: Schema.String,
+    handler: ({ to }) =>
+      state.fixed
+        ? Effect.sync(() => state.sent++).pipe(Effect.as(`mailed ${to}`))
+        : Effect.fail(ToolError.environment("no SMTP credentials"))
+  })
+  return { agent: Agent.make({ name: "mailer", tools: [sendMail], onEnvironmentError: "pause" }), state }
 }
 
 export interface Served {

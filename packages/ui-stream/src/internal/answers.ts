@@ -6,12 +6,14 @@
  */
 import type { Agent, ToolCall, ToolError } from "@agentfx/core"
 import { AgentError, Checkpoint, Decision, RunStore } from "@agentfx/core"
-import { Effect, Option, ParseResult, Schema } from "effect"
-import { AlreadyDecided, DecisionRefused, InvalidRequest, RunNotFound, Unavailable } from "../ChatApi.js"
+import { Effect, Option, ParseResult, Schedule, Schema } from "effect"
+import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, RunNotFound, Unavailable } from "../ChatApi.js"
 import type { UiChunk } from "../UiChunk.js"
 import type { Answer } from "./request.js"
 
 export interface Resume {
+  readonly runId: string
+  readonly revision: number
   readonly checkpoint: unknown
   readonly decision: Decision.Decision
   readonly prelude: ReadonlyArray<UiChunk>
@@ -121,5 +123,25 @@ export const prepare = (
           : { type: "tool-output-error", toolCallId: call.id, errorText: error.message }
       )
     }
-    return { checkpoint: record.checkpoint, decision, prelude }
+    return { runId: record.runId, revision: record.version, checkpoint: record.checkpoint, decision, prelude }
   })
+
+/**
+ * A resume refused because the conversation is held: most often by the resume of another
+ * answer to the same pause, which holds the conversation before it claims the run. The record
+ * is read again, for up to half a second, until it moved on (`AlreadyDecided`, as for any
+ * answer that came second); a conversation held by something else is `ConversationBusy`.
+ */
+export const busy = (resume: Resume, chatId: string, error: RunStore.ConversationBusy): Effect.Effect<AlreadyDecided | ConversationBusy> =>
+  Effect.flatMap(RunStore.RunStore, (store) =>
+    Effect.flatMap(store.get(resume.runId), (record) =>
+      Option.isSome(record) && record.value.status === "paused" && record.value.version === resume.revision
+        ? Effect.fail("still paused" as const)
+        : Effect.succeed(alreadyDecided(new AgentError.RunAlreadyResumed({
+          runId: resume.runId,
+          status: Option.isSome(record) ? record.value.status : "finished",
+          decidedBy: Option.isSome(record) ? record.value.decidedBy : undefined
+        }))))).pipe(
+      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis"))),
+      Effect.orElseSucceed(() => new ConversationBusy({ chatId, message: error.message }))
+    )

@@ -3,8 +3,7 @@
  * started in the endpoint's scope, and its message streamed; a reattach served from the
  * replay buffer.
  */
-import type { Agent } from "@agentfx/core"
-import { AgentError } from "@agentfx/core"
+import type { Agent, AgentError, AgentEvent } from "@agentfx/core"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import type { Context, Scope, Stream } from "effect"
 import { Agent as Agents } from "@agentfx/core"
@@ -53,15 +52,20 @@ export const layer = (agent: Agent.Any, replay: Replay.Replay, context: Context.
         Effect.gen(function*() {
           const parsed = yield* Request.parse(request, agent.limits.depth + envelope)
           const { chatId } = parsed
-          const segment = parsed._tag === "Turn"
-            ? { chatId, prelude: [], events: Agents.stream(agent, { input: parsed.input, conversationId: chatId }) }
-            : yield* Effect.map(Answers.prepare(agent, chatId, parsed.answers), (resume) => ({
-              chatId,
-              prelude: resume.prelude,
-              events: Agents.streamResume(agent, resume.checkpoint, resume.decision)
-            }))
-          const events = yield* Runner.run(replay, scope, { ...segment, events: Streams.provideContext(segment.events, context) }).pipe(
-            Effect.mapError((error) => refusal(chatId, error))
+          const start = <E extends AgentError.ResumeError>(events: Stream.Stream<AgentEvent.AgentEvent, E, any>, prelude: ReadonlyArray<UiChunk.UiChunk>) =>
+            Runner.run(replay, scope, { chatId, prelude, events: Streams.provideContext(events, context) })
+          if (parsed._tag === "Turn") {
+            const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: chatId }), []).pipe(
+              Effect.mapError((error) => refusal(chatId, error))
+            )
+            return respond(events)
+          }
+          const resume = yield* Answers.prepare(agent, chatId, parsed.answers)
+          const events = yield* start(Agents.streamResume(agent, resume.checkpoint, resume.decision), resume.prelude).pipe(
+            Effect.catchAll((error) => Effect.flatMap(
+              error._tag === "ConversationBusy" ? Answers.busy(resume, chatId, error) : Effect.succeed(refusal(chatId, error)),
+              Effect.fail
+            ))
           )
           return respond(events)
         }))

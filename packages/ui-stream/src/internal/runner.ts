@@ -2,8 +2,10 @@
  * Runs a segment of a chat's message — a turn, or the resume of its pause — in a fiber of the
  * endpoint's own scope, so that a client that goes away does not stop the run: its events go
  * to the replay buffer, and to whoever listens. The request that started it listens from the
- * message's `start`, which is sent once the run's first event came (a run started; a resume
- * won its claim); a failure before that event is the request's refusal, and nothing was sent.
+ * message's `start`, which is sent once the run was admitted: its first event after
+ * `RunStarted` (the run then holds its conversation; `RunStarted` comes before, and a busy
+ * conversation fails the run after it), or a resume's `RunResumed` (its claim was won). A
+ * failure before that is the request's refusal, and nothing was sent.
  */
 import type { AgentEvent } from "@agentfx/core"
 import type { Scope } from "effect"
@@ -31,8 +33,8 @@ export interface Segment<E> {
 }
 
 /**
- * Runs the segment in `scope`; succeeds with the response's events once the run's first event
- * came, or fails with the run's failure before it.
+ * Runs the segment in `scope`; succeeds with the response's events once the run was admitted,
+ * or fails with the run's failure before that.
  */
 export const run = <E extends { readonly message: string }>(
   replay: Replay.Replay,
@@ -48,6 +50,8 @@ export const run = <E extends { readonly message: string }>(
     const publish = (event: AgentEvent.AgentEvent) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.suspend(() => {
+          // a run's start is not its admission: the conversation is held (or refused as busy) after it
+          if (message === undefined && event._tag === "RunStarted") return Effect.void
           if (message === undefined || translator === undefined) {
             message = replay.open(segment.chatId, event.runId, listener.queue)
             translator = Translate.make(event.runId)
