@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { expectInOrder, normalize, offlineBanner } from "./run.js"
-import type { Terminal } from "./terminal.js"
-import { hasTmux, openTerminal } from "./terminal.js"
+import type { Key, Terminal } from "@agentfx/testing/Terminal"
+import { openExample } from "./terminal.js"
 
 let terminal: Terminal | undefined
-const open = async (script: string) => (terminal = await openTerminal(script))
+const open = (script: string) => (terminal = openExample(script))
 afterEach(async () => {
   await terminal?.close()
   terminal = undefined
@@ -13,7 +13,7 @@ afterEach(async () => {
 /** The choices of approval.ts's select prompt, from the first (selected when it opens). */
 const choose = async (tty: Terminal, choice: "approve" | "edit" | "reject" | "reply") => {
   const downs = ["approve", "edit", "reject", "reply"].indexOf(choice)
-  await tty.press(...Array<string>(downs).fill("Down"), "Enter")
+  await tty.press(...Array<Key>(downs).fill("Down"), "Enter")
 }
 
 const answer = async (tty: Terminal, prompt: string, text: string) => {
@@ -24,14 +24,14 @@ const answer = async (tty: Terminal, prompt: string, text: string) => {
 
 const count = (lines: ReadonlyArray<string>, part: string) => lines.filter((line) => line.includes(part)).length
 
-describe.skipIf(!hasTmux && process.env.CI === undefined)("examples in a terminal (tmux)", () => {
+describe("examples in a terminal", () => {
   it("approval.ts: edit (JSON asked again until it parses), reject with a reason, reply instead; exits when done", async () => {
-    const tty = await open("approval.ts")
+    const tty = open("approval.ts")
     await tty.waitFor("? send_email(")
     await choose(tty, "edit")
     await answer(tty, "new arguments (JSON)", `{"to": `)
     await tty.waitFor("that is not JSON")
-    await tty.press(...Array<string>(`{"to": `.length).fill("BSpace"))
+    await tty.press(...Array<Key>(`{"to": `.length).fill("Backspace"))
     await tty.type(`{"to":"ada@example.com","body":"Release 1.2 is out"}`)
     await tty.press("Enter")
     await tty.waitFor("? delete_file(")
@@ -61,7 +61,7 @@ describe.skipIf(!hasTmux && process.env.CI === undefined)("examples in a termina
   }, 120_000)
 
   it("approval.ts: edited arguments the tool refuses are shown and only that call is asked again; the other decisions stand", async () => {
-    const tty = await open("approval.ts")
+    const tty = open("approval.ts")
     await tty.waitFor("? send_email(")
     await choose(tty, "approve")
     await tty.waitFor("? delete_file(")
@@ -89,9 +89,9 @@ describe.skipIf(!hasTmux && process.env.CI === undefined)("examples in a termina
   }, 120_000)
 
   it("approval.ts: Ctrl-C at a prompt quits at once; nothing is decided and no tool runs", async () => {
-    const tty = await open("approval.ts")
+    const tty = open("approval.ts")
     await tty.waitFor("? send_email(")
-    await tty.press("C-c")
+    await tty.press("Ctrl-C")
     expect(await tty.exited()).toBe(0)
     const lines = normalize(await tty.screen())
     expect(lines).toContain("paused (approval):")
@@ -99,10 +99,10 @@ describe.skipIf(!hasTmux && process.env.CI === undefined)("examples in a termina
   }, 120_000)
 
   it("demo.ts: Ctrl-C while tools run interrupts the run and its tools", async () => {
-    const tty = await open("demo.ts")
+    const tty = open("demo.ts")
     // the forecast runs until its 500 ms timeout: Ctrl-C comes first
     await tty.waitFor("tool get_forecast [call_f1] started")
-    await tty.press("C-c")
+    await tty.press("Ctrl-C")
     await tty.exited()
     const lines = normalize(await tty.screen())
     expect(lines).toContain("  tool get_forecast [call_f1] interrupted after N ms")

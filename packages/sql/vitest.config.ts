@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "sql",
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"]
   }
 })

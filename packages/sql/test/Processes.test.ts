@@ -14,7 +14,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SqlStore } from "../src/index.js"
-import { freshSchema, pgSkipped, pgUrl, tempDir } from "./fixtures.js"
+import { freshSchema, tempDir } from "./fixtures.js"
 import { transferAgent, transferModel } from "./processes/agents.js"
 
 const childScript = fileURLToPath(new URL("./processes/child.ts", import.meta.url))
@@ -162,8 +162,8 @@ describe("processes on SQLite", () => {
     }).pipe(Effect.scoped), 60_000)
 })
 
-describe(`processes on PostgreSQL${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () => {
-  it.live.skipIf(pgUrl === undefined)("8 concurrent resumes of one paused run from 2 processes: one completes, 7 are refused, the tool runs once", () =>
+describe("processes on PostgreSQL", () => {
+  it.live("8 concurrent resumes of one paused run from 2 processes: one completes, 7 are refused, the tool runs once", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       const client = PgClient.layer({ url: Redacted.make(url) })
@@ -218,5 +218,5 @@ const leaseTest = (dialect: "sqlite" | "pg") =>
 
 describe("leases across processes", () => {
   it.live("SQLite: a killed holder's lease is refused to others until it expires, then taken", () => leaseTest("sqlite"), 60_000)
-  it.live.skipIf(pgUrl === undefined)(`PostgreSQL: a killed holder's lease is refused to others until it expires, then taken${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () => leaseTest("pg"), 60_000)
+  it.live(`PostgreSQL: a killed holder's lease is refused to others until it expires, then taken`, () => leaseTest("pg"), 60_000)
 })

@@ -14,7 +14,7 @@ const conversation: ReadonlyArray<Message.Message> = [
 
 for (const dialect of dialects) {
   describe(`SqlChatMemory on ${dialect.name}`, () => {
-    it.effect.skipIf(dialect.skip)("messages of every kind come back as appended, in order, per conversation; another client sees them", () =>
+    it.effect("messages of every kind come back as appended, in order, per conversation; another client sees them", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { memory } = yield* storeOn(database)
@@ -28,7 +28,7 @@ for (const dialect of dialects) {
         expect(yield* other.memory.get("unknown")).toEqual([])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("replace swaps a conversation's messages (1,200 of them, in chunks), remove forgets it, others are untouched", () =>
+    it.effect("replace swaps a conversation's messages (1,200 of them, in chunks), remove forgets it, others are untouched", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { memory } = yield* storeOn(database)
@@ -44,7 +44,7 @@ for (const dialect of dialects) {
         expect(yield* memory.get("c-2")).toEqual([Message.user("kept")])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a stored row that is not a message, or a missing table, is a MemoryError naming the conversation", () =>
+    it.effect("a stored row that is not a message, or a missing table, is a MemoryError naming the conversation", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { memory, sql } = yield* storeOn(database)
@@ -58,7 +58,7 @@ for (const dialect of dialects) {
         expect(missing.message).toMatch(dialect.name === "SQLite" ? /^Conversation "c-9": .*no such table: agentfx_messages/ : /^Conversation "c-9": .*relation "agentfx_messages" does not exist/)
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("SqlChatMemory.layer migrates, then provides the memory", () =>
+    it.effect("SqlChatMemory.layer migrates, then provides the memory", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const history = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) =>

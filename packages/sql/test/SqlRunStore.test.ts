@@ -6,13 +6,13 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { record } from "../../core/test/runStoreConformance.js"
 import { migrations } from "../src/internal/migrations.js"
 import { SqlRunStore, SqlStore } from "../src/index.js"
-import { dialects, pgSkipped, pgUrl, storeOn } from "./fixtures.js"
+import { dialects, storeOn } from "./fixtures.js"
 
 const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, toolName: "t", value: { id: callId } })
 
 for (const dialect of dialects) {
   describe(`SqlRunStore on ${dialect.name}`, () => {
-    it.effect.skipIf(dialect.skip)("migrations run once: the first migrate runs every migration, the next runs none", () =>
+    it.effect("migrations run once: the first migrate runs every migration, the next runs none", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const first = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
@@ -27,7 +27,7 @@ for (const dialect of dialects) {
         ])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a database made before decidedAt: migrated in place, its runs keep working, the next claim records when", () =>
+    it.effect("a database made before decidedAt: migrated in place, its runs keep working, the next claim records when", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         // the schema as the first version of the package left it, with a paused run and a finished one
@@ -54,14 +54,14 @@ for (const dialect of dialects) {
       }).pipe(Effect.scoped))
 
     // live: a migration that lost a race is retried after 100 ms of real time
-    it.live.skipIf(dialect.skip)("two clients migrating a new database at once: one migrates, the other finds it done", () =>
+    it.live("two clients migrating a new database at once: one migrates, the other finds it done", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const ran = yield* Effect.all([1, 2].map(() => SqlStore.migrate.pipe(Effect.provide(database.client))), { concurrency: "unbounded" })
         expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 4])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>
+    it.effect("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const a = yield* storeOn(database)
@@ -76,7 +76,7 @@ for (const dialect of dialects) {
         expect(Option.map(yield* a.store.get("r"), (r) => [r.status, r.version, r.checkpoint])).toEqual(Option.some(["running", 2, undefined]))
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("an outcome recorded by one client is read by the other, and the next transition clears it for both", () =>
+    it.effect("an outcome recorded by one client is read by the other, and the next transition clears it for both", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const a = yield* storeOn(database)
@@ -90,7 +90,7 @@ for (const dialect of dialects) {
         expect(yield* a.store.outcomes("o")).toEqual([])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a finished record is kept for the retention (listed, its id refused), then hidden, then deleted", () =>
+    it.effect("a finished record is kept for the retention (listed, its id refused), then hidden, then deleted", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { sql, store } = yield* storeOn(database, { retention: "1 hour" })
@@ -118,7 +118,7 @@ for (const dialect of dialects) {
         expect(Option.map(yield* store.get("done"), (r) => r.checkpoint)).toEqual(Option.some({ again: true }))
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("an expired finished record not yet deleted gives its id up to a new insert", () =>
+    it.effect("an expired finished record not yet deleted gives its id up to a new insert", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { store } = yield* storeOn(database, { retention: "1 hour" })
@@ -131,7 +131,7 @@ for (const dialect of dialects) {
         expect(Option.map(yield* store.get("r"), (r) => [r.status, r.version])).toEqual(Option.some(["paused", 7]))
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("the store's failures are StoreErrors with the database's message, never defects", () =>
+    it.effect("the store's failures are StoreErrors with the database's message, never defects", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { sql, store } = yield* storeOn(database)
@@ -221,8 +221,8 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
     }).pipe(Effect.scoped))
 })
 
-describe(`SqlRunStore leases on PostgreSQL${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () => {
-  it.live.skipIf(pgUrl === undefined)("a lease attempt waiting on a database that does not answer can be interrupted: it ends at once and leaves no row", () =>
+describe("SqlRunStore leases on PostgreSQL", () => {
+  it.live("a lease attempt waiting on a database that does not answer can be interrupted: it ends at once and leaves no row", () =>
     Effect.gen(function*() {
       const db = yield* dialects[1]!.database
       const { sql, store } = yield* storeOn(db)

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { SqlStore } from "../src/index.js"
 import * as PgStore from "../src/PgStore.js"
 import * as SqliteStore from "../src/SqliteStore.js"
-import { dialects, pgSkipped, pgUrl, tempDir } from "./fixtures.js"
+import { dialects, pgUrl, tempDir } from "./fixtures.js"
 
 /** An agent whose model asks for a lookup and a transfer (which needs approval); each tool counts its executions. */
 const bank = () => {
@@ -39,7 +39,7 @@ const inProcess = <A, E, R>(store: Layer.Layer<RunStore.RunStore | ChatMemory.Ch
 
 for (const dialect of dialects) {
   describe(`SqlStore on ${dialect.name}`, () => {
-    it.effect.skipIf(dialect.skip)("a run paused in one process is resumed by run id in another: the approved call runs once, a second resume is refused", () =>
+    it.effect("a run paused in one process is resumed by run id in another: the approved call runs once, a second resume is refused", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -61,7 +61,7 @@ for (const dialect of dialects) {
         expect(history.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult", "Assistant"])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a run without a conversation id pauses with its messages in its record only, and resumes by id from another process", () =>
+    it.effect("a run without a conversation id pauses with its messages in its record only, and resumes by id from another process", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -77,7 +77,7 @@ for (const dialect of dialects) {
         expect(Number(stored[0]!.n)).toBe(0)
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("an interrupted run stays running; Agent.recover in another process keeps the finished call's result and cancels the one cut off", () =>
+    it.effect("an interrupted run stays running; Agent.recover in another process keeps the finished call's result and cancels the one cut off", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -111,7 +111,7 @@ for (const dialect of dialects) {
         expect(counts).toEqual({ fast: 1, stuck: 1 })
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a run interrupted in its first model call is recovered with the run's own settings and tool choice", () =>
+    it.effect("a run interrupted in its first model call is recovered with the run's own settings and tool choice", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -136,7 +136,7 @@ for (const dialect of dialects) {
         expect(requests.map((r) => [r.toolChoice, r.settings])).toEqual([[{ tool: "lookup" }, { temperature: 0 }], [{ tool: "lookup" }, { temperature: 0 }]])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("the next turn on an interrupted run's conversation settles its batch as recovery does: the recorded result kept, the cut-off call cancelled, the unstarted one run; the run failed", () =>
+    it.effect("the next turn on an interrupted run's conversation settles its batch as recovery does: the recorded result kept, the cut-off call cancelled, the unstarted one run; the run failed", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -181,7 +181,7 @@ for (const dialect of dialects) {
         ])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("the next turn supersedes a run interrupted in a model call: marked failed, so a late recover cannot write its older conversation back", () =>
+    it.effect("the next turn supersedes a run interrupted in a model call: marked failed, so a late recover cannot write its older conversation back", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -208,7 +208,7 @@ for (const dialect of dialects) {
         expect(history.map((m) => m._tag === "User" ? `User: ${m.text}` : m._tag)).toEqual(["User: first", "User: second", "Assistant"])
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a signed copy of a run that finished as it paused is refused until the retention has passed, then expired: the transfer runs once", () =>
+    it.effect("a signed copy of a run that finished as it paused is refused until the retention has passed, then expired: the transfer runs once", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
@@ -239,7 +239,7 @@ for (const dialect of dialects) {
         expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 
-    it.effect.skipIf(dialect.skip)("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
+    it.effect("a writer that lost its run (another took it over) records no result: its run fails with RunAlreadyResumed", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer().pipe(Layer.provide(database.client))
@@ -357,7 +357,7 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
 for (const dialect of dialects) {
   describe(`SqlStore on ${dialect.name}: a writer whose leases lapsed, still alive, racing the takeover`, () => {
     for (const taker of ["recover", "next turn"] as const) {
-      it.effect.skipIf(dialect.skip)(`${taker}: at every point of the taker's store calls, each call of the batch runs exactly once`, () =>
+      it.effect(`${taker}: at every point of the taker's store calls, each call of the batch runs exactly once`, () =>
         Effect.gen(function*() {
           const seen: Array<string> = []
           for (let at = 0;; at++) {
@@ -462,9 +462,9 @@ describe("SqlStore layers", () => {
       expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
     }).pipe(Effect.scoped))
 
-  it.live.skipIf(pgUrl === undefined)(`PgStore.layer takes PgClient's options as they are (host, port, username, database)${pgUrl === undefined ? ` (${pgSkipped})` : ""}`, () =>
+  it.live(`PgStore.layer takes PgClient's options as they are (host, port, username, database)`, () =>
     Effect.gen(function*() {
-      const url = new URL(pgUrl!)
+      const url = new URL(pgUrl)
       const context = yield* Layer.build(PgStore.layer({
         host: url.hostname,
         port: Number(url.port),

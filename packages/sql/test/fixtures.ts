@@ -1,6 +1,6 @@
 /**
  * Fresh stores for tests: a SQLite file in a temp directory, or a PostgreSQL schema of its
- * own (on the server `AGENTFX_PG_URL` names; without it the PostgreSQL tests are skipped).
+ * own (on the run's server: `AGENTFX_PG_URL`'s, else an embedded one — test/globalSetup.ts).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { ChatMemory, RunStore } from "@agentfx/core"
@@ -13,15 +13,13 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { postgresUrl } from "@agentfx/testing/PostgresUrl"
 import { SqlStore } from "../src/index.js"
 import * as PgStore from "../src/PgStore.js"
 import * as SqliteStore from "../src/SqliteStore.js"
 
-/** The PostgreSQL server of the tests, if any. */
-export const pgUrl: string | undefined = process.env.AGENTFX_PG_URL || undefined
-
-/** Why the PostgreSQL tests did not run, in their names. */
-export const pgSkipped = "skipped: AGENTFX_PG_URL is not set"
+/** The PostgreSQL server of the tests. */
+export const pgUrl: string = postgresUrl()
 
 /** A temp directory, removed with the scope. */
 export const tempDir = Effect.acquireRelease(
@@ -40,10 +38,10 @@ export const inSchema = (url: string, schema: string) =>
 /** A new PostgreSQL schema (dropped with the scope): its URL. */
 export const freshSchema = Effect.gen(function*() {
   const schema = `agentfx_test_${randomUUID().replaceAll("-", "")}`
-  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl!) }).pipe(Effect.provide(Reactivity.layer))
+  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl) }).pipe(Effect.provide(Reactivity.layer))
   yield* admin.unsafe(`CREATE SCHEMA ${schema}`)
   yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
-  return inSchema(pgUrl!, schema)
+  return inSchema(pgUrl, schema)
 }).pipe(Effect.orDie)
 
 /** A PostgreSQL store in a new schema, dropped with the Layer. */
@@ -55,20 +53,17 @@ export interface Database {
   readonly client: Layer.Layer<SqlClient.SqlClient, unknown>
 }
 
-/** The dialects the store tests run on; PostgreSQL only with `AGENTFX_PG_URL`. */
+/** The dialects the store tests run on. */
 export const dialects: ReadonlyArray<{
   readonly name: string
-  readonly skip: boolean
   readonly database: Effect.Effect<Database, never, Scope.Scope>
 }> = [
   {
     name: "SQLite",
-    skip: false,
     database: Effect.map(tempDir, (dir) => ({ client: SqliteClient.layer({ filename: join(dir, "store.db") }) }))
   },
   {
-    name: pgUrl === undefined ? `PostgreSQL (${pgSkipped})` : "PostgreSQL",
-    skip: pgUrl === undefined,
+    name: "PostgreSQL",
     database: Effect.map(freshSchema, (url) => ({ client: PgClient.layer({ url: Redacted.make(url) }) }))
   }
 ]

