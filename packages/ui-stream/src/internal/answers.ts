@@ -1,8 +1,9 @@
 /**
  * A person's answers to a pause, as the resume they ask for: the run's record read (the
  * authority: it must be paused, at the revision the answers name, in this chat), the decision
- * built, and what the resumed segment says first — the calls it decides, so that it stands on
- * its own where the pause's segment is not in the replay buffer (another process ran it).
+ * built, and what the resumed segment says first: the calls it denies, each with its end (an
+ * approved call is announced as it starts) — so that the segment stands on its own where the
+ * pause's segment is not in the replay buffer (another process ran it).
  */
 import type { Agent, ToolCall, ToolError } from "@agentfx/core"
 import { AgentError, Checkpoint, Decision, RunStore } from "@agentfx/core"
@@ -114,10 +115,11 @@ export const prepare = (
     const decision = yield* decide(cp, current)
     const denied = new Set(current.filter((answer) => !answer.approved).map((answer) => answer.approval.callId))
     const prelude: Array<UiChunk> = []
+    // an approved call is announced by its start, as it runs again; a denied one here, with its end
     for (const { call, error } of pendingOf(cp)) {
-      prelude.push({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
       if (!denied.has(call.id)) continue
       prelude.push(
+        { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args },
         cp.reason === "approval" || error === undefined
           ? { type: "tool-output-denied", toolCallId: call.id }
           : { type: "tool-output-error", toolCallId: call.id, errorText: error.message }
