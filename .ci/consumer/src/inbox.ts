@@ -8,12 +8,11 @@ import { Agent, ScriptedChatModel } from "@agentfx/core"
 import { Inbox } from "@agentfx/inbox"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer } from "effect"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { Console, Effect } from "effect"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
-import { payments, script, StoreLive } from "./payments.js"
+import { payments, script, TempStore } from "./payments.js"
 
 const installed = join(dirname(createRequire(import.meta.url).resolve("@agentfx/inbox/package.json")), "static")
 
@@ -46,17 +45,9 @@ const program = Effect.gen(function*() {
   yield* Console.log("stopping the inbox")
 })
 
-const Store = Layer.unwrapScoped(Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-consumer-inbox-"))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  ),
-  (dir) => StoreLive(join(dir, "inbox.db"))
-))
-
 program.pipe(
   Effect.provide(Inbox.serve({ agents: [payments], port: 0 })),
   Effect.provide(ScriptedChatModel.layer(script)),
-  Effect.provide(Store),
+  Effect.provide(TempStore("inbox")),
   NodeRuntime.runMain
 )

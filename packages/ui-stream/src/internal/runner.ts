@@ -46,6 +46,8 @@ export const run = <E extends { readonly message: string }>(
     const listener = yield* Replay.listen
     let message: Replay.Message | undefined
     let translator: Translate.Translator | undefined
+    /** Whether this segment ended its message (the message itself may go on, in the segment of a resume). */
+    let settled = false
 
     const publish = (event: AgentEvent.AgentEvent) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -58,9 +60,12 @@ export const run = <E extends { readonly message: string }>(
             replay.push(message, segment.prelude)
           }
           const chunks = translator.event(event)
-          if (event.runId === message.messageId && event._tag === "RunPaused") replay.end(message, chunks, "tool-calls", now)
-          else if (event.runId === message.messageId && event._tag === "RunCompleted") replay.end(message, chunks, "stop", now)
-          else replay.push(message, chunks)
+          if (event.runId !== message.messageId || (event._tag !== "RunPaused" && event._tag !== "RunCompleted")) {
+            replay.push(message, chunks)
+            return Deferred.succeed(opened, undefined)
+          }
+          settled = true
+          replay.end(message, chunks, event._tag === "RunPaused" ? "tool-calls" : "stop", now)
           return Deferred.succeed(opened, undefined)
         }))
 
@@ -69,7 +74,7 @@ export const run = <E extends { readonly message: string }>(
         if (message === undefined || translator === undefined) {
           return yield* Exit.isFailure(exit) ? Deferred.failCause(opened, exit.cause) : Deferred.die(opened, new Error("The run ended without an event"))
         }
-        if (message.status !== "streaming") return
+        if (settled) return
         if (Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) && !Cause.isInterruptedOnly(exit.cause)) {
           yield* Effect.logError(`The run of chat ${segment.chatId} failed unexpectedly`, exit.cause)
         }
