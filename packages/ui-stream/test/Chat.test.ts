@@ -251,4 +251,33 @@ describe("Chat", () => {
     ])
     expect(message.parts.at(-1)).toMatchObject({ type: "text", text: "results: 2" })
   })
+
+  it("an answer names its pause: after the run paused again (a new call with the same id), the old answer is refused; another chat's answer is not found", async () => {
+    const { agent, executed } = payments()
+    served = await serve(agent, script(
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }),
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Mallory", amount: 9000 } }),
+      ScriptedChatModel.text("Both sent.")
+    ))
+    const chat = new NodeChat({ id: "c-again", transport: served.transport })
+    await chat.sendMessage({ text: "Pay Ada, then Mallory" })
+    const first = chat.messages.at(-1)!.parts.find((p) => p.type === "tool-transfer") as any
+    await chat.addToolApprovalResponse({ id: first.approval.id, approved: true })
+    const answeredFirst = structuredClone(chat.messages)
+    await chat.sendMessage()
+    expect(executed).toEqual(["Ada 250"])
+    const second = chat.messages.at(-1)!.parts.filter((p) => p.type === "tool-transfer").at(-1) as any
+    expect(second).toMatchObject({ toolCallId: "t1", state: "approval-requested", input: { to: "Mallory", amount: 9000 } })
+    expect(second.approval.id).not.toBe(first.approval.id)
+
+    // the answer to the first pause, sent again, does not approve the second
+    const stale = await post(served.origin, { id: "c-again", messages: answeredFirst })
+    expect(stale.status).toBe(409)
+    expect(JSON.parse(stale.body)).toMatchObject({ _tag: "AlreadyDecided", status: "paused" })
+    // nor does it from another chat
+    const elsewhere = await post(served.origin, { id: "c-other", messages: answeredFirst })
+    expect(elsewhere.status).toBe(404)
+    expect(JSON.parse(elsewhere.body)).toMatchObject({ _tag: "RunNotFound", message: `Run ${chat.messages.at(-1)!.id} is not a run of chat c-other` })
+    expect(executed).toEqual(["Ada 250"])
+  })
 })

@@ -19,6 +19,7 @@ export interface Translator {
 export const make = (runId: string): Translator => {
   let step = false
   let text: string | undefined
+  /** The calls of this step that started (and so were announced). */
   const announced = new Set<string>()
 
   const closeText = (): Array<UiChunk> => {
@@ -52,6 +53,7 @@ export const make = (runId: string): Translator => {
       case "ModelCalled": {
         const chunks = closeStep()
         step = true
+        announced.clear() // call ids may repeat across model calls: each step announces its own
         chunks.push({ type: "start-step" })
         return chunks
       }
