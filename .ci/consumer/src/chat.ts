@@ -9,7 +9,8 @@ import { Chat } from "@agentfx/ui-stream"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { payments, script, TempStore } from "./payments.js"
+import { payments, script } from "./payments.js"
+import { TempStore } from "./tempStore.js"
 
 const post = (origin: string, body: unknown) =>
   Effect.promise(async () => {

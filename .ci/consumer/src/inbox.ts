@@ -12,7 +12,8 @@ import { Console, Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative } from "node:path"
-import { payments, script, TempStore } from "./payments.js"
+import { payments, script } from "./payments.js"
+import { TempStore } from "./tempStore.js"
 
 const installed = join(dirname(createRequire(import.meta.url).resolve("@agentfx/inbox/package.json")), "static")
 

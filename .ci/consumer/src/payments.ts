@@ -6,10 +6,7 @@
  */
 import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { Effect, Layer, Schema } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Effect, Schema } from "effect"
 
 export const transfer = Tool.make("transfer", {
   description: "Sends money (euros)",
@@ -31,13 +28,3 @@ export const script: ScriptedChatModel.Script = (request) =>
 
 /** The run store and chat memory in a SQLite file. */
 export const StoreLive = (filename: string) => SqliteStore.layer({ filename })
-
-/** The store in a SQLite file of a temporary folder, removed when the Layer is released. */
-export const TempStore = (name: string) =>
-  Layer.unwrapScoped(Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), `agentfx-consumer-${name}-`))),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    ),
-    (dir) => StoreLive(join(dir, `${name}.db`))
-  ))
