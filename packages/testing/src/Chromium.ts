@@ -1,3 +1,4 @@
+/// <reference path="./tar-fs.d.ts" />
 /**
  * Headless Chromium from npm alone: the browser `@sparticuz/chromium` ships compressed in its
  * package, unpacked on first use, driven by `playwright-core` (which downloads nothing).

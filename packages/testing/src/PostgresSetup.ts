@@ -6,7 +6,7 @@
  * imports only its types.
  */
 import type { TestProject } from "vitest/node"
-import { startPostgres } from "./Postgres.js"
+import { type Postgres, startPostgres } from "./Postgres.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,9 +15,21 @@ declare module "vitest" {
 }
 
 /**
+ * The embedded server of this vitest process and how many projects use it: each project loads
+ * its own copy of this module, so the count lives on the process.
+ */
+interface Shared {
+  readonly server: Promise<Postgres>
+  users: number
+}
+const key = Symbol.for("@agentfx/testing/PostgresSetup")
+const processWide = globalThis as { [key]?: Shared }
+
+/**
  * A vitest `globalSetup`: with `AGENTFX_PG_URL` set, that server's URL (nothing is started);
- * otherwise a server of `startPostgres`, stopped when the run ends — whether its tests passed
- * or not. Export it as the default of a project's setup file.
+ * otherwise a server of `startPostgres` — one per run, however many projects name this setup —
+ * stopped when the last of them tears down, whether its tests passed or not. Export it as the
+ * default of a project's setup file.
  *
  * @example
  * ```ts
@@ -34,8 +46,22 @@ export const setupPostgres = async (project: TestProject): Promise<() => Promise
     project.provide("agentfxPostgresUrl", external)
     return async () => {}
   }
-  const server = await startPostgres()
-  process.stderr.write(`PostgreSQL for the tests of ${project.name}: embedded, ${server.url} (AGENTFX_PG_URL picks another)\n`)
+  const shared = (processWide[key] ??= {
+    server: startPostgres().then((server) => {
+      process.stderr.write(`PostgreSQL for the tests: embedded, ${server.url} (AGENTFX_PG_URL picks another)\n`)
+      return server
+    }),
+    users: 0
+  })
+  shared.users++
+  const server = await shared.server
   project.provide("agentfxPostgresUrl", server.url)
-  return server.stop
+  let tornDown = false
+  return async () => {
+    if (tornDown) return
+    tornDown = true
+    if (--shared.users > 0) return
+    delete processWide[key]
+    await server.stop()
+  }
 }

@@ -143,7 +143,7 @@ export const openTerminal = (options: TerminalOptions): Terminal => {
       })
     )
   /** The processes of the terminal's session (`ps` lines: pid, state, command), for a failure's message. */
-  const processes = () => spawnSync("ps", ["-o", "pid=,stat=,args=", "--forest", "-s", String(child.pid)], { encoding: "utf8" }).stdout
+  const processes = () => spawnSync("ps", ["-o", "pid=,stat=,args=", "--forest", "-s", String(child.pid)], { encoding: "utf8" }).stdout ?? "(no ps here)"
   const failure = async (what: string, timeoutMs: number) =>
     new Error(`${options.command} ${(options.args ?? []).join(" ")}: ${what} after ${timeoutMs} ms; the terminal shows:\n${await screen()}\n--- its processes ---\n${processes()}`)
 
