@@ -10,12 +10,12 @@ import { Agent, ScriptedChatModel } from "@agentfx/core"
 import { Inbox } from "@agentfx/inbox"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer, Logger } from "effect"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { Console, Effect, Logger } from "effect"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
-import { payments, script, StoreLive } from "./payments.js"
+import { payments, script } from "./payments.js"
+import { TempStore } from "./tempStore.js"
 
 const inboxPackage = createRequire(import.meta.url).resolve("@agentfx/inbox/package.json")
 const installed = join(dirname(inboxPackage), "static")
@@ -59,14 +59,6 @@ const program = Effect.gen(function*() {
   yield* Console.log("stopping the inbox")
 })
 
-const Store = Layer.unwrapScoped(Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-consumer-inbox-"))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  ),
-  (dir) => StoreLive(join(dir, "inbox.db"))
-))
-
 /** Log lines as `log: <message>`, a port as PORT. */
 const PrintedLogs = Logger.replace(
   Logger.defaultLogger,
@@ -76,7 +68,7 @@ const PrintedLogs = Logger.replace(
 program.pipe(
   Effect.provide(Inbox.serve({ agents: [payments], port: 0 })),
   Effect.provide(ScriptedChatModel.layer(script)),
-  Effect.provide(Store),
+  Effect.provide(TempStore("inbox")),
   Effect.provide(PrintedLogs),
   (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true })
 )

@@ -1,0 +1,86 @@
+/**
+ * A chat endpoint for the AI SDK's `useChat`, and what travels on the wire: `pnpm tsx
+ * examples/chat.ts` starts `Chat.serve` on 127.0.0.1 with a payments agent (a scripted model,
+ * offline), then plays the browser's part with plain `fetch` — the requests `useChat` makes
+ * with its `DefaultChatTransport` — and prints each UI message stream event it gets back:
+ * a user message, whose run pauses on a transfer; the person's approval, which resumes it to
+ * its end; the same approval again, refused; and a reattach (`useChat`'s `resume`), which
+ * replays the whole message. Run ids are printed as `<run>`.
+ */
+import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Chat } from "@agentfx/ui-stream"
+import { HttpServer } from "@effect/platform"
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Schema } from "effect"
+
+const transfer = Tool.make("transfer", {
+  description: "Sends money to a person (euros)",
+  parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+  success: Schema.String,
+  needsApproval: ({ amount }) => Effect.succeed(amount > 100),
+  handler: ({ amount, to }) => Effect.succeed(`sent €${amount} to ${to}`)
+})
+
+const payments = Agent.make({ name: "payments", tools: [transfer], system: "You move money for the user." })
+
+/** A user message asks for a transfer; once it has a result, the model reports it. */
+const model = ScriptedChatModel.layer((request) => {
+  const last = request.messages.at(-1)
+  if (last?._tag === "User") {
+    return { chunks: ["Sending ", "it now."], toolCalls: [{ id: "t1", name: "transfer", args: { to: "Ada", amount: Number(/\d+/.exec(last.text)?.[0] ?? 250) } }] }
+  }
+  const result = request.messages.filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult").at(-1)
+  return { chunks: ["Done: ", String(result?.content ?? "nothing"), "."] }
+})
+
+let runId = ""
+
+/** One request, as `useChat`'s transport makes it; its status, its lines (the run's id written `<run>`) and its events. */
+const request = (origin: string, method: "POST" | "GET", path: string, body?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${origin}${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    })
+    const text = await response.text()
+    runId ||= /"messageId":"([^"]+)"/.exec(text)?.[1] ?? ""
+    const shown = runId === "" ? text : text.replaceAll(encodeURIComponent(runId), "<run>").replaceAll(runId, "<run>")
+    const events = text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+    return { status: response.status, lines: shown.split("\n").filter((line) => line.length > 0), events }
+  })
+
+const show = (title: string, reply: { readonly status: number; readonly lines: ReadonlyArray<string> }) =>
+  Console.log([`${title} → ${reply.status}`, ...reply.lines.map((line) => `  ${line}`), ""].join("\n"))
+
+const program = Effect.gen(function*() {
+  const server = yield* HttpServer.HttpServer
+  if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("the chat endpoint is not on TCP")
+  const origin = `http://127.0.0.1:${server.address.port}`
+  yield* Console.log(`chat endpoint: POST ${origin}/api/chat, GET ${origin}/api/chat/:chatId/stream\n`)
+
+  const ask = { id: "demo", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Send 250 to Ada" }] }], trigger: "submit-message" }
+  const paused = yield* request(origin, "POST", "/api/chat", ask)
+  yield* show("POST /api/chat (a user message)", paused)
+
+  // what useChat sends once the person approved: its messages, the tool part answered
+  const asked = paused.events.find((event) => event.type === "tool-approval-request")
+  const answered = {
+    id: "demo",
+    trigger: "submit-message",
+    messageId: runId,
+    messages: [...ask.messages, {
+      id: runId,
+      role: "assistant",
+      parts: [
+        { type: "step-start" },
+        { type: "text", text: "Sending it now.", state: "done" },
+        { type: "tool-transfer", toolCallId: "t1", state: "approval-responded", input: { to: "Ada", amount: 250 }, approval: { id: asked.approvalId, approved: true } }
+      ]
+    }]
+  }
+  yield* show("POST /api/chat (the approval)", yield* request(origin, "POST", "/api/chat", answered))
+  yield* show("POST /api/chat (the same approval again)", yield* request(origin, "POST", "/api/chat", answered))
+  yield* show("GET /api/chat/demo/stream (a reattach)", yield* request(origin, "GET", "/api/chat/demo/stream"))
+})
+
+program.pipe(Effect.provide(Chat.serve({ agent: payments, port: 0 })), Effect.provide(model), NodeRuntime.runMain)

@@ -1,0 +1,46 @@
+/**
+ * examples/chat.ts: the wire of a chat endpoint as `useChat` meets it — a run that pauses, an
+ * approval that resumes it to its end, the same approval refused, a reattach that replays.
+ */
+import { describe, expect, it } from "vitest"
+import { run } from "./run.js"
+
+describe("chat.ts", () => {
+  it("prints the UI message streams of a pause, its approval, a refused second approval and a reattach", async () => {
+    const { lines } = await run("chat.ts")
+    const output = lines.slice(2).join("\n").trimEnd()
+    expect(lines[0]).toMatch(/^chat endpoint: POST http:\/\/127\.0\.0\.1:\d+\/api\/chat, GET http:\/\/127\.0\.0\.1:\d+\/api\/chat\/:chatId\/stream$/)
+    const [asked, approved, refused, reattached] = output.split("\n\n")
+    expect(asked).toBe(`POST /api/chat (a user message) → 200
+  data: {"type":"start","messageId":"<run>"}
+  data: {"type":"start-step"}
+  data: {"type":"text-start","id":"text-1"}
+  data: {"type":"text-delta","id":"text-1","delta":"Sending "}
+  data: {"type":"text-delta","id":"text-1","delta":"it now."}
+  data: {"type":"text-end","id":"text-1"}
+  data: {"type":"tool-input-available","toolCallId":"t1","toolName":"transfer","input":{"to":"Ada","amount":250}}
+  data: {"type":"tool-approval-request","toolCallId":"t1","approvalId":"<run>:1:t1"}
+  data: {"type":"finish-step"}
+  data: {"type":"finish","finishReason":"tool-calls"}
+  data: [DONE]`)
+    expect(approved).toBe(`POST /api/chat (the approval) → 200
+  data: {"type":"start","messageId":"<run>"}
+  data: {"type":"tool-input-available","toolCallId":"t1","toolName":"transfer","input":{"to":"Ada","amount":250}}
+  data: {"type":"tool-output-available","toolCallId":"t1","output":"sent €250 to Ada"}
+  data: {"type":"start-step"}
+  data: {"type":"text-start","id":"text-2"}
+  data: {"type":"text-delta","id":"text-2","delta":"Done: "}
+  data: {"type":"text-delta","id":"text-2","delta":"sent €250 to Ada"}
+  data: {"type":"text-delta","id":"text-2","delta":"."}
+  data: {"type":"text-end","id":"text-2"}
+  data: {"type":"finish-step"}
+  data: {"type":"finish","finishReason":"stop"}
+  data: [DONE]`)
+    expect(refused).toBe(`POST /api/chat (the same approval again) → 409
+  {"runId":"<run>","status":"completed","message":"Run <run> was already decided: it is completed now","_tag":"AlreadyDecided"}`)
+    // the reattach: the message's two segments, as one stream (one start, one end)
+    const events = (block: string) => block.split("\n").slice(1)
+    expect(events(reattached)).toEqual([...events(asked).slice(0, -2), ...events(approved).slice(1)])
+    expect(reattached.split("\n")[0]).toBe("GET /api/chat/demo/stream (a reattach) → 200")
+  }, 60_000)
+})

@@ -1,0 +1,199 @@
+/**
+ * A chat endpoint for an agent, for the AI SDK's `useChat` (`ai` 6, `@ai-sdk/react` 3) with its
+ * `DefaultChatTransport`, unchanged: a user message starts a run, whose assistant message
+ * streams as the UI message stream protocol — text as it comes, tool calls and their results,
+ * a pause as approval requests. The person's approval responses resume the run
+ * (`Agent.resume`: exactly one resume of a pause proceeds; a second is refused with 409). A
+ * client that lost its connection reattaches (`resume`) and gets the message from its start,
+ * then the rest live. Mount it in your server (`routes`) or start it alone (`serve`).
+ *
+ * The chat's id is the run's conversation id: the conversation is kept in the server's
+ * `ChatMemory`, and of each request only the last message is read.
+ *
+ * @since 0.1.0
+ */
+import type { Agent, ChatModel } from "@agentfx/core"
+import type { HttpApiGroup, HttpServer, HttpServerError } from "@effect/platform"
+import { HttpLayerRouter } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { Api } from "./ChatApi.js"
+import * as Handlers from "./internal/handlers.js"
+import * as Replay from "./internal/replay.js"
+
+/**
+ * The largest replay kept of one message (8 MiB of events): past it, a reattach gets
+ * `ReplayDropped` (410) while the run goes on and its listeners still get every event.
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * console.log(`${Chat.replayMaxBytes / 1024 / 1024} MiB`)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const replayMaxBytes = 8 * 1024 * 1024
+
+/**
+ * How many chats' messages that paused or ended are kept for a reattach (the oldest are
+ * forgotten first); a message that streams is always kept.
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * console.log(Chat.replaySettledKept) // 1000
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const replaySettledKept = 1000
+
+/**
+ * How long a message that ended (completed or failed) is replayed to a reattach (60 seconds):
+ * a client that lost its connection just before the end still gets it. A paused message is
+ * replayed until the chat's next message (or until forgotten, see `replaySettledKept`).
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * console.log(Chat.replayEndedMillis) // 60000
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const replayEndedMillis = 60_000
+
+/**
+ * What a chat endpoint is given.
+ *
+ * @example
+ * ```ts
+ * import type { Agent } from "@agentfx/core"
+ * import type { Chat } from "@agentfx/ui-stream"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Chat.Options<never> = { agent: payments }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<R> {
+  /** The agent every chat talks to. */
+  readonly agent: Agent.Agent<any, R, any>
+}
+
+/**
+ * The handlers of `ChatApi.Api`: give it to `HttpApiBuilder.api(ChatApi.Api)` or
+ * `HttpLayerRouter.addHttpApi(ChatApi.Api)` (as {@link routes} does). Runs run in the Layer's
+ * scope (a client that goes away does not stop its run) with the Layer's services — the
+ * agent's requirements, a `ChatModel`, and the `RunStore` and `ChatMemory` when provided (else
+ * their in-memory defaults). The replay buffer is the Layer's, in memory.
+ *
+ * @example
+ * ```ts
+ * import { HttpApiBuilder } from "@effect/platform"
+ * import { Layer } from "effect"
+ * import type { Agent } from "@agentfx/core"
+ * import { Chat, ChatApi } from "@agentfx/ui-stream"
+ *
+ * declare const payments: Agent.Agent
+ * const ChatLive = HttpApiBuilder.api(ChatApi.Api).pipe(Layer.provide(Chat.layer({ agent: payments })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R>(
+  options: Options<R>
+): Layer.Layer<HttpApiGroup.ApiGroup<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const replay = Replay.make({ maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis })
+      return Handlers.layer(options.agent, replay, yield* Effect.context<R | ChatModel.ChatModel>(), yield* Effect.scope)
+    })
+  )
+
+/**
+ * The chat's routes for an `HttpLayerRouter` server of your own: merge them with your routes
+ * (a page that uses `useChat`, say) and serve them with `HttpLayerRouter.serve`.
+ *
+ * @example
+ * ```ts
+ * import { HttpLayerRouter } from "@effect/platform"
+ * import { NodeHttpServer } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { createServer } from "node:http"
+ * import { type Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * declare const payments: Agent.Agent
+ * const Server = HttpLayerRouter.serve(Chat.routes({ agent: payments })).pipe(
+ *   Layer.provide(NodeHttpServer.layer(createServer, { port: 3000, host: "127.0.0.1" })),
+ *   Layer.provide(ScriptedChatModel.layer([]))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const routes = <R>(options: Options<R>) => HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
+
+/**
+ * Options of {@link serve}.
+ *
+ * @example
+ * ```ts
+ * import type { Agent } from "@agentfx/core"
+ * import type { Chat } from "@agentfx/ui-stream"
+ *
+ * declare const payments: Agent.Agent
+ * const options: Chat.ServeOptions<never> = { agent: payments, port: 3000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServeOptions<R> extends Options<R> {
+  /** Default 0: a free port (read it from the `HttpServer`'s address). */
+  readonly port?: number
+  /** Default `"127.0.0.1"`: this machine only. */
+  readonly host?: string
+}
+
+/**
+ * The chat endpoint alone, on a Node HTTP server. The Layer holds the server while it is in
+ * use; its `HttpServer` tells the address.
+ *
+ * @example
+ * ```ts
+ * import { HttpServer } from "@effect/platform"
+ * import { Effect } from "effect"
+ * import { type Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * declare const payments: Agent.Agent
+ * const program = Effect.gen(function*() {
+ *   const server = yield* HttpServer.HttpServer
+ *   if (server.address._tag === "TcpAddress") console.log(`POST http://127.0.0.1:${server.address.port}/api/chat`)
+ *   yield* Effect.never
+ * }).pipe(Effect.provide(Chat.serve({ agent: payments, port: 3000 })), Effect.provide(ScriptedChatModel.layer([])))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const serve = <R>(
+  options: ServeOptions<R>
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
+  HttpLayerRouter.serve(routes(options), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }))
+  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter

@@ -1,0 +1,6 @@
+/**
+ * @since 0.1.0
+ */
+export * as Chat from "./Chat.js"
+export * as ChatApi from "./ChatApi.js"
+export * as UiChunk from "./UiChunk.js"

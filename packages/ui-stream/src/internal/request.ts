@@ -1,0 +1,123 @@
+/**
+ * `useChat`'s request body, read: a new turn (the last message is the user's text) or the
+ * answers to a pause (the last message is the assistant's, its tool parts answered). Every
+ * refusal is an `InvalidRequest` that says what is wrong and where.
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { HttpIncomingMessage } from "@effect/platform"
+import { Effect, Option, ParseResult, Schema } from "effect"
+import { ChatRequest, InvalidRequest } from "../ChatApi.js"
+import * as Approval from "./approval.js"
+
+/** The largest body read: `useChat` sends the whole conversation with every request. */
+export const maxBodyBytes = 16 * 1024 * 1024
+
+/** One answer to an approval request. */
+export interface Answer {
+  readonly approval: Approval.Approval
+  readonly approved: boolean
+  readonly reason: string | undefined
+}
+
+export type Parsed =
+  | { readonly _tag: "Turn"; readonly chatId: string; readonly input: string }
+  | { readonly _tag: "Answers"; readonly chatId: string; readonly answers: ReadonlyArray<Answer> }
+
+const invalid = (message: string) => new InvalidRequest({ message })
+
+const Message = Schema.Struct({
+  role: Schema.Literal("user", "assistant", "system"),
+  parts: Schema.Array(Schema.Struct({ type: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown })))
+})
+
+const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+
+const AnsweredPart = Schema.Struct({
+  toolCallId: Schema.String,
+  approval: Schema.Struct({ id: Schema.String, approved: Schema.Boolean, reason: Schema.optional(Schema.String) })
+})
+
+const decodeRequest = Schema.decodeUnknownEither(ChatRequest)
+const decodeMessage = Schema.decodeUnknownEither(Message)
+const decodeText = Schema.decodeUnknownEither(TextPart)
+const decodeAnswered = Schema.decodeUnknownEither(AnsweredPart)
+
+const problem = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
+
+/**
+ * Whether `value` nests objects and arrays more than `limit` levels deep. Measured without
+ * recursion: decoding errors print the values they reject, by recursion, and a hostile body
+ * thousands of levels deep would exhaust the stack.
+ */
+export const nestsDeeper = (value: unknown, limit: number): boolean => {
+  const stack: Array<{ readonly value: unknown; readonly depth: number }> = [{ value, depth: 0 }]
+  while (stack.length > 0) {
+    const top = stack.pop()!
+    if (typeof top.value !== "object" || top.value === null) continue
+    if (top.depth >= limit) return true
+    for (const child of Object.values(top.value)) stack.push({ value: child, depth: top.depth + 1 })
+  }
+  return false
+}
+
+/** The user's text: every text part, joined by blank lines; any other kind of part is refused (it would be lost). */
+const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly type: string }>): Effect.Effect<Parsed, InvalidRequest> => {
+  const texts: Array<string> = []
+  for (const [i, part] of parts.entries()) {
+    const text = decodeText(part)
+    if (text._tag === "Left") {
+      return Effect.fail(invalid(`${where}.parts[${i}] is not a text part (${part.type}): agentfx reads text only`))
+    }
+    texts.push(text.right.text)
+  }
+  const input = texts.join("\n\n")
+  return input.trim().length === 0 ? Effect.fail(invalid(`The last message (${where}) has no text`)) : Effect.succeed({ _tag: "Turn", chatId, input })
+}
+
+/** The answered approval requests of the assistant's message. */
+const answers = (chatId: string, where: string, parts: ReadonlyArray<{ readonly type: string }>): Effect.Effect<Parsed, InvalidRequest> => {
+  const found: Array<Answer> = []
+  for (const [i, part] of parts.entries()) {
+    if ((part as { readonly state?: unknown }).state !== "approval-responded") continue
+    const answered = decodeAnswered(part)
+    if (answered._tag === "Left") return Effect.fail(invalid(`${where}.parts[${i}] is not an approval response: ${problem(answered.left)}`))
+    const { approval: { approved, id, reason }, toolCallId } = answered.right
+    const approval = Approval.parse(id)
+    if (approval === undefined || approval.callId !== toolCallId) {
+      return Effect.fail(invalid(`${where}.parts[${i}]: the approval id ${JSON.stringify(id)} is not one this endpoint sent for call ${JSON.stringify(toolCallId)}`))
+    }
+    found.push({ approval, approved, reason })
+  }
+  return found.length === 0
+    ? Effect.fail(invalid(`The last message (${where}) is the assistant's, with no approval response: send a user message, or answer its approval requests`))
+    : Effect.succeed({ _tag: "Answers", chatId, answers: found })
+}
+
+/** Reads and checks the body of a `POST /api/chat`; `depth` bounds its nesting (the agent's limit on arguments, and the message's own levels). */
+export const parse = (request: HttpServerRequest.HttpServerRequest, depth: number): Effect.Effect<Parsed, InvalidRequest> =>
+  Effect.gen(function*() {
+    const contentType = request.headers["content-type"] ?? ""
+    if (!/^application\/json\b/i.test(contentType)) {
+      return yield* invalid(`Send the chat request as application/json (its content type is ${JSON.stringify(contentType)})`)
+    }
+    const tooLarge = invalid(`The body could not be read: larger than ${maxBodyBytes} bytes, or cut off`)
+    if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
+    const text = yield* request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)), Effect.mapError(() => tooLarge))
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (error) => invalid(`The body is not JSON: ${error instanceof Error ? error.message : String(error)}`)
+    })
+    if (nestsDeeper(json, depth)) return yield* invalid(`The body nests deeper than ${depth} levels`)
+    const body = decodeRequest(json)
+    if (body._tag === "Left") return yield* invalid(`The body is not a chat request: ${problem(body.left)}`)
+    const { id: chatId, messages, trigger } = body.right
+    if (trigger === "regenerate-message") {
+      return yield* invalid("Regenerating a message is not supported: the conversation goes on from the server's memory; send a new message")
+    }
+    const where = `messages[${messages.length - 1}]`
+    const last = decodeMessage(messages[messages.length - 1])
+    if (last._tag === "Left") return yield* invalid(`The last message (${where}) is not a message: ${problem(last.left)}`)
+    const { parts, role } = last.right
+    if (role === "system") return yield* invalid(`The last message (${where}) is a system message: send a user message`)
+    return yield* role === "user" ? turn(chatId, where, parts) : answers(chatId, where, parts)
+  })

@@ -1,0 +1,87 @@
+/**
+ * A run's events as the chunks of its assistant message. Each model call is a step; its text
+ * a text part; each tool call that a gate let through a tool part, from its start to its
+ * result. A pause closes the step with one approval request per pending call. Events of a
+ * sub-agent's run (another run id) are not the message's: its call's result is.
+ */
+import type { AgentEvent, AgentExit } from "@agentfx/core"
+import * as Approval from "./approval.js"
+import type { UiChunk } from "../UiChunk.js"
+
+export interface Translator {
+  /** The chunks of one event of the run (none for another run's). */
+  readonly event: (event: AgentEvent.AgentEvent) => ReadonlyArray<UiChunk>
+  /** The chunks that close what is open when the run fails. */
+  readonly failed: () => ReadonlyArray<UiChunk>
+}
+
+/** A translator for the events of run `runId`. */
+export const make = (runId: string): Translator => {
+  let step = false
+  let text: string | undefined
+  /** The calls of this step that started (and so were announced). */
+  const announced = new Set<string>()
+
+  const closeText = (): Array<UiChunk> => {
+    if (text === undefined) return []
+    const id = text
+    text = undefined
+    return [{ type: "text-end", id }]
+  }
+  const closeStep = (): Array<UiChunk> => {
+    const chunks = closeText()
+    if (step) chunks.push({ type: "finish-step" })
+    step = false
+    return chunks
+  }
+  const paused = (exit: AgentExit.Paused): Array<UiChunk> => {
+    const chunks = closeText()
+    for (const { call } of exit.pending) {
+      if (!announced.has(call.id)) chunks.push({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
+      chunks.push({
+        type: "tool-approval-request",
+        toolCallId: call.id,
+        approvalId: Approval.format({ runId, revision: exit.checkpoint.revision, callId: call.id })
+      })
+    }
+    return [...chunks, ...closeStep()]
+  }
+
+  const event = (event: AgentEvent.AgentEvent): ReadonlyArray<UiChunk> => {
+    if (event.runId !== runId) return []
+    switch (event._tag) {
+      case "ModelCalled": {
+        const chunks = closeStep()
+        step = true
+        announced.clear() // call ids may repeat across model calls: each step announces its own
+        chunks.push({ type: "start-step" })
+        return chunks
+      }
+      case "TextDelta": {
+        if (text !== undefined) return [{ type: "text-delta", id: text, delta: event.text }]
+        text = `text-${event.iteration}`
+        return [{ type: "text-start", id: text }, { type: "text-delta", id: text, delta: event.text }]
+      }
+      case "ModelResponded":
+        return closeText()
+      case "ToolStarted":
+        announced.add(event.callId)
+        return [{ type: "tool-input-available", toolCallId: event.callId, toolName: event.toolName, input: event.args }]
+      case "ToolSucceeded":
+        return [{ type: "tool-output-available", toolCallId: event.callId, output: event.value }]
+      case "ToolFailed":
+        return [{ type: "tool-output-error", toolCallId: event.callId, errorText: event.error.message }]
+      case "ToolTimedOut":
+        return [{ type: "tool-output-error", toolCallId: event.callId, errorText: `timed out after ${event.timeoutMillis} ms` }]
+      case "RunPaused":
+        return paused(event.exit)
+      case "RunCompleted":
+        return closeStep()
+      case "RunStarted":
+      case "RunResumed":
+        return []
+    }
+  }
+
+  return { event, failed: closeStep }
+}

@@ -1,0 +1,150 @@
+/**
+ * The chat endpoint behind a real `useChat` page in headless Chromium (`launchChromium` of
+ * @agentfx/testing): `test/page/app.tsx` — React, `@ai-sdk/react` and `ai` 6, bundled with
+ * esbuild — served beside `Chat.routes` on 127.0.0.1. A person asks for a transfer, sees the
+ * text and the approval request, approves, and the run completes; a second tab opened on the
+ * paused chat gets the pause replayed, approves after the first, and is refused; a page
+ * reloaded while a tool runs reattaches and shows the whole message as the run ends.
+ * Screenshots: packages/ui-stream/test-artifacts/ (git-ignored).
+ */
+import { launchChromium } from "@agentfx/testing/Chromium"
+import { ChatMemory, RunStore, ScriptedChatModel } from "@agentfx/core"
+import { HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { build } from "esbuild"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { mkdirSync } from "node:fs"
+import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Chat } from "../src/index.js"
+import { payments } from "./fixtures.js"
+
+const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
+const html = `<!doctype html><html><head><meta charset="utf-8"><title>chat</title></head><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>`
+
+let browser: Browser
+let script: string
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true })
+  const bundled = await build({
+    entryPoints: [fileURLToPath(new URL("./page/app.tsx", import.meta.url))],
+    bundle: true,
+    write: false,
+    format: "esm",
+    jsx: "automatic",
+    define: { "process.env.NODE_ENV": "\"production\"" },
+    logLevel: "silent"
+  })
+  script = bundled.outputFiles[0]!.text
+  browser = await launchChromium()
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+})
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
+
+/** The page and the chat endpoint on one server, over fresh in-memory stores. */
+const serve = async (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>) => {
+  const scope = Effect.runSync(Scope.make())
+  const origin = await Effect.runPromise(Scope.extend(
+    Effect.gen(function*() {
+      const page = Layer.mergeAll(
+        HttpLayerRouter.add("GET", "/", HttpServerResponse.html(html)),
+        HttpLayerRouter.add("GET", "/app.js", HttpServerResponse.text(script, { contentType: "text/javascript" }))
+      )
+      const server = yield* Layer.build(
+        HttpLayerRouter.serve(Layer.mergeAll(Chat.routes({ agent }), page), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provide(model),
+          Layer.provide(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
+        )
+      )
+      const address = Context.get(server, HttpServer.HttpServer).address
+      return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : yield* Effect.dieMessage("expected a TCP address")
+    }).pipe(Effect.orDie),
+    scope
+  ))
+  return { origin, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/** A tab on the chat; errors of the page fail the test. */
+const open = async (origin: string, chat: string) => {
+  const page = await browser.newPage({ viewport: { width: 900, height: 600 } })
+  const errors: Array<string> = []
+  page.on("pageerror", (error) => errors.push(error.message))
+  await page.goto(`${origin}/?chat=${chat}`)
+  return { page, errors }
+}
+
+const say = async (page: Page, text: string) => {
+  await page.fill("#input", text)
+  await page.click("#send")
+}
+
+describe("the chat endpoint behind useChat in Chromium", () => {
+  it("text and an approval request arrive; approving resumes the run to its end; a second tab's approval is refused", async () => {
+    const { agent, executed } = payments()
+    const server = await serve(agent, ScriptedChatModel.layer([
+      { chunks: ["I will ", "send it."], toolCalls: [{ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }] },
+      { chunks: ["Sent 250 ", "to Ada."] }
+    ], { index: "run" }))
+    try {
+      const ada = await open(server.origin, "c-browser")
+      await say(ada.page, "Send 250 to Ada")
+      await ada.page.waitForSelector(`.tool[data-call="t1"][data-state="approval-requested"]`)
+      expect(await ada.page.textContent(`li[data-role="assistant"] .text`)).toBe("I will send it.")
+      expect(await ada.page.textContent(`.tool[data-call="t1"] code`)).toBe(`transfer({"to":"Ada","amount":250})`)
+      await shot(ada.page, "1-approval-requested")
+
+      // a second tab on the paused chat: useChat's resume gets the pause replayed
+      const bob = await open(server.origin, "c-browser")
+      await bob.page.waitForSelector(`.tool[data-call="t1"][data-state="approval-requested"]`)
+
+      await ada.page.click(`.tool[data-call="t1"] .approve`)
+      await ada.page.waitForSelector(`.tool[data-call="t1"][data-state="output-available"]`)
+      await ada.page.waitForFunction(() => document.querySelector("#status")?.textContent === "ready")
+      expect(await ada.page.$$eval(`li[data-role="assistant"] .text`, (ps) => ps.map((p) => p.textContent))).toEqual(["I will send it.", "Sent 250 to Ada."])
+      expect(await ada.page.textContent(`.tool[data-call="t1"] .output`)).toBe(`"sent 250 to Ada"`)
+      expect(executed).toEqual(["Ada 250"])
+      await shot(ada.page, "2-completed")
+
+      await bob.page.click(`.tool[data-call="t1"] .approve`)
+      await bob.page.waitForSelector("#error")
+      expect(JSON.parse((await bob.page.textContent("#error"))!)).toMatchObject({ _tag: "AlreadyDecided", status: "completed" })
+      expect(executed).toEqual(["Ada 250"])
+      await shot(bob.page, "3-second-approval-refused")
+      expect([...ada.errors, ...bob.errors]).toEqual([])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
+
+  it("a page reloaded while a tool runs reattaches: the whole message, then its end, live", async () => {
+    const { agent, release } = payments()
+    const server = await serve(agent, ScriptedChatModel.layer([
+      { chunks: ["Let me ", "look."], toolCalls: [{ id: "r1", name: "slow_report", args: {} }] },
+      { chunks: ["The report ", "is ready."] }
+    ], { index: "run" }))
+    try {
+      const tab = await open(server.origin, "c-reload")
+      await say(tab.page, "Report please")
+      await tab.page.waitForSelector(`.tool[data-call="r1"][data-state="input-available"]`)
+      await tab.page.reload() // the connection goes; the run goes on
+      await tab.page.waitForSelector(`.tool[data-call="r1"][data-state="input-available"]`)
+      expect(await tab.page.textContent(`li[data-role="assistant"] .text`)).toBe("Let me look.")
+      await shot(tab.page, "4-reattached")
+      release()
+      await tab.page.waitForSelector(`.tool[data-call="r1"][data-state="output-available"]`)
+      await tab.page.waitForFunction(() => document.querySelector("#status")?.textContent === "ready")
+      expect(await tab.page.$$eval(`li[data-role="assistant"] .text`, (ps) => ps.map((p) => p.textContent))).toEqual(["Let me look.", "The report is ready."])
+      expect(await tab.page.$$eval("li", (lis) => lis.length)).toBe(1) // the replay replaced nothing twice
+      await shot(tab.page, "5-reattached-completed")
+      expect(tab.errors).toEqual([])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
+})

@@ -1,0 +1,122 @@
+/**
+ * A payments agent served by a real chat endpoint on 127.0.0.1:0 over fresh in-memory stores,
+ * and the AI SDK's own client for it: `DefaultChatTransport`, and `AbstractChat` (what
+ * `useChat` runs) over a plain state.
+ */
+import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
+import { HttpServer } from "@effect/platform"
+import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Chat } from "../src/index.js"
+
+export interface Payments {
+  readonly agent: Agent.Agent<{}, never>
+  /** `<to> <amount>` of every transfer that ran, in order. */
+  readonly executed: Array<string>
+  /** Resolved when `slow_report` may return (it waits for it). */
+  readonly release: () => void
+}
+
+/** `transfer` needs approval above 100; `balance` runs at once; `slow_report` waits for `release()`. */
+export const payments = (): Payments => {
+  const executed: Array<string> = []
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const transfer = Tool.make("transfer", {
+    description: "Sends money to a person",
+    parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: ({ amount }) => Effect.succeed(amount > 100),
+    handler: ({ amount, to }) => Effect.sync(() => executed.push(`${to} ${amount}`)).pipe(Effect.as(`sent ${amount} to ${to}`))
+  })
+  const balance = Tool.make("balance", {
+    description: "The account's balance",
+    parameters: Schema.Struct({}),
+    success: Schema.Number,
+    handler: () => Effect.succeed(1000)
+  })
+  const slowReport = Tool.make("slow_report", {
+    description: "A report that takes a while",
+    parameters: Schema.Struct({}),
+    success: Schema.String,
+    handler: () => Effect.promise(() => released).pipe(Effect.as("report ready"))
+  })
+  return { agent: Agent.make({ name: "payments", tools: [transfer, balance, slowReport] }), executed, release }
+}
+
+/** An agent that pauses on environment failures: `send_mail` fails with one (no credentials) until `fixed` is set. */
+export const mailer = () => {
+  const state = { fixed: false, sent: 0 }
+  const sendMail = Tool.make("send_mail", {
+    description: "Sends a mail",
+    parameters: Schema.Struct({ to: Schema.String }),
+    success: Schema.String,
+    handler: ({ to }) =>
+      state.fixed
+        ? Effect.sync(() => state.sent++).pipe(Effect.as(`mailed ${to}`))
+        : Effect.fail(ToolError.environment("no SMTP credentials"))
+  })
+  return { agent: Agent.make({ name: "mailer", tools: [sendMail], onEnvironmentError: "pause" }), state }
+}
+
+export interface Served {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  /** The `useChat` transport, at `<origin>/api/chat`. */
+  readonly transport: DefaultChatTransport<UIMessage>
+  readonly store: RunStore.RunStore.Service
+  readonly close: () => Promise<void>
+}
+
+/** A real chat endpoint for `agent` and `model`, over fresh in-memory stores; `close()` stops it. */
+export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>): Promise<Served> => {
+  const scope = Effect.runSync(Scope.make())
+  const served = await Effect.runPromise(Scope.extend(
+    Effect.gen(function*() {
+      const stores = yield* Layer.build(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
+      const server = yield* Layer.build(Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(Layer.succeedContext(stores))))
+      const address = Context.get(server, HttpServer.HttpServer).address
+      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+      return { origin: `http://127.0.0.1:${address.port}`, store: Context.get(stores, RunStore.RunStore) }
+    }).pipe(Effect.orDie),
+    scope
+  ))
+  return {
+    ...served,
+    transport: new DefaultChatTransport({ api: `${served.origin}/api/chat` }),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+/** Answers every run with the steps in order, from its first (across its resumes). */
+export const script = (...steps: ScriptedChatModel.Script & ReadonlyArray<unknown>) => ScriptedChatModel.layer(steps, { index: "run" })
+
+class PlainState implements ChatState<UIMessage> {
+  status: ChatStatus = "ready"
+  error: Error | undefined = undefined
+  messages: Array<UIMessage> = []
+  pushMessage = (message: UIMessage) => void (this.messages = [...this.messages, message])
+  popMessage = () => void (this.messages = this.messages.slice(0, -1))
+  replaceMessage = (index: number, message: UIMessage) => void (this.messages = this.messages.map((m, i) => (i === index ? message : m)))
+  snapshot = <T>(thing: T): T => structuredClone(thing)
+}
+
+/** What `useChat` runs, without React: the AI SDK's `AbstractChat` over a plain state. */
+export class NodeChat extends AbstractChat<UIMessage> {
+  constructor(init: Omit<ChatInit<UIMessage>, "state">) {
+    super({ ...init, state: new PlainState() })
+  }
+}
+
+/** Every chunk of a UI message stream, read with the AI SDK's parser. */
+export const chunks = async <A>(stream: ReadableStream<A>): Promise<Array<A>> => {
+  const all: Array<A> = []
+  for await (const chunk of stream as unknown as AsyncIterable<A>) all.push(chunk)
+  return all
+}
+
+/** A JSON POST to the chat endpoint: its status and body. */
+export const post = async (origin: string, body: unknown, headers: Record<string, string> = { "content-type": "application/json" }) => {
+  const response = await fetch(`${origin}/api/chat`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) })
+  return { status: response.status, body: await response.text() }
+}
