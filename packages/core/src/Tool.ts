@@ -423,6 +423,13 @@ export type Parameters<T> = T extends Tool<any, infer P, any, any> ? P : never
  */
 export type Success<T> = T extends Tool<any, any, infer A, any> ? A : never
 
+/**
+ * `R`, but never inferred from where the tool goes: a `Tool.make` written inline in
+ * `Agent.make({ tools: [...] })` is contextually typed by `Tool.Any`, whose `any` would otherwise
+ * win over the handler's requirements (issue 26, decision 057). Resolves to `R` itself.
+ */
+type Inferred<R> = [R] extends [infer X extends R] ? X : never
+
 const Proto = {
   [TypeId]: TypeId,
   pipe() {
@@ -478,11 +485,11 @@ export const make: {
   <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, RA = never>(
     name: Name,
     options: WorkerOptions<Params, ParamsEncoded, Success, SuccessEncoded, RA>
-  ): Tool<Name, Params, Success, WorkerPool | RA>
+  ): Tool<Name, Params, Success, WorkerPool | Inferred<RA>>
   <const Name extends string, Params, ParamsEncoded, Success, SuccessEncoded, R = never, RA = never>(
     name: Name,
     options: Options<Params, ParamsEncoded, Success, SuccessEncoded, R, RA>
-  ): Tool<Name, Params, Success, R | RA>
+  ): Tool<Name, Params, Success, Inferred<R | RA>>
 } = (
   name: string,
   options: Options<any, any, any, any, any, any> | WorkerOptions<any, any, any, any, any>
