@@ -307,9 +307,18 @@ export class ConversationDiverged extends Data.TaggedError("ConversationDiverged
   readonly conversationId: string
   readonly expectedMessages: number
   readonly foundMessages: number
+  /** The first message (counted from 1) where memory and the checkpoint differ: past the shorter one when it is a prefix of the other. */
+  readonly firstDifference: number
 }> {
   override get message(): string {
-    return `Conversation "${this.conversationId}" has ${this.foundMessages} messages in memory, the checkpoint ${this.expectedMessages}: it was resumed already or another turn ran since`
+    const counts = `memory holds ${this.foundMessages} message${this.foundMessages === 1 ? "" : "s"}, the checkpoint ${this.expectedMessages}`
+    const where = `Conversation "${this.conversationId}" in memory`
+    if (this.firstDifference > Math.min(this.foundMessages, this.expectedMessages)) {
+      return this.foundMessages > this.expectedMessages
+        ? `${where} went on past the checkpoint (${counts}, the first ${this.expectedMessages} alike): it was resumed already or another turn ran since`
+        : `${where} is shorter than the checkpoint (${counts}, the first ${this.foundMessages} alike): it was cut since the checkpoint was taken`
+    }
+    return `${where} differs from the checkpoint at message #${this.firstDifference} (${counts}): the checkpoint is of another conversation, or this one was rewritten since`
   }
 }
 

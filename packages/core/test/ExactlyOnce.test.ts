@@ -334,7 +334,35 @@ describe("one conversation, one record", () => {
       expect(here._tag === "InvalidCheckpoint" && here.reason).toBe("conversation")
       const elsewhere = yield* Effect.flip(Agent.resume(agent, retargeted, Decision.approveAll()).pipe(Effect.provide(RunStore.layerMemory())))
       expect(elsewhere._tag).toBe("ConversationDiverged")
+      expect(elsewhere.message).toBe(
+        `Conversation "victim" in memory differs from the checkpoint at message #1 (memory holds 3 messages, the checkpoint 2): the checkpoint is of another conversation, or this one was rewritten since`
+      )
       expect(yield* memory.get("victim")).toEqual(victim)
+      expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("ConversationDiverged says where memory and the checkpoint part: another conversation of as many messages, one that went on, one cut short", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const memory = yield* ChatMemory.ChatMemory
+      const paused = yield* pausedRun(agent, "mine")
+      const checkpointMessages = yield* memory.get("mine")
+      const refusal = (conversation: ReadonlyArray<Message.Message>) =>
+        Effect.gen(function*() {
+          yield* memory.replace("other", conversation)
+          const copy = { ...copyOf(paused.checkpoint), conversationId: "other" }
+          const error = yield* Effect.flip(Agent.resume(agent, copy, Decision.approveAll()).pipe(Effect.provide(RunStore.layerMemory())))
+          return `${error._tag}: ${error.message}`
+        })
+      expect(yield* refusal([checkpointMessages[0]!, { _tag: "Assistant", text: "hello", toolCalls: [] }])).toBe(
+        `ConversationDiverged: Conversation "other" in memory differs from the checkpoint at message #2 (memory holds 2 messages, the checkpoint 2): the checkpoint is of another conversation, or this one was rewritten since`
+      )
+      expect(yield* refusal([...checkpointMessages, { _tag: "User", text: "and then" }])).toBe(
+        `ConversationDiverged: Conversation "other" in memory went on past the checkpoint (memory holds 3 messages, the checkpoint 2, the first 2 alike): it was resumed already or another turn ran since`
+      )
+      expect(yield* refusal(checkpointMessages.slice(0, 1))).toBe(
+        `ConversationDiverged: Conversation "other" in memory is shorter than the checkpoint (memory holds 1 message, the checkpoint 2, the first 1 alike): it was cut since the checkpoint was taken`
+      )
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model), Effect.provide(ChatMemory.layerMemory), Effect.provide(RunStore.layerMemory())))
 

@@ -6,15 +6,15 @@
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import type { Any } from "../Agent.js"
-import { ConversationDiverged, InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
+import { InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import { ChatMemory } from "../ChatMemory.js"
 import type * as Decision from "../Decision.js"
-import type { Message } from "../Message.js"
 import type { RunRecord, StoreError } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
 import { recordedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
+import { divergence } from "./diverged.js"
 import { continueRun } from "./loop.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import * as Resume from "./resume.js"
@@ -76,10 +76,6 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
 })
 
-/** The conversation as the checkpoint saw it, or a refusal: another turn ran since, or the checkpoint names a conversation it does not hold. */
-const sameMessages = (a: ReadonlyArray<Message>, b: ReadonlyArray<Message>) =>
-  a.length === b.length && JSON.stringify(a) === JSON.stringify(b)
-
 /**
  * Continues a paused run with a decision: validates the checkpoint, the decision and the
  * conversation before anything is consumed, claims the record (`paused@v → running@v+1`: one
@@ -106,13 +102,14 @@ export const resumeRun = (
     if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
     const memory = yield* ChatMemory
     const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
-    if (stored.length !== 0 && !sameMessages(stored, cp.messages)) {
+    const diverged = stored.length === 0 ? undefined : divergence(run.conversationId, stored, cp.messages)
+    if (diverged !== undefined) {
       // a concurrent resume of this run may have claimed and finished it since it was read
       const now = yield* store.get(cp.runId)
       if (Option.isSome(now) ? now.value.status !== "paused" || now.value.version !== cp.revision : found.record !== undefined) {
         return yield* alreadyDecided(store, cp.runId)
       }
-      return yield* new ConversationDiverged({ conversationId: run.conversationId, expectedMessages: cp.messages.length, foundMessages: stored.length })
+      return yield* diverged
     }
     // a copy from elsewhere: imported as the run's paused record; a concurrent import wins once
     if (found.record === undefined) yield* run.recorder.importCopy(agent, cp, found.input)
