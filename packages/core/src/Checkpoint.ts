@@ -118,7 +118,7 @@ export type Reason = typeof Reason.Type
  * `RunStore`, which stays the authority — resume by run id, or give the copy to `Agent.resume`
  * in another process (it is imported into that process's store on first use). `revision` is
  * the record's version at the pause: an older copy of a run that moved on is refused.
- * `pausedAt` (`Clock` milliseconds) bounds how long a copy can be imported. Pending calls keep
+ * `pausedAt` (milliseconds on the run store's clock, `RunStore.now`) bounds how long a copy can be imported. Pending calls keep
  * the model's **encoded** arguments; they are decoded with the tool's schema when they
  * execute. `state` holds each slot's value encoded with the slot's schema. `settings` are the
  * run's own model settings (`RunOptions.settings`; the agent's are merged under them when the

@@ -66,7 +66,7 @@ export const RunRecord = Schema.Struct({
   /** Who made the decision that resumed the run (`Agent.resume`'s `decidedBy`), until it pauses again. */
   decidedBy: Schema.optional(Schema.String),
   /**
-   * When the run was last claimed from its pause (the store's `Clock` milliseconds at the
+   * When the run was last claimed from its pause (the store's clock, `now`, at the
    * `paused → running` transition), until it pauses again: when its decision was made.
    */
   decidedAt: Schema.optional(Schema.Number)
@@ -202,6 +202,14 @@ export declare namespace RunStore {
      * could no longer be told apart from a first use.
      */
     readonly retentionMillis: number
+    /**
+     * The store's clock, in milliseconds since the epoch: what it stamps records, claims and
+     * leases with and measures its retention and leases by, and what a checkpoint's `pausedAt`
+     * is read from. A shared store's is the database's, so that processes whose clocks
+     * disagree agree on when a finished run is forgotten (decision 056); the in-memory
+     * store's is `Clock`.
+     */
+    readonly now: Effect.Effect<number, StoreError>
     /** The record of a run, if the store has it. */
     readonly get: (runId: string) => Effect.Effect<Option.Option<RunRecord>, StoreError>
     /**

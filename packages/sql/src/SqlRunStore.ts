@@ -3,7 +3,7 @@
  * their checkpoints, the claim of a paused run as one conditional `UPDATE` (exactly one of
  * any number of concurrent claimants wins, in any number of processes sharing the
  * database), each call's result recorded as it ends, finished records kept for a retention,
- * and leases as rows with an owner and an expiry.
+ * and leases as rows with an owner and an expiry — every time on the database's clock.
  *
  * @since 0.1.0
  */
@@ -31,14 +31,15 @@ export interface Options {
   /**
    * How long a finished run's record is kept (then deleted): its id cannot be used again
    * meanwhile, `list` shows it, and a copy of its checkpoint is refused (`RunAlreadyResumed`).
-   * A checkpoint paused longer ago than this cannot be imported. Default 24 hours.
+   * A checkpoint paused longer ago than this cannot be imported. Measured on the database's
+   * clock, whatever the processes' clocks say (`RunStore.now`). Default 24 hours.
    */
   readonly retention?: Duration.DurationInput
   /**
    * How long a lease lasts without renewal (one turn per conversation; a run alive). Its
    * holder renews it every third of this while it holds it; a holder that crashed loses it
-   * this long after its last renewal, and then `Agent.recover` (or the next turn) can take
-   * the run (or conversation) over. Default 30 seconds.
+   * this long after its last renewal (on the database's clock), and then `Agent.recover` (or
+   * the next turn) can take the run (or conversation) over. Default 30 seconds.
    */
   readonly leaseTtl?: Duration.DurationInput
 }

@@ -4,9 +4,10 @@ import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { record } from "../../core/test/runStoreConformance.js"
+import { nowOf } from "../src/internal/clock.js"
 import { migrations } from "../src/internal/migrations.js"
 import { SqlRunStore, SqlStore } from "../src/index.js"
-import { dialects, storeOn } from "./fixtures.js"
+import { dialects, elapse, storeOn } from "./fixtures.js"
 
 const succeeded = (callId: string) => ({ _tag: "Succeeded" as const, callId, toolName: "t", value: { id: callId } })
 
@@ -36,21 +37,24 @@ for (const dialect of dialects) {
         )
         yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
+          const now = nowOf(sql)
           yield* sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by)
-            VALUES ('old-paused', 'agent', 'c-1', 0, 'paused', 1, 0, 0, '{"some":"checkpoint"}', NULL),
-              ('old-done', 'agent', 'c-2', 0, 'completed', 3, 0, 0, NULL, 'ada')`
+            VALUES ('old-paused', 'agent', 'c-1', 0, 'paused', 1, ${now}, ${now}, '{"some":"checkpoint"}', NULL),
+              ('old-done', 'agent', 'c-2', 0, 'completed', 3, ${now}, ${now}, NULL, 'ada')`
         }).pipe(Effect.provide(database.client))
         const { store } = yield* storeOn(database)
         expect(Option.map(yield* store.get("old-paused"), (r) => [r.status, r.checkpoint, "decidedAt" in r])).toEqual(
           Option.some(["paused", { some: "checkpoint" }, false])
         )
         expect(yield* store.finished("old-done")).toEqual(Option.some({ status: "completed", decidedBy: "ada" }))
-        yield* TestClock.adjust("3 seconds")
+        const before = yield* store.now
         const claimed = yield* store.transition("old-paused", { from: { status: "paused", version: 1 }, to: "running", decidedBy: "bob" })
-        expect([claimed?.decidedBy, claimed?.decidedAt]).toEqual(["bob", 3_000])
+        const after = yield* store.now
+        expect(claimed?.decidedBy).toBe("bob")
+        expect(claimed!.decidedAt! >= before && claimed!.decidedAt! <= after).toBe(true)
         // what another client (a restarted process) reads back
         const again = yield* storeOn(database)
-        expect(Option.map(yield* again.store.get("old-paused"), (r) => [r.decidedBy, r.decidedAt])).toEqual(Option.some(["bob", 3_000]))
+        expect(Option.map(yield* again.store.get("old-paused"), (r) => [r.decidedBy, r.decidedAt])).toEqual(Option.some(["bob", claimed?.decidedAt]))
       }).pipe(Effect.scoped))
 
     // live: a migration that lost a race is retried after 100 ms of real time
@@ -97,14 +101,20 @@ for (const dialect of dialects) {
         expect(store.retentionMillis).toBe(3_600_000)
         yield* store.insert(record("done", { status: "running" }))
         yield* store.insert(record("waiting"))
+        yield* elapse(sql, 60_000)
         yield* TestClock.adjust("1 minute")
+        const before = yield* store.now
         const finished = yield* store.transition("done", { from: { status: "running", version: 1 }, to: "completed" })
-        expect([finished?.status, finished?.updatedAt, finished?.checkpoint]).toEqual(["completed", 60_000, undefined])
+        expect([finished?.status, finished?.checkpoint]).toEqual(["completed", undefined])
+        expect(finished!.updatedAt >= before && finished!.updatedAt <= (yield* store.now)).toBe(true)
+        // on the database's clock: a second before the retention has passed, then when it has
+        yield* elapse(sql, 3_600_000 - 1_000)
         yield* TestClock.adjust("59 minutes")
         expect(Option.map(yield* store.get("done"), (r) => r.status)).toEqual(Option.some("completed"))
         expect((yield* store.list()).map((r) => r.runId)).toEqual(["done", "waiting"])
         expect(yield* store.finished("done")).toEqual(Option.some({ status: "completed" }))
         expect(yield* store.insert(record("done"))).toBe(false)
+        yield* elapse(sql, 1_000)
         yield* TestClock.adjust("1 minute")
         expect(yield* store.get("done")).toEqual(Option.none())
         expect(yield* store.finished("done")).toEqual(Option.none())
@@ -121,12 +131,12 @@ for (const dialect of dialects) {
     it.effect("an expired finished record not yet deleted gives its id up to a new insert", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
-        const { store } = yield* storeOn(database, { retention: "1 hour" })
+        const { sql, store } = yield* storeOn(database, { retention: "1 hour" })
         yield* store.insert(record("early"))
         yield* store.insert(record("r", { status: "running" }))
         yield* store.transition("r", { from: { status: "running", version: 1 }, to: "failed" })
-        // the insert just before pruned; the next prune is a minute away: the row is still there
-        yield* TestClock.adjust("1 hour")
+        // the insert just before pruned; the next prune is a minute away (on the TestClock): the row is still there
+        yield* elapse(sql, 3_600_000)
         expect(yield* store.insert(record("r", { version: 7 }))).toBe(true)
         expect(Option.map(yield* store.get("r"), (r) => [r.status, r.version])).toEqual(Option.some(["paused", 7]))
       }).pipe(Effect.scoped))
@@ -161,6 +171,8 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const held = yield* Scope.make()
       expect(yield* a.store.lease("conversation:c", { owner: "run-a", wait: false }).pipe(Scope.extend(held))).toBe(true)
       for (let second = 1; second <= 12; second++) {
+        // a second of the database's, and of the TestClock that renews the lease
+        yield* elapse(b.sql, 1_000)
         yield* TestClock.adjust("1 second")
         expect(yield* b.store.lease("conversation:c", { owner: "run-b", wait: false }).pipe(Effect.scoped)).toBe(false)
       }
@@ -178,14 +190,16 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const a = yield* storeOn(db, { leaseTtl: "3 seconds" }).pipe(Scope.extend(process))
       const held = yield* Scope.make()
       expect(yield* a.store.lease("run:r", { owner: "r", wait: false }).pipe(Scope.extend(held))).toBe(true)
-      // renewed at 1 s (every third of the ttl): it expires at 4 s unless renewed again
+      // renewed at 1 s (every third of the ttl): it expires at 4 s on the database's clock unless renewed again
+      yield* elapse(b.sql, 1_000)
       yield* TestClock.adjust("1 second")
       // the "process" dies: its connection closes, its lease is neither renewed nor released
       yield* Scope.close(process, Exit.void)
-      yield* TestClock.adjust("2999 millis")
+      yield* elapse(b.sql, 2_000)
+      yield* TestClock.adjust("2 seconds")
       expect(yield* b.store.holder("run:r")).toEqual(Option.some("r"))
       expect(yield* b.store.lease("run:r", { owner: "recover:r", wait: false }).pipe(Effect.scoped)).toBe(false)
-      yield* TestClock.adjust("1 milli")
+      yield* elapse(b.sql, 1_000)
       expect(yield* b.store.holder("run:r")).toEqual(Option.none())
       expect(yield* b.store.lease("run:r", { owner: "recover:r", wait: false }).pipe(Effect.scoped)).toBe(true)
       yield* Scope.close(held, Exit.void)
@@ -263,13 +277,16 @@ describe("SqlRunStore options", () => {
       const a = yield* storeOn(db).pipe(Scope.extend(process))
       yield* a.store.lease("k", { owner: "a", wait: false }).pipe(Scope.extend(yield* Scope.make()))
       // renewed every 10 s while held (at 10, 20, 30 and 40 s) ...
-      yield* TestClock.adjust("40 seconds")
+      for (let renewal = 1; renewal <= 4; renewal++) {
+        yield* elapse(b.sql, 10_000)
+        yield* TestClock.adjust("10 seconds")
+      }
       expect(yield* b.store.holder("k")).toEqual(Option.some("a"))
-      // ... and lost 30 s after the last renewal once its holder is gone
+      // ... and lost 30 s after the last renewal once its holder is gone (on the database's clock)
       yield* Scope.close(process, Exit.void)
-      yield* TestClock.adjust("29999 millis")
+      yield* elapse(b.sql, 29_000)
       expect(yield* b.store.holder("k")).toEqual(Option.some("a"))
-      yield* TestClock.adjust("1 milli")
+      yield* elapse(b.sql, 1_000)
       expect(yield* b.store.holder("k")).toEqual(Option.none())
     }).pipe(Effect.scoped))
 })

@@ -1,12 +1,13 @@
 import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
 import { join } from "node:path"
 import { SqlStore } from "../src/index.js"
 import * as PgStore from "../src/PgStore.js"
 import * as SqliteStore from "../src/SqliteStore.js"
-import { dialects, pgUrl, tempDir } from "./fixtures.js"
+import * as CheckpointCodec from "../../core/src/internal/checkpoint.js"
+import { dialects, elapse, pgUrl, tempDir } from "./fixtures.js"
 
 /** An agent whose model asks for a lookup and a transfer (which needs approval); each tool counts its executions. */
 const bank = () => {
@@ -32,6 +33,32 @@ const script = ScriptedChatModel.layer((request) =>
     ? ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { iban: "NO93" } }, { id: "t1", name: "transfer", args: { amount: 100 } })
     : ScriptedChatModel.text("done")
 )
+
+/** What a refused resume says: `InvalidCheckpoint`'s reason, `RunAlreadyResumed`'s status, else its tag. */
+const refusal = (e: unknown) => {
+  const error = e as { readonly _tag: string; readonly reason?: string; readonly status?: string }
+  return error.reason ?? error.status ?? error._tag
+}
+
+/** Runs `effect` as a process whose clock is `offset` milliseconds off (ahead when positive, behind when negative). */
+const skewed = (offset: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.clockWith((clock) =>
+    Effect.withClock(effect, {
+      [Clock.ClockTypeId]: Clock.ClockTypeId,
+      unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + offset,
+      currentTimeMillis: Effect.map(clock.currentTimeMillis, (now) => now + offset),
+      unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(offset) * 1_000_000n,
+      currentTimeNanos: Effect.map(clock.currentTimeNanos, (now) => now + BigInt(offset) * 1_000_000n),
+      sleep: (duration) => clock.sleep(duration)
+    })
+  )
+
+/** The copy as if it had paused `millis` earlier, signed again: the store's past moved back by that much ({@link elapse}). */
+const pausedEarlier = (agent: Agent.Any, copy: unknown, millis: number) =>
+  Effect.flatMap(CheckpointCodec.decode(agent, copy), ({ checkpoint, state }) => {
+    const { agent: _agent, format: _format, signature: _signature, state: _state, tools: _tools, version: _version, ...fields } = checkpoint
+    return CheckpointCodec.encode(agent, { ...fields, pausedAt: checkpoint.pausedAt - millis }, state)
+  })
 
 /** Runs `body` with a store Layer built for it alone (one process's view of the database). */
 const inProcess = <A, E, R>(store: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>, body: Effect.Effect<A, E, R>) =>
@@ -212,6 +239,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
+        const sql = Context.get(yield* Layer.build(database.client), SqlClient.SqlClient)
         const { agent: unsigned, executions } = bank()
         const agent = Agent.make({
           name: "bank",
@@ -220,22 +248,47 @@ for (const dialect of dialects) {
         })
         const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
         if (paused._tag !== "Paused") throw new Error("expected a pause")
-        const replay = inProcess(store, Agent.resume(agent, JSON.parse(JSON.stringify(paused.checkpoint)), Decision.approveAll())).pipe(
-          Effect.match({
-            // InvalidCheckpoint's reason, RunAlreadyResumed's status
-            onFailure: (e) => {
-              const error = e as { readonly _tag: string; readonly reason?: string; readonly status?: string }
-              return error.reason ?? error.status ?? error._tag
-            },
-            onSuccess: (exit) => exit._tag
-          })
-        )
-        // resumed and completed in the millisecond it paused (the TestClock stands still)
-        expect(yield* replay).toBe("Completed")
-        yield* TestClock.adjust(3_599_999)
-        expect(yield* replay).toBe("completed")
-        yield* TestClock.adjust(1)
-        expect(yield* replay).toBe("expired")
+        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
+        const replay = (checkpoint: unknown) => inProcess(store, Agent.resume(agent, checkpoint, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
+        // resumed and completed at once
+        expect(yield* replay(copy)).toBe("Completed")
+        // a second before the retention has passed on the database's clock, then when it has: the copy, stamped by that clock, ages with it
+        yield* elapse(sql, 3_599_000)
+        expect(yield* replay(yield* pausedEarlier(agent, copy, 3_599_000))).toBe("completed")
+        yield* elapse(sql, 1_000)
+        expect(yield* replay(yield* pausedEarlier(agent, copy, 3_600_000))).toBe("expired")
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+      }).pipe(Effect.scoped))
+
+    it.effect("a process whose clock runs 2 hours ahead deletes no finished run early: a copy of it (an ephemeral run: no conversation to tell) is refused through that process and through the others, its transfer runs once", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
+        expect((yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll())))._tag).toBe("Completed")
+        // the process ahead starts a run of its own: its store deletes the finished runs that expired (by the database's clock: none)
+        const ahead = skewed(7_200_000)
+        expect((yield* ahead(inProcess(store, Agent.run(agent, { input: "pay" }))))._tag).toBe("Paused")
+        const replay = inProcess(store, Agent.resume(agent, copy, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
+        expect([yield* ahead(replay), yield* replay]).toEqual(["completed", "completed"])
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+      }).pipe(Effect.scoped))
+
+    it.effect("a process whose clock runs 2 hours behind finishes a run: a copy of it (an ephemeral run: no conversation to tell) is refused through that process and through the others, its transfer runs once", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
+        const { agent, executions } = bank()
+        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
+        const behind = skewed(-7_200_000)
+        expect((yield* behind(inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))))._tag).toBe("Completed")
+        const replay = inProcess(store, Agent.resume(agent, copy, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
+        expect([yield* replay, yield* behind(replay)]).toEqual(["completed", "completed"])
         expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 

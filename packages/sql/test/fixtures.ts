@@ -15,7 +15,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
 import { SqlStore } from "../src/index.js"
-import * as PgStore from "../src/PgStore.js"
 import * as SqliteStore from "../src/SqliteStore.js"
 
 /** The PostgreSQL server of the tests. */
@@ -27,9 +26,9 @@ export const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
-/** A SQLite store in a new file, removed with the Layer. */
+/** A SQLite store in a new file, removed with the Layer; with its client, to {@link elapse} its time. */
 export const freshSqlite = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqliteStore.layer({ filename: join(dir, "store.db"), ...options })))
+  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient({ filename: join(dir, "store.db") })))))
 
 /** `url` with `search_path` set to `schema` for every connection. */
 export const inSchema = (url: string, schema: string) =>
@@ -44,9 +43,9 @@ export const freshSchema = Effect.gen(function*() {
   return inSchema(pgUrl, schema)
 }).pipe(Effect.orDie)
 
-/** A PostgreSQL store in a new schema, dropped with the Layer. */
+/** A PostgreSQL store in a new schema, dropped with the Layer; with its client, to {@link elapse} its time. */
 export const freshPg = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(freshSchema, (url) => PgStore.layer({ url: Redacted.make(url), ...options })))
+  Layer.unwrapScoped(Effect.map(freshSchema, (url) => SqlStore.layer(options).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) })))))
 
 /** A database of a test: each build of `client` is a new client on it (another process's view). */
 export interface Database {
@@ -71,10 +70,25 @@ export const dialects: ReadonlyArray<{
 /** A store (run store and memory) on a new client of `database`, with that client. */
 export const storeOn = (database: Database, options: SqlStore.Options = {}) =>
   Effect.map(
-    Layer.build(SqlStore.layer(options).pipe(Layer.provideMerge(database.client))),
+    Layer.build(storeLayerOn(database, options)),
     (context) => ({
       store: Context.get(context, RunStore.RunStore),
       memory: Context.get(context, ChatMemory.ChatMemory),
       sql: Context.get(context, SqlClient.SqlClient)
     })
   )
+
+/**
+ * `millis` of the database's time pass, as far as its store can tell: the database's clock
+ * cannot be moved, so every time the store wrote (a record's times and its claim's, a lease's
+ * expiry) moves that far into the past. The `TestClock` stays where it is: what runs on it (a
+ * lease's renewals, how often expired rows are deleted) is the test's to move.
+ */
+export const elapse = (sql: SqlClient.SqlClient, millis: number) =>
+  Effect.orDie(Effect.all([
+    sql`UPDATE agentfx_runs SET created_at = created_at - ${millis}, updated_at = updated_at - ${millis}, decided_at = decided_at - ${millis}`,
+    sql`UPDATE agentfx_leases SET expires_at = expires_at - ${millis}`
+  ], { discard: true }))
+
+/** A store Layer on a new client of `database` that also provides the client (to {@link elapse} its time). */
+export const storeLayerOn = (database: Database, options: SqlStore.Options = {}) => SqlStore.layer(options).pipe(Layer.provideMerge(database.client))

@@ -7,12 +7,16 @@
  *   it ends — so that a crash is recovered without running a finished call again;
  * - `pausesOnly` (the in-memory store): a run has a record once it pauses; a resume claims it.
  *
+ * Every time a record or a checkpoint is stamped with is the store's (`RunStore.now`: a SQL
+ * store's is the database's), never this host's: processes whose clocks disagree agree on when
+ * a finished run is forgotten (decision 056).
+ *
  * Either way the record is the authority. Every change names the version it expects
  * (compare-and-set): a run whose record moved on (claimed by another resume, taken over by a
  * recovery) is refused with `RunAlreadyResumed` and records, and starts, nothing more.
  */
 import type { Scope } from "effect"
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type * as Agent from "../Agent.js"
 import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
@@ -250,7 +254,7 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
     takeOver: store.takeOver,
     takeOverLatest,
     stop: Effect.fnUntraced(function*(agent, run, reason, batch, pending) {
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* store.now
       const revision = (run.version ?? 0) + 1
       const checkpoint = yield* checkpointOf(agent, run, reason, batch, pending, revision, now)
       if (run.version === undefined) {
@@ -264,14 +268,14 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
       return checkpoint
     }),
     importCopy: (agent, checkpoint, copy) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.flatMap(store.now, (now) =>
         Effect.flatMap(
           store.insert(newRecord(agent, checkpoint, "paused", checkpoint.revision, now, copy)),
           (inserted) => inserted ? Effect.void : alreadyDecided(store, checkpoint.runId)
         )),
     claim: Effect.fnUntraced(function*(agent, run, batch, decidedBy) {
       const checkpoint = durable
-        ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* Clock.currentTimeMillis)
+        ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* store.now)
         : undefined
       const next = yield* store.transition(run.runId, {
         from: { status: "paused", version: run.version! },
@@ -321,7 +325,7 @@ const durable = (store: RunStore.Service): Recorder => {
     ...shared,
     begin: Effect.fnUntraced(function*(agent, run) {
       yield* shared.hold(run.runId, run.runId)
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* store.now
       const checkpoint = yield* checkpointOf(agent, run, "running", [], [], 1, now)
       if (!(yield* store.insert(newRecord(agent, run, "running", 1, now, checkpoint)))) return yield* runIdTaken(store, run.runId)
       run.version = 1
@@ -329,7 +333,7 @@ const durable = (store: RunStore.Service): Recorder => {
     batch: (agent, run, batch) =>
       run.version === undefined
         ? Effect.void
-        : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        : Effect.flatMap(store.now, (now) =>
           Effect.flatMap(checkpointOf(agent, run, "running", batch, [], run.version! + 1, now), (checkpoint) =>
             moveRunning(run, "running", checkpoint))),
     calls: callsOf(store),

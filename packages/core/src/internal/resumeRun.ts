@@ -4,7 +4,7 @@
  * a durable store whose process crashed. The record in the store is the authority: exactly
  * one claimant proceeds; nothing runs that no verdict allowed.
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import type { Any } from "../Agent.js"
 import { InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
 import type * as Checkpoint from "../Checkpoint.js"
@@ -63,7 +63,8 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   }
   const finished = yield* store.finished(checkpoint.runId)
   if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, ...finished.value })
-  const now = yield* Clock.currentTimeMillis
+  // on the store's clock, as the pause was stamped and the finished run is forgotten: whatever this host's clock says
+  const now = yield* store.now
   // a run that finished as it paused is forgotten once the retention has passed: so is its copy
   if (now - checkpoint.pausedAt >= store.retentionMillis) {
     return yield* new InvalidCheckpoint({

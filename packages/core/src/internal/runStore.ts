@@ -71,6 +71,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
   return {
     durable: false,
     retentionMillis: retention,
+    now: Clock.currentTimeMillis,
     get: (runId) => Effect.sync(() => Option.fromNullable(records.get(runId))),
     list: (filter) =>
       Effect.sync(() => {

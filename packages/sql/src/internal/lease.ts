@@ -1,13 +1,14 @@
 /**
- * Leases as rows: a key, its owner, the token of one holding, and an expiry. Taken in one
- * statement (a new row, or over an expired one), renewed by a fiber every third of the ttl
- * while its scope is open, deleted when the scope closes. A holder that crashed stops
- * renewing: its lease expires and another process may take it.
+ * Leases as rows: a key, its owner, the token of one holding, and an expiry on the database's
+ * clock. Taken in one statement (a new row, or over an expired one), renewed by a fiber every
+ * third of the ttl while its scope is open, deleted when the scope closes. A holder that
+ * crashed stops renewing: its lease expires and another process may take it.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
-import { Clock, Effect, Option, Random } from "effect"
+import { Effect, Option, Random } from "effect"
 import { randomUUID } from "node:crypto"
+import { nowOf } from "./clock.js"
 import { describe } from "./errors.js"
 
 /** The first wait between two attempts of a waiting lease; it doubles up to {@link maxPoll}. */
@@ -18,18 +19,18 @@ export const maxPoll = 500
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
 export const make = (sql: SqlClient.SqlClient, ttl: number) => {
+  const now = nowOf(sql)
+
   const acquire = (key: string, owner: string, token: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql<{ readonly token: string }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
-        VALUES (${key}, ${owner}, ${token}, ${now + ttl})
-        ON CONFLICT (lease_key) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
-        WHERE agentfx_leases.expires_at <= ${now}
-        RETURNING token`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError))
+    sql<{ readonly token: string }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
+      VALUES (${key}, ${owner}, ${token}, ${now} + ${ttl})
+      ON CONFLICT (lease_key) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+      WHERE agentfx_leases.expires_at <= ${now}
+      RETURNING token`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError))
 
   const renew = (key: string, token: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql<{ readonly token: string }>`UPDATE agentfx_leases SET expires_at = ${now + ttl}
-        WHERE lease_key = ${key} AND token = ${token} RETURNING token`).pipe(Effect.map((rows) => rows.length === 1))
+    sql<{ readonly token: string }>`UPDATE agentfx_leases SET expires_at = ${now} + ${ttl}
+      WHERE lease_key = ${key} AND token = ${token} RETURNING token`.pipe(Effect.map((rows) => rows.length === 1))
 
   const release = (key: string, token: string) =>
     sql`DELETE FROM agentfx_leases WHERE lease_key = ${key} AND token = ${token}`.pipe(
@@ -80,12 +81,11 @@ export const make = (sql: SqlClient.SqlClient, ttl: number) => {
     lease: (key: string, options: { readonly owner: string; readonly wait: boolean }) =>
       options.wait ? waitFor(key, options.owner, firstPoll) : attempt(key, options.owner),
     holder: (key: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        sql<{ readonly owner: string }>`SELECT owner FROM agentfx_leases WHERE lease_key = ${key} AND expires_at > ${now}`).pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]?.owner)),
-          Effect.mapError(storeError)
-        ),
+      sql<{ readonly owner: string }>`SELECT owner FROM agentfx_leases WHERE lease_key = ${key} AND expires_at > ${now}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.owner)),
+        Effect.mapError(storeError)
+      ),
     /** Deletes the rows of leases that expired (their holders crashed, or lost them). */
-    prune: (now: number) => Effect.asVoid(sql`DELETE FROM agentfx_leases WHERE expires_at <= ${now}`)
+    prune: Effect.suspend(() => Effect.asVoid(sql`DELETE FROM agentfx_leases WHERE expires_at <= ${now}`))
   }
 }

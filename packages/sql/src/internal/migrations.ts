@@ -1,6 +1,7 @@
 /**
  * The schema of the store and the memory, applied with `@effect/sql`'s Migrator (its own
- * table: `agentfx_migrations`). Times are milliseconds since the epoch, read from `Clock`;
+ * table: `agentfx_migrations`). Times are milliseconds since the epoch, on the database's clock
+ * (`clock.ts`; the first versions read them from the host's `Clock`);
  * JSON is kept as text on both dialects (the store never queries inside it; PostgreSQL's
  * jsonb would only reorder keys).
  */

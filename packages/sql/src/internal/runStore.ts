@@ -1,17 +1,17 @@
 /**
  * The run store on SQL: records (the checkpoint as JSON text), the compare-and-set transition
  * as one conditional UPDATE, the outcomes of the running batch, finished records kept for
- * the retention, and leases as rows (`lease.ts`).
+ * the retention, and leases as rows (`lease.ts`); every time on the database's clock (`clock.ts`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { RunStore, ToolCall } from "@agentfx/core"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import type { Options } from "../SqlRunStore.js"
+import * as DatabaseClock from "./clock.js"
 import { describe } from "./errors.js"
 import * as Lease from "./lease.js"
 
-/** A time in milliseconds: a number from SQLite, a string from PostgreSQL's BIGINT. */
-const Millis = Schema.Union(Schema.Number, Schema.NumberFromString)
+const Millis = DatabaseClock.Millis
 
 const RunRow = Schema.Struct({
   run_id: Schema.String,
@@ -67,7 +67,10 @@ const decodeFinished = Schema.decodeUnknown(Schema.Array(Schema.Struct({
   decided_at: RunRow.fields.decided_at
 })))
 
-/** Physical deletion of expired records and leases runs at most this often (a record is hidden as soon as it expires). */
+/**
+ * Physical deletion of expired records and leases runs at most this often, by this process's
+ * `Clock` (only how often: what expired is the database's to say; a record is hidden as soon as it expires).
+ */
 const pruneEvery = 60_000
 
 /** A duration option: positive and finite, or the refusal naming it. */
@@ -90,22 +93,23 @@ export const make = (options: Options | undefined) =>
     const retention = yield* positive("retention", options?.retention, defaultRetention)
     const ttl = yield* positive("leaseTtl", options?.leaseTtl, defaultLeaseTtl)
     const leases = Lease.make(sql, ttl)
+    const now = DatabaseClock.nowOf(sql)
     let prunedAt = Number.NEGATIVE_INFINITY
 
-    /** Visible: running or paused, or finished within the retention. */
-    const visible = (now: number) => sql`(status IN ('running', 'paused') OR updated_at > ${now - retention})`
+    /** Finished longer ago than the retention. */
+    const expired = sql`agentfx_runs.status IN ${sql.in(finishedStatuses)} AND agentfx_runs.updated_at <= ${now} - ${retention}`
 
-    const prune = (now: number) =>
-      now - prunedAt < pruneEvery ? Effect.void : Effect.zipRight(
-        Effect.all([
-          sql`DELETE FROM agentfx_runs WHERE status IN ${sql.in(finishedStatuses)} AND updated_at <= ${now - retention}`,
-          leases.prune(now)
-        ], { discard: true }),
-        Effect.sync(() => void (prunedAt = now))
-      )
+    /** Visible: running or paused, or finished within the retention. */
+    const visible = sql`(status IN ('running', 'paused') OR updated_at > ${now} - ${retention})`
+
+    const prune = Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      at - prunedAt < pruneEvery ? Effect.void : Effect.zipRight(
+        Effect.all([sql`DELETE FROM agentfx_runs WHERE ${expired}`, leases.prune], { discard: true }),
+        Effect.sync(() => void (prunedAt = at))
+      ))
 
     /** One statement: the compare-and-set UPDATE, and the clearing of the run's outcomes (a trigger on SQLite, a WITH on PostgreSQL). */
-    const transitionStatement = (runId: string, transition: RunStore.Transition, now: number) => {
+    const transitionStatement = (runId: string, transition: RunStore.Transition) => {
       // who decided: the transition's, else kept — but a pause clears it
       const decidedBy = transition.decidedBy !== undefined
         ? sql`${transition.decidedBy}`
@@ -114,7 +118,7 @@ export const make = (options: Options | undefined) =>
         : sql`decided_by`
       // when: a claim's time, else kept — but a pause clears it
       const decidedAt = transition.from.status === "paused" && transition.to === "running"
-        ? sql`${now}`
+        ? now
         : transition.to === "paused"
         ? sql`NULL`
         : sql`decided_at`
@@ -154,7 +158,7 @@ export const make = (options: Options | undefined) =>
      * after), the batch's rows carried to the next version, then the record moved there (on
      * SQLite its trigger clears the rows of older versions only).
      */
-    const takeOverStatements = (runId: string, version: number, now: number) =>
+    const takeOverStatements = (runId: string, version: number) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql.onDialectOrElse({ pg: () => sql`SELECT 1 FROM agentfx_runs WHERE ${runningAt(runId, version)} FOR UPDATE`, orElse: () => Effect.void })
         yield* carry("agentfx_started", runId, version)
@@ -169,15 +173,16 @@ export const make = (options: Options | undefined) =>
     const service: RunStore.RunStore.Service = {
       durable: true,
       retentionMillis: retention,
+      now: DatabaseClock.read(sql),
       get: (runId) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible(now)}`).pipe(
+        sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
           Effect.flatMap(records),
           Effect.map((found) => Option.fromNullable(found[0])),
           Effect.mapError(storeError)
         ),
       list: (filter) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const where = [visible(now)]
+        Effect.suspend(() => {
+          const where = [visible]
           if (filter?.status !== undefined) where.push(sql`status = ${filter.status}`)
           if (filter?.agent !== undefined) where.push(sql`agent = ${filter.agent}`)
           if (filter?.conversationId !== undefined) where.push(sql`conversation_id = ${filter.conversationId}`)
@@ -185,30 +190,29 @@ export const make = (options: Options | undefined) =>
           return sql`SELECT * FROM agentfx_runs WHERE ${sql.and(where)} ORDER BY updated_at DESC, created_at DESC, run_id ${limit}`
         }).pipe(Effect.flatMap(records), Effect.mapError(storeError)),
       insert: (record) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.zipRight(
-            prune(now),
-            // a new row, or over the row of a run finished longer ago than the retention
-            sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
-              VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
-                ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null},
-                ${record.decidedAt ?? null})
-              ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
-                ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
-                created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
-                decided_by = excluded.decided_by, decided_at = excluded.decided_at
-              WHERE agentfx_runs.status IN ${sql.in(finishedStatuses)} AND agentfx_runs.updated_at <= ${now - retention}
-              RETURNING run_id`
-          )).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+        Effect.zipRight(
+          prune,
+          // a new row, or over the row of a run finished longer ago than the retention
+          sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
+            VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
+              ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null},
+              ${record.decidedAt ?? null})
+            ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
+              ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
+              created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
+              decided_by = excluded.decided_by, decided_at = excluded.decided_at
+            WHERE ${expired}
+            RETURNING run_id`
+        ).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
       transition: (runId, transition) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => transitionStatement(runId, transition, now)).pipe(
+        transitionStatement(runId, transition).pipe(
           Effect.flatMap(records),
           // the checkpoint is the one just written: not read back
           Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
         ),
       takeOver: (runId, version) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => takeOverStatements(runId, version, now)).pipe(
+        takeOverStatements(runId, version).pipe(
           Effect.flatMap(records),
           Effect.map(([next]) => next),
           Effect.mapError(storeError)
@@ -232,9 +236,8 @@ export const make = (options: Options | undefined) =>
           Effect.mapError(storeError)
         ),
       finished: (runId) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`SELECT status, decided_by, decided_at FROM agentfx_runs
-            WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now - retention}`).pipe(
+        sql`SELECT status, decided_by, decided_at FROM agentfx_runs
+            WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now} - ${retention}`.pipe(
             Effect.flatMap(decodeFinished),
             Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({ status: row.status, ...decided(row) }))),
             Effect.mapError(storeError)
