@@ -131,8 +131,9 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
   /**
    * The final answer's shape: the run completes with `value`, the answer decoded with this
    * schema (an object schema; `Schema.Struct`), and adapters ask their provider for it
-   * natively. An answer that does not decode is fed back to the model with the problem, up
-   * to `outputRetries` times, then the run fails with `InvalidOutput`.
+   * natively. An answer that does not decode is fed back to the model with the problem (cut
+   * after 2,000 characters), up to `outputRetries` times, then the run fails with
+   * `InvalidOutput`; an answer nesting deeper than `limits.depth` is such an answer.
    */
   readonly output?: Schema.Schema<A, AI>
   /** How often an answer that does not match `output` is fed back (a non-negative integer). Default 2. */

@@ -73,6 +73,34 @@ describe("structured output", () => {
       expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "still not JSON"])
     }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("nope"), ScriptedChatModel.text("still not JSON")]))))
 
+  it.effect("an answer nested 5,000 levels deep is fed back as a mismatch naming the depth limit, then fails with InvalidOutput: never a defect", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Agent.run(Agent.make({ output: Weather, outputRetries: 1 }), { input: "Oslo?" }))
+      assert(error._tag === "InvalidOutput")
+      expect(error.problem).toBe("it nests deeper than 64 levels (the agent's limit)")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests[1]!.messages.at(-1)).toEqual({
+        _tag: "User",
+        text: "Your answer does not match the required output: it nests deeper than 64 levels (the agent's limit). Answer again with only the JSON."
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer(() => ScriptedChatModel.text(`{"city":${"[".repeat(5_000)}${"]".repeat(5_000)},"celsius":1}`)))))
+
+  const hugeAnswer = `{"city":"Oslo","celsius":${JSON.stringify("x".repeat(20_000_000))}}`
+  it.effect("a wrong answer of 20 MB is quoted back to the model cut after 2,000 characters, saying how much was left out", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Agent.run(Agent.make({ output: Weather, outputRetries: 1 }), { input: "Oslo?" }))
+      assert(error._tag === "InvalidOutput")
+      const quoted = `celsius: Expected number, actual "${"x".repeat(20_000_000)}"`
+      const cut = `${quoted.slice(0, 2_000)}… (${quoted.length - 2_000} more characters)`
+      const fedBack = `Your answer does not match the required output: ${cut}. Answer again with only the JSON.`
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const last = requests[1]!.messages.at(-1)!
+      const text = last._tag === "User" ? last.text : ""
+      // lengths first: a failure reports numbers, not megabytes
+      expect([error.problem.length, text.length, error.text.length]).toEqual([cut.length, fedBack.length, hugeAnswer.length])
+      expect([error.problem === cut, text === fedBack, error.text === hugeAnswer]).toEqual([true, true, true])
+    }).pipe(Effect.provide(ScriptedChatModel.layer(() => ScriptedChatModel.text(hugeAnswer)))))
+
   it.effect("through Agent.resume: a run paused for approval completes with the answer decoded; the resumed model calls ask for the output too", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [transfer], output: Weather })

@@ -2,7 +2,7 @@
  * How a run ends: completed, or paused with its checkpoint (recorded first, `record.ts`: the
  * record is the authority, the checkpoint a copy).
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either } from "effect"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import { InvalidOutput } from "../AgentError.js"
@@ -11,7 +11,7 @@ import { user } from "../Message.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { StoreError } from "../RunStore.js"
 import type { BatchItem } from "./batchItem.js"
-import { describeParseError } from "./parseError.js"
+import { decodeOutput } from "./output.js"
 import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
 import { nestedId } from "./suspension.js"
@@ -60,7 +60,7 @@ export const finalAnswer = (
   retry: boolean
 ): Effect.Effect<AgentExit.Completed | undefined, InvalidOutput | MemoryError> => {
   if (agent.output === undefined) return Effect.succeed(completed(run, text, undefined))
-  const decoded = decodeOutput(agent.output.schema, text)
+  const decoded = decodeOutput(agent.output.schema, text, agent.limits)
   if (Either.isRight(decoded)) return Effect.succeed(completed(run, text, decoded.right))
   if (!retry || run.outputRetries >= agent.output.retries) return Effect.fail(new InvalidOutput({ problem: decoded.left, text }))
   run.outputRetries += 1
@@ -68,17 +68,6 @@ export const finalAnswer = (
     appendMessages(run, [user(`Your answer does not match the required output: ${decoded.left}. Answer again with only the JSON.`)]),
     undefined
   )
-}
-
-/** The answer as JSON decoded with the output schema, or what is wrong with it. */
-const decodeOutput = (schema: Schema.Schema<any, any>, text: string): Either.Either<unknown, string> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return Either.left("it is not JSON")
-  }
-  return Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all" })(json), describeParseError)
 }
 
 /** The run, completed with `text` (and `value`, the text decoded with the agent's `output` schema). */
