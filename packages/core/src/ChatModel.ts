@@ -184,13 +184,18 @@ export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens:
 export const isTokenCount = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
 
 /**
- * The sum of two usages.
+ * The sum of two usages (token counts, as {@link isTokenCount} says), each count saturating at
+ * `Number.MAX_VALUE`: a sum too large for a number stays the largest finite one, never
+ * `Infinity` — which JSON writes as `null`, so a run's checkpoint could not be read back. The
+ * run's usage is summed here only (decision 059).
  *
  * @example
  * ```ts
  * import { ChatModel } from "@agentfx/core"
  *
  * ChatModel.addUsage(ChatModel.emptyUsage, { inputTokens: 3, outputTokens: 2, totalTokens: 5 })
+ * const huge = { inputTokens: 1e308, outputTokens: 0, totalTokens: 1e308 }
+ * ChatModel.addUsage(huge, huge).totalTokens // Number.MAX_VALUE
  * ```
  *
  * @since 0.1.0
@@ -198,10 +203,12 @@ export const isTokenCount = (value: unknown): value is number => typeof value ==
  */
 export const addUsage = (a: Usage, b: Usage): Usage =>
   isZero(b) ? a : isZero(a) ? b : {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    totalTokens: a.totalTokens + b.totalTokens
+    inputTokens: saturated(a.inputTokens + b.inputTokens),
+    outputTokens: saturated(a.outputTokens + b.outputTokens),
+    totalTokens: saturated(a.totalTokens + b.totalTokens)
   }
+
+const saturated = (sum: number) => Number.isFinite(sum) ? sum : Number.MAX_VALUE
 
 const isZero = (usage: Usage) => usage.inputTokens === 0 && usage.outputTokens === 0 && usage.totalTokens === 0
 

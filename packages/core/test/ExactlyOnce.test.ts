@@ -108,6 +108,30 @@ describe("exactly once", () => {
       expect(executed).toEqual(["t1"])
     }))
 
+  it.effect("two answers of 1e308 tokens each: the run's usage saturates at Number.MAX_VALUE, and its checkpoint copied as JSON resumes", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      let calls = 0
+      const huge = { inputTokens: 1e308, outputTokens: 1e308, totalTokens: 1e308 }
+      const lavish = ChatModel.fromGenerate(() =>
+        Effect.succeed({
+          ...(calls++ === 0
+            ? { text: "", toolCalls: [{ id: "l1", name: "lookup", args: { account: "main" } }], finishReason: "tool-calls" as const }
+            : calls === 2
+            ? { text: "", toolCalls: [{ id: "t1", name: "transfer", args: { to: "ada", amount: 100 } }], finishReason: "tool-calls" as const }
+            : { text: "done", toolCalls: [], finishReason: "stop" as const }),
+          usage: huge
+        })
+      )
+      const paused = yield* pausedRun(agent).pipe(Effect.provideService(ChatModel.ChatModel, lavish))
+      const most = { inputTokens: Number.MAX_VALUE, outputTokens: Number.MAX_VALUE, totalTokens: Number.MAX_VALUE }
+      expect(paused.checkpoint.usage).toEqual(most)
+      const done = yield* Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provideService(ChatModel.ChatModel, lavish))
+      assert(done._tag === "Completed")
+      expect(done.usage).toEqual(most)
+      expect(executed).toEqual(["l1", "t1"])
+    }))
+
   it.effect("a signed checkpoint of an ephemeral run, resumed three times in turn: the transfer runs once", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank({ signed: true })
