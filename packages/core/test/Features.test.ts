@@ -4,7 +4,7 @@
  */
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Agent, AgentError, type Budget, type Checkpoint, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, AgentError, type Budget, type Checkpoint, Decision, Gate, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
@@ -147,6 +147,10 @@ describe("structured output", () => {
   })
 })
 
+/** The run's failure; a run that ends otherwise fails the test naming how it ended. */
+const failureOf = <A extends { readonly _tag: string }, E, R>(run: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.either(run), (ended) => Either.isLeft(ended) ? Effect.succeed(ended.left) : Effect.dieMessage(`expected a failure, the run ended ${ended.right._tag}`))
+
 describe("budgets", () => {
   /** Calls `lookup` for ever, 10 input and 2 output tokens per model call. */
   const endless = ScriptedChatModel.layer((request) => ({
@@ -241,22 +245,48 @@ describe("budgets", () => {
       ScriptedChatModel.text("21 degrees")
     ]))))
 
-  it.effect("a token limit crossed before an approval pause stops the approved batch on resume; continue({ raise }) runs it", () =>
+  it.effect("a batch that would pause for approval but that the budget refuses stops with BudgetExceeded first; after the raise a person is asked once, then it runs", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [transfer], budget: { tokens: 10 } })
-      const paused = yield* Agent.run(agent, { input: "pay" })
-      assert(paused._tag === "Paused")
-      const stopped = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, Decision.approveAll()))
+      // the model call that asks for the transfer crossed the token limit: nobody is asked yet
+      const stopped = yield* failureOf(Agent.run(agent, { input: "pay" }))
       assert(stopped._tag === "BudgetExceeded")
       expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["tokens", 10, 12])
-      // the approved call has not run: it waits in the stop's batch, approved
+      // the call waits in the stop's batch, still to be approved
       expect((stopped.checkpoint as Checkpoint.Encoded).batch).toEqual([
-        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "proceed" }
+        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "pause" }
       ])
-      const done = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
+      const paused = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
+      assert(paused._tag === "Paused")
+      expect([paused.reason, paused.pending.map((p) => p.call.id)]).toEqual(["approval", ["t1"]])
+      const done = yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" && done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(2)
     }).pipe(Effect.provide(ScriptedChatModel.layer([
       { toolCalls: [{ id: "t1", name: "transfer", args: { amount: 5 } }], usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 } },
+      ScriptedChatModel.text("sent")
+    ]))))
+
+  it.effect("a batch needing approval that would pass the tool-call budget stops first; an unsigned copy of the stop cannot make a call the gate rejects one to ask for", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({
+        tools: [transfer],
+        budget: { toolCalls: 1 },
+        gate: (input) => input.args.amount > 1_000 ? Gate.reject({ message: "too much" }) : Gate.needsApproval(input)
+      })
+      const stopped = yield* failureOf(Agent.run(agent, { input: "pay" }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["toolCalls", 1, 0])
+      // another process: the copy is imported; one of its calls edited to what the gate rejects
+      const forged = JSON.parse(JSON.stringify(stopped.checkpoint))
+      forged.batch[1].call.args = { amount: 5_000 }
+      const refused = yield* Effect.flip(Agent.resume(agent, forged, Decision.continue({ raise: { toolCalls: 5 } })).pipe(Effect.provide(RunStore.layerMemory())))
+      expect(refused._tag === "InvalidCheckpoint" && refused.detail).toBe(`call "t2" (transfer) is to be asked of a person, but the gate now says Reject`)
+      const paused = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { toolCalls: 5 } }))
+      expect(paused._tag === "Paused" && paused.pending.map((p) => p.call.id)).toEqual(["t1", "t2"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 5 } }, { id: "t2", name: "transfer", args: { amount: 6 } }),
       ScriptedChatModel.text("sent")
     ]))))
 

@@ -47,7 +47,9 @@ export const nextOf = (agent: Agent.Any, run: RunState) => (exit: AgentExit.Agen
 
 /**
  * Goes on with a run that stopped in a batch (resumed, or recovered): finishes the batch — checked
- * against the run's budget first, like any batch — then iterates. No batch: iterates at once.
+ * against the run's budget first, then its calls still waiting for a person (a budget stop held
+ * them before anyone was asked) asked for, like any batch (`stopBefore`) — then iterates. No
+ * batch: iterates at once.
  */
 export const continueRun = (
   agent: Agent.Any,
@@ -56,8 +58,8 @@ export const continueRun = (
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (batch.length === 0) return loop(agent, run)
-  const over = batchOverBudget(run, batch)
-  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  const stop = stopBefore(agent, run, batch, batch.filter((item) => item._tag === "Waiting"))
+  if (stop !== undefined) return stop
   return Effect.flatMap(runBatch(agent, run, batch, environmentPause), run.next)
 }
 
@@ -104,9 +106,8 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   if (calls.length === 0) return finalAnswer(agent, run, response.text, true)
   const gating = gate(agent, run, calls, refused)
   const { batch, pending } = "batch" in gating ? gating : yield* gating
-  if (pending.length > 0) return pause(agent, run, "approval", batch, pendingOf(pending))
-  const over = batchOverBudget(run, batch)
-  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  const stop = stopBefore(agent, run, batch, pending)
+  if (stop !== undefined) return stop
   yield* run.recorder.batch(agent, run, batch)
   return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
@@ -121,17 +122,36 @@ const spentOf = (run: RunState): Budget.Spent => ({
 })
 
 /**
+ * What stops a gated batch before it runs, if anything: the budget (`batchOverBudget`), then
+ * the calls that wait for a person (`pending`, an approval pause) — in this order, so that a
+ * person is never asked to approve calls the budget would then stop, and asked again after the
+ * raise (decision 067). A batch a budget stop held keeps its waiting calls: the resume that
+ * raises the budget asks for them then (`continueRun`).
+ */
+export const stopBefore = (
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  pending: ReadonlyArray<BatchItem>
+): Effect.Effect<AgentExit.AgentExit, RunError> | undefined => {
+  const over = batchOverBudget(run, batch)
+  if (over !== undefined) return budgetExceeded(agent, run, over, batch)
+  return pending.length > 0 ? pause(agent, run, "approval", batch, pendingOf(pending)) : undefined
+}
+
+/**
  * The limit a batch about to run is stopped at: a token limit the run has reached (the model
  * call that asked for the batch may have crossed it), or the tool-call limit its calls would
- * pass. Model calls are counted before a model call only. `undefined`: the batch runs; so does
- * one with no call to run. (A batch that resumes a delegate's paused child is never stopped: it
- * passed this check before it first ran, and the run has spent nothing since.)
+ * pass — the calls that wait for a person counted as if approved. Model calls are counted before
+ * a model call only. `undefined`: the batch runs; so does one with no call to run. (A batch that
+ * resumes a delegate's paused child is never stopped: it passed this check before it first ran,
+ * and the run has spent nothing since.)
  */
 export const batchOverBudget = (run: RunState, batch: ReadonlyArray<BatchItem>): Over | undefined => {
   const budget = run.budget
   if (budget === undefined) return undefined
   let toRun = 0
-  for (const item of batch) if (runs(item)) toRun += 1
+  for (const item of batch) if (runs(item) || item._tag === "Waiting") toRun += 1
   if (toRun === 0) return undefined
   const spent = spentOf(run)
   const tokens = reached({ tokens: budget.tokens, inputTokens: budget.inputTokens, outputTokens: budget.outputTokens }, spent)

@@ -205,11 +205,13 @@ const resumeSuspended = (
 
 /**
  * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
- * the verdict `proceed` — the gate's, or the person's approval. A checkpoint that is not
- * trusted (an unsigned copy imported from elsewhere) may have been edited: its `proceed`
- * verdicts are asked of the gate again, with the arguments decoded, and must still hold; a
- * call the decision approves (`approveAll`, `byCall`; a `retry` approves none) may have been
- * one the gate asks a person about (`Pause`), never one it rejects or answers itself.
+ * the verdict `proceed` — the gate's, or the person's approval — or wait for a person: a call
+ * a budget stop held before anyone was asked, which the resumed run asks for, never runs. A
+ * checkpoint that is not trusted (an unsigned copy imported from elsewhere) may have been
+ * edited: its verdicts are asked of the gate again, with the arguments decoded, and must still
+ * hold; a call the decision approves (`approveAll`, `byCall`; a `retry` approves none), or one
+ * to be asked for, may have been one the gate asks a person about (`Pause`), never one it
+ * rejects or answers itself.
  */
 const verify = (
   agent: Agent.Any,
@@ -224,23 +226,33 @@ const verify = (
     return matchItem(item, {
       Done: () => Effect.void,
       Resuming: () => Effect.void,
-      Waiting: () => refuse("has no verdict that lets it run"),
-      Runnable: () => trusted ? Effect.void : gateAgain(agent, item, state, approvedNow.has(item.call.id), refuse)
+      // a call a budget stop held before a person was asked: the resumed run asks for it (`stopBefore`), never runs it
+      Waiting: () => trusted ? Effect.void : gateAgain(agent, item, state, "is to be asked of a person", refuse),
+      Runnable: () =>
+        trusted ? Effect.void : gateAgain(
+          agent,
+          item,
+          state,
+          approvedNow.has(item.call.id) ? "may run by the checkpoint and the decision" : "may run by the checkpoint",
+          refuse
+        )
     })
   }, { discard: true }).pipe(Effect.as(planned))
 
 /**
- * A call an untrusted copy lets run, asked of the gate again with its arguments decoded. Approved
- * now: the gate may have asked a person (`Pause`), never refused it (a copy that lists a call the
- * gate rejected as pending cannot have it approved).
+ * A call an untrusted copy lets run, or has asked of a person, asked of the gate again with its
+ * arguments decoded (`claim`: what the copy says of it). Approved now, or to be asked for: the
+ * gate may have asked a person (`Pause`), never refused it (a copy that lists a call the gate
+ * rejected as pending cannot have it approved).
  */
 const gateAgain = (
   agent: Agent.Any,
   item: BatchItem,
   state: { readonly [slot: string]: unknown },
-  approved: boolean,
+  claim: "may run by the checkpoint" | "may run by the checkpoint and the decision" | "is to be asked of a person",
   refuse: (why: string) => Effect.Effect<never, InvalidCheckpoint>
 ): Effect.Effect<void, InvalidCheckpoint, any> => {
+  const asked = claim !== "may run by the checkpoint"
   const tool = agent.toolkit.entries.get(item.call.name)
   if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
   return Effect.either(decodeArguments(tool, item.call.args)).pipe(
@@ -250,9 +262,9 @@ const gateAgain = (
         : Effect.flatMap(
           agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
           (verdict) =>
-            verdict._tag === "Proceed" || (approved && verdict._tag === "Pause")
+            verdict._tag === "Proceed" || (asked && verdict._tag === "Pause")
               ? Effect.void
-              : refuse(`may run by the checkpoint${approved ? " and the decision" : ""}, but the gate now says ${verdict._tag}`)
+              : refuse(`${claim}, but the gate now says ${verdict._tag}`)
         )
     )
   )
