@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { Layer } from "effect"
-import { Chunk, Clock, Duration, Effect, TestClock, TestServices } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, TestClock, TestServices } from "effect"
 import * as Agent from "./Agent.js"
 import type { ResumeError, RunError } from "./AgentError.js"
 import type * as AgentExit from "./AgentExit.js"
@@ -36,6 +36,39 @@ import type * as Slot from "./Slot.js"
 export const model = (
   script: ScriptedChatModel.Script
 ): Layer.Layer<ChatModel | ScriptedChatModel.ScriptedChatModel> => ScriptedChatModel.layer(script, { index: "run" })
+
+/**
+ * A run ended otherwise than a helper was told to expect: {@link runUntilPaused} expected a
+ * pause and the run completed; {@link runToCompletion} expected it to complete within
+ * `maxPauses` pauses and it paused once more. `exit` is what the run ended with, `pauses` how
+ * often it had paused by then.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, AgentTest } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * const completedInstead = AgentTest.runUntilPaused(agent, { input: "hi" }).pipe(
+ *   Effect.catchTag("UnexpectedExit", (e) => Effect.succeed(e.exit))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnexpectedExit extends Data.TaggedError("UnexpectedExit")<{
+  readonly expected: "pause" | "completion"
+  readonly exit: AgentExit.AgentExit
+  readonly pauses: number
+}> {
+  override get message(): string {
+    const exit = this.exit
+    if (exit._tag === "Completed") return `Expected the run to pause, but it completed: ${JSON.stringify(exit.text)}`
+    const waiting = exit.pending.map((p) => `${p.call.name} (${p.call.id})`).join(", ")
+    return `Expected the run to complete after at most ${this.pauses - 1} pauses, but it paused ${this.pauses} times; the last for ${exit.reason}: ${waiting}`
+  }
+}
 
 /**
  * Runs `self` while virtual time advances by itself: whenever every fiber waits, the
@@ -71,8 +104,8 @@ export const settle = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, 
   })
 
 /**
- * Runs the agent (under {@link settle}) and returns its pause; fails with an `Error` that
- * shows the answer when the run completes instead.
+ * Runs the agent (under {@link settle}) and returns its pause; fails with {@link UnexpectedExit}
+ * (its message quotes the answer) when the run completes instead.
  *
  * @example
  * ```ts
@@ -92,11 +125,9 @@ export const settle = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, 
 export const runUntilPaused = <S extends Agent.Slots, R, A>(
   agent: Agent.Agent<S, R, A>,
   options: Agent.RunOptions<S>
-): Effect.Effect<AgentExit.Paused, RunError | Error, R | ChatModel> =>
+): Effect.Effect<AgentExit.Paused, RunError | UnexpectedExit, R | ChatModel> =>
   Effect.flatMap(settle(Agent.run(agent, options)), (exit) =>
-    exit._tag === "Paused"
-      ? Effect.succeed(exit)
-      : Effect.fail(new Error(`Expected the run to pause, but it completed: ${JSON.stringify(exit.text)}`)))
+    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.fail(new UnexpectedExit({ expected: "pause", exit, pauses: 0 })))
 
 /**
  * Resumes a paused run (under {@link settle}) with `decision`: `target` is the pause
@@ -130,7 +161,8 @@ export const resume = <S extends Agent.Slots, R, A>(
 /**
  * Runs the agent (under {@link settle}) to its end: every pause is resumed with the decision
  * `decide` gives for it (default: approve everything, retry environment failures) — at most
- * `maxPauses` times (default 10), after which it fails with an `Error`.
+ * `maxPauses` times (default 10); one pause more fails it with {@link UnexpectedExit}, naming
+ * the calls that last pause waits for.
  *
  * @example
  * ```ts
@@ -153,14 +185,12 @@ export const runToCompletion = <S extends Agent.Slots, R, A>(
   agent: Agent.Agent<S, R, A>,
   options: Agent.RunOptions<S>,
   resumes?: { readonly decide?: (paused: AgentExit.Paused) => Decision.Decision; readonly maxPauses?: number }
-): Effect.Effect<AgentExit.Completed<Slot.StateOf<S>, A>, ResumeError | Error, R | ChatModel> =>
+): Effect.Effect<AgentExit.Completed<Slot.StateOf<S>, A>, ResumeError | UnexpectedExit, R | ChatModel> =>
   settle(Effect.gen(function*() {
     const decide = resumes?.decide ?? defaultDecision
     let exit = yield* Agent.run(agent, options)
     for (let pauses = 0; exit._tag === "Paused"; pauses++) {
-      if (pauses >= (resumes?.maxPauses ?? 10)) {
-        return yield* Effect.fail(new Error(`The run paused ${pauses} times without completing`))
-      }
+      if (pauses >= (resumes?.maxPauses ?? 10)) return yield* new UnexpectedExit({ expected: "completion", exit, pauses: pauses + 1 })
       exit = yield* Agent.resume(agent, exit.runId, decide(exit))
     }
     return exit

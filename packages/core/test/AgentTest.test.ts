@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Schema } from "effect"
 import { Agent, AgentTest, Decision, ScriptedChatModel, Tool } from "../src/index.js"
 
@@ -27,7 +27,14 @@ describe("AgentTest", () => {
       const second = yield* AgentTest.runToCompletion(agent, { input: "b" })
       expect([first.text, second.text]).toEqual(["step 0", "step 0"])
       const refused = yield* Effect.flip(AgentTest.runUntilPaused(agent, { input: "c" }))
-      expect(refused.message).toBe(`Expected the run to pause, but it completed: "step 0"`)
+      expect(refused).toBeInstanceOf(AgentTest.UnexpectedExit)
+      assert(refused._tag === "UnexpectedExit")
+      expect([refused.expected, refused.exit._tag, refused.pauses, refused.message]).toEqual([
+        "pause",
+        "Completed",
+        0,
+        `Expected the run to pause, but it completed: "step 0"`
+      ])
     }).pipe(Effect.provide(AgentTest.model((_, index) => ScriptedChatModel.text(`step ${index}`)))))
 
   it.effect("runToCompletion approves every pause and gives up after maxPauses", () =>
@@ -41,8 +48,14 @@ describe("AgentTest", () => {
       })
       const agent = Agent.make({ tools: [ask] })
       const refused = yield* Effect.flip(AgentTest.runToCompletion(agent, { input: "go" }, { maxPauses: 2 }))
-      expect(refused.message).toBe("The run paused 2 times without completing")
-    }).pipe(Effect.provide(AgentTest.model(() => ScriptedChatModel.toolCalls({ name: "ask", args: {} })))))
+      assert(refused._tag === "UnexpectedExit")
+      expect([refused.expected, refused.exit._tag, refused.pauses, refused.message]).toEqual([
+        "completion",
+        "Paused",
+        3,
+        "Expected the run to complete after at most 2 pauses, but it paused 3 times; the last for approval: ask (a3)"
+      ])
+    }).pipe(Effect.provide(AgentTest.model((_, index) => ScriptedChatModel.toolCalls({ id: `a${index + 1}`, name: "ask", args: {} })))))
   it.effect("resume runs the approved call in virtual time, by the pause or by run id, and returns the next pause or the answer", () =>
     Effect.gen(function*() {
       const wire = Tool.make("wire", {
