@@ -53,6 +53,27 @@ const skewed = (offset: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     })
   )
 
+/**
+ * Two processes on `database`, one whose clock is `skew` off: a run pauses (a copy of its
+ * checkpoint is kept), the process `finishedBy` names resumes it to its end, the skewed one
+ * starts a run of its own (its store deletes what expired by its clock, when it reads the host's),
+ * then the copy is replayed through the skewed process and through the right one: what each said.
+ */
+const replaysOfAFinishedRun = (database: { readonly client: Layer.Layer<SqlClient.SqlClient, unknown> }, skew: number, finishedBy: "skewed" | "right") =>
+  Effect.gen(function*() {
+    const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
+    const { agent, executions } = bank()
+    const skewedProcess = skewed(skew)
+    const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
+    if (paused._tag !== "Paused") throw new Error("expected a pause")
+    const copy = JSON.parse(JSON.stringify(paused.checkpoint))
+    const finish = inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))
+    expect((yield* finishedBy === "skewed" ? skewedProcess(finish) : finish)._tag).toBe("Completed")
+    expect((yield* skewedProcess(inProcess(store, Agent.run(agent, { input: "pay" }))))._tag).toBe("Paused")
+    const replay = inProcess(store, Agent.resume(agent, copy, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
+    return { replays: [yield* skewedProcess(replay), yield* replay], executions }
+  })
+
 /** The copy as if it had paused `millis` earlier, signed again: the store's past moved back by that much ({@link elapse}). */
 const pausedEarlier = (agent: Agent.Any, copy: unknown, millis: number) =>
   Effect.flatMap(CheckpointCodec.decode(agent, copy), ({ checkpoint, state }) => {
@@ -262,33 +283,15 @@ for (const dialect of dialects) {
 
     it.effect("a process whose clock runs 2 hours ahead deletes no finished run early: a copy of it (an ephemeral run: no conversation to tell) is refused through that process and through the others, its transfer runs once", () =>
       Effect.gen(function*() {
-        const database = yield* dialect.database
-        const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
-        const { agent, executions } = bank()
-        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
-        if (paused._tag !== "Paused") throw new Error("expected a pause")
-        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
-        expect((yield* inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll())))._tag).toBe("Completed")
-        // the process ahead starts a run of its own: its store deletes the finished runs that expired (by the database's clock: none)
-        const ahead = skewed(7_200_000)
-        expect((yield* ahead(inProcess(store, Agent.run(agent, { input: "pay" }))))._tag).toBe("Paused")
-        const replay = inProcess(store, Agent.resume(agent, copy, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
-        expect([yield* ahead(replay), yield* replay]).toEqual(["completed", "completed"])
+        const { executions, replays } = yield* replaysOfAFinishedRun(yield* dialect.database, 7_200_000, "right")
+        expect(replays).toEqual(["completed", "completed"])
         expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 
     it.effect("a process whose clock runs 2 hours behind finishes a run: a copy of it (an ephemeral run: no conversation to tell) is refused through that process and through the others, its transfer runs once", () =>
       Effect.gen(function*() {
-        const database = yield* dialect.database
-        const store = SqlStore.layer({ retention: "1 hour" }).pipe(Layer.provide(database.client))
-        const { agent, executions } = bank()
-        const paused = yield* inProcess(store, Agent.run(agent, { input: "pay" }))
-        if (paused._tag !== "Paused") throw new Error("expected a pause")
-        const copy = JSON.parse(JSON.stringify(paused.checkpoint))
-        const behind = skewed(-7_200_000)
-        expect((yield* behind(inProcess(store, Agent.resume(agent, paused.runId, Decision.approveAll()))))._tag).toBe("Completed")
-        const replay = inProcess(store, Agent.resume(agent, copy, Decision.approveAll())).pipe(Effect.match({ onFailure: refusal, onSuccess: (exit) => exit._tag }))
-        expect([yield* replay, yield* behind(replay)]).toEqual(["completed", "completed"])
+        const { executions, replays } = yield* replaysOfAFinishedRun(yield* dialect.database, -7_200_000, "skewed")
+        expect(replays).toEqual(["completed", "completed"])
         expect(executions).toEqual({ lookup: 1, transfer: 1 })
       }).pipe(Effect.scoped))
 
