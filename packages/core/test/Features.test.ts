@@ -254,7 +254,7 @@ describe("budgets", () => {
       expect([stopped.limit, stopped.allowed, stopped.used]).toEqual(["tokens", 10, 12])
       // the call waits in the stop's batch, still to be approved
       expect((stopped.checkpoint as Checkpoint.Encoded).batch).toEqual([
-        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "pause" }
+        { call: { id: "t1", name: "transfer", args: { amount: 5 } }, verdict: "pause", reason: "transfer needs approval for every call (needsApproval: true)" }
       ])
       const paused = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
       assert(paused._tag === "Paused")

@@ -205,8 +205,9 @@ const resumeSuspended = (
 
 /**
  * Nothing runs that no verdict allowed: every call of the batch without an outcome must have
- * the verdict `proceed` — the gate's, or the person's approval — or wait for a person: a call
- * a budget stop held before anyone was asked, which the resumed run asks for, never runs. A
+ * the verdict `proceed` — the gate's, or the person's approval — or, in a budget stop
+ * (`asksWaiting`), wait for a person: a call the stop held before anyone was asked, which the
+ * resumed run asks for, never runs. A
  * checkpoint that is not trusted (an unsigned copy imported from elsewhere) may have been
  * edited: its verdicts are asked of the gate again, with the arguments decoded, and must still
  * hold; a call the decision approves (`approveAll`, `byCall`; a `retry` approves none), or one
@@ -218,7 +219,8 @@ const verify = (
   planned: Plan,
   state: { readonly [slot: string]: unknown },
   trusted: boolean,
-  approvedNow: ReadonlySet<string>
+  approvedNow: ReadonlySet<string>,
+  asksWaiting: boolean
 ): Effect.Effect<Plan, InvalidCheckpoint, any> =>
   Effect.forEach(planned.batch, (item) => {
     const refuse = (why: string) =>
@@ -227,7 +229,12 @@ const verify = (
       Done: () => Effect.void,
       Resuming: () => Effect.void,
       // a call a budget stop held before a person was asked: the resumed run asks for it (`stopBefore`), never runs it
-      Waiting: () => trusted ? Effect.void : gateAgain(agent, item, state, "is to be asked of a person", refuse),
+      Waiting: () =>
+        !asksWaiting
+          ? refuse("has no verdict that lets it run")
+          : trusted
+          ? Effect.void
+          : gateAgain(agent, item, state, "is to be asked of a person", refuse),
       Runnable: () =>
         trusted ? Effect.void : gateAgain(
           agent,
@@ -332,8 +339,10 @@ export const plan = (
   })()
   // a retry approves nothing: the failed calls it runs again are asked of the gate like any other
   const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" ? pending : new Set<string>()
+  // a budget stop may hold calls that wait for a person: the raise asks for them (decision 067)
+  const asksWaiting = checkpoint.reason === "budget"
   return own.pipe(
     Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision, trusted), (batch) => ({ ...planned, batch }))),
-    Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow))
+    Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow, asksWaiting))
   )
 }
