@@ -18,6 +18,7 @@ import { Api } from "./InboxApi.js"
 import * as Live from "./internal/live.js"
 import * as Page from "./internal/page.js"
 import * as Runs from "./internal/runs.js"
+import type * as RunDriver from "./RunDriver.js"
 
 /**
  * What an inbox is given.
@@ -43,7 +44,23 @@ export interface Options<R> {
   readonly agents: ReadonlyArray<Agent.Agent<any, R, any>>
   /** Who may use it, and who decides. Default `Authorization.loopbackOrToken()`: clients on this machine only. */
   readonly authorize?: Authorization.Authorize
+  /**
+   * What drives the runs it decides. Default: this process — a decision is resumed here, with the
+   * Layer's services (the agents' requirements and a `ChatModel`). A cluster's driver
+   * (`AgentCluster.inboxDriver`) sends it to the runner that holds the run: the inbox then needs
+   * neither the agents' services nor a model.
+   */
+  readonly driver?: RunDriver.RunDriver
 }
+
+/**
+ * What an inbox needs of its context: the agents' requirements and a `ChatModel` when it runs
+ * the runs it decides itself; nothing when a driver runs them elsewhere.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Requirements<R, D extends RunDriver.RunDriver | undefined> = [D] extends [RunDriver.RunDriver] ? never : R | ChatModel.ChatModel
 
 /**
  * The inbox was given options it cannot use; `problems` names every one.
@@ -89,12 +106,12 @@ export class InvalidInbox extends Data.TaggedError("InvalidInbox")<{ readonly pr
  * @since 0.1.0
  * @category layers
  */
-export const layer = <R>(
-  options: Options<R>
+export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
+  options: Options<R> & { readonly driver?: D }
 ): Layer.Layer<
   HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxPage"> | HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxRuns">,
   never,
-  R | ChatModel.ChatModel
+  Requirements<R, D>
 > => {
   const problems: Array<string> = []
   if (options.agents.length === 0) problems.push("agents: give at least one agent")
@@ -108,8 +125,8 @@ export const layer = <R>(
   if (problems.length > 0) throw new InvalidInbox({ problems })
   const runs = Layer.unwrapScoped(
     Effect.gen(function*() {
-      const live = Live.make(yield* Effect.context<R | ChatModel.ChatModel>(), yield* Effect.scope)
-      return Runs.layer(agents, live)
+      const live = Live.make(yield* Effect.context<any>(), yield* Effect.scope, options.driver)
+      return Runs.layer(agents, live, options.driver?.location)
     })
   )
   const authorize = options.authorize ?? Authorization.loopbackOrToken()
@@ -140,7 +157,8 @@ export const layer = <R>(
  * @since 0.1.0
  * @category layers
  */
-export const routes = <R>(options: Options<R>) => HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
+export const routes = <R, D extends RunDriver.RunDriver | undefined = undefined>(options: Options<R> & { readonly driver?: D }) =>
+  HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
 
 /**
  * Options of {@link serve}.
@@ -224,9 +242,9 @@ const isAddressInUse = (error: HttpServerError.ServeError) =>
  * @since 0.1.0
  * @category layers
  */
-export const serve = <R>(
-  options: ServeOptions<R>
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, R | ChatModel.ChatModel> => {
+export const serve = <R, D extends RunDriver.RunDriver | undefined = undefined>(
+  options: ServeOptions<R> & { readonly driver?: D }
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> => {
   const listen = { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }
   const server = NodeHttpServer.layer(createServer, listen).pipe(
     Layer.catchAll((error) => Layer.fail(isAddressInUse(error) ? new PortInUse(listen) : error))
@@ -237,5 +255,5 @@ export const serve = <R>(
   ).pipe(
     Layer.provideMerge(server),
     Layer.tap((context) => Effect.logInfo(`Inbox at ${urlOf(Context.get(context, HttpServer.HttpServer).address)}`))
-  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter
+  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> // the router's request types do not reduce over a type parameter
 }

@@ -102,8 +102,9 @@ export const PendingCall = Schema.Struct({
 export interface PendingCall extends Schema.Schema.Type<typeof PendingCall> {}
 
 /**
- * One paused run: `why` it waits (a sentence), its pending calls, the conversation so far, and
- * the kinds of decision that fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval;
+ * One paused run: `why` it waits (a sentence), its pending calls, the conversation so far,
+ * where it is driven (`runner`, when the inbox's driver says: a cluster runner), and the kinds
+ * of decision that fit its pause (`ApproveAll`, `RejectAll`, `ByCall` for approval;
  * `Retry`, `Report` for an environment failure; `Continue` after `MaxIterationsReached` or
  * `BudgetExceeded`).
  *
@@ -122,7 +123,9 @@ export const RunDetail = Schema.Struct({
   why: Schema.String,
   pending: Schema.Array(PendingCall),
   messages: Schema.Array(Message.Message),
-  accepts: Schema.Array(Schema.String)
+  accepts: Schema.Array(Schema.String),
+  /** Where the run is driven, when the inbox's driver says (a cluster runner's address). */
+  runner: Schema.optional(Schema.String)
 }).annotations({ identifier: "RunDetail" })
 
 /**

@@ -12,7 +12,7 @@ import { diff } from "./diff.js"
 /**
  * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, why: string, error?: { reason: string, message: string } }} PendingCall
  * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
- * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string> }} RunDetail
+ * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string>, runner?: string }} RunDetail
  * @typedef {{ ok: boolean, status: number, body: any }} Reply
  * @typedef {import("./diff.js").Change} Change
  */
@@ -175,6 +175,7 @@ function facts(run, waiting) {
     [waiting ? "Why it waits" : "Why it waited", run.why],
     ["Run", run.runId],
     ["Conversation", run.conversationId],
+    ...(run.runner === undefined ? [] : [/** @type {[string, string]} */ (["Runner", run.runner])]),
     ["Paused", age(run.ageMillis)]
   ]
 }

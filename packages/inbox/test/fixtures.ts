@@ -7,7 +7,7 @@ import { Agent, ChatMemory, type Gate, Message, RunStore, ScriptedChatModel, Too
 import { HttpServer } from "@effect/platform"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Authorization } from "../src/index.js"
+import type { Authorization, RunDriver } from "../src/index.js"
 import { DecisionLog, Inbox } from "../src/index.js"
 
 export interface Bank {
@@ -77,6 +77,8 @@ export const serve = (
     readonly stores?: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>
     /** The inbox's decision log (default: the process-wide one). */
     readonly decisionLog?: DecisionLog.DecisionLog.Service
+    /** What drives the runs it decides (default: the inbox's process, with the model). */
+    readonly driver?: RunDriver.RunDriver
   } = {}
 ): Effect.Effect<Served, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -84,11 +86,12 @@ export const serve = (
     const store = Context.get(stores, RunStore.RunStore)
     const viewed = Context.add(stores, RunStore.RunStore, options.storeView?.(store) ?? store)
     const inboxStores = options.decisionLog === undefined ? viewed : Context.add(viewed, DecisionLog.DecisionLog, options.decisionLog)
+    const authorize = options.authorize === undefined ? {} : { authorize: options.authorize }
     const server = yield* Layer.build(
-      Inbox.serve({ agents, ...(options.authorize === undefined ? {} : { authorize: options.authorize }) }).pipe(
-        Layer.provide(options.model ?? model),
-        Layer.provide(Layer.succeedContext(inboxStores))
-      )
+      // driven elsewhere, the inbox has no model
+      (options.driver === undefined
+        ? Inbox.serve({ agents, ...authorize }).pipe(Layer.provide(options.model ?? model))
+        : Inbox.serve({ agents, ...authorize, driver: options.driver })).pipe(Layer.provide(Layer.succeedContext(inboxStores)))
     ).pipe(Effect.orDie)
     const address = Context.get(server, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")

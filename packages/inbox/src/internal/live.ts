@@ -6,6 +6,7 @@
  */
 import type { AgentError } from "@agentfx/core"
 import { Agent, Decision, RunStore } from "@agentfx/core"
+import type { RunDriver } from "../RunDriver.js"
 import type { Scope } from "effect"
 import { Cause, Clock, Context, Deferred, Effect, Exit, Option, Queue, Schema, Stream } from "effect"
 import { DecisionLog } from "../DecisionLog.js"
@@ -81,8 +82,25 @@ const watchingClaim = (context: Context.Context<any>, runId: string, claimed: (r
   })
 }
 
-/** Runs resumes in `scope`, with the services of `context` (the agents' requirements, the model, the stores). */
-export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRuns => {
+/**
+ * A resume in this process, with the services of `context` (the agents' requirements, the model,
+ * the stores): its events as the page follows them, its claim's time on the first.
+ */
+const resumeHere = (context: Context.Context<any>): RunDriver["resume"] => (agent, paused, decision, decidedBy) => {
+  let claim: RunStore.RunRecord | undefined
+  return Agent.streamResume(agent, paused.checkpoint, decision, { decidedBy }).pipe(
+    Stream.map((event) => {
+      const wire = LiveEvent.fromAgentEvent(event, decidedBy)
+      // a store that does not time its claims: the time of the resume's first event
+      return wire._tag === "RunResumed" && claim?.decidedAt !== undefined ? { ...wire, timestamp: claim.decidedAt } : wire
+    }),
+    Stream.provideContext(watchingClaim(context, paused.runId, (record) => void (claim = record)))
+  ) as Stream.Stream<LiveEvent.LiveEvent, AgentError.ResumeError>
+}
+
+/** Runs resumes in `scope` with `driver` — by default in this process, with the services of `context`. */
+export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?: RunDriver): LiveRuns => {
+  const drive = driver?.resume ?? resumeHere(context)
   const lives = new Map<string, Live>()
   const finished: Array<Live> = []
   let generations = 0
@@ -104,20 +122,17 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
     Effect.gen(function*() {
       const { runId } = paused
       const claimed = yield* Deferred.make<number, AgentError.ResumeError>()
-      let claim: RunStore.RunRecord | undefined
       let live: Live | undefined
-      const publish = (event: Parameters<typeof LiveEvent.fromAgentEvent>[0]) =>
+      const publish = (event: LiveEvent.LiveEvent) =>
         Effect.suspend(() => {
-          const wire = LiveEvent.fromAgentEvent(event, decidedBy)
           if (live === undefined) {
-            live = { runId, conversationId: wire.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
+            live = { runId, conversationId: event.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
             lives.set(runId, live)
-            push(live, wire)
-            // a store that does not time its claims: the time of the resume's first event
-            const decidedAt = claim?.decidedAt ?? wire.timestamp
-            return Effect.zipRight(record(agent, runId, decidedBy, decision, decidedAt), Deferred.succeed(claimed, decidedAt))
+            push(live, event)
+            // the first event comes once the run was claimed, at the claim's time
+            return Effect.zipRight(record(agent, runId, decidedBy, decision, event.timestamp), Deferred.succeed(claimed, event.timestamp))
           }
-          push(live, wire)
+          push(live, event)
           return Effect.void
         })
       const ended = (exit: Exit.Exit<void, AgentError.ResumeError>): Effect.Effect<void> =>
@@ -142,10 +157,9 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope): LiveRun
               : unexpected
           ))
         })
-      yield* Agent.streamResume(agent, paused.checkpoint, decision, { decidedBy }).pipe(
+      yield* drive(agent, paused, decision, decidedBy).pipe(
         Stream.runForEach(publish),
         Effect.onExit(ended),
-        Effect.provide(watchingClaim(context, runId, (record) => void (claim = record))),
         Effect.forkIn(scope)
       )
       return yield* Deferred.await(claimed)

@@ -11,6 +11,7 @@ import { Decider } from "../Authorization.js"
 import type { RunSummary } from "../InboxApi.js"
 import { Api, DecisionAccepted, InvalidDecision, NoLiveEvents, RunNotFound, Unavailable, UnknownAgent } from "../InboxApi.js"
 import { LiveEvent } from "../LiveEvent.js"
+import type { RunDriver } from "../RunDriver.js"
 import type { LiveRuns } from "./live.js"
 import { alreadyDecided, refusal } from "./refusals.js"
 import * as Views from "./views.js"
@@ -68,7 +69,10 @@ const tooDeep = new InvalidDecision({
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
 /** The handlers of the runs group, over the given agents (by name) and live runs. */
-export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
+/** No driver names where runs are driven: they run in the inbox's own process. */
+const here: RunDriver["location"] = () => Effect.succeed(Option.none())
+
+export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, location: RunDriver["location"] = here) =>
   HttpApiBuilder.group(Api, "inboxRuns", (handlers) => {
     const agentOf = (name: string) => {
       const agent = agents.get(name)
@@ -113,7 +117,8 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns) =>
         Effect.gen(function*() {
           const record = yield* pausedRecord(path.runId)
           const agent = yield* agentOf(record.agent)
-          return Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
+          const detail = Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
+          return Option.match(yield* location(record), { onNone: () => detail, onSome: (runner) => ({ ...detail, runner }) })
         }))
       .handleRaw("decide", ({ path, request, urlParams }) =>
         Effect.gen(function*() {
