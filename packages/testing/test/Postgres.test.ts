@@ -5,9 +5,10 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { connect } from "node:net"
+import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
 import { afterEach, describe, expect, it } from "vitest"
 import { startPostgres } from "../src/Postgres.js"
@@ -62,6 +63,18 @@ describe("startPostgres", () => {
     } finally {
       await server.stop()
     }
+  }, 60_000)
+
+  it("a process that ran a server keeps the exit code it set (a test runner's failure is not turned into 0)", async () => {
+    const module = fileURLToPath(new URL("../src/Postgres.ts", import.meta.url))
+    const script = `
+      import { startPostgres } from ${JSON.stringify(module)}
+      const server = await startPostgres()
+      await server.stop()
+      process.exitCode = 3 // then the event loop drains, as vitest's does
+    `
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "inherit" })
+    expect(await new Promise((resolve) => child.on("exit", (code) => resolve(code)))).toBe(3)
   }, 60_000)
 })
 
