@@ -65,16 +65,40 @@ describe("startPostgres", () => {
     }
   }, 60_000)
 
-  it("a process that ran a server keeps the exit code it set (a test runner's failure is not turned into 0)", async () => {
-    const module = fileURLToPath(new URL("../src/Postgres.ts", import.meta.url))
-    const script = `
-      import { startPostgres } from ${JSON.stringify(module)}
+  /** Runs `code` (after `startPostgres` is imported) in a new node process: its exit code, its stdout and stderr. */
+  const run = (code: string) =>
+    new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+      const module = fileURLToPath(new URL("../src/Postgres.ts", import.meta.url))
+      const script = `import { startPostgres } from ${JSON.stringify(module)}\n${code}`
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString("utf8")))
+      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString("utf8")))
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+
+  it("a process that ran a server ends with the exit code it set, and nothing is reported (as vitest's main process)", async () => {
+    const result = await run(`
+      // as vitest does: an unhandled rejection is reported and fails the run
+      process.on("unhandledRejection", (error) => { console.error("unhandled:", error); process.exitCode = 1 })
       const server = await startPostgres()
       await server.stop()
       process.exitCode = 3 // then the event loop drains, as vitest's does
-    `
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "inherit" })
-    expect(await new Promise((resolve) => child.on("exit", (code) => resolve(code)))).toBe(3)
+    `)
+    expect(result).toEqual({ code: 3, stdout: "", stderr: "" })
+  }, 60_000)
+
+  it("a process that exits with its server running (process.exit) tells the server to shut down", async () => {
+    const result = await run(`
+      const server = await startPostgres()
+      console.log(server.url)
+      process.exit(0)
+    `)
+    const port = Number(new URL(result.stdout.trim()).port)
+    const deadline = Date.now() + 20_000
+    while (serversOn(port).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect([result.code, serversOn(port), await refuses(port)]).toEqual([0, [], true])
   }, 60_000)
 })
 
