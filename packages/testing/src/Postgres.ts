@@ -122,9 +122,11 @@ export const startPostgres = async (): Promise<Postgres> => {
         `Or set AGENTFX_PG_URL to a server of your own. The server's output:\n${tail(log)}`
     )
   }
-  // the process exits with the server running (process.exit, a signal vitest handles): stop it
+  // the process exits with the server running (process.exit, a signal vitest handles): stop it.
+  // First among the exit listeners: vitest's calls process.exit() again, which ends the process
+  // on the spot, and the listeners after it never run.
   const onExit = () => shutDownNow(databaseDir)
-  process.once("exit", onExit)
+  process.prependOnceListener("exit", onExit)
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: async () => {
