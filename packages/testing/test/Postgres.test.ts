@@ -5,9 +5,10 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { connect } from "node:net"
+import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
 import { afterEach, describe, expect, it } from "vitest"
 import { startPostgres } from "../src/Postgres.js"
@@ -23,10 +24,23 @@ const version = (url: string) =>
     }).pipe(Effect.scoped, Effect.provide(Reactivity.layer))
   )
 
-/** The data directories of the postgres processes listening on `port` (from their command lines). */
-const serversOn = (port: number) =>
-  spawnSync("ps", ["-eo", "args="], { encoding: "utf8" }).stdout.split("\n")
-    .flatMap((line) => line.match(new RegExp(`postgres -D (\\S+) -p ${port}( |$)`))?.[1] ?? [])
+/**
+ * The data directories of the servers on `port`, from their processes' command lines (a backend
+ * just forked still shows its server's: one directory per server).
+ */
+const serversOn = (port: number) => [
+  ...new Set(
+    spawnSync("ps", ["-eo", "args="], { encoding: "utf8" }).stdout.split("\n")
+      .flatMap((line) => line.match(new RegExp(`postgres -D (\\S+) -p ${port}( |$)`))?.[1] ?? [])
+  )
+]
+
+/** The servers still on `port` once their processes are gone, or after 10 s (what is left then). */
+const gone = async (port: number) => {
+  const deadline = Date.now() + 10_000
+  while (serversOn(port).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+  return serversOn(port)
+}
 
 const refuses = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -58,10 +72,47 @@ describe("startPostgres", () => {
       const [dir, ...others] = serversOn(port)
       expect([existsSync(dir!), others]).toEqual([true, []])
       await server.stop()
-      expect([serversOn(port), existsSync(dir!), await refuses(port)]).toEqual([[], false, true])
+      expect([await gone(port), existsSync(dir!), await refuses(port)]).toEqual([[], false, true])
     } finally {
       await server.stop()
     }
+  }, 60_000)
+
+  /** Runs `code` (after `startPostgres` is imported) in a new node process: its exit code, its stdout and stderr. */
+  const run = (code: string) =>
+    new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+      const module = fileURLToPath(new URL("../src/Postgres.ts", import.meta.url))
+      const script = `import { startPostgres } from ${JSON.stringify(module)}\n${code}`
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString("utf8")))
+      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString("utf8")))
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+
+  it("a process that ran a server ends with the exit code it set, and nothing is reported (as vitest's main process)", async () => {
+    const result = await run(`
+      // as vitest does: an unhandled rejection is reported and fails the run
+      process.on("unhandledRejection", (error) => { console.error("unhandled:", error); process.exitCode = 1 })
+      const server = await startPostgres()
+      await server.stop()
+      process.exitCode = 3 // then the event loop drains, as vitest's does
+    `)
+    expect(result).toEqual({ code: 3, stdout: "", stderr: "" })
+  }, 60_000)
+
+  it("a process that exits with its server running (process.exit) tells the server to shut down, first of its exit listeners", async () => {
+    const result = await run(`
+      // as vitest does on a signal: an exit listener that calls process.exit() again, which ends
+      // the process at once — the listeners after it do not run
+      process.once("exit", () => process.exit())
+      const server = await startPostgres()
+      console.log(server.url)
+      process.exit(0)
+    `)
+    const port = Number(new URL(result.stdout.trim()).port)
+    expect([result.code, await gone(port), await refuses(port)]).toEqual([0, [], true])
   }, 60_000)
 })
 
@@ -82,7 +133,7 @@ describe("setupPostgres", () => {
       const port = Number(new URL(String(provided.agentfxPostgresUrl)).port)
       expect(await version(String(provided.agentfxPostgresUrl))).toMatch(/^PostgreSQL 17\./)
       await teardown()
-      expect([serversOn(port), await refuses(port)]).toEqual([[], true])
+      expect([await gone(port), await refuses(port)]).toEqual([[], true])
     } finally {
       await teardown()
     }
@@ -100,7 +151,7 @@ describe("setupPostgres", () => {
       await teardownA() // a second call counts nothing: b still uses the server
       expect(await version(url)).toMatch(/^PostgreSQL 17\./)
       await teardownB()
-      expect([serversOn(port), await refuses(port)]).toEqual([[], true])
+      expect([await gone(port), await refuses(port)]).toEqual([[], true])
     } finally {
       await teardownA()
       await teardownB()
