@@ -6,7 +6,7 @@
  */
 import type { JSONSchema } from "effect"
 import { Context, Effect, Schema, Stream } from "effect"
-import type { Message } from "./Message.js"
+import type { CompactionMessage, Message } from "./Message.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
@@ -71,6 +71,22 @@ export interface OutputFormat {
 }
 
 /**
+ * A message a model is sent: any message but a compaction entry, which stays in the history
+ * (the loop sends what `ContextWindow.view` derives from it).
+ *
+ * @example
+ * ```ts
+ * import { ChatModel, Message } from "@agentfx/core"
+ *
+ * const sent: ReadonlyArray<ChatModel.ModelMessage> = [Message.user("Weather in Oslo?")]
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ModelMessage = Exclude<Message, CompactionMessage>
+
+/**
  * One model call.
  *
  * @since 0.1.0
@@ -79,8 +95,8 @@ export interface OutputFormat {
 export interface ChatRequest {
   /** The agent's system prompt, if any. */
   readonly system: string | undefined
-  /** The conversation so far, oldest first. */
-  readonly messages: ReadonlyArray<Message>
+  /** The conversation as the model is sent it, oldest first: the history, or its view under the agent's context policy. */
+  readonly messages: ReadonlyArray<ModelMessage>
   readonly tools: ReadonlyArray<ToolDefinition>
   readonly toolChoice: ToolChoice
   /** Sampling and length settings (absent: the provider's defaults). */
@@ -228,6 +244,11 @@ export interface ChatResponse {
    * `"anthropic"`, …), when the adapter knows: the model call's `gen_ai.provider.name`.
    */
   readonly provider?: string | undefined
+  /**
+   * Which model answered (its service's `model`), when known: set by {@link fallback} to the
+   * step that answered, and then the model call's `gen_ai.request.model`.
+   */
+  readonly model?: string | undefined
   /**
    * Why the model stopped, in the provider's own words (`"end_turn"`, `"tool_calls"`, …), when
    * the adapter has them: the model call's `gen_ai.response.finish_reasons` (else `[finishReason]`).
