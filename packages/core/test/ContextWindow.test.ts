@@ -89,7 +89,7 @@ const summaryText = (text: string, usage: ChatModel.Usage = ChatModel.emptyUsage
   Effect.succeed<ChatModel.ChatResponse>({ text, toolCalls: [], finishReason: "stop", usage })
 
 describe("ContextWindow.view and estimateTokens", () => {
-  it("a compaction entry puts its summary (or a note) first, keeps the messages from its replaces on, and is never sent", () => {
+  it("a compaction entry puts its summary (or a note) first, keeps the messages from its replaces on (and the last user message), and is never sent", () => {
     const history: Array<Message.Message> = [
       Message.user("Read the report"),
       Message.assistant("", [{ id: "p0", name: "read_page", args: { page: 0 } }]),
@@ -111,9 +111,10 @@ describe("ContextWindow.view and estimateTokens", () => {
     ])
     // a cut written outside a turn between a call and its result: the orphan result is not sent
     expect(ContextWindow.view([...history.slice(0, 4), { _tag: "Compaction", replaces: 2 }]).map((m) => m._tag)).toEqual(["User", "User"])
-    // a later entry supersedes an earlier one; an entry never replaces past itself
+    // a later entry supersedes an earlier one; an entry never replaces past itself; the last user message is always sent
     expect(ContextWindow.view([...history, { _tag: "Compaction", replaces: 99 }])).toEqual([
-      Message.user("(The earlier part of this conversation was left out to fit the context window.)")
+      Message.user("(The earlier part of this conversation was left out to fit the context window.)"),
+      Message.user("And the next one?")
     ])
     expect(ContextWindow.view(history.slice(0, 4))).toEqual(history.slice(0, 4))
   })
@@ -162,7 +163,7 @@ describe("ContextWindow.trim", () => {
       expect(error.maxTokens).toBe(200)
       expect(error.tokens).toBeGreaterThan(200)
       expect(error.message).toBe(
-        `The model call cannot be brought under the context limit: the last 3 messages with the system prompt and tool definitions (about ${error.tokens} tokens, limit 200)`
+        `The model call cannot be brought under the context limit: the last 3 messages with the system prompt and tool definitions, and the last user message (about ${error.tokens} tokens, limit 200)`
       )
       const memory = yield* Effect.flatMap(ChatMemory.ChatMemory, (m) => m.get("c-over"))
       expect(memory.map((m) => m._tag)).toEqual(["User", "Assistant", "ToolResult", "ToolResult"])
@@ -215,12 +216,14 @@ describe("ContextWindow.summarize", () => {
       expect((first.messages[0] as Message.UserMessage).text).toContain(`[user] Read the report\n[assistant calls read_page (p0)] {"page":0}`)
       expect((first.messages[0] as Message.UserMessage).text).toContain(`[result of read_page (p0)] ${pageText(0)}`)
       expect((summaries.requests[1]!.messages[0] as Message.UserMessage).text).toMatch(/^<previous-summary>\nsummary 1\n<\/previous-summary>\n<conversation>\n\[assistant calls read_page/)
-      // the view after a summary: the summary, then the last 2 messages with their whole group (the call that the 2 results answer)
+      // the view after a summary: the summary, the user's question (always sent), then the last 2 messages with their
+      // whole group (the call that the 2 results answer)
       const entries = compactions(exit.messages)
       expect(entries.map((e) => e.summary)).toEqual(summaries.requests.map(() => "summary 1"))
       expect(entries.map((e) => exit.messages[e.replaces]!._tag)).toEqual(entries.map(() => "Assistant"))
       const afterFirst = requests.find((r) => (r.messages[0] as Message.UserMessage).text.includes("summary 1"))!
-      expect(afterFirst.messages.slice(1).map((m) => m._tag)).toEqual(["Assistant", "ToolResult", "ToolResult"])
+      expect(afterFirst.messages[1]).toEqual(Message.user("Read the report"))
+      expect(afterFirst.messages.slice(2).map((m) => m._tag)).toEqual(["Assistant", "ToolResult", "ToolResult"])
       // observed like any model call: middleware, events, usage and the model-call count
       expect(purposes.filter((p) => p === "compaction")).toHaveLength(summaries.requests.length)
       const called = [...events].filter((e): e is AgentEvent.ModelCalled => e._tag === "ModelCalled").map((e) => e.purpose)

@@ -81,22 +81,27 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
     const at = run.compacted!
     const start = at < 0 ? 0 : View.keptFrom(history, at)
     const starts = View.groupStarts(history, start)
-    const fixed = fixedOf(agent)
+    const question = View.lastUser(history)
+    // what every view sends besides its kept messages and its lead: the fixed part, and the last user message when cut off
+    const besides = (k: number) =>
+      fixedOf(agent) + (question >= 0 && question < (starts[k] ?? history.length) ? View.messageTokens(history[question]!) : 0)
     // kept[k]: the tokens of the messages from the k-th group on
     const kept = new Array<number>(starts.length + 1).fill(0)
     for (let k = starts.length - 1; k >= 0; k--) kept[k] = kept[k + 1]! + View.rangeTokens(history, starts[k]!, starts[k + 1])
-    const fits = (k: number, lead: number) => scaled(run, fixed + lead + kept[k]!) <= policy.maxTokens
+    const fits = (k: number, lead: number) => scaled(run, besides(k) + lead + kept[k]!) <= policy.maxTokens
     const overflow = (tokens: number, detail: string) =>
       Effect.fail(new ContextOverflow({ maxTokens: policy.maxTokens, tokens: scaled(run, tokens), detail }))
     const last = starts.length - 1
-    const lastGroup = `the last ${plural(messagesFrom(history, starts[last] ?? start), "message")} with the system prompt and tool definitions`
+    const lastGroup = `the last ${plural(messagesFrom(history, starts[last] ?? start), "message")} with the system prompt and tool definitions${
+      question >= 0 && question < (starts[last] ?? start) ? ", and the last user message" : ""
+    }`
     let entry: CompactionMessage
     if (policy._tag === "Trim") {
       const note = View.messageTokens(user(View.trimmedNote))
       // a cut at the first group keeps every message: it leaves out an earlier summary only
       let k = 0
       while (k <= last && !fits(k, note)) k++
-      if (k > last) return yield* overflow(fixed + note + kept[Math.max(last, 0)]!, lastGroup)
+      if (k > last) return yield* overflow(besides(last) + note + kept[Math.max(last, 0)]!, lastGroup)
       entry = { _tag: "Compaction", replaces: starts[k]! }
     } else {
       if (last < 1) return yield* overflow(run.estimated, `${lastGroup}, and nothing older to summarize`)
@@ -108,13 +113,13 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
       entry = { _tag: "Compaction", replaces: starts[k]!, summary }
       const lead = View.messageTokens(View.leadOf(entry))
       if (!fits(k, lead)) {
-        return yield* overflow(fixed + lead + kept[k]!, `the summary and ${plural(messagesFrom(history, starts[k]!), "message")} kept, with the system prompt and tool definitions`)
+        return yield* overflow(besides(k) + lead + kept[k]!, `the summary and ${plural(messagesFrom(history, starts[k]!), "message")} kept, with the system prompt and tool definitions`)
       }
     }
     run.compacted = history.length
     yield* appendMessages(run, [entry])
     const messages = View.viewAt(history, run.compacted)
-    run.estimated = fixed + View.rangeTokens(messages, 0)
+    run.estimated = fixedOf(agent) + View.rangeTokens(messages, 0)
     const after = scaled(run, run.estimated)
     yield* annotate(run.traced, () => ({ "agentfx.context.tokens_after": after, "agentfx.context.replaces": entry.replaces }))
     yield* emit(run, () => ({

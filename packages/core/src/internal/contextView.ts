@@ -34,11 +34,24 @@ export const keptFrom = (history: ReadonlyArray<Message>, at: number): number =>
   return from
 }
 
-/** The view of `history` whose last compaction entry is at `at` (-1: none, the history as it is). */
+/** The index of the last user message of `history`, or -1. */
+export const lastUser = (history: ReadonlyArray<Message>): number => {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]!._tag === "User") return i
+  return -1
+}
+
+/**
+ * The view of `history` whose last compaction entry is at `at` (-1: none, the history as it
+ * is). The conversation's last user message is always sent: when the cut left it out, it
+ * follows the lead (the model is never left without the question it is answering).
+ */
 export const viewAt = (history: ReadonlyArray<Message>, at: number): Array<ModelMessage> => {
   if (at < 0) return history.slice() as Array<ModelMessage>
+  const from = keptFrom(history, at)
+  const question = lastUser(history)
   const messages: Array<ModelMessage> = [leadOf(history[at] as CompactionMessage)]
-  for (let i = keptFrom(history, at); i < history.length; i++) {
+  if (question >= 0 && question < from) messages.push(history[question] as ModelMessage)
+  for (let i = from; i < history.length; i++) {
     const message = history[i]!
     if (message._tag !== "Compaction") messages.push(message)
   }
