@@ -264,6 +264,18 @@ describe("ContextWindow.summarize", () => {
       expect(memory.filter((m) => m._tag === "Assistant")).toHaveLength(requests.length)
     }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer(reader(16)), ChatMemory.layerMemory))))
 
+  it.effect("a summary too long to fit with the kept messages fails the run with ContextOverflow; nothing is compacted", () =>
+    Effect.gen(function*() {
+      const summaries = summaryModel(() => summaryText("very long summary ".repeat(300)))
+      const agent = Agent.make({ tools: [readPage], system, context: ContextWindow.summarize({ maxTokens: 1_000, keepLast: 2, model: SummaryModel }) })
+      const error = yield* Effect.flip(Agent.run(agent, { input: "Read the report", conversationId: "c-long" }).pipe(Effect.provide(summaries.layer)))
+      assert(error._tag === "ContextOverflow")
+      expect(error.detail).toBe("the summary and the last 3 messages with the system prompt and tool definitions, and the last user message")
+      expect(error.tokens).toBeGreaterThan(1_000)
+      expect(summaries.requests).toHaveLength(1)
+      expect(compactions(yield* Effect.flatMap(ChatMemory.ChatMemory, (m) => m.get("c-long")))).toEqual([])
+    }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer(reader(16)), ChatMemory.layerMemory))))
+
   it.effect("a summary call that answers no text fails the run with CompactionFailed (empty)", () =>
     Effect.gen(function*() {
       const summaries = summaryModel(() => summaryText("  \n"))

@@ -82,9 +82,10 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
     const start = at < 0 ? 0 : View.keptFrom(history, at)
     const starts = View.groupStarts(history, start)
     const question = View.lastUser(history)
-    // what every view sends besides its kept messages and its lead: the fixed part, and the last user message when cut off
-    const besides = (k: number) =>
-      fixedOf(agent) + (question >= 0 && question < (starts[k] ?? history.length) ? View.messageTokens(history[question]!) : 0)
+    // the last user message is sent again when the cut at the k-th group leaves it out
+    const pinned = (k: number) => question >= 0 && question < (starts[k] ?? history.length)
+    // what every view sends besides its kept messages and its lead: the fixed part, and the pinned question
+    const besides = (k: number) => fixedOf(agent) + (pinned(k) ? View.messageTokens(history[question]!) : 0)
     // kept[k]: the tokens of the messages from the k-th group on
     const kept = new Array<number>(starts.length + 1).fill(0)
     for (let k = starts.length - 1; k >= 0; k--) kept[k] = kept[k + 1]! + View.rangeTokens(history, starts[k]!, starts[k + 1])
@@ -92,19 +93,21 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
     const overflow = (tokens: number, detail: string) =>
       Effect.fail(new ContextOverflow({ maxTokens: policy.maxTokens, tokens: scaled(run, tokens), detail }))
     const last = starts.length - 1
-    const lastGroup = `the last ${plural(messagesFrom(history, starts[last] ?? start), "message")} with the system prompt and tool definitions${
-      question >= 0 && question < (starts[last] ?? start) ? ", and the last user message" : ""
-    }`
+    /** What a view cut at the k-th group sends besides its lead, in words. */
+    const sent = (k: number) =>
+      `${plural(messagesFrom(history, starts[k] ?? start), "message")} with the system prompt and tool definitions${
+        pinned(k) ? ", and the last user message" : ""
+      }`
     let entry: CompactionMessage
     if (policy._tag === "Trim") {
       const note = View.messageTokens(user(View.trimmedNote))
       // a cut at the first group keeps every message: it leaves out an earlier summary only
       let k = 0
       while (k <= last && !fits(k, note)) k++
-      if (k > last) return yield* overflow(besides(last) + note + kept[Math.max(last, 0)]!, lastGroup)
+      if (k > last) return yield* overflow(besides(last) + note + kept[Math.max(last, 0)]!, `the last ${sent(last)}`)
       entry = { _tag: "Compaction", replaces: starts[k]! }
     } else {
-      if (last < 1) return yield* overflow(run.estimated, `${lastGroup}, and nothing older to summarize`)
+      if (last < 1) return yield* overflow(run.estimated, `the last ${sent(last)}: nothing older to summarize`)
       let k = keptGroup(history, start, starts, policy.keepLast)
       // fewer kept when those alone do not fit, never fewer than the last group
       while (k < last && !fits(k, 0)) k++
@@ -112,9 +115,7 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
       const summary = yield* summaryOf(run, policy, previous, history.slice(start, starts[k]))
       entry = { _tag: "Compaction", replaces: starts[k]!, summary }
       const lead = View.messageTokens(View.leadOf(entry))
-      if (!fits(k, lead)) {
-        return yield* overflow(besides(k) + lead + kept[k]!, `the summary and ${plural(messagesFrom(history, starts[k]!), "message")} kept, with the system prompt and tool definitions`)
-      }
+      if (!fits(k, lead)) return yield* overflow(besides(k) + lead + kept[k]!, `the summary and the last ${sent(k)}`)
     }
     run.compacted = history.length
     yield* appendMessages(run, [entry])

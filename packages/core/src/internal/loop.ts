@@ -77,14 +77,13 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  */
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   const spent = modelCallOverBudget(run)
-  // no model call was made: the iteration is not counted (a continue makes it)
-  if (spent !== undefined) return budgetExceeded(agent, run, spent, [], true)
+  if (spent !== undefined) return stopBeforeModelCall(agent, run, spent)
   const modelCalls = run.modelCalls
   const window = windowOf(agent, run)
   const messages = isWindow(window) ? window : yield* window
   // a summary call was made: its tokens and the call count before the run's own call
   const compacted = run.modelCalls === modelCalls ? undefined : modelCallOverBudget(run)
-  if (compacted !== undefined) return budgetExceeded(agent, run, compacted, [], true)
+  if (compacted !== undefined) return stopBeforeModelCall(agent, run, compacted)
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1
@@ -120,6 +119,12 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
 /** The limit of the run's budget that stops its next model call, if any: tool calls are counted before a batch, so that a model call that may only answer is never refused for them. */
 const modelCallOverBudget = (run: RunState): Over | undefined =>
   run.budget === undefined ? undefined : reached({ ...run.budget, toolCalls: undefined }, spentOf(run))
+
+/** Stops the run before the iteration's own model call: the iteration is not counted (a continue makes it). */
+const stopBeforeModelCall = (agent: Agent.Any, run: RunState, over: Over) => {
+  run.iteration -= 1
+  return budgetExceeded(agent, run, over, [])
+}
 
 const isWindow = (u: ReadonlyArray<ModelMessage> | Effect.Effect<ReadonlyArray<ModelMessage>, unknown, unknown>): u is ReadonlyArray<ModelMessage> =>
   Array.isArray(u)
@@ -175,18 +180,13 @@ export const batchOverBudget = (run: RunState, batch: ReadonlyArray<BatchItem>):
 /** A limit of a run's budget that stops it: what it allows, and what the run has used. */
 type Over = { readonly limit: Budget.Limit; readonly allowed: number; readonly used: number }
 
-/**
- * Stops the run at a limit of its budget: recorded (with the batch it did not run), then
- * `BudgetExceeded`. `beforeModelCall`: the iteration made no call of its own, and is not counted.
- */
+/** Stops the run at a limit of its budget: recorded (with the batch it did not run), then `BudgetExceeded`. */
 export const budgetExceeded = Effect.fnUntraced(function*(
   agent: Agent.Any,
   run: RunState,
   over: Over,
-  batch: ReadonlyArray<BatchItem>,
-  beforeModelCall = false
+  batch: ReadonlyArray<BatchItem>
 ) {
-  if (beforeModelCall) run.iteration -= 1
   const checkpoint = yield* run.recorder.stop(agent, run, "budget", batch, [])
   return yield* new BudgetExceeded({ ...over, checkpoint })
 })
