@@ -83,7 +83,8 @@ export const full: Full = { _tag: "Full" }
  * Leaves out the oldest messages of a model call that would pass `maxTokens`: whole groups —
  * a message with the tool results after it (an assistant message's calls never lose their
  * results), never the last group — until the estimate fits; the model is sent a short note
- * that the earlier part was left out, then the rest. No model call is made. A model call whose
+ * that the earlier part was left out, the last user message if it was cut, then the rest. No
+ * model call is made. A model call whose
  * last group alone does not fit fails the run with `ContextOverflow`. `maxTokens` bounds the
  * whole input: system prompt, tool definitions and messages; leave the answer room below
  * the model's context window.
@@ -159,8 +160,10 @@ export const summarize = <R = never>(options: {
 
 /**
  * What a model is sent of a history: after its last `Compaction` entry, a user message with the
- * entry's summary (or, trimmed, a note that the earlier part was left out), then the messages
- * from the entry's `replaces` on, compaction entries left out; without one, the history as it is.
+ * entry's summary (or, trimmed, a note that the earlier part was left out), the conversation's
+ * last user message when the cut left it out (the model never loses the question it answers),
+ * then the messages from the entry's `replaces` on, compaction entries left out; without one,
+ * the history as it is.
  * The loop sends exactly this: an audit of a record or a conversation reads what the model saw
  * with it.
  *
