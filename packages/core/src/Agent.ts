@@ -11,6 +11,7 @@ import type { InvalidAgent, ResumeError, RunAlreadyResumed, RunError, RunNotFoun
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type * as Checkpoint from "./Checkpoint.js"
+import type * as ContextWindow from "./ContextWindow.js"
 import type * as Budget from "./Budget.js"
 import type { ChatModel, ModelSettings, OutputFormat, ToolChoice, ToolDefinition } from "./ChatModel.js"
 import type * as Decision from "./Decision.js"
@@ -74,6 +75,8 @@ export interface Agent<out S extends Slots = Slots, out R = never, out A = undef
   readonly toolChoice: ToolChoice
   /** The final answer's schema and its JSON Schema, and how often an answer that does not match is fed back. */
   readonly output: { readonly schema: Schema.Schema<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
+  /** What each model call is sent of the conversation: all of it, or a view kept under a token limit (`ContextWindow`). */
+  readonly context: ContextWindow.Policy<any>
   readonly slots: S
   readonly checkpointSecret: Redacted.Redacted<string> | undefined
   /** The middleware of each level, outermost first. */
@@ -97,7 +100,7 @@ export interface Any extends Agent<any, any, any> {}
  * @since 0.1.0
  * @category models
  */
-export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM, A = undefined, AI = unknown> {
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots, RG, RM, A = undefined, AI = unknown, RC = never> {
   /** Names the agent in checkpoints: a checkpoint resumes only with an agent of the same name. Default `"agent"`. */
   readonly name?: string
   /** The tools the model may call; assembled into the agent's metadata table (see `Toolkit.validate`). */
@@ -154,6 +157,15 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
   readonly checkpointSecret?: Redacted.Redacted<string>
   /** Wraps turns, iterations, model calls and tool calls; the first is the outermost. */
   readonly middleware?: ReadonlyArray<Middleware.Middleware<RM>>
+  /**
+   * Keeps each model call under a token limit: `ContextWindow.trim({ maxTokens })` leaves the
+   * oldest messages out, `ContextWindow.summarize({ maxTokens, keepLast, model })` has them
+   * summarized; a tool call always keeps its results, and the history keeps every message with
+   * a `Compaction` entry where the view changed (docs/context.md). A summary model's service is
+   * required by the agent. Default `ContextWindow.full`: every message is sent.
+   * `RunOptions.context` overrides it for a run.
+   */
+  readonly context?: ContextWindow.Policy<RC>
 }
 
 /**
@@ -189,13 +201,14 @@ export const validate = <
   RG = never,
   RM = never,
   A = undefined,
-  AI = unknown
+  AI = unknown,
+  RC = never
 >(
-  options: Options<Tools, S, RG, RM, A, AI>
-): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A>, InvalidAgent> =>
+  options: Options<Tools, S, RG, RM, A, AI, RC>
+): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A>, InvalidAgent> =>
   Either.map(
-    Assemble.assemble(options as Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown>),
-    (fields) => ({ [TypeId]: variance, ...fields }) as unknown as Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A>
+    Assemble.assemble(options as Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown, unknown>),
+    (fields) => ({ [TypeId]: variance, ...fields }) as unknown as Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A>
   )
 
 const variance = { _S: (_: never) => _, _R: (_: never) => _, _A: (_: never) => _ }
@@ -234,10 +247,11 @@ export const make = <
   RG = never,
   RM = never,
   A = undefined,
-  AI = unknown
+  AI = unknown,
+  RC = never
 >(
-  options: Options<Tools, S, RG, RM, A, AI>
-): Agent<S, Tool.Requirements<Tools[number]> | RG | RM, A> => Either.getOrThrowWith(validate(options), (error) => error)
+  options: Options<Tools, S, RG, RM, A, AI, RC>
+): Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A> => Either.getOrThrowWith(validate(options), (error) => error)
 
 /**
  * A tool that runs `agent` as a sub-agent: the model sends `{ input }`, the child's answer is
@@ -314,6 +328,12 @@ export interface RunOptions<S extends Slots> {
   readonly settings?: ModelSettings
   /** The run's first model call's tool choice, instead of the agent's (later calls, after a resume too: `"auto"`). Checked like the agent's. */
   readonly toolChoice?: ToolChoice
+  /**
+   * This run's context policy instead of the agent's, also after a resume (it is kept in the
+   * checkpoint, like the settings). Checked like the agent's; it cannot name a summary model
+   * (a checkpoint cannot keep a service): `summarize` then uses the run's `ChatModel`.
+   */
+  readonly context?: ContextWindow.Policy
 }
 
 /**

@@ -142,6 +142,68 @@ export class InvalidOutput extends Data.TaggedError("InvalidOutput")<{ readonly 
 }
 
 /**
+ * The run's context policy (`ContextWindow`) could not bring a model call under its
+ * `maxTokens`: the newest messages alone — the last tool call with its results, or the last
+ * message, which no policy cuts — with the system prompt and the tool definitions (and, after
+ * a summary, the summary) are estimated at `tokens`. The conversation is kept as it was; raise
+ * `maxTokens`, lower `keepLast`, or make tool results smaller.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.run(agent, { input: "go" }).pipe(
+ *   Effect.catchTag("ContextOverflow", (e) => Effect.logError(`${e.tokens} tokens, limit ${e.maxTokens}`))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
+  readonly maxTokens: number
+  readonly tokens: number
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `The model call cannot be brought under the context limit: ${this.detail} (about ${this.tokens} tokens, limit ${this.maxTokens})`
+  }
+}
+
+/**
+ * The summary call of a `ContextWindow.summarize` policy failed: the model failed (`reason:
+ * "model"`, its `ModelError` in `error`), or it answered without any text (`"empty"`). Nothing
+ * was compacted: the conversation is as it was before the call, and the run stopped before its
+ * own model call.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent
+ * Agent.run(agent, { input: "go" }).pipe(
+ *   Effect.catchTag("CompactionFailed", (e) => Effect.logError(e.message, e.error))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class CompactionFailed extends Data.TaggedError("CompactionFailed")<{
+  readonly reason: "model" | "empty"
+  readonly error?: ModelError | undefined
+}> {
+  override get message(): string {
+    return this.reason === "model"
+      ? `The summary call of the context policy failed: ${this.error?.message ?? "the model failed"}`
+      : "The summary call of the context policy answered without a summary"
+  }
+}
+
+/**
  * The checkpoint cannot be resumed by this agent. `reason`: `malformed` (not a checkpoint,
  * fields of the wrong shape, or nested too deep), `version` (another format version), `agent`
  * (another agent's), `tools` (names tools this agent does not have), `signature` (missing or
@@ -395,6 +457,8 @@ export type RunError =
   | BudgetExceeded
   | InvalidOutput
   | InvalidRunInput
+  | ContextOverflow
+  | CompactionFailed
 
 /**
  * How `Agent.resume` can fail. After any of the decision, checkpoint or claim errors nothing

@@ -48,7 +48,17 @@ export interface RunResumed extends Meta {
 }
 
 /**
- * The loop is about to call the model.
+ * Why a model call is made: the agent's own call (`answer`), or the call that summarizes the
+ * conversation's older messages under a `ContextWindow.summarize` policy (`compaction`: its
+ * text is the summary, never streamed as `TextDelta`s; a UI showing the answer skips it).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Purpose = "answer" | "compaction"
+
+/**
+ * The loop is about to call the model. `messages`: how many messages it is sent.
  *
  * @since 0.1.0
  * @category models
@@ -57,6 +67,7 @@ export interface ModelCalled extends Meta {
   readonly _tag: "ModelCalled"
   readonly iteration: number
   readonly messages: number
+  readonly purpose: Purpose
 }
 
 /**
@@ -80,11 +91,36 @@ export interface TextDelta extends Meta {
 export interface ModelResponded extends Meta {
   readonly _tag: "ModelResponded"
   readonly iteration: number
+  readonly purpose: Purpose
   readonly text: string
   readonly toolCalls: number
   readonly finishReason: FinishReason
   readonly usage: Usage
   readonly durationMillis: number
+  /** Which model answered, when known (`ChatResponse.model`: e.g. the step of `ChatModel.fallback` that answered). */
+  readonly model?: string | undefined
+  /** Its provider, when known (`ChatResponse.provider`). */
+  readonly provider?: string | undefined
+}
+
+/**
+ * The conversation was compacted before a model call, under the agent's (or run's)
+ * `ContextWindow` policy: a `Compaction` entry was added to the history, and from now on the
+ * model is sent the view it derives. `replaces`: how many history entries, from the start,
+ * the view no longer sends; `summarized`: whether a summary stands for them (else they were
+ * left out); `tokensBefore` and `tokensAfter`: the estimated input of the model call
+ * without and with the compaction.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ContextCompacted extends Meta {
+  readonly _tag: "ContextCompacted"
+  readonly iteration: number
+  readonly replaces: number
+  readonly summarized: boolean
+  readonly tokensBefore: number
+  readonly tokensAfter: number
 }
 
 /**
@@ -184,6 +220,7 @@ export type AgentEvent =
   | ModelCalled
   | TextDelta
   | ModelResponded
+  | ContextCompacted
   | ToolStarted
   | ToolSucceeded
   | ToolFailed
@@ -230,7 +267,7 @@ export const RunResumed: (fields: Omit<RunResumed, "_tag">) => RunResumed = Even
  * ```ts
  * import { AgentEvent } from "@agentfx/core"
  *
- * const event = AgentEvent.ModelCalled({ runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, messages: 1 })
+ * const event = AgentEvent.ModelCalled({ runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, messages: 1, purpose: "answer" })
  * ```
  *
  * @since 0.1.0
@@ -261,7 +298,7 @@ export const TextDelta: (fields: Omit<TextDelta, "_tag">) => TextDelta = Events.
  * import { AgentEvent } from "@agentfx/core"
  *
  * const event = AgentEvent.ModelResponded({
- *   runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, text: "", toolCalls: 1, finishReason: "tool-calls",
+ *   runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1, purpose: "answer", text: "", toolCalls: 1, finishReason: "tool-calls",
  *   usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, durationMillis: 120
  * })
  * ```
@@ -270,6 +307,23 @@ export const TextDelta: (fields: Omit<TextDelta, "_tag">) => TextDelta = Events.
  * @category constructors
  */
 export const ModelResponded: (fields: Omit<ModelResponded, "_tag">) => ModelResponded = Events.ModelResponded
+
+/**
+ * Builds a `ContextCompacted` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.ContextCompacted({
+ *   runId: "r1", conversationId: "c1", timestamp: 0, iteration: 4, replaces: 12, summarized: true, tokensBefore: 9000, tokensAfter: 2500
+ * })
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const ContextCompacted: (fields: Omit<ContextCompacted, "_tag">) => ContextCompacted = Events.ContextCompacted
 
 /**
  * Builds a `ToolStarted` event: for tests of listeners and UIs (the runtime emits its own).
@@ -380,6 +434,7 @@ export const RunCompleted: (fields: Omit<RunCompleted, "_tag">) => RunCompleted 
  *   ModelCalled: (e) => `model call #${e.iteration}`,
  *   TextDelta: (e) => e.text,
  *   ModelResponded: (e) => `model: ${e.toolCalls} tool call(s)`,
+ *   ContextCompacted: (e) => `compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`,
  *   ToolStarted: (e) => `→ ${e.toolName}`,
  *   ToolSucceeded: (e) => `✓ ${e.toolName}`,
  *   ToolFailed: (e) => `✗ ${e.toolName}: ${e.error.message}`,

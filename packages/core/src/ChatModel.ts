@@ -4,9 +4,10 @@
  *
  * @since 0.1.0
  */
-import type { JSONSchema } from "effect"
+import type { ExecutionPlan, JSONSchema, Layer, Scope } from "effect"
 import { Context, Effect, Schema, Stream } from "effect"
-import type { Message } from "./Message.js"
+import * as Fallback from "./internal/fallback.js"
+import type { CompactionMessage, Message } from "./Message.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
@@ -71,6 +72,22 @@ export interface OutputFormat {
 }
 
 /**
+ * A message a model is sent: any message but a compaction entry, which stays in the history
+ * (the loop sends what `ContextWindow.view` derives from it).
+ *
+ * @example
+ * ```ts
+ * import { ChatModel, Message } from "@agentfx/core"
+ *
+ * const sent: ReadonlyArray<ChatModel.ModelMessage> = [Message.user("Weather in Oslo?")]
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ModelMessage = Exclude<Message, CompactionMessage>
+
+/**
  * One model call.
  *
  * @since 0.1.0
@@ -79,8 +96,8 @@ export interface OutputFormat {
 export interface ChatRequest {
   /** The agent's system prompt, if any. */
   readonly system: string | undefined
-  /** The conversation so far, oldest first. */
-  readonly messages: ReadonlyArray<Message>
+  /** The conversation as the model is sent it, oldest first: the history, or its view under the agent's context policy. */
+  readonly messages: ReadonlyArray<ModelMessage>
   readonly tools: ReadonlyArray<ToolDefinition>
   readonly toolChoice: ToolChoice
   /** Sampling and length settings (absent: the provider's defaults). */
@@ -228,6 +245,11 @@ export interface ChatResponse {
    * `"anthropic"`, …), when the adapter knows: the model call's `gen_ai.provider.name`.
    */
   readonly provider?: string | undefined
+  /**
+   * Which model answered (its service's `model`), when known: set by {@link fallback} to the
+   * step that answered, and then the model call's `gen_ai.request.model`.
+   */
+  readonly model?: string | undefined
   /**
    * Why the model stopped, in the provider's own words (`"end_turn"`, `"tool_calls"`, …), when
    * the adapter has them: the model call's `gen_ai.response.finish_reasons` (else `[finishReason]`).
@@ -446,3 +468,52 @@ export const fromStream = (
         )
       )
 })
+
+/**
+ * A model that falls back to other models when a call fails: a Layer over an `ExecutionPlan`
+ * whose steps each provide a `ChatModel` (any adapter's Layer, or a built context). A call
+ * tries the first step's model — `attempts` times, as its `schedule` spaces them, while its
+ * `while` says so of the `ModelError` — then the next step's, whose `while` decides whether
+ * that error is one to fall back on; the last error fails the call. Each step's Layer is built
+ * once, with this Layer (not per call); only typed `ModelError`s move the plan on (a defect or
+ * an interruption ends the call at once), and a `while` that fails is a defect. A streamed call
+ * is retried or moved on only until its first part reached the caller: text already shown is
+ * never restarted on another model — the failure then ends the stream (decision 019). The
+ * response says which model answered (`ChatResponse.model`, `provider`: the answering step's),
+ * and so do the model call's span (`gen_ai.request.model`, `gen_ai.provider.name`) and its
+ * `ModelResponded` event; under a tracer each attempt has its own `agentfx.model.attempt` span.
+ * The adapters of `@agentfx/ai` retry transient errors themselves first (`retry.schedule`;
+ * `Schedule.stop` leaves it to the plan).
+ *
+ * @example
+ * ```ts
+ * import { ExecutionPlan, Layer, Schedule } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * declare const Primary: Layer.Layer<ChatModel.ChatModel>
+ * declare const Secondary: Layer.Layer<ChatModel.ChatModel>
+ *
+ * const ModelLive = ChatModel.fallback(ExecutionPlan.make(
+ *   // twice on the primary, a second apart, while the failure may pass
+ *   { provide: Primary, attempts: 2, schedule: Schedule.spaced("1 second"), while: (e: ChatModel.ModelError) => e.isTransient },
+ *   // then once on the secondary, for any failure but a refused request
+ *   { provide: Secondary, while: (e: ChatModel.ModelError) => e.reason !== "invalid-request" }
+ * ))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const fallback = <I, E, R>(
+  plan: ExecutionPlan.ExecutionPlan<{ provides: ChatModel; input: I; error: E; requirements: R }> & TakesModelError<I>
+): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> => Fallback.make(ChatModel, NotStreaming, plan as Fallback.Plan<E, R>)
+
+/**
+ * What {@link fallback} asks of a plan's steps: their `while` and `schedule` take the failed
+ * call's `ModelError` (or anything, `unknown`).
+ *
+ * @since 0.2.0
+ * @category type-level
+ */
+export type TakesModelError<I> = [ModelError] extends [I] ? unknown
+  : { readonly "a step's while and schedule must take a ChatModel.ModelError": I }

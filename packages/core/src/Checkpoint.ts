@@ -20,6 +20,13 @@ const ModelSettings = Schema.Struct({
   parallelToolCalls: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 
+/** A run's own context policy (`RunOptions.context`), as stored: without a summary model, which a run's policy never names. */
+const ContextPolicy = Schema.Union(
+  Schema.TaggedStruct("Full", {}),
+  Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }),
+  Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })
+)
+
 /** A tool choice other than `"auto"`, as stored. */
 const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
 
@@ -123,7 +130,9 @@ export type Reason = typeof Reason.Type
  * execute. `state` holds each slot's value encoded with the slot's schema. `settings` are the
  * run's own model settings (`RunOptions.settings`; the agent's are merged under them when the
  * run goes on); `toolChoice` is the tool choice of the run's next model call when it is not
- * `"auto"` — only a run that has not made its first model call has one (decision 062).
+ * `"auto"` — only a run that has not made its first model call has one (decision 062);
+ * `context` is the run's own context policy (`RunOptions.context`). `messages` is the whole
+ * history, `Compaction` entries included: what the model was sent is its `ContextWindow.view`.
  * `signature` is an HMAC-SHA256 over all of it when the agent has a `checkpointSecret`.
  *
  * @example
@@ -153,6 +162,7 @@ export const Checkpoint = Schema.Struct({
   budget: Schema.optional(Budget),
   settings: Schema.optional(ModelSettings),
   toolChoice: Schema.optional(ToolChoice),
+  context: Schema.optional(ContextPolicy),
   messages: Schema.Array(Message),
   batch: Schema.Array(BatchItem),
   pending: Schema.Array(Schema.String),

@@ -104,6 +104,35 @@ export const ToolResultMessage = Schema.TaggedStruct("ToolResult", {
 export interface ToolResultMessage extends Schema.Schema.Type<typeof ToolResultMessage> {}
 
 /**
+ * A compaction entry: the history keeps every message, and this entry says that from here on
+ * the model is sent, instead of the conversation's first `replaces` entries, the `summary` of
+ * them — or, without a summary (trimmed), a note that they were left out. Written by the loop
+ * when an agent's context policy compacts the conversation (`ContextWindow`); never sent to a
+ * model itself (`ContextWindow.view` derives what is sent). `replaces` always ends before a
+ * message that is not a tool result: a tool call and its results stay together.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * const entry: Message.CompactionMessage = { _tag: "Compaction", replaces: 12, summary: "Ada asked for the Q3 report; it was sent." }
+ * ```
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const CompactionMessage = Schema.TaggedStruct("Compaction", {
+  replaces: Schema.NonNegativeInt,
+  summary: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface CompactionMessage extends Schema.Schema.Type<typeof CompactionMessage> {}
+
+/**
  * Any message of a conversation.
  *
  * @example
@@ -121,13 +150,13 @@ export interface ToolResultMessage extends Schema.Schema.Type<typeof ToolResultM
  * @since 0.1.0
  * @category schemas
  */
-export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
+export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolResultMessage, CompactionMessage)
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | CompactionMessage
 
 /**
  * A user message.

@@ -7,6 +7,7 @@
  */
 import type { Effect, Option } from "effect"
 import type { ResumeError, RunError } from "./AgentError.js"
+import type { Purpose } from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
 import type { ChatRequest, ChatResponse, ModelError } from "./ChatModel.js"
 import type { Result, ToolCall } from "./ToolCall.js"
@@ -38,13 +39,15 @@ export interface IterationInput {
 }
 
 /**
- * One model call.
+ * One model call: the agent's own (`purpose: "answer"`), or the call that summarizes older
+ * messages under a `ContextWindow.summarize` policy (`"compaction"`).
  *
  * @since 0.1.0
  * @category models
  */
 export interface ModelInput extends IterationInput {
   readonly request: ChatRequest
+  readonly purpose: Purpose
 }
 
 /**
@@ -75,7 +78,8 @@ export type Around<I, A, E, R> = (input: I, next: (input: I) => Effect.Effect<A,
  *
  * - `turn` sees the run's exit (or its failure);
  * - `iteration` sees `Some(exit)` when the iteration ended the run, `None` when the loop goes on;
- * - `model` sees the request and the response (it may rewrite either, or retry);
+ * - `model` sees the request and the response (it may rewrite either, or retry) of every model
+ *   call, a context policy's summary call included (`purpose: "compaction"`);
  * - `tool` runs **outside** the tool's timeout and sees every result, timeouts included
  *   (`Failed` with a `ToolTimeout`); the wait of an approval never reaches it.
  *

@@ -23,6 +23,7 @@ const describeEvent = AgentEvent.match({
   ModelCalled: (e) => `${e._tag} #${e.iteration}`,
   TextDelta: (e) => `TextDelta ${JSON.stringify(e.text)}`,
   ModelResponded: (e) => `${e._tag} #${e.iteration}`,
+  ContextCompacted: (e) => `${e._tag} ${e.replaces}`,
   ToolStarted: (e) => `${e._tag} ${e.callId}`,
   ToolSucceeded: (e) => `${e._tag} ${e.callId}`,
   ToolFailed: (e) => `${e._tag} ${e.callId}`,

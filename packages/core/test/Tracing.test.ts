@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schema, Tracer } from "effect"
-import { Agent, ChatModel, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, ChatModel, ContextWindow, ScriptedChatModel, Tool } from "../src/index.js"
 import { Executions, weatherTool } from "./agentFixtures.js"
 
 /** A span event as the tracer received it. */
@@ -83,6 +83,7 @@ describe("Tracing", () => {
       })
       expect(attributes("agentfx.model")).toEqual({
         "agentfx.iteration": 1,
+        "agentfx.model.purpose": "answer",
         "agentfx.model.finish_reason": "tool-calls",
         "agentfx.model.tool_calls": 1,
         "gen_ai.operation.name": "chat",
@@ -100,6 +101,41 @@ describe("Tracing", () => {
       },
       ScriptedChatModel.text("Sunny")
     ]))))
+
+  it.effect("a compaction runs in an agentfx.context span of its iteration, its summary call in an agentfx.model span of purpose compaction", () => {
+    let calls = 0
+    return Effect.gen(function*() {
+      const { spans, tracer } = recordingTracer()
+      const big = Tool.make("big", {
+        description: "Answers at length",
+        parameters: Schema.Struct({}),
+        success: Schema.String,
+        handler: () => Effect.succeed("x".repeat(1_600))
+      })
+      const agent = Agent.make({ tools: [big], context: ContextWindow.summarize({ maxTokens: 700, keepLast: 0 }) })
+      yield* Agent.run(agent, { input: "go" }).pipe(Effect.withTracer(tracer))
+      expect(tree(spans)).toEqual([{
+        "agentfx.run": [
+          { "agentfx.iteration": [{ "agentfx.model": [] }, { "agentfx.tool": [] }] },
+          { "agentfx.iteration": [{ "agentfx.model": [] }, { "agentfx.tool": [] }] },
+          { "agentfx.iteration": [{ "agentfx.context": [{ "agentfx.model": [] }] }, { "agentfx.model": [] }, { "agentfx.tool": [] }] },
+          { "agentfx.iteration": [{ "agentfx.context": [{ "agentfx.model": [] }] }, { "agentfx.model": [] }] }
+        ]
+      }])
+      const context = Object.fromEntries(spans.find((s) => s.name === "agentfx.context")!.attributes)
+      expect(context).toMatchObject({ "agentfx.context.policy": "summarize", "agentfx.context.max_tokens": 700, "agentfx.context.replaces": 3 })
+      expect(context["agentfx.context.tokens_before"]).toBeGreaterThan(700)
+      expect(context["agentfx.context.tokens_after"]).toBeLessThanOrEqual(700)
+      const summary = spans.find((s) => s.name === "agentfx.model" && s.attributes.get("agentfx.model.purpose") === "compaction")!
+      expect(Object.fromEntries(summary.attributes)).toMatchObject({ "gen_ai.request.model": "scripted", "gen_ai.operation.name": "chat" })
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request) =>
+      request.system === ContextWindow.defaultInstructions
+        ? ScriptedChatModel.text("Big answers came back.")
+        : ++calls <= 3
+        ? ScriptedChatModel.toolCalls({ name: "big", args: {} })
+        : ScriptedChatModel.text("done")
+    )))
+  })
 
   it.effect("a tool that dies: the model reads the fixed message, the tool call's span gets the full cause (message and stack)", () =>
     Effect.gen(function*() {

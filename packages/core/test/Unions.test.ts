@@ -58,6 +58,7 @@ describe("AgentEvent", () => {
         ModelCalled: (e) => `model ${e.iteration}`,
         TextDelta: (e) => e.text,
         ModelResponded: (e) => `responded ${e.toolCalls}`,
+        ContextCompacted: (e) => `compacted ${e.replaces}`,
         ToolStarted: (e) => `→ ${e.toolName}`,
         ToolSucceeded: (e) => `✓ ${e.toolName}`,
         ToolFailed: (e) => `✗ ${e.error.message}`,

@@ -17,6 +17,9 @@ const meta = {
   timestamp: Schema.Number
 }
 
+/** Why a model call was made: the agent's answer, or a context policy's summary (`AgentEvent.Purpose`). */
+const Purpose = Schema.Literal("answer", "compaction")
+
 const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, args: Json.JsonValue })
 
 /**
@@ -40,15 +43,23 @@ const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, 
 export const LiveEvent = Schema.Union(
   Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String }),
   Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }),
-  Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number }),
+  Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number, purpose: Purpose }),
   Schema.TaggedStruct("TextDelta", { ...meta, iteration: Schema.Number, text: Schema.String }),
   Schema.TaggedStruct("ModelResponded", {
     ...meta,
     iteration: Schema.Number,
+    purpose: Purpose,
     text: Schema.String,
     toolCalls: Schema.Number,
     finishReason: Schema.String,
     durationMillis: Schema.Number
+  }),
+  Schema.TaggedStruct("ContextCompacted", {
+    ...meta,
+    iteration: Schema.Number,
+    summarized: Schema.Boolean,
+    tokensBefore: Schema.Number,
+    tokensAfter: Schema.Number
   }),
   Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }),
   Schema.TaggedStruct("ToolSucceeded", { ...meta, callId: Schema.String, toolName: Schema.String, value: Json.JsonValue, durationMillis: Schema.Number }),
@@ -95,8 +106,8 @@ export const isFinal = (event: LiveEvent): boolean =>
  * ```ts
  * import { LiveEvent } from "@agentfx/inbox"
  *
- * LiveEvent.fromAgentEvent({ _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2, messages: 5 })
- * // { _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2 }
+ * LiveEvent.fromAgentEvent({ _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2, messages: 5, purpose: "answer" })
+ * // { _tag: "ModelCalled", runId: "r1", conversationId: "c1", timestamp: 0, iteration: 2, purpose: "answer" }
  * ```
  *
  * @since 0.1.0
@@ -110,7 +121,7 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
     case "RunResumed":
       return { _tag: event._tag, ...m, agent: event.agent, decision: event.decision, ...(decidedBy === undefined ? {} : { decidedBy }) }
     case "ModelCalled":
-      return { _tag: event._tag, ...m, iteration: event.iteration }
+      return { _tag: event._tag, ...m, iteration: event.iteration, purpose: event.purpose }
     case "TextDelta":
       return { _tag: event._tag, ...m, iteration: event.iteration, text: event.text }
     case "ModelResponded":
@@ -118,10 +129,20 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
         _tag: event._tag,
         ...m,
         iteration: event.iteration,
+        purpose: event.purpose,
         text: event.text,
         toolCalls: event.toolCalls,
         finishReason: event.finishReason,
         durationMillis: event.durationMillis
+      }
+    case "ContextCompacted":
+      return {
+        _tag: event._tag,
+        ...m,
+        iteration: event.iteration,
+        summarized: event.summarized,
+        tokensBefore: event.tokensBefore,
+        tokensAfter: event.tokensAfter
       }
     case "ToolStarted":
       return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, args: event.args }

@@ -158,6 +158,8 @@ function messageLine(message) {
       return ["system", message.text]
     case "Assistant":
       return ["model", [message.text, ...message.toolCalls.map((/** @type {any} */ c) => `asks ${c.name}(${JSON.stringify(c.args)})`)].filter((t) => t !== "").join(" · ")]
+    case "Compaction":
+      return ["context", message.summary === undefined ? "the messages above are no longer sent to the model" : `the messages above are sent as a summary: ${message.summary}`]
     default:
       return [`result of ${message.toolName}`, JSON.stringify(message.content)]
   }
@@ -531,9 +533,12 @@ function eventLine(e) {
     case "RunStarted":
       return `started: ${e.input}`
     case "ModelCalled":
-      return `model call #${e.iteration}`
+      return e.purpose === "compaction" ? `model call #${e.iteration}: summarizing earlier messages` : `model call #${e.iteration}`
     case "ModelResponded":
+      if (e.purpose === "compaction") return "summary written"
       return e.toolCalls > 0 ? `model asks for ${e.toolCalls} tool call(s)` : `model answered: ${e.text}`
+    case "ContextCompacted":
+      return `conversation ${e.summarized ? "summarized" : "trimmed"}: about ${e.tokensBefore} → ${e.tokensAfter} tokens`
     case "ToolStarted":
       return `→ ${e.toolName}(${JSON.stringify(e.args)})`
     case "ToolSucceeded":

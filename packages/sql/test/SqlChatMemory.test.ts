@@ -9,7 +9,9 @@ const conversation: ReadonlyArray<Message.Message> = [
   Message.user("Weather in Oslo? \"quoted\", ünïcödé, 🌧"),
   Message.assistant("", [{ id: "c1", name: "weather", args: { city: "Oslo", days: [1, 2], nested: { deep: null } } }]),
   { _tag: "ToolResult", callId: "c1", toolName: "weather", content: { temp: -3.5 }, isError: false },
-  Message.assistant("Cold.")
+  { _tag: "Compaction", replaces: 2 },
+  Message.assistant("Cold."),
+  { _tag: "Compaction", replaces: 4, summary: "Oslo's weather was asked: -3.5 °C." }
 ]
 
 for (const dialect of dialects) {

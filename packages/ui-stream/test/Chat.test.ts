@@ -3,9 +3,9 @@
  * parser, `readUIMessageStream`, and `AbstractChat` — what `useChat` runs — on a real server on
  * 127.0.0.1.
  */
-import { ScriptedChatModel } from "@agentfx/core"
+import { Agent, ContextWindow, ScriptedChatModel, Tool } from "@agentfx/core"
 import { readUIMessageStream, type UIMessage } from "ai"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { chunks, mailer, NodeChat, payments, post, script, serve, type Served } from "./fixtures.js"
 
@@ -67,6 +67,40 @@ describe("Chat", () => {
     expect(message.parts.map((p) => p.type)).toEqual(["step-start", "tool-balance", "step-start", "text"])
     expect(message.parts[1]).toMatchObject({ state: "output-available", input: {}, output: 1000 })
     expect(message.parts[3]).toMatchObject({ type: "text", text: "You have 1000 on the account.", state: "done" })
+  })
+
+  it("a context policy's summary call opens no step and shows no text: the message holds the answer's steps only", async () => {
+    const report = Tool.make("report", {
+      description: "A long report",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: () => Effect.succeed("figures ".repeat(150))
+    })
+    const agent = Agent.make({ name: "analyst", tools: [report], context: ContextWindow.summarize({ maxTokens: 600, keepLast: 0 }) })
+    served = await serve(agent, script(
+      ScriptedChatModel.toolCalls({ id: "r1", name: "report", args: {} }),
+      ScriptedChatModel.toolCalls({ id: "r2", name: "report", args: {} }),
+      { chunks: ["The first ", "report was read."] }, // the summary call's answer
+      { chunks: ["Both ", "reports read."] }
+    ))
+    const all = await chunks(await send(served, "c-compact", [user("Read the reports")]))
+    expect(all.slice(1).map((chunk) => "delta" in chunk ? `${chunk.type} ${chunk.delta}` : chunk.type)).toEqual([
+      "start-step",
+      "tool-input-available",
+      "tool-output-available",
+      "finish-step",
+      "start-step",
+      "tool-input-available",
+      "tool-output-available",
+      "finish-step",
+      "start-step",
+      "text-start",
+      "text-delta Both ",
+      "text-delta reports read.",
+      "text-end",
+      "finish-step",
+      "finish"
+    ])
   })
 
   it("a pause arrives as an approval request; the client's approval resumes the run, and its message completes", async () => {

@@ -2,7 +2,7 @@
  * The OpenAI Chat Completions wire format: neutral request → request body, response body
  * and SSE chunks → neutral response. No I/O here.
  */
-import type { ChatModel, Message } from "@agentfx/core"
+import type { ChatModel } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
@@ -86,7 +86,7 @@ type WireMessage =
   }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
 
-const wireMessage = (message: Message.Message): WireMessage => {
+const wireMessage = (message: ChatModel.ModelMessage): WireMessage => {
   switch (message._tag) {
     case "System":
       return { role: "system", content: message.text }

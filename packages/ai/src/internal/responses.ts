@@ -4,7 +4,7 @@
  * known by its `type` alone (no `sequence_number` needed), unknown events and fields are
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
-import type { ChatModel, Message } from "@agentfx/core"
+import type { ChatModel } from "@agentfx/core"
 import { Either } from "effect"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -23,7 +23,7 @@ const objects = (value: unknown): ReadonlyArray<Json> => (Array.isArray(value) ?
 const systemRole = (model: string) =>
   /^(o\d|gpt-5|codex-|computer-use)/.test(model) ? "developer" : "system"
 
-const inputItems = (role: string, message: Message.Message): ReadonlyArray<object> => {
+const inputItems = (role: string, message: ChatModel.ModelMessage): ReadonlyArray<object> => {
   switch (message._tag) {
     case "System":
       return [{ role, content: message.text }]

@@ -2,17 +2,19 @@
  * Assembling an agent: every option checked, every problem named, the tools' metadata table
  * and the model's view of it built once.
  */
-import { Either, JSONSchema, Redacted, Schema } from "effect"
+import { Effect, Either, JSONSchema, Redacted, Schema } from "effect"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
 import { InvalidAgent } from "../AgentError.js"
 import type * as Budget from "../Budget.js"
-import type { ModelSettings, ToolChoice } from "../ChatModel.js"
+import type { ModelSettings, ToolChoice, ToolDefinition } from "../ChatModel.js"
+import * as ContextWindow from "../ContextWindow.js"
 import * as Gate from "../Gate.js"
 import * as Slot from "../Slot.js"
 import * as Tool from "../Tool.js"
 import * as Toolkit from "../Toolkit.js"
 import { defaultLimits, type Limits } from "./admit.js"
 import type { Layers } from "./observe.js"
+import { fixedTokens } from "./contextView.js"
 import { conversationBusyProblem } from "./options.js"
 
 const NamePattern = /^[\w.:-]{1,128}$/
@@ -60,6 +62,34 @@ export const toolChoiceProblems = (toolChoice: ToolChoice, toolNames: ReadonlyAr
     ? []
     : [`toolChoice ${JSON.stringify(toolChoice)} must be "auto", "none", "required" or { tool } naming one of the agent's tools`]
 
+const policies = ["Full", "Trim", "Summarize"]
+
+/**
+ * What is wrong with a context policy — an agent's (`owner: "agent"`), a run's or a
+ * checkpoint's (`"run"`: no summary model, which a checkpoint cannot keep) — under `label`.
+ * `fixed`: the tokens every model call sends besides its messages, which `maxTokens` must pass.
+ */
+export const contextProblems = (policy: unknown, label: string, fixed: number, owner: "agent" | "run"): Array<string> => {
+  const tag = typeof policy === "object" && policy !== null ? (policy as { readonly _tag?: unknown })._tag : undefined
+  if (typeof tag !== "string" || !policies.includes(tag)) {
+    return [`${label} must be ContextWindow.full, ContextWindow.trim({ maxTokens }) or ContextWindow.summarize({ maxTokens, … })`]
+  }
+  if (tag === "Full") return []
+  const { instructions, keepLast, maxTokens, model } = policy as Partial<ContextWindow.Summarize<unknown>>
+  const problems: Array<string> = []
+  if (!(Number.isInteger(maxTokens) && maxTokens! > 0)) problems.push(`${label}.maxTokens ${String(maxTokens)} is not a positive integer`)
+  else if (fixed >= maxTokens!) {
+    problems.push(`${label}.maxTokens ${maxTokens} leaves no room for messages: the system prompt and tool definitions alone are about ${fixed} tokens`)
+  }
+  if (tag === "Trim") return problems
+  if (!(Number.isInteger(keepLast) && keepLast! >= 0)) problems.push(`${label}.keepLast ${String(keepLast)} is not a non-negative integer`)
+  if (typeof instructions !== "string" || instructions.trim().length === 0) problems.push(`${label}.instructions must be a non-empty string`)
+  if (model !== undefined && owner === "run") {
+    problems.push(`${label}.model cannot be set for one run (a run's policy is kept in its checkpoint, a model service is not): name the summary model on the agent`)
+  } else if (model !== undefined && !Effect.isEffect(model)) problems.push(`${label}.model must be the Context.Tag of a ChatModel service`)
+  return problems
+}
+
 const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: Array<string>) => {
   if (!Number.isInteger(retries) || retries < 0) problems.push(`outputRetries ${retries} is not a non-negative integer`)
   if (!Schema.isSchema(schema)) {
@@ -72,9 +102,12 @@ const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: 
   return { schema, format: { name: "final_answer", schema: format as JSONSchema.JsonSchema7Root }, retries }
 }
 
+/** What the model is told of a tool. */
+const definitionOf = (entry: Toolkit.Entry): ToolDefinition => ({ name: entry.name, description: entry.description, parameters: entry.parametersJsonSchema })
+
 /** See `Agent.validate`. */
 export const assemble = (
-  options: Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown>
+  options: Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown, unknown>
 ): Either.Either<Omit<Agent<Slots, unknown, unknown>, TypeId>, InvalidAgent> => {
   const problems: Array<string> = []
   const name = options.name ?? "agent"
@@ -104,6 +137,13 @@ export const assemble = (
   }
   const toolChoice = options.toolChoice ?? "auto"
   problems.push(...toolChoiceProblems(toolChoice, tools.map((tool) => tool.name)), ...settingsProblems(options.settings ?? {}, "settings"), ...budgetProblems(options.budget, "budget"))
+  const context = options.context ?? ContextWindow.full
+  const fixed = fixedTokens({
+    system: options.system,
+    tools: toolkit._tag === "Right" ? [...toolkit.right.entries.values()].map(definitionOf) : [],
+    output: output?.format
+  })
+  problems.push(...contextProblems(context, "context", fixed, "agent"))
   const onConversationBusy = options.onConversationBusy ?? "fail"
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
@@ -148,7 +188,8 @@ export const assemble = (
     slots,
     checkpointSecret: options.checkpointSecret,
     middleware: { turn: layer("turn"), iteration: layer("iteration"), model: layer("model"), tool: layer("tool") },
-    toolDefinitions: entries.map((entry) => ({ name: entry.name, description: entry.description, parameters: entry.parametersJsonSchema })),
+    context,
+    toolDefinitions: entries.map(definitionOf),
     toolNames: entries.map((entry) => entry.name)
   })
 }

@@ -8,7 +8,7 @@ import * as Checkpoint from "../Checkpoint.js"
 import type { JsonValue } from "../Json.js"
 import type * as Slot from "../Slot.js"
 import { depthOf } from "./admit.js"
-import { settingsProblems, toolChoiceProblems } from "./assemble.js"
+import { contextProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
 import { describeParseError } from "./parseError.js"
 
 /** What checkpoint handling needs to know of an agent. */
@@ -111,10 +111,11 @@ export const decode = (
     if (unknownTools.length > 0) {
       return yield* refuse("tools", `this agent has no tool ${unknownTools.map((n) => `"${n}"`).join(", ")}`)
     }
-    // an unsigned copy may carry anything: the run's settings and tool choice are checked as when it started
+    // an unsigned copy may carry anything: the run's settings, tool choice and context policy are checked as when it started
     const choices = [
       ...(checkpoint.settings === undefined ? [] : settingsProblems(checkpoint.settings, "settings")),
-      ...(checkpoint.toolChoice === undefined ? [] : toolChoiceProblems(checkpoint.toolChoice, owner.toolNames))
+      ...(checkpoint.toolChoice === undefined ? [] : toolChoiceProblems(checkpoint.toolChoice, owner.toolNames)),
+      ...(checkpoint.context === undefined ? [] : contextProblems(checkpoint.context, "context", 0, "run"))
     ]
     if (choices.length > 0) return yield* refuse("malformed", choices.join("; "))
     const unknownSlots = Object.keys(checkpoint.state).filter((name) => !Object.hasOwn(owner.slots, name))

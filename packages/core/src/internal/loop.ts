@@ -9,8 +9,8 @@ import type * as AgentExit from "../AgentExit.js"
 import { BudgetExceeded, MaxIterationsReached } from "../AgentError.js"
 import type * as Budget from "../Budget.js"
 import { reached } from "../Budget.js"
-import type { ChatResponse } from "../ChatModel.js"
-import { addUsage, type ChatModel, isTokenCount, ModelError, streams, type Usage } from "../ChatModel.js"
+import type { ChatResponse, ModelMessage } from "../ChatModel.js"
+import { type ChatModel, ModelError, streams } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
 import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
@@ -20,15 +20,16 @@ import type { ToolError } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
 import { runBatch } from "./batch.js"
+import { calibrate, windowOf } from "./compaction.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
 import type { BatchItem } from "./batchItem.js"
 import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
-import { appendMessages } from "./runState.js"
+import { appendMessages, spend } from "./runState.js"
 import { settledEither, settledExit } from "./settled.js"
-import { annotate } from "./tracing.js"
+import { withModelAttributes } from "./tracing.js"
 
 /**
  * Iterates until the run completes, pauses, or has made `maxIterations` model calls. Each
@@ -75,13 +76,14 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again.
  */
 const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
-  // tool calls are counted before a batch: a model call that may only answer is never refused for them
-  const spent = run.budget === undefined ? undefined : reached({ ...run.budget, toolCalls: undefined }, spentOf(run))
-  if (spent !== undefined) {
-    // no model call was made: the iteration is not counted (a continue makes it)
-    run.iteration -= 1
-    return budgetExceeded(agent, run, spent, [])
-  }
+  const spent = modelCallOverBudget(run)
+  if (spent !== undefined) return stopBeforeModelCall(agent, run, spent)
+  const modelCalls = run.modelCalls
+  const window = windowOf(agent, run)
+  const messages = isWindow(window) ? window : yield* window
+  // a summary call was made: its tokens and the call count before the run's own call
+  const compacted = run.modelCalls === modelCalls ? undefined : modelCallOverBudget(run)
+  if (compacted !== undefined) return stopBeforeModelCall(agent, run, compacted)
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1
@@ -89,9 +91,10 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
     runId: run.runId,
     conversationId: run.conversationId,
     iteration: run.iteration,
+    purpose: "answer",
     request: {
       system: agent.system,
-      messages: run.history.slice(),
+      messages,
       tools: agent.toolDefinitions,
       toolChoice,
       settings: run.settings,
@@ -99,7 +102,8 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
       runId: run.runId
     }
   }, callModel(run))
-  run.usage = addUsage(run.usage, counted(response.usage))
+  spend(run, response.usage)
+  calibrate(run, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls)])
   if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
@@ -111,6 +115,19 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   yield* run.recorder.batch(agent, run, batch)
   return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
 })
+
+/** The limit of the run's budget that stops its next model call, if any: tool calls are counted before a batch, so that a model call that may only answer is never refused for them. */
+const modelCallOverBudget = (run: RunState): Over | undefined =>
+  run.budget === undefined ? undefined : reached({ ...run.budget, toolCalls: undefined }, spentOf(run))
+
+/** Stops the run before the iteration's own model call: the iteration is not counted (a continue makes it). */
+const stopBeforeModelCall = (agent: Agent.Any, run: RunState, over: Over) => {
+  run.iteration -= 1
+  return budgetExceeded(agent, run, over, [])
+}
+
+const isWindow = (u: ReadonlyArray<ModelMessage> | Effect.Effect<ReadonlyArray<ModelMessage>, unknown, unknown>): u is ReadonlyArray<ModelMessage> =>
+  Array.isArray(u)
 
 /** What the run has spent, in its budget's units. */
 const spentOf = (run: RunState): Budget.Spent => ({
@@ -174,28 +191,12 @@ export const budgetExceeded = Effect.fnUntraced(function*(
   return yield* new BudgetExceeded({ ...over, checkpoint })
 })
 
-/** A token count that is no count (infinite, NaN, negative) is taken as 0, as the adapters take it (decision 066): the run's usage stays a number its checkpoint can hold. */
-const counted = (usage: Usage): Usage =>
-  isTokenCount(usage.inputTokens) && isTokenCount(usage.outputTokens) && isTokenCount(usage.totalTokens) ? usage : {
-    inputTokens: isTokenCount(usage.inputTokens) ? usage.inputTokens : 0,
-    outputTokens: isTokenCount(usage.outputTokens) ? usage.outputTokens : 0,
-    totalTokens: isTokenCount(usage.totalTokens) ? usage.totalTokens : 0
-  }
-
 /**
  * The model call: streamed when someone listens and the model really streams (text arrives
  * as `TextDelta` events); else one `generate`, whose text is one delta for listeners.
  */
 const callModel = (run: RunState) => (input: ModelInput): Effect.Effect<ChatResponse, ModelError> =>
-  run.traced && (run.model.model !== undefined || run.model.provider !== undefined)
-    ? Effect.zipRight(annotate(true, () => modelAttributes(run.model)), respond(run, run.model, input))
-    : respond(run, run.model, input)
-
-/** What the model service names of itself, as GenAI attributes. */
-const modelAttributes = (model: ChatModel["Type"]): Record<string, unknown> => ({
-  ...(model.model === undefined ? {} : { "gen_ai.request.model": model.model }),
-  ...(model.provider === undefined ? {} : { "gen_ai.provider.name": model.provider })
-})
+  withModelAttributes(run.traced, run.model, respond(run, run.model, input))
 
 const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }: ModelInput): Effect.Effect<ChatResponse, ModelError> => {
   if (run.sinks.length === 0) return model.generate(request)

@@ -130,25 +130,36 @@ const model = <R>(
 ) =>
   withSpan(watchers.traced, "agentfx.model", () => ({
     "agentfx.iteration": input.iteration,
+    "agentfx.model.purpose": input.purpose,
     "gen_ai.operation.name": "chat",
     ...settingsAttributes(input.request.settings)
   }))(Effect.gen(function*() {
-    yield* emit(watchers, () => ({ _tag: "ModelCalled", iteration: input.iteration, messages: input.request.messages.length }))
+    yield* emit(watchers, () => ({
+      _tag: "ModelCalled",
+      iteration: input.iteration,
+      messages: input.request.messages.length,
+      purpose: input.purpose
+    }))
     const started = yield* now(watchers)
     const response = yield* compose(watchers.middleware.model, call)(input) as Effect.Effect<ChatResponse, ModelError, R>
     const finished = yield* now(watchers)
     yield* emit(watchers, () => ({
       _tag: "ModelResponded",
       iteration: input.iteration,
+      purpose: input.purpose,
       text: response.text,
       toolCalls: response.toolCalls.length,
       finishReason: response.finishReason,
       usage: response.usage,
-      durationMillis: finished - started
+      durationMillis: finished - started,
+      ...(response.model === undefined ? {} : { model: response.model }),
+      ...(response.provider === undefined ? {} : { provider: response.provider })
     }))
     yield* annotate(watchers.traced, () => ({
       "agentfx.model.finish_reason": response.finishReason,
       "agentfx.model.tool_calls": response.toolCalls.length,
+      // who answered (a fallback's step): over what the model service named before the call
+      ...(response.model === undefined ? {} : { "gen_ai.request.model": response.model }),
       ...(response.provider === undefined ? {} : { "gen_ai.provider.name": response.provider }),
       "gen_ai.response.finish_reasons": response.providerFinishReasons ?? [response.finishReason],
       "gen_ai.usage.input_tokens": response.usage.inputTokens,

@@ -144,6 +144,7 @@ export const checkpointOf = (
     ...(run.budget === undefined ? {} : { budget: run.budget }),
     ...(run.runSettings === undefined ? {} : { settings: run.runSettings }),
     ...(run.toolChoice === "auto" ? {} : { toolChoice: run.toolChoice }),
+    ...(run.runContext === undefined ? {} : { context: run.runContext }),
     messages: run.history,
     batch: batch.map(BatchItem.toCheckpoint),
     pending,

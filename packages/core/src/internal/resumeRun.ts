@@ -166,7 +166,7 @@ const runOf = (
       usage: cp.usage,
       outcomes: [...cp.outcomes],
       ...fields
-    }, { settings: cp.settings, toolChoice: cp.toolChoice ?? "auto" }))
+    }, { settings: cp.settings, toolChoice: cp.toolChoice ?? "auto", context: cp.context }))
   )
 
 /**

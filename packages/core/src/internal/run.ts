@@ -13,11 +13,13 @@ import { currentSinks } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import { ChatModel, emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
+import type * as ContextWindow from "../ContextWindow.js"
 import { danglingToolCalls, user } from "../Message.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
-import { budgetProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
+import { budgetProblems, contextProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
+import { fixedOf } from "./compaction.js"
 import { finishCrashed } from "./crashed.js"
 import { ephemeralId, newId } from "./ids.js"
 import { loop, nextOf } from "./loop.js"
@@ -44,6 +46,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   if (options.budget !== undefined) problems.push(...budgetProblems(options.budget, "budget"))
   if (options.settings !== undefined) problems.push(...settingsProblems(options.settings, "settings"))
   if (options.toolChoice !== undefined) problems.push(...toolChoiceProblems(options.toolChoice, agent.toolNames))
+  if (options.context !== undefined) problems.push(...contextProblems(options.context, "context", fixedOf(agent), "run"))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
   if (options.runId !== undefined && !validRunId(options.runId)) {
@@ -83,7 +86,11 @@ export const runState = (
     RunState,
     "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "modelCalls" | "budget" | "usage" | "outcomes" | "version"
   >,
-  turn: { readonly settings?: ModelSettings | undefined; readonly toolChoice?: ToolChoice | undefined } = {}
+  turn: {
+    readonly settings?: ModelSettings | undefined
+    readonly toolChoice?: ToolChoice | undefined
+    readonly context?: ContextWindow.Policy | undefined
+  } = {}
 ): RunState => {
   const sinks = fiber.getFiberRef(currentSinks)
   const own = turn.settings === undefined ? undefined : definedOnly(turn.settings)
@@ -100,6 +107,11 @@ export const runState = (
     settings: own === undefined ? agent.settings : { ...agent.settings, ...own },
     runSettings: own,
     toolChoice: turn.toolChoice ?? agent.toolChoice,
+    context: turn.context ?? agent.context,
+    runContext: turn.context,
+    compacted: undefined,
+    tokenScale: 1,
+    estimated: 0,
     outputRetries: 0,
     usage: fields.usage,
     outcomes: fields.outcomes,

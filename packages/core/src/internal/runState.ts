@@ -6,6 +6,8 @@ import type { RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
+import { addUsage, isTokenCount } from "../ChatModel.js"
+import type * as ContextWindow from "../ContextWindow.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { ChatMemory, type MemoryError } from "../ChatMemory.js"
 import type { Message, ToolResultMessage } from "../Message.js"
@@ -32,6 +34,16 @@ export interface RunState extends Watchers {
   readonly runSettings: ModelSettings | undefined
   /** The next model call's tool choice (the run's first call: the run's or agent's; then `"auto"`, after a resume too). */
   toolChoice: ToolChoice
+  /** The context policy of the run's model calls: the run's own, else the agent's. */
+  readonly context: ContextWindow.Policy<any>
+  /** The run's own context policy (`RunOptions.context`), kept in its checkpoints like its settings. */
+  readonly runContext: ContextWindow.Policy | undefined
+  /** The index of the history's last compaction entry (-1: none); `undefined` until the run's first model call looks. */
+  compacted: number | undefined
+  /** What the run's token estimates are scaled by: how far the estimate of its last model call that reported its input was off. */
+  tokenScale: number
+  /** The estimate (unscaled) of the last view the run's model was sent under a policy; 0 when not estimated. */
+  estimated: number
   /** Final answers of this turn fed back for not matching the agent's `output`. */
   outputRetries: number
   usage: Usage
@@ -62,6 +74,22 @@ export interface RunState extends Watchers {
 export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>): Effect.Effect<void, MemoryError> => {
   for (const message of messages) run.history.push(message)
   return run.ephemeral ? Effect.void : Effect.flatMap(ChatMemory, (memory) => memory.append(run.conversationId, messages))
+}
+
+/**
+ * Adds a model call's usage to the run's: a token count that is no count (infinite, NaN,
+ * negative) is taken as 0, as the adapters take it (decision 066), so that the run's usage stays
+ * a number its checkpoint can hold.
+ */
+export const spend = (run: RunState, usage: Usage): void => {
+  run.usage = addUsage(
+    run.usage,
+    isTokenCount(usage.inputTokens) && isTokenCount(usage.outputTokens) && isTokenCount(usage.totalTokens) ? usage : {
+      inputTokens: isTokenCount(usage.inputTokens) ? usage.inputTokens : 0,
+      outputTokens: isTokenCount(usage.outputTokens) ? usage.outputTokens : 0,
+      totalTokens: isTokenCount(usage.totalTokens) ? usage.totalTokens : 0
+    }
+  )
 }
 
 /** The tool-result message the model is shown for an outcome. */

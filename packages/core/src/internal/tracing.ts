@@ -6,6 +6,7 @@
  * (`@effect/opentelemetry`, a test tracer); without one, the span sites are plain branches.
  */
 import type { Fiber } from "effect"
+import type { ChatModel } from "../ChatModel.js"
 import { Context, DefaultServices, Effect, Tracer } from "effect"
 
 /** The tracer every fiber has unless one is provided. */
@@ -55,3 +56,13 @@ export const annotate = (traced: boolean, attributes: () => Record<string, unkno
   const evaluated = attributes()
   return Effect.zipRight(Effect.annotateCurrentSpan(evaluated), stringArrays(evaluated))
 }
+
+/** What a model service names of itself, as GenAI attributes (`gen_ai.request.model`, `gen_ai.provider.name`). */
+export const modelAttributes = (model: ChatModel.Service): Record<string, unknown> => ({
+  ...(model.model === undefined ? {} : { "gen_ai.request.model": model.model }),
+  ...(model.provider === undefined ? {} : { "gen_ai.provider.name": model.provider })
+})
+
+/** `effect`, a model call of `model`, with the model's attributes on the current span first (when `traced`): a call that fails carries them too. */
+export const withModelAttributes = <A, E>(traced: boolean, model: ChatModel.Service, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  traced && (model.model !== undefined || model.provider !== undefined) ? Effect.zipRight(annotate(true, () => modelAttributes(model)), effect) : effect

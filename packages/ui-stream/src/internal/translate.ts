@@ -1,6 +1,6 @@
 /**
- * A run's events as the chunks of its assistant message. Each model call is a step; its text
- * a text part; each tool call that a gate let through a tool part, from its start to its
+ * A run's events as the chunks of its assistant message. Each model call is a step (a context
+ * policy's summary call is none); its text a text part; each tool call that a gate let through a tool part, from its start to its
  * result. A pause closes the step with one approval request per pending call. Events of a
  * sub-agent's run (another run id) are not the message's: its call's result is.
  */
@@ -51,6 +51,8 @@ export const make = (runId: string): Translator => {
     if (event.runId !== runId) return []
     switch (event._tag) {
       case "ModelCalled": {
+        // a context policy's summary call is no step of the answer
+        if (event.purpose === "compaction") return []
         const chunks = closeStep()
         step = true
         announced.clear() // call ids may repeat across model calls: each step announces its own
@@ -63,7 +65,7 @@ export const make = (runId: string): Translator => {
         return [{ type: "text-start", id: text }, { type: "text-delta", id: text, delta: event.text }]
       }
       case "ModelResponded":
-        return closeText()
+        return event.purpose === "compaction" ? [] : closeText()
       case "ToolStarted":
         announced.add(event.callId)
         return [{ type: "tool-input-available", toolCallId: event.callId, toolName: event.toolName, input: event.args }]
@@ -79,6 +81,7 @@ export const make = (runId: string): Translator => {
         return closeStep()
       case "RunStarted":
       case "RunResumed":
+      case "ContextCompacted":
         return []
     }
   }

@@ -1,0 +1,117 @@
+/**
+ * A model that falls back through the models of an `ExecutionPlan` (`ChatModel.fallback`;
+ * decisions 018 and 019). Each step's Layer is built once, with the fallback's own Layer; each
+ * call runs `Effect.withExecutionPlan` (a stream, `Stream.withExecutionPlan`) over the built
+ * models. The service is passed in by `ChatModel.ts`, which this module imports for types only.
+ */
+import type { Scope } from "effect"
+import { Context, Effect, ExecutionPlan, Layer, Schedule, Stream } from "effect"
+import type { ChatModel, ChatResponse, ModelError, StreamPart } from "../ChatModel.js"
+import { isTraced, modelAttributes } from "./tracing.js"
+
+type Service = ChatModel.Service
+
+/** A plan whose steps provide a `ChatModel`, its `while` and `schedule` fed the failed call's `ModelError`. */
+export type Plan<E, R> = ExecutionPlan.ExecutionPlan<{ provides: ChatModel; input: ModelError; error: E; requirements: R }>
+
+type Step<R> = Plan<unknown, R>["steps"][number]
+
+/** What a built step keeps: its model in a context, and its rules with their requirements provided. */
+interface Built {
+  readonly context: Context.Context<ChatModel>
+  readonly model: Service
+  readonly attempts: number | undefined
+  readonly while: ((error: ModelError) => Effect.Effect<boolean>) | undefined
+  readonly schedule: Schedule.Schedule<any, ModelError> | undefined
+}
+
+/** The response stamped with who answered: what the step's adapter said of itself, unless the response says more. */
+const stamp = (model: Service) => (response: ChatResponse): ChatResponse =>
+  (response.model !== undefined || model.model === undefined) && (response.provider !== undefined || model.provider === undefined)
+    ? response
+    : { ...response, model: response.model ?? model.model, provider: response.provider ?? model.provider }
+
+/** One attempt on one step's model (the one in context), in its own span when the fiber is traced, named for that model. */
+const attempt = <A>(tag: typeof ChatModel, call: (model: Service) => Effect.Effect<A, ModelError>): Effect.Effect<A, ModelError, ChatModel> =>
+  Effect.flatMap(tag, (model) =>
+    Effect.withFiberRuntime<A, ModelError>((fiber) =>
+      isTraced(fiber) ? Effect.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
+    ))
+
+/** {@link attempt}, streamed. */
+const attemptStream = <A>(tag: typeof ChatModel, call: (model: Service) => Stream.Stream<A, ModelError>): Stream.Stream<A, ModelError, ChatModel> =>
+  Stream.unwrap(Effect.flatMap(tag, (model) =>
+    Effect.withFiberRuntime<Stream.Stream<A, ModelError>>((fiber) =>
+      Effect.succeed(
+        isTraced(fiber) ? Stream.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
+      )
+    )))
+
+const AttemptSpan = "agentfx.model.attempt"
+
+/** A step built in the Layer's scope: a Layer once, its `while` and `schedule` given the Layer's context (a `while` that fails is a defect). */
+const build = <R>(step: Step<R>, tag: typeof ChatModel, context: Context.Context<R>) =>
+  Effect.map(
+    Context.isContext(step.provide) ? Effect.succeed(step.provide) : Layer.build(step.provide as Layer.Layer<ChatModel, unknown, R>),
+    (built): Built => {
+      const own = step.while
+      return {
+        context: built,
+        model: Context.get(built, tag),
+        attempts: step.attempts,
+        while: own === undefined ? undefined : (error) => Effect.orDie(Effect.provide(own(error), context)),
+        schedule: step.schedule === undefined ? undefined : Schedule.provideContext(step.schedule, context)
+      }
+    }
+  )
+
+/** The plan over the built steps; `guard` (a stream's) refuses any retry and fallback once it says no. */
+const planOf = (steps: ReadonlyArray<Built>, guard?: () => boolean) =>
+  ExecutionPlan.make(...steps.map((step) => ({
+    provide: step.context,
+    attempts: step.attempts,
+    schedule: step.schedule,
+    while: guard === undefined ? step.while : (error: ModelError) =>
+      !guard() ? Effect.succeed(false) : step.while === undefined ? Effect.succeed(true) : step.while(error)
+  })) as unknown as [ExecutionPlan.make.Step]) as unknown as Plan<never, never>
+
+/**
+ * The fallback's service. `generate` tries the plan's steps in order, each as its `attempts`,
+ * `while` and `schedule` say. `stream` does the same until the first part reaches the caller:
+ * after that, a failure ends the stream, on no other model (decision 019). It streams when any
+ * step streams; it names itself after its first step.
+ */
+export const make = <E, R>(
+  tag: typeof ChatModel,
+  notStreaming: symbol,
+  plan: Plan<E, R>
+): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> =>
+  Layer.scoped(
+    tag,
+    Effect.gen(function*() {
+      const context = yield* Effect.context<R>()
+      const steps: ReadonlyArray<Built> = yield* Effect.forEach(plan.steps, (step) => build(step as Step<R>, tag, context)) as Effect.Effect<
+        ReadonlyArray<Built>,
+        E,
+        R | Scope.Scope
+      >
+      const whole = planOf(steps)
+      const service: Service = {
+        model: steps[0]!.model.model,
+        provider: steps[0]!.model.provider,
+        generate: (request) =>
+          Effect.withExecutionPlan(attempt(tag, (model) => Effect.map(model.generate(request), stamp(model))), whole),
+        stream: (request) =>
+          Stream.suspend(() => {
+            let emitted = false
+            const parts = attemptStream(tag, (model) =>
+              model.stream(request).pipe(
+                Stream.map((part): StreamPart => part._tag === "Done" ? { _tag: "Done", response: stamp(model)(part.response) } : part),
+                Stream.tap(() => Effect.sync(() => void (emitted = true)))
+              ))
+            return Stream.withExecutionPlan(parts, planOf(steps, () => !emitted), { preventFallbackOnPartialStream: true })
+          })
+      }
+      return steps.every((step) => notStreaming in step.model) ? { ...service, [notStreaming]: true as const } : service
+    })
+  ) as Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>>
