@@ -23,6 +23,7 @@ import type { Layers } from "./internal/observe.js"
 import * as ResumeRun from "./internal/resumeRun.js"
 import * as Run from "./internal/run.js"
 import type * as Middleware from "./Middleware.js"
+import type * as Part from "./Part.js"
 import type { StoreError } from "./RunStore.js"
 import type * as Slot from "./Slot.js"
 import type * as Tool from "./Tool.js"
@@ -308,8 +309,12 @@ export interface ToolOptions extends AgentTool.ToolOptions {}
  * @category models
  */
 export interface RunOptions<S extends Slots> {
-  /** What the person says. */
-  readonly input: string
+  /**
+   * What the person says: text, or parts — text and files (images, documents; `Part.text`,
+   * `Part.image`, `Part.file`) in order. Each file is checked as `Part.FilePart` decodes it and
+   * held to the agent's `limits.fileBytes`, else `InvalidRunInput` names it.
+   */
+  readonly input: string | ReadonlyArray<Part.InputPart>
   /**
    * The run's id (its record's key in the `RunStore`). Default: a new unique id. Given, it must be
    * new to the store: a run id the store has, or had within its retention, is refused

@@ -8,6 +8,7 @@ import { Cause, Data, Effect, FiberRef, GlobalValue, HashSet, Layer, Queue } fro
 import type * as AgentExit from "./AgentExit.js"
 import type { FinishReason, Usage } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
+import type { FilePart } from "./Part.js"
 import type { ToolFailure } from "./ToolError.js"
 
 /**
@@ -32,7 +33,10 @@ export interface Meta {
 export interface RunStarted extends Meta {
   readonly _tag: "RunStarted"
   readonly agent: string
+  /** The input's text (of its text parts, when it was given as parts). */
   readonly input: string
+  /** The input's files, when it had some. */
+  readonly files?: ReadonlyArray<FilePart>
 }
 
 /**
@@ -137,7 +141,8 @@ export interface ToolStarted extends Meta {
 }
 
 /**
- * A tool call succeeded; `value` is what the model is shown.
+ * A tool call succeeded; `value` is what the model is shown, with `files` when the tool
+ * returned some.
  *
  * @since 0.1.0
  * @category models
@@ -147,6 +152,7 @@ export interface ToolSucceeded extends Meta {
   readonly callId: string
   readonly toolName: string
   readonly value: JsonValue
+  readonly files?: ReadonlyArray<FilePart>
   readonly durationMillis: number
 }
 

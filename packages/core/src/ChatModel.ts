@@ -8,6 +8,7 @@ import type { ExecutionPlan, JSONSchema, Layer, Scope } from "effect"
 import { Context, Effect, Schema, Stream } from "effect"
 import * as Fallback from "./internal/fallback.js"
 import type { CompactionMessage, Message } from "./Message.js"
+import type { ReasoningPart } from "./Part.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
@@ -255,6 +256,12 @@ export interface ChatResponse {
    * the adapter has them: the model call's `gen_ai.response.finish_reasons` (else `[finishReason]`).
    */
   readonly providerFinishReasons?: ReadonlyArray<string> | undefined
+  /**
+   * The model's reasoning that its provider requires back (Anthropic's thinking blocks, OpenAI's
+   * encrypted reasoning items), each marked with the provider that made it: the loop keeps it in
+   * the assistant message, and an adapter sends back only its own provider's.
+   */
+  readonly reasoning?: ReadonlyArray<ReasoningPart> | undefined
 }
 
 /**

@@ -31,19 +31,37 @@ const ContextPolicy = Schema.Union(
 const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
 
 /**
- * The checkpoint format's version; a checkpoint of another version is refused.
+ * The checkpoint format's version, which this runtime writes. Version 3 added files (in user
+ * messages, tool results and their outcomes) and the model's reasoning (in assistant
+ * messages); a checkpoint of version 2 is still read ({@link AnyVersion}), a later one is refused.
  *
  * @example
  * ```ts
  * import { Checkpoint } from "@agentfx/core"
  *
- * const readable = (json: { readonly version: number }) => json.version === Checkpoint.version
+ * const current = (json: { readonly version: number }) => json.version === Checkpoint.version
  * ```
  *
  * @since 0.1.0
  * @category constants
  */
-export const version = 2
+export const version: 3 = 3
+
+/**
+ * The versions of the format this runtime reads: the current one, and the ones it migrates
+ * when it reads them ({@link AnyVersion}).
+ *
+ * @example
+ * ```ts
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Checkpoint.readableVersions.includes(2) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const readableVersions: ReadonlyArray<number> = [2, version]
 
 /**
  * What the gate said of a call that has no outcome yet: it may run (`proceed`), or a person
@@ -188,3 +206,37 @@ export interface Checkpoint extends Schema.Schema.Type<typeof Checkpoint> {}
  * @category models
  */
 export interface Encoded extends Schema.Schema.Encoded<typeof Checkpoint> {}
+
+/**
+ * The checkpoint's fields as every readable version has them: version 2 is version 3 without
+ * files and reasoning, which version 3 added as optional fields.
+ */
+const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literal(2, version) })
+
+/**
+ * A checkpoint of any version this runtime reads ({@link readableVersions}), decoded as the
+ * current version: a version-2 checkpoint is migrated on read (its version becomes 3; it has
+ * no files and no reasoning). What reads a run store's records must use it: a run paused by an
+ * older runtime is still there. Encoding writes the current version. `Agent.resume` checks a
+ * checkpoint's signature before the migration, on the JSON as it was signed.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * const read = Schema.decodeUnknown(Checkpoint.AnyVersion) // a record's checkpoint, v2 or v3
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AnyVersion: Schema.Schema<Checkpoint, Schema.Schema.Encoded<typeof Readable>> = Schema.transform(
+  Readable,
+  Schema.typeSchema(Checkpoint),
+  {
+    strict: true,
+    decode: (read) => ({ ...read, version }),
+    encode: (current) => current
+  }
+).annotations({ identifier: "Checkpoint" })

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { JsonValue } from "./Json.js"
+import { FilePart, InputPart, ReasoningPart, textOf } from "./Part.js"
 import { ToolCall } from "./ToolCall.js"
 
 /**
@@ -30,7 +31,9 @@ export const SystemMessage = Schema.TaggedStruct("System", { text: Schema.String
 export interface SystemMessage extends Schema.Schema.Type<typeof SystemMessage> {}
 
 /**
- * What the person said.
+ * What the person said. `parts`, when present, is all of it in order — text and files
+ * (images, documents) — and `text` is the text of its text parts (what events, logs and
+ * summaries show); a message of text alone has no `parts`.
  *
  * @example
  * ```ts
@@ -38,12 +41,23 @@ export interface SystemMessage extends Schema.Schema.Type<typeof SystemMessage> 
  * import { Message } from "@agentfx/core"
  *
  * Schema.decodeUnknownSync(Message.UserMessage)({ _tag: "User", text: "hi" })
+ * Schema.decodeUnknownSync(Message.UserMessage)({
+ *   _tag: "User",
+ *   text: "What is this?",
+ *   parts: [
+ *     { _tag: "Text", text: "What is this?" },
+ *     { _tag: "File", mediaType: "image/png", source: { _tag: "Url", url: "https://example.com/x.png" } }
+ *   ]
+ * })
  * ```
  *
  * @since 0.1.0
  * @category schemas
  */
-export const UserMessage = Schema.TaggedStruct("User", { text: Schema.String })
+export const UserMessage = Schema.TaggedStruct("User", {
+  text: Schema.String,
+  parts: Schema.optionalWith(Schema.Array(InputPart), { exact: true })
+})
 
 /**
  * @since 0.1.0
@@ -52,7 +66,9 @@ export const UserMessage = Schema.TaggedStruct("User", { text: Schema.String })
 export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 
 /**
- * What the model answered: text, tool calls, or both.
+ * What the model answered: text, tool calls, or both. `reasoning`, when present, is the
+ * model's reasoning as its provider returned it, sent back to that provider only (and first,
+ * as Anthropic requires of a turn that called tools).
  *
  * @example
  * ```ts
@@ -67,7 +83,8 @@ export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
  */
 export const AssistantMessage = Schema.TaggedStruct("Assistant", {
   text: Schema.String,
-  toolCalls: Schema.Array(ToolCall)
+  toolCalls: Schema.Array(ToolCall),
+  reasoning: Schema.optionalWith(Schema.Array(ReasoningPart), { exact: true })
 })
 
 /**
@@ -78,7 +95,8 @@ export interface AssistantMessage extends Schema.Schema.Type<typeof AssistantMes
 
 /**
  * The result of one tool call, keyed by the call's id. `content` is what the model is shown:
- * the encoded success value, or the failure's message when `isError`.
+ * the encoded success value, or the failure's message when `isError`; `files`, the files the
+ * tool returned beside it (`Tool.output(value, { files })`, an MCP tool's images).
  *
  * @example
  * ```ts
@@ -94,7 +112,8 @@ export const ToolResultMessage = Schema.TaggedStruct("ToolResult", {
   callId: Schema.String,
   toolName: Schema.String,
   isError: Schema.Boolean,
-  content: JsonValue
+  content: JsonValue,
+  files: Schema.optionalWith(Schema.Array(FilePart), { exact: true })
 })
 
 /**
@@ -159,22 +178,47 @@ export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | CompactionMessage
 
 /**
- * A user message.
+ * A user message, of text or of parts. Parts that are all text make a message of text alone
+ * (joined by blank lines).
  *
  * @example
  * ```ts
- * import { Message } from "@agentfx/core"
+ * import { Message, Part } from "@agentfx/core"
  *
  * Message.user("hello") // { _tag: "User", text: "hello" }
+ * Message.user([Part.text("What is this?"), Part.image({ url: "https://example.com/x.png" })])
+ * // { _tag: "User", text: "What is this?", parts: [...] }
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const user = (text: string): UserMessage => ({ _tag: "User", text })
+export const user = (input: string | ReadonlyArray<InputPart>): UserMessage =>
+  typeof input === "string"
+    ? { _tag: "User", text: input }
+    : input.every((part) => part._tag === "Text")
+    ? { _tag: "User", text: textOf(input) }
+    : { _tag: "User", text: textOf(input), parts: input }
 
 /**
- * An assistant message.
+ * What a user message says, as parts: its `parts`, or its text as one text part (none when
+ * it is empty).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "@agentfx/core"
+ *
+ * Message.userParts(Message.user("hi")) // [{ _tag: "Text", text: "hi" }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const userParts = (message: UserMessage): ReadonlyArray<InputPart> =>
+  message.parts ?? (message.text.length === 0 ? [] : [{ _tag: "Text", text: message.text }])
+
+/**
+ * An assistant message; `reasoning`, the model's (kept only when there is some).
  *
  * @example
  * ```ts
@@ -186,11 +230,12 @@ export const user = (text: string): UserMessage => ({ _tag: "User", text })
  * @since 0.1.0
  * @category constructors
  */
-export const assistant = (text: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage => ({
-  _tag: "Assistant",
-  text,
-  toolCalls
-})
+export const assistant = (
+  text: string,
+  toolCalls: ReadonlyArray<ToolCall> = [],
+  reasoning?: ReadonlyArray<ReasoningPart>
+): AssistantMessage =>
+  reasoning === undefined || reasoning.length === 0 ? { _tag: "Assistant", text, toolCalls } : { _tag: "Assistant", text, toolCalls, reasoning }
 
 /**
  * The tool calls in `messages` that have no result yet (e.g. after a crash or an interrupted run).

@@ -8,9 +8,13 @@ import { Context, Effect, Layer, Stream } from "effect"
 import type { ChatRequest, ChatResponse, FinishReason, StreamPart, Usage } from "./ChatModel.js"
 import { ChatModel, emptyUsage, ModelError } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
+import type { ReasoningPart } from "./Part.js"
 
 /**
- * One scripted answer. Tool calls without an `id` get `call_<request>_<index>`.
+ * One scripted answer. Tool calls without an `id` get `call_<request>_<index>`. `reasoning`
+ * is the model's reasoning as a provider would return it (kept in the history like a real
+ * provider's: a script can read it back in the next request). A step function reads every
+ * request whole, the files of user messages and tool results included.
  *
  * @since 0.1.0
  * @category models
@@ -22,6 +26,7 @@ export interface Step {
   readonly toolCalls?: ReadonlyArray<{ readonly id?: string; readonly name: string; readonly args: JsonValue }>
   readonly finishReason?: FinishReason
   readonly usage?: Usage
+  readonly reasoning?: ReadonlyArray<ReasoningPart>
 }
 
 /**
@@ -101,7 +106,8 @@ const toResponse = (step: Step, index: number): ChatResponse => {
     text: step.text ?? step.chunks?.join("") ?? "",
     toolCalls: calls,
     finishReason: step.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
-    usage: step.usage ?? emptyUsage
+    usage: step.usage ?? emptyUsage,
+    ...(step.reasoning === undefined ? {} : { reasoning: step.reasoning })
   }
 }
 

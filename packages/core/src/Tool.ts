@@ -7,6 +7,7 @@ import type { Duration, Schedule } from "effect"
 import { Effect, JSONSchema, Option, Pipeable, Schema, SchemaAST } from "effect"
 import { HandlerKey } from "./internal/handler.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
+import type { FilePart } from "./Part.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
 import type { WorkerPool } from "./WorkerPool.js"
 
@@ -49,7 +50,8 @@ export interface CallContext {
 export const OutputTypeId: unique symbol = Symbol.for("@agentfx/core/Tool/Output")
 
 /**
- * A handler's value together with writes to the run state. Build it with {@link output}.
+ * A handler's value together with writes to the run state and files for the model. Build it
+ * with {@link output}.
  *
  * @since 0.1.0
  * @category models
@@ -58,17 +60,22 @@ export interface Output<out A> {
   readonly [OutputTypeId]: typeof OutputTypeId
   readonly value: A
   readonly writes: { readonly [slot: string]: unknown }
+  readonly files: ReadonlyArray<FilePart>
 }
 
 /**
- * Returns `value` and asks for `writes` to the agent's state slots. Writes are folded at the
- * end of the batch, in call order, by each slot's reducer. A write to a slot the agent
- * does not declare turns the call into a `semantic` failure.
+ * Returns `value` with `writes` to the agent's state slots, and `files` (images, documents)
+ * the model is shown beside the value. Writes are folded at the end of the batch, in call
+ * order, by each slot's reducer; a write to a slot the agent does not declare turns the call
+ * into a `semantic` failure. Files are held to the agent's `limits.fileBytes` (a larger inline
+ * file, or one that is not a file, makes the call a `semantic` failure naming it); they reach
+ * the model in each provider's own shape (`docs/providers.md`). Outside an agent run
+ * (`ToolCallingManager.call`) writes and files are dropped.
  *
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { Tool } from "@agentfx/core"
+ * import { Part, Tool } from "@agentfx/core"
  *
  * const addNote = Tool.make("add_note", {
  *   description: "Remembers a note",
@@ -76,15 +83,27 @@ export interface Output<out A> {
  *   success: Schema.String,
  *   handler: ({ note }) => Effect.succeed(Tool.output("noted", { writes: { notes: [note] } }))
  * })
+ *
+ * const screenshot = Tool.make("screenshot", {
+ *   description: "Takes a screenshot of the page",
+ *   parameters: Schema.Struct({ url: Schema.String }),
+ *   success: Schema.String,
+ *   handler: ({ url }) =>
+ *     Effect.succeed(Tool.output(`the page at ${url}`, { files: [Part.image({ data: new Uint8Array([137, 80, 78, 71]) })] }))
+ * })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const output = <A>(value: A, options: { readonly writes: { readonly [slot: string]: unknown } }): Output<A> => ({
+export const output = <A>(
+  value: A,
+  options: { readonly writes?: { readonly [slot: string]: unknown }; readonly files?: ReadonlyArray<FilePart> }
+): Output<A> => ({
   [OutputTypeId]: OutputTypeId,
   value,
-  writes: options.writes
+  writes: options.writes ?? {},
+  files: options.files ?? []
 })
 
 /**

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { JsonValue } from "./Json.js"
+import { FilePart } from "./Part.js"
 import { ToolFailure } from "./ToolError.js"
 
 /**
@@ -35,7 +36,8 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
 
 /**
  * The call ran and its handler succeeded; `value` is the result encoded with the tool's
- * `success` schema (what the model sees).
+ * `success` schema (what the model sees), `files` the files it returned beside it
+ * (`Tool.output(value, { files })`), when it returned some.
  *
  * @example
  * ```ts
@@ -50,7 +52,8 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
 export const Succeeded = Schema.TaggedStruct("Succeeded", {
   callId: Schema.String,
   toolName: Schema.String,
-  value: JsonValue
+  value: JsonValue,
+  files: Schema.optionalWith(Schema.Array(FilePart), { exact: true })
 }).annotations({ identifier: "ToolCall.Succeeded" })
 
 /**
@@ -237,7 +240,8 @@ export const Outcome = Schema.Union(Succeeded, Failed, Suspended, Rejected, Repl
 export type Outcome = Result | Rejected | Replied | Cancelled
 
 /**
- * What the model is shown for an outcome, and whether it is an error.
+ * What the model is shown for an outcome, whether it is an error, and the files a successful
+ * call returned.
  *
  * @example
  * ```ts
@@ -250,9 +254,12 @@ export type Outcome = Result | Rejected | Replied | Cancelled
  * @since 0.1.0
  * @category utils
  */
-export const modelContent = (outcome: Outcome): { readonly isError: boolean; readonly content: JsonValue } => {
+export const modelContent = (
+  outcome: Outcome
+): { readonly isError: boolean; readonly content: JsonValue; readonly files?: ReadonlyArray<FilePart> } => {
   switch (outcome._tag) {
     case "Succeeded":
+      return outcome.files === undefined ? { isError: false, content: outcome.value } : { isError: false, content: outcome.value, files: outcome.files }
     case "Replied":
       return { isError: false, content: outcome.value }
     case "Failed":

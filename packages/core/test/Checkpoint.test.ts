@@ -33,7 +33,7 @@ describe("Checkpoint", () => {
       const { checkpoint } = yield* setup
       expect(checkpoint).toMatchObject({
         format: "agentfx/checkpoint",
-        version: 2,
+        version: 3,
         revision: 1,
         pausedAt: 0,
         agent: "mailer",
@@ -66,7 +66,10 @@ describe("Checkpoint", () => {
       })
       expect(yield* refusal(fewer, checkpoint)).toBe(`tools: this agent has no tool "send_email"`)
       expect(yield* refusal(agent, { ...checkpoint, version: 1 })).toBe(
-        "version: format version 1 is not supported (this runtime reads version 2)"
+        "version: format version 1 is not supported (this runtime reads versions 2 and 3)"
+      )
+      expect(yield* refusal(agent, { ...checkpoint, version: 4 })).toBe(
+        "version: format version 4 is not supported (this runtime reads versions 2 and 3)"
       )
       const tampered = structuredClone(checkpoint)
       tampered.batch[0].call.args.to = "attacker@evil.example"

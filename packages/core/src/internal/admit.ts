@@ -4,9 +4,12 @@
  * is answered with a `semantic` error naming the limit (the model can try otherwise) and its
  * arguments are not kept — a hostile value must not break every later turn of the conversation.
  */
+import { Either, Schema } from "effect"
+import { type FilePart, FilePart as FilePartSchema, inlineBytes } from "../Part.js"
 import type { ToolCall } from "../ToolCall.js"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
+import { capped, describeParseError } from "./parseError.js"
 
 /** The limits a run holds the model's calls to. */
 export interface Limits {
@@ -16,10 +19,12 @@ export interface Limits {
   readonly argumentBytes: number
   /** The most calls of one batch that run; the others are answered with an error. */
   readonly batchWidth: number
+  /** The largest file held inline (base64) in a message — a person's input, a tool's result — in bytes it decodes to. */
+  readonly fileBytes: number
 }
 
 /** The defaults: far beyond what a model sends in earnest, far below what breaks a run. */
-export const defaultLimits: Limits = { depth: 64, argumentBytes: 1_048_576, batchWidth: 128 }
+export const defaultLimits: Limits = { depth: 64, argumentBytes: 1_048_576, batchWidth: 128, fileBytes: 20_971_520 }
 
 /**
  * The nesting depth of a JSON-like value; counting stops past `limit` (the result is then
@@ -106,3 +111,24 @@ export const admit = (
   })
   return { calls: admitted, refused }
 }
+
+const isFile = Schema.is(FilePartSchema)
+
+/**
+ * Why a file is refused, if it is: not a file part (a bad media type, base64 or URL), or more
+ * than `limits.fileBytes` inline. `what` names it in the message ("input part 2").
+ */
+export const fileProblem = (file: FilePart, limits: Limits, what: string): string | undefined => {
+  if (!isFile(file)) return `${what} is not a file: ${fileShapeProblem(file)}`
+  const bytes = inlineBytes(file)
+  return bytes > limits.fileBytes
+    ? `${what} (${file.mediaType}) is ${bytes} bytes inline, more than the ${limits.fileBytes} allowed (limits.fileBytes)`
+    : undefined
+}
+
+/** What is wrong with a value that is not a file part, cut short (it may quote megabytes of data). */
+const fileShapeProblem = (value: unknown): string =>
+  Either.match(Schema.decodeUnknownEither(FilePartSchema)(value, { errors: "first" }), {
+    onLeft: (error) => capped(describeParseError(error)),
+    onRight: () => "it is one"
+  })

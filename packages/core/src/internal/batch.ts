@@ -13,7 +13,8 @@ import type { StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
-import { depthOf } from "./admit.js"
+import type { FilePart } from "../Part.js"
+import { depthOf, fileProblem, type Limits } from "./admit.js"
 import type { BatchItem } from "./batchItem.js"
 import { runs, Done, type ToRun } from "./batchItem.js"
 import type { CallToRun, Executed } from "./executor.js"
@@ -70,8 +71,9 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
       tool === undefined ? manager.defaultTimeout : effectiveTimeout(tool, manager),
       (input) => {
         const toRun = input.call === item.call ? item : { call: input.call }
-        if (calls === undefined) return runCall(agent.toolkit, toRun, manager, state)
-        const call = runCall(agent.toolkit, { ...toRun, started: calls.started(recording, toRun.call) }, manager, state)
+        // held to the limits here too: what observes the call sees the result the history keeps
+        if (calls === undefined) return runCall(agent.toolkit, toRun, manager, state, checkedBy(agent.limits))
+        const call = runCall(agent.toolkit, { ...toRun, started: calls.started(recording, toRun.call) }, manager, state, checkedBy(agent.limits))
         return Effect.tap(call, (executed) => calls.result(recording, executed.result))
       }
     )
@@ -91,22 +93,41 @@ export const runRecordedCalls = (
 ): Effect.Effect<Array<Outcome>, StoreError | RunAlreadyResumed, any> =>
   Effect.flatMap(executeCalls(agent.toolkit, items, run.manager.concurrency, runOneOf(agent, run, run.manager, recording)), (executed) =>
     recording.unrecorded === undefined
-      ? foldWrites(agent, run, executed.map((e) => withinDepth(e, agent.limits.depth)))
+      ? foldWrites(agent, run, executed.map((e) => withinLimits(e, agent.limits)))
       : Effect.fail(recording.unrecorded))
 
-/** A result nested deeper than the agent's limit becomes a `semantic` failure: the history must stay serialisable. */
-const withinDepth = (executed: Executed, limit: number): Executed =>
-  executed.result._tag === "Succeeded" && typeof executed.result.value === "object" && depthOf(executed.result.value, limit) > limit
-    ? {
-      result: {
-        _tag: "Failed",
-        callId: executed.result.callId,
-        toolName: executed.result.toolName,
-        error: semantic(`Tool "${executed.result.toolName}" returned a result nested deeper than ${limit} levels (the agent's limit)`)
-      },
-      writes: undefined
-    }
-    : executed
+/**
+ * A result beyond the agent's limits becomes a `semantic` failure naming the limit: the history
+ * must stay serialisable, and small enough to send — a value nested deeper than `limits.depth`,
+ * a file that is not one or holds more than `limits.fileBytes` inline.
+ */
+const withinLimits = (executed: Executed, limits: Limits): Executed => {
+  const result = executed.result
+  if (result._tag !== "Succeeded") return executed
+  const problem = typeof result.value === "object" && depthOf(result.value, limits.depth) > limits.depth
+    ? `returned a result nested deeper than ${limits.depth} levels (the agent's limit)`
+    : filesProblem(result.files, limits)
+  return problem === undefined ? executed : {
+    result: { _tag: "Failed", callId: result.callId, toolName: result.toolName, error: semantic(`Tool "${result.toolName}" ${problem}`) },
+    writes: undefined
+  }
+}
+
+const filesProblem = (files: ReadonlyArray<FilePart> | undefined, limits: Limits): string | undefined => {
+  if (files === undefined) return undefined
+  for (const [i, file] of files.entries()) {
+    const problem = fileProblem(file, limits, `file ${i + 1}`)
+    if (problem !== undefined) return `returned ${problem}`
+  }
+  return undefined
+}
+
+const checkedBy = (limits: Limits) => (executed: Executed): Effect.Effect<Executed> =>
+  Effect.succeed(mayExceed(executed) ? withinLimits(executed, limits) : executed)
+
+/** A result that may be beyond the limits: one whose value is an object or array, or that has files. */
+const mayExceed = (executed: Executed) =>
+  executed.result._tag === "Succeeded" && (typeof executed.result.value === "object" || executed.result.files !== undefined)
 
 /** What follows the calls: built apart, so that the frame a waiting run keeps holds only these four. */
 const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
@@ -128,10 +149,7 @@ const afterCalls = (
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   if (run.unrecorded !== undefined) return Effect.fail(run.unrecorded)
-  const limit = agent.limits.depth
-  const checked = executed.some((e) => e.result._tag === "Succeeded" && typeof e.result.value === "object")
-    ? executed.map((e) => withinDepth(e, limit))
-    : executed
+  const checked = executed.some(mayExceed) ? executed.map((e) => withinLimits(e, agent.limits)) : executed
   const folded = foldWrites(agent, run, checked)
   const now = settledExit(folded)
   return now !== undefined && Exit.isSuccess(now)

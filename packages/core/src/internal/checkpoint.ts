@@ -71,7 +71,11 @@ export const encode = (
 
 const refuse = (reason: InvalidCheckpoint["reason"], detail: string) => Effect.fail(new InvalidCheckpoint({ reason, detail }))
 
-/** Decodes a checkpoint for `owner`, refusing foreign, tampered, malformed or unknown-version ones. */
+/**
+ * Decodes a checkpoint for `owner`, refusing foreign, tampered, malformed or unknown-version
+ * ones; one of an older readable version is migrated to the current one once its signature
+ * (over the JSON as it came) is checked.
+ */
 export const decode = (
   owner: CheckpointOwner,
   input: unknown
@@ -86,16 +90,20 @@ export const decode = (
     if (depthOf(input, depthLimit) > depthLimit) {
       return yield* refuse("malformed", `nested deeper than ${depthLimit} levels (the agent's depth limit and the checkpoint's own structure)`)
     }
-    if (raw.version !== Checkpoint.version) {
-      return yield* refuse("version", `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads version ${Checkpoint.version})`)
+    if (typeof raw.version !== "number" || !Checkpoint.readableVersions.includes(raw.version)) {
+      return yield* refuse(
+        "version",
+        `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads versions ${Checkpoint.readableVersions.join(" and ")})`
+      )
     }
+    // the signature is over the checkpoint as it was signed: an older version's is checked before it is migrated
     if (owner.checkpointSecret !== undefined) {
       if (typeof raw.signature !== "string") return yield* refuse("signature", "the checkpoint is not signed, and this agent requires a signature")
       if (!sameSignature(raw.signature, sign(owner.checkpointSecret, raw))) {
         return yield* refuse("signature", "the signature does not match: the checkpoint was altered or signed with another secret")
       }
     }
-    const checkpoint = yield* Schema.decodeUnknown(Checkpoint.Checkpoint)(input).pipe(
+    const checkpoint = yield* Schema.decodeUnknown(Checkpoint.AnyVersion)(input).pipe(
       Effect.catchAll((error) => refuse("malformed", describeParseError(error)))
     )
     // a run's calls have unique ids (the loop admits them so): a decision for one id decides one call

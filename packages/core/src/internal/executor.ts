@@ -219,9 +219,11 @@ const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.Tool
       writes: undefined
     })
   }
-  const [value, writes] = isOutput(output) ? [output.value, output.writes] : [output, undefined]
+  const [value, writes, files] = isOutput(output) ? [output.value, output.writes, output.files] : [output, undefined, undefined]
   const ok = (encoded: unknown): Executed => ({
-    result: { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue },
+    result: files === undefined || files.length === 0
+      ? { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue }
+      : { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue, files },
     writes
   })
   const encoded = prepared.encode(value)

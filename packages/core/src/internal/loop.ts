@@ -105,7 +105,7 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   spend(run, response.usage)
   calibrate(run, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
-  const appended = appendMessages(run, [assistant(response.text, calls)])
+  const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
   if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
   if (calls.length === 0) return finalAnswer(agent, run, response.text, true)
   const gating = gate(agent, run, calls, refused)

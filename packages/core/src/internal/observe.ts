@@ -181,7 +181,14 @@ const settingsAttributes = (settings: ChatRequest["settings"]): Record<string, u
 
 const toolEvent = (result: Exclude<Result, { readonly _tag: "Suspended" }>, durationMillis: number) => (): AgentEvent.Payload =>
   result._tag === "Succeeded"
-    ? { _tag: "ToolSucceeded", callId: result.callId, toolName: result.toolName, value: result.value, durationMillis }
+    ? {
+      _tag: "ToolSucceeded",
+      callId: result.callId,
+      toolName: result.toolName,
+      value: result.value,
+      ...(result.files === undefined ? {} : { files: result.files }),
+      durationMillis
+    }
     : result.error._tag === "ToolTimeout"
     ? {
       _tag: "ToolTimedOut",

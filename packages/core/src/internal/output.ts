@@ -4,22 +4,7 @@
  */
 import { Either, Schema } from "effect"
 import { depthOf, type Limits } from "./admit.js"
-import { describeParseError } from "./parseError.js"
-
-/**
- * The most characters of a problem with an answer that the model is told (and
- * `InvalidOutput.problem` holds): a mismatch quotes the wrong value, and an answer may be
- * megabytes. The rest is left out, saying how much.
- */
-export const problemChars = 2_000
-
-/** `problem`, cut after {@link problemChars} characters (never inside a surrogate pair). */
-const capped = (problem: string): string => {
-  if (problem.length <= problemChars) return problem
-  const code = problem.charCodeAt(problemChars - 1)
-  const end = code >= 0xd800 && code <= 0xdbff ? problemChars - 1 : problemChars
-  return `${problem.slice(0, end)}… (${problem.length - end} more characters)`
-}
+import { capped, describeParseError } from "./parseError.js"
 
 /** The answer as JSON decoded with the output schema, or what is wrong with it. */
 export const decodeOutput = (schema: Schema.Schema<any, any>, text: string, limits: Limits): Either.Either<unknown, string> => {

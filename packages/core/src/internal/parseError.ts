@@ -2,6 +2,21 @@ import { ParseResult } from "effect"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
 
+/**
+ * The most characters of a problem with an answer that the model is told (and
+ * `InvalidOutput.problem` holds): a mismatch quotes the wrong value, and an answer may be
+ * megabytes. The rest is left out, saying how much.
+ */
+export const problemChars = 2_000
+
+/** `problem`, cut after {@link problemChars} characters (never inside a surrogate pair). */
+export const capped = (problem: string): string => {
+  if (problem.length <= problemChars) return problem
+  const code = problem.charCodeAt(problemChars - 1)
+  const end = code >= 0xd800 && code <= 0xdbff ? problemChars - 1 : problemChars
+  return `${problem.slice(0, end)}… (${problem.length - end} more characters)`
+}
+
 /** A parse error as one line: `path.to.field: what is wrong; other.field: …`. */
 export const describeParseError = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)

@@ -5,7 +5,7 @@
  * run as the stream of its events.
  */
 import type { Fiber, Scope } from "effect"
-import { Context, Effect, Exit, HashSet, Option, Stream } from "effect"
+import { Context, Effect, Exit, HashSet, Option, Schema, Stream } from "effect"
 import type { Any, RunOptions, Slots } from "../Agent.js"
 import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
@@ -14,10 +14,12 @@ import type * as AgentExit from "../AgentExit.js"
 import { ChatModel, emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
 import type * as ContextWindow from "../ContextWindow.js"
-import { danglingToolCalls, user } from "../Message.js"
+import { danglingToolCalls, user, type UserMessage } from "../Message.js"
+import { TextPart } from "../Part.js"
 import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
+import { fileProblem, type Limits } from "./admit.js"
 import { budgetProblems, contextProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
 import { fixedOf } from "./compaction.js"
 import { finishCrashed } from "./crashed.js"
@@ -47,6 +49,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   if (options.settings !== undefined) problems.push(...settingsProblems(options.settings, "settings"))
   if (options.toolChoice !== undefined) problems.push(...toolChoiceProblems(options.toolChoice, agent.toolNames))
   if (options.context !== undefined) problems.push(...contextProblems(options.context, "context", fixedOf(agent), "run"))
+  problems.push(...inputProblems(options.input, agent.limits))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
   if (options.runId !== undefined && !validRunId(options.runId)) {
@@ -54,6 +57,24 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   }
   return problems
 }
+
+/** What is wrong with a run's input given as parts: none, or a part that is neither text nor a file within the limits. */
+const inputProblems = (input: RunOptions<Slots>["input"], limits: Limits): Array<string> => {
+  if (typeof input === "string") return []
+  if (!Array.isArray(input) || input.length === 0) return ["input must be a string, or a non-empty array of parts (Part.text, Part.image, Part.file)"]
+  const problems: Array<string> = []
+  for (const [i, part] of input.entries()) {
+    const what = `input part ${i + 1}`
+    if (isText(part)) continue
+    const problem = (part as { readonly _tag?: unknown } | null)?._tag === "Text"
+      ? `${what} is not a text part: its text must be a string`
+      : fileProblem(part, limits, what)
+    if (problem !== undefined) problems.push(problem)
+  }
+  return problems
+}
+
+const isText = Schema.is(TextPart)
 
 const maxRunIdLength = 256
 
@@ -157,9 +178,11 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       outcomes: [],
       version: undefined
     }, options)
-    const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: options.input })
+    const input = user(options.input)
+    const files = input.parts?.filter((part) => part._tag === "File")
+    const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: input.text, ...(files === undefined ? {} : { files }) })
     // an ephemeral conversation starts empty, in the run only (decision 004)
-    if (run.ephemeral) run.history.push(user(options.input))
+    if (run.ephemeral) run.history.push(input)
     if (run.ephemeral && !run.recorder.durable) {
       const body = loop(agent, run)
       // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
@@ -171,7 +194,7 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
       "run",
       started,
       Effect.scoped(
-        Effect.zipRight(begin(agent, run, memory, options.input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
+        Effect.zipRight(begin(agent, run, memory, input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
       )
     )
   })
@@ -180,7 +203,7 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
  * What a run holds and writes before its loop, for the scope of the turn: its conversation
  * (one turn at a time) with the input added, and its first record (a durable store's).
  */
-const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string, wait: boolean) {
+const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage, wait: boolean) {
   if (!run.ephemeral) {
     yield* holdConversation(run, wait)
     yield* loadConversation(agent, run, memory, input)
@@ -219,7 +242,7 @@ export const holdConversation = (
  * answered now; a crashed one could no longer be recovered over this turn). A paused one only
  * once the closed calls and the input are written: when that write fails, it stays resumable.
  */
-const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: string) {
+const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage) {
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
   const dangling = danglingToolCalls(run.history)
   const recorded = new Map<string, Outcome>()
@@ -234,7 +257,7 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
   }
   const results = dangling.map((call): Outcome => recorded.get(call.id) ?? { _tag: "Cancelled", callId: call.id, toolName: call.name })
   // one write: the closed calls and the input are in the conversation together, or neither is
-  yield* appendMessages(run, [...results.map(resultMessage), user(input)])
+  yield* appendMessages(run, [...results.map(resultMessage), input])
   // once this turn's input is written: a turn that fails before leaves them resumable
   for (const paused of yield* run.store.list({ conversationId: run.conversationId, status: "paused" })) {
     yield* run.recorder.supersede(paused)

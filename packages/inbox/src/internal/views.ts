@@ -18,7 +18,7 @@ interface Found {
   readonly nested: boolean
 }
 
-const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.Checkpoint)
+const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.AnyVersion)
 
 /** The record's checkpoint, or `Unavailable` naming the run and what is wrong with it. */
 export const checkpointOf = (record: RunStore.RunRecord): Effect.Effect<Checkpoint.Checkpoint, Unavailable> =>

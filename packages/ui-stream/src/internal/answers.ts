@@ -27,7 +27,7 @@ interface Pending {
 
 const unavailable = (error: { readonly message: string }) => new Unavailable({ message: error.message })
 
-const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.Checkpoint)
+const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.AnyVersion)
 
 /** The pending calls of a pause, in order: calls of its batch, or of a paused sub-agent's (`<call id>/<child call id>`). */
 const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {
