@@ -139,14 +139,18 @@ export const fromLanguageModel = (
           generateText(request).pipe(
             Effect.catchAll(toModelError),
             Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
-            Effect.map((response): ChatModel.ChatResponse => ({
-              text: response.text,
-              toolCalls: response.toolCalls.map(Internal.toolCall),
-              finishReason: Internal.finishReason(response.finishReason),
-              usage: Internal.usage(response.usage),
-              provider: options?.providerName,
-              providerFinishReasons: [response.finishReason]
-            })),
+            Effect.map((response): ChatModel.ChatResponse => {
+              const reasoning = response.reasoning.flatMap((part) => Internal.reasoningOf(part.text, part.metadata))
+              return {
+                text: response.text,
+                toolCalls: response.toolCalls.map(Internal.toolCall),
+                finishReason: Internal.finishReason(response.finishReason),
+                usage: Internal.usage(response.usage),
+                provider: options?.providerName,
+                providerFinishReasons: [response.finishReason],
+                ...(reasoning.length === 0 ? {} : { reasoning })
+              }
+            }),
             (attempt) => Timeout.request(attempt, requestTimeout, provider),
             (call) => ModelRetry.retry(call, options?.retry)
           )
@@ -158,6 +162,16 @@ export const fromLanguageModel = (
     const attempt = (request: ChatModel.ChatRequest, bounds: Timeout.Resolved) =>
       Stream.suspend(() => {
         const answer = new StreamFold({ provider, last: "finish part", usage: Internal.usage })
+        /** Streamed reasoning by part id: its text, and its metadata merged per provider (a signature comes last). */
+        const reasoning = new Map<string, { text: string; metadata: { [provider: string]: unknown } }>()
+        const reasoned = (id: string, delta: string, metadata: { readonly [provider: string]: unknown }) => {
+          const known = reasoning.get(id) ?? { text: "", metadata: {} }
+          known.text += delta
+          for (const [key, value] of Object.entries(metadata)) known.metadata[key] = { ...(known.metadata[key] as object), ...(value as object) }
+          reasoning.set(id, known)
+          return known
+        }
+        const none = Effect.succeed<Array<ChatModel.StreamPart>>([])
         const parts = streamText(request).pipe(
           Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
           Stream.catchAllCause((cause) =>
@@ -173,6 +187,15 @@ export const fromLanguageModel = (
               case "tool-call":
                 answer.addCall({ id: part.id, name: part.name, args: undefined, input: part.params })
                 return Effect.succeed([])
+              case "reasoning-start":
+              case "reasoning-delta":
+                reasoned(part.id, part.type === "reasoning-delta" ? part.delta : "", part.metadata)
+                return none
+              case "reasoning-end": {
+                const done = reasoned(part.id, "", part.metadata)
+                for (const kept of Internal.reasoningOf(done.text, done.metadata)) answer.addReasoning(kept)
+                return none
+              }
               case "finish":
                 answer.addUsage({ ...part.usage })
                 answer.finish(Internal.finishReason(part.reason), part.reason)

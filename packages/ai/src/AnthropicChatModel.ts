@@ -11,6 +11,7 @@ import { Effect, Either, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as Wire from "./internal/anthropic.js"
 import { viaAnswerTool } from "./internal/answerTool.js"
+import { reasoningOwner } from "./internal/content.js"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import { endpoint } from "./internal/transport.js"
 import * as WireModel from "./internal/wireModel.js"
@@ -34,6 +35,15 @@ export interface Options extends ModelTimeout.Options {
    * `maxOutputTokens`: a positive integer, default {@link defaultMaxTokens}.
    */
   readonly maxTokens?: number | undefined
+  /**
+   * Extended thinking: the model thinks, within `budgetTokens` (at least 1024, below
+   * `max_tokens`), before it answers. Its thinking blocks, with their signatures, are kept in
+   * the assistant message and sent back first in that turn, as Anthropic requires of a turn
+   * that called tools (docs/providers.md). With thinking, Anthropic refuses a forced tool
+   * choice and any temperature but 1: such requests fail with `invalid-request` before any is
+   * sent. Default: no thinking.
+   */
+  readonly thinking?: Wire.Thinking | undefined
 }
 
 /**
@@ -51,11 +61,16 @@ export interface Options extends ModelTimeout.Options {
  */
 export const defaultMaxTokens = 4096
 
-const wireFor = (options: Options): Either.Either<WireModel.WireFormat, ChatModel.ModelError> => {
+const invalidOption = (message: string) => Either.left(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: ${message}` }))
+
+const wireFor = (options: Options, owner: string): Either.Either<WireModel.WireFormat, ChatModel.ModelError> => {
   const maxTokens = options.maxTokens ?? defaultMaxTokens
-  return Number.isInteger(maxTokens) && maxTokens > 0
-    ? Either.right(Wire.wire(options.model, maxTokens))
-    : Either.left(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: maxTokens must be a positive integer, got ${maxTokens}.` }))
+  if (!Number.isInteger(maxTokens) || maxTokens <= 0) return invalidOption(`maxTokens must be a positive integer, got ${maxTokens}.`)
+  const budget = options.thinking?.budgetTokens
+  if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024)) {
+    return invalidOption(`thinking.budgetTokens must be an integer of at least 1024, got ${budget}.`)
+  }
+  return Either.right(Wire.wire(options.model, maxTokens, owner, options.thinking))
 }
 
 /**
@@ -85,19 +100,21 @@ const wireFor = (options: Options): Either.Either<WireModel.WireFormat, ChatMode
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
-  Effect.map(HttpClient.HttpClient, (client) =>
-    viaAnswerTool("Anthropic", WireModel.make(client, {
+  Effect.map(HttpClient.HttpClient, (client) => {
+    const url = `${(options.apiUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`
+    return viaAnswerTool("Anthropic", WireModel.make(client, {
       ...options,
       providerName: "anthropic",
-      wire: wireFor(options),
+      wire: wireFor(options, reasoningOwner("anthropic", url)),
       endpoint: endpoint({
-        url: `${(options.apiUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`,
+        url,
         provider: () => "Anthropic",
         credentials: { "x-api-key": options.apiKey },
         headers: { "anthropic-version": "2023-06-01" }
       }),
       span: "AnthropicChatModel"
-    })))
+    }))
+  })
 
 /**
  * Anthropic as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
@@ -138,6 +155,7 @@ export const layerConfig = (
   options?: ProviderConfig & ModelTimeout.Options & {
     readonly retry?: ModelRetry.Options
     readonly maxTokens?: number
+    readonly thinking?: Wire.Thinking
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(

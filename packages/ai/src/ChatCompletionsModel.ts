@@ -11,6 +11,7 @@ import type { ConfigError } from "effect"
 import { Config, Effect, Either, Layer, Option, Redacted } from "effect"
 import * as Wire from "./internal/chatCompletions.js"
 import { optionalString, requiredString } from "./internal/config.js"
+import { reasoningOwner } from "./internal/content.js"
 import { endpoint } from "./internal/transport.js"
 import * as WireModel from "./internal/wireModel.js"
 import type * as ModelRetry from "./ModelRetry.js"
@@ -90,17 +91,20 @@ const maxTokensField = (options: Options): Either.Either<Wire.MaxTokensField, Ch
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
-  Effect.map(HttpClient.HttpClient, (client) =>
-    WireModel.make(client, {
+  Effect.map(HttpClient.HttpClient, (client) => {
+    const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`
+    const owner = reasoningOwner(options.providerName ?? "chat-completions", url)
+    return WireModel.make(client, {
       ...options,
-      wire: Either.map(maxTokensField(options), (field) => Wire.wire(options.model, field)),
+      wire: Either.map(maxTokensField(options), (field) => Wire.wire(options.model, field, owner)),
       endpoint: endpoint({
-        url: `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+        url,
         provider: (url) => `the Chat Completions server at ${url}`,
         credentials: { authorization: options.apiKey === undefined ? undefined : Redacted.make(`Bearer ${Redacted.value(options.apiKey)}`) }
       }),
       span: "ChatCompletionsModel"
-    }))
+    })
+  })
 
 /**
  * The model as a Layer, on `fetch` (`FetchHttpClient`).

@@ -10,6 +10,7 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import type { ConfigError } from "effect"
 import { Effect, Either, Layer, Redacted } from "effect"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
+import { reasoningOwner } from "./internal/content.js"
 import * as Wire from "./internal/responses.js"
 import { endpoint } from "./internal/transport.js"
 import * as WireModel from "./internal/wireModel.js"
@@ -33,6 +34,14 @@ export interface Options extends ModelTimeout.Options {
   readonly strict?: boolean | undefined
   /** Retries of transient failures (429, 5xx, network, timeouts, `server_error` events). */
   readonly retry?: ModelRetry.Options | undefined
+  /**
+   * Whether the model reasons: its reasoning is asked for encrypted
+   * (`include: ["reasoning.encrypted_content"]`), kept in the assistant message and sent back,
+   * so that a run goes on reasoning without a stored response. OpenAI refuses `include` for a
+   * model that does not reason. Default: by the model's name (`o…`, `gpt-5…` but not its
+   * `-chat` models, `codex-…`).
+   */
+  readonly reasoning?: boolean | undefined
 }
 
 /**
@@ -62,18 +71,21 @@ export interface Options extends ModelTimeout.Options {
  * @category constructors
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
-  Effect.map(HttpClient.HttpClient, (client) =>
-    WireModel.make(client, {
+  Effect.map(HttpClient.HttpClient, (client) => {
+    const url = `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`
+    const reasoning = options.reasoning ?? Wire.isReasoningModel(options.model)
+    return WireModel.make(client, {
       ...options,
       providerName: "openai",
-      wire: Either.right(Wire.wire(options.model, options.strict ?? false)),
+      wire: Either.right(Wire.wire(options.model, options.strict ?? false, reasoningOwner("openai", url), reasoning)),
       endpoint: endpoint({
-        url: `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`,
+        url,
         provider: () => "OpenAI",
         credentials: { authorization: Redacted.make(`Bearer ${Redacted.value(options.apiKey)}`) }
       }),
       span: "OpenAiChatModel"
-    }))
+    })
+  })
 
 /**
  * OpenAI as the `ChatModel`, on `fetch`, with a key you hold. A blank key fails every call
@@ -115,6 +127,7 @@ export const layerConfig = (
   options?: ProviderConfig & ModelTimeout.Options & {
     readonly strict?: boolean
     readonly retry?: ModelRetry.Options
+    readonly reasoning?: boolean
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(

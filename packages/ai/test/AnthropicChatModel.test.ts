@@ -137,7 +137,7 @@ describe("AnthropicChatModel (Messages API)", () => {
       expect(streamed?._tag === "Done" && streamed.response.usage).toEqual(expected)
     }).pipe(Effect.scoped))
 
-  it.live("thinking blocks, server tools and events the adapter does not know are skipped", () =>
+  it.live("a streamed thinking block is kept whole, with its signature, marked with the server it came from; citations and unknown events are skipped", () =>
     Effect.gen(function*() {
       const server = yield* loopback(stream(format, [
         format.streamed.before[0],
@@ -163,7 +163,13 @@ describe("AnthropicChatModel (Messages API)", () => {
             finishReason: "stop",
             usage: { inputTokens: 30, outputTokens: 7, totalTokens: 37 },
             provider: "anthropic",
-            providerFinishReasons: ["end_turn"]
+            providerFinishReasons: ["end_turn"],
+            reasoning: [{
+              _tag: "Reasoning",
+              provider: `anthropic:${server.url}`,
+              text: "The user wants weather.",
+              data: { type: "thinking", thinking: "The user wants weather.", signature: "EqQBCgIYAhIM" }
+            }]
           }
         }
       ])

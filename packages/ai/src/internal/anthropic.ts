@@ -1,11 +1,14 @@
 /**
  * The Anthropic Messages wire format (`POST {apiUrl}/v1/messages`): neutral request →
- * request body; message and stream events → neutral response. Unknown content blocks and
- * events are skipped (Anthropic adds new ones); `error` events fail with the server's
- * error. No I/O here.
+ * request body; message and stream events → neutral response. Files are `image` and
+ * `document` blocks (in `tool_result` content too); thinking blocks are kept and sent back
+ * first in their assistant turn. Unknown content blocks and events are skipped (Anthropic
+ * adds new ones); `error` events fail with the server's error. No I/O here.
  */
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Message } from "@agentfx/core"
+import type { Part } from "@agentfx/core"
 import { Either } from "effect"
+import { leftOut, ownReasoning, type Place, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
@@ -21,8 +24,47 @@ interface WireMessage {
   readonly content: Array<object>
 }
 
-/** Consecutive user turns and tool results share one user message, as Anthropic requires of tool results. */
-const toWire = (request: ChatModel.ChatRequest) => {
+/** The image types Anthropic reads inline. */
+const inlineImages = ["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+/** Why the Messages API cannot take a file: it reads images, PDF and plain text (plain text inline only). */
+const refuses: Refusal = (file) => {
+  const { mediaType, source } = file
+  if (mediaType.startsWith("image/")) {
+    return source._tag === "Url" || inlineImages.includes(mediaType) ? undefined : "Anthropic reads JPEG, PNG, GIF and WebP images inline"
+  }
+  if (mediaType === "application/pdf") return undefined
+  if (mediaType === "text/plain") return source._tag === "Base64" ? undefined : "Anthropic reads plain text documents inline only"
+  return "Anthropic reads images, PDF and plain text"
+}
+
+/** A file as a content block (`image` or `document`), or the text that stands for it. */
+const fileBlock = (file: Part.FilePart, place: Place): object => {
+  const why = refuses(file, place)
+  if (why !== undefined) return { type: "text", text: leftOut(file, why) }
+  const { mediaType, source } = file
+  if (mediaType.startsWith("image/")) {
+    return { type: "image", source: source._tag === "Url" ? { type: "url", url: source.url } : { type: "base64", media_type: mediaType, data: source.data } }
+  }
+  const title = file.name === undefined ? {} : { title: file.name }
+  if (source._tag === "Url") return { type: "document", source: { type: "url", url: source.url }, ...title }
+  return mediaType === "text/plain"
+    ? { type: "document", source: { type: "text", media_type: "text/plain", data: Buffer.from(source.data, "base64").toString("utf8") }, ...title }
+    : { type: "document", source: { type: "base64", media_type: mediaType, data: source.data }, ...title }
+}
+
+/** A tool result's content: its JSON, with its files after it as blocks when it has some. */
+const resultContent = (message: Message.ToolResultMessage): string | Array<object> =>
+  message.files === undefined
+    ? JSON.stringify(message.content)
+    : [{ type: "text", text: JSON.stringify(message.content) }, ...message.files.map((file) => fileBlock(file, "tool-result"))]
+
+/**
+ * Consecutive user turns and tool results share one user message, as Anthropic requires of
+ * tool results. An assistant turn begins with the thinking blocks this API made (`owner`'s),
+ * as Anthropic requires of a turn that called tools.
+ */
+const toWire = (request: ChatModel.ChatRequest, owner: string) => {
   const system: Array<{ readonly type: "text"; readonly text: string }> = []
   if (request.system !== undefined) system.push({ type: "text", text: request.system })
   const messages: Array<WireMessage> = []
@@ -37,21 +79,17 @@ const toWire = (request: ChatModel.ChatRequest) => {
         system.push({ type: "text", text: message.text })
         break
       case "User":
-        append("user", [{ type: "text", text: message.text }])
+        append("user", Message.userParts(message).map((part) => part._tag === "Text" ? { type: "text", text: part.text } : fileBlock(part, "input")))
         break
       case "Assistant":
         append("assistant", [
+          ...ownReasoning(message, owner).map((part) => part.data as object),
           ...(message.text.length > 0 ? [{ type: "text", text: message.text }] : []),
           ...message.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.args }))
         ])
         break
       case "ToolResult":
-        append("user", [{
-          type: "tool_result",
-          tool_use_id: message.callId,
-          content: JSON.stringify(message.content),
-          is_error: message.isError
-        }])
+        append("user", [{ type: "tool_result", tool_use_id: message.callId, content: resultContent(message), is_error: message.isError }])
         break
     }
   }
@@ -69,12 +107,20 @@ const toolChoice = (choice: ChatModel.ToolChoice, parallel: boolean | undefined)
     : { type: "tool", name: choice.tool, ...parallelism }
 }
 
+/** Extended thinking: how many tokens the model may think before it answers (Anthropic's `budget_tokens`). */
+export interface Thinking {
+  readonly budgetTokens: number
+}
+
 /** `max_tokens` is required by the API: the request's `maxOutputTokens`, else `maxTokens`. */
-const requestBody = (model: string, maxTokens: number) => (request: ChatModel.ChatRequest, stream: boolean) => {
-  const { messages, system } = toWire(request)
+const maxTokensOf = (request: ChatModel.ChatRequest, maxTokens: number) => request.settings?.maxOutputTokens ?? maxTokens
+
+const requestBody = (model: string, maxTokens: number, owner: string, thinking: Thinking | undefined) => (request: ChatModel.ChatRequest, stream: boolean) => {
+  const { messages, system } = toWire(request, owner)
   return {
     model,
-    max_tokens: request.settings?.maxOutputTokens ?? maxTokens,
+    max_tokens: maxTokensOf(request, maxTokens),
+    ...(thinking === undefined ? {} : { thinking: { type: "enabled", budget_tokens: thinking.budgetTokens } }),
     ...(system.length === 0 ? {} : { system }),
     messages,
     ...(request.tools.length === 0 ? {} : {
@@ -86,15 +132,31 @@ const requestBody = (model: string, maxTokens: number) => (request: ChatModel.Ch
   }
 }
 
-/** Anthropic's temperature is from 0 to 1 (ours goes to 2): a higher one is refused before it is sent. */
-const refuse = (request: ChatModel.ChatRequest): ChatModel.ModelError | undefined => {
+const invalidRequest = (message: string) => new ChatModel.ModelError({ reason: "invalid-request", message })
+
+/**
+ * What Anthropic would refuse, refused before it is sent: a temperature above 1 (ours goes to 2);
+ * with thinking, a temperature other than 1, a forced tool choice, or a `max_tokens` not above
+ * the thinking budget.
+ */
+const refuse = (maxTokens: number, thinking: Thinking | undefined) => (request: ChatModel.ChatRequest): ChatModel.ModelError | undefined => {
   const temperature = request.settings?.temperature
-  return temperature !== undefined && temperature > 1
-    ? new ChatModel.ModelError({
-      reason: "invalid-request",
-      message: `Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`
-    })
-    : undefined
+  if (temperature !== undefined && temperature > 1) {
+    return invalidRequest(`Anthropic takes a temperature from 0 to 1; settings.temperature is ${temperature}.`)
+  }
+  if (thinking === undefined) return undefined
+  if (temperature !== undefined && temperature !== 1) {
+    return invalidRequest(`Anthropic takes no temperature but 1 with extended thinking; settings.temperature is ${temperature}.`)
+  }
+  if (request.tools.length > 0 && request.toolChoice !== "auto" && request.toolChoice !== "none") {
+    return invalidRequest(
+      `Anthropic cannot force a tool call with extended thinking; the tool choice is ${JSON.stringify(request.toolChoice)} (an agent with an output schema and no other tools forces its answer tool).`
+    )
+  }
+  const max = maxTokensOf(request, maxTokens)
+  return max > thinking.budgetTokens
+    ? undefined
+    : invalidRequest(`Anthropic needs max_tokens above the thinking budget: max_tokens is ${max}, thinking.budgetTokens ${thinking.budgetTokens}.`)
 }
 
 const finishReason = (reason: unknown): ChatModel.FinishReason => {
@@ -141,7 +203,17 @@ const finishWith = (answer: StreamFold, reason: unknown) => {
  */
 const callOf = (block: Json): Call => ({ id: text(block.id), name: text(block.name), args: undefined, input: block.input ?? {} })
 
-const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+/** A thinking block (its thinking text and signature) or a redacted one (its encrypted `data`): sent back as it came. */
+const isThinking = (block: Json) => block.type === "thinking" || block.type === "redacted_thinking"
+
+const reasoningOf = (owner: string, block: Json): Part.ReasoningPart => ({
+  _tag: "Reasoning",
+  provider: owner,
+  text: text(block.thinking),
+  data: block as Part.ReasoningPart["data"]
+})
+
+const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.content)) {
     return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
   }
@@ -149,6 +221,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
   for (const block of body.content.filter(isObject)) {
     if (block.type === "text") answer.addText(text(block.text))
     if (block.type === "tool_use") answer.addCall(callOf(block))
+    if (isThinking(block)) answer.addReasoning(reasoningOf(owner, block))
   }
   answer.addUsage(body.usage)
   finishWith(answer, body.stop_reason)
@@ -159,13 +232,16 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
 /**
  * Reads a streamed message into a `StreamFold`: text from `text_delta`s, each `tool_use`
  * block's input from its `input_json_delta`s (or its start's `input` when none came), the
- * stop reason and usage from `message_start`/`message_delta` (the latest count wins).
- * `message_stop` ends it; a stream that ends with neither it nor a stop reason was cut
+ * stop reason and usage from `message_start`/`message_delta` (the latest count wins), each
+ * thinking block from its start, `thinking_delta`s and `signature_delta`, kept at its
+ * `content_block_stop` (a redacted one as its start gave it). `message_stop` ends it; a stream that ends with neither it nor a stop reason was cut
  * (`invalid-response`).
  */
-const reader = (provider: string): StreamReader => {
+const reader = (owner: string) => (provider: string): StreamReader => {
   const answer = fold(provider)
   const blocks = new Map<number, Call>()
+  /** Thinking blocks as they stream: the start's block, its `thinking_delta`s and `signature_delta` added. */
+  const thinking = new Map<number, { [key: string]: unknown }>()
 
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
 
@@ -184,12 +260,21 @@ const reader = (provider: string): StreamReader => {
       case "content_block_start": {
         const block = isObject(json.content_block) ? json.content_block : {}
         if (block.type === "tool_use") blocks.set(index, answer.addCall(callOf(block)))
+        if (isThinking(block)) thinking.set(index, { ...block })
         return Either.right(block.type === "text" ? answer.addText(text(block.text)) : "")
       }
       case "content_block_delta": {
         if (delta.type === "text_delta") return Either.right(answer.addText(text(delta.text)))
+        const block = thinking.get(index)
+        if (delta.type === "thinking_delta" && block !== undefined) block.thinking = text(block.thinking) + text(delta.thinking)
+        if (delta.type === "signature_delta" && block !== undefined) block.signature = text(delta.signature)
         const call = blocks.get(index)
         if (delta.type === "input_json_delta" && call !== undefined) call.args = (call.args ?? "") + text(delta.partial_json)
+        return Either.right("")
+      }
+      case "content_block_stop": {
+        const block = thinking.get(index)
+        if (block !== undefined) answer.addReasoning(reasoningOf(owner, block))
         return Either.right("")
       }
       case "message_delta":
@@ -207,5 +292,15 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => answer.finished, response: () => answer.response() }
 }
 
-/** The Messages wire format, asking `model` for at most `maxTokens` output tokens unless a request's settings say otherwise. */
-export const wire = (model: string, maxTokens: number): WireFormat => ({ body: requestBody(model, maxTokens), decode, reader, refuse })
+/**
+ * The Messages wire format, asking `model` for at most `maxTokens` output tokens unless a
+ * request's settings say otherwise, with extended `thinking` when given; `owner` marks the
+ * reasoning it keeps, and only reasoning with that mark is sent back.
+ */
+export const wire = (model: string, maxTokens: number, owner: string, thinking: Thinking | undefined): WireFormat => ({
+  body: requestBody(model, maxTokens, owner, thinking),
+  decode: decode(owner),
+  reader: reader(owner),
+  refuse: refuse(maxTokens, thinking),
+  refusesFile: refuses
+})

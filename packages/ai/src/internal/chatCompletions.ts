@@ -1,9 +1,13 @@
 /**
  * The OpenAI Chat Completions wire format: neutral request → request body, response body
- * and SSE chunks → neutral response. No I/O here.
+ * and SSE chunks → neutral response. A person's files are `image_url` and `file` content
+ * parts; a tool's files, which a `tool` message cannot hold, follow the results in a user
+ * message. The server's reasoning (`reasoning_content`, `reasoning`) is kept and sent back to
+ * it. No I/O here.
  */
-import type { ChatModel } from "@agentfx/core"
+import { type ChatModel, Message, type Part } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
+import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages, urlOf } from "./content.js"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -43,10 +47,18 @@ const contentText = (content: typeof ContentWire.Type | null | undefined): strin
     ? content
     : content.map((chunk) => (chunk.type === "text" ? chunk.text ?? "" : "")).join("")
 
+/**
+ * The model's reasoning beside its answer, as compatible servers send it: `reasoning_content`
+ * (DeepSeek, xAI, vLLM, llama.cpp) or `reasoning` (OpenRouter, newer vLLM). Read only when it is
+ * text: a server's other shapes of these fields are not an error.
+ */
+const ReasoningWire = { reasoning_content: Schema.optional(Schema.Unknown), reasoning: Schema.optional(Schema.Unknown) }
+
 /** A non-streamed answer (`object: "chat.completion"`); unknown keys are ignored. */
 const Completion = Schema.Struct({
   choices: Schema.Array(Schema.Struct({
     message: Schema.Struct({
+      ...ReasoningWire,
       content: nullish(ContentWire),
       refusal: nullish(Schema.String),
       tool_calls: nullish(Schema.Array(ToolCallWire))
@@ -60,6 +72,7 @@ const Completion = Schema.Struct({
 const Chunk = Schema.Struct({
   choices: nullish(Schema.Array(Schema.Struct({
     delta: nullish(Schema.Struct({
+      ...ReasoningWire,
       content: nullish(ContentWire),
       refusal: nullish(Schema.String),
       tool_calls: nullish(Schema.Array(Schema.Struct({
@@ -73,8 +86,11 @@ const Chunk = Schema.Struct({
   usage: nullish(UsageWire)
 })
 
+type WireContent = string | ReadonlyArray<object>
+
 type WireMessage =
-  | { readonly role: "system" | "user"; readonly content: string }
+  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "user"; readonly content: WireContent }
   | {
     readonly role: "assistant"
     readonly content: string | null
@@ -83,21 +99,52 @@ type WireMessage =
       readonly type: "function"
       readonly function: { readonly name: string; readonly arguments: string }
     }>
+    readonly [reasoningField: string]: unknown
   }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
 
-const wireMessage = (message: ChatModel.ModelMessage): WireMessage => {
+/** Why Chat Completions cannot take a file: other files than images go inline only (its `file` part has no URL). */
+const refuses: Refusal = (file) =>
+  file.mediaType.startsWith("image/") || file.source._tag === "Base64" ? undefined : "Chat Completions takes files other than images inline only"
+
+/** A file as a content part: `image_url`, or `file` with its data inline; or the text that stands for it. */
+const filePart = (file: Part.FilePart): object => {
+  const why = refuses(file, "input")
+  if (why !== undefined) return { type: "text", text: leftOut(file, why) }
+  return file.mediaType.startsWith("image/")
+    ? { type: "image_url", image_url: { url: urlOf(file) } }
+    : { type: "file", file: { filename: nameOf(file), file_data: urlOf(file) } }
+}
+
+/** What a person said: a string, or content parts when it has files. */
+const userContent = (message: Message.UserMessage): WireContent =>
+  message.parts === undefined
+    ? message.text
+    : message.parts.map((part) => part._tag === "Text" ? { type: "text", text: part.text } : filePart(part))
+
+/** The reasoning this server made (`owner`'s), back in the fields it came in (`reasoning_content`, `reasoning`). */
+const reasoningFields = (message: Message.AssistantMessage, owner: string): { readonly [field: string]: string } => {
+  const fields: { [field: string]: string } = {}
+  for (const part of ownReasoning(message, owner)) {
+    const { field, text } = part.data as { readonly field: string; readonly text: string }
+    fields[field] = (fields[field] ?? "") + text
+  }
+  return fields
+}
+
+const wireMessage = (owner: string) => (message: ChatModel.ModelMessage): WireMessage => {
   switch (message._tag) {
     case "System":
       return { role: "system", content: message.text }
     case "User":
-      return { role: "user", content: message.text }
+      return { role: "user", content: userContent(message) }
     case "Assistant":
       return message.toolCalls.length === 0
-        ? { role: "assistant", content: message.text }
+        ? { role: "assistant", content: message.text, ...reasoningFields(message, owner) }
         : {
           role: "assistant",
           content: message.text.length > 0 ? message.text : null,
+          ...reasoningFields(message, owner),
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: "function",
@@ -126,13 +173,14 @@ const responseFormat = (output: ChatModel.OutputFormat) => ({
 })
 
 /** The request body; `tools`, `tool_choice` and `parallel_tool_calls` are left out when there are no tools. */
-const requestBody = (model: string, maxTokensField: MaxTokensField, request: ChatModel.ChatRequest, stream: boolean) => {
+const requestBody = (model: string, maxTokensField: MaxTokensField, owner: string, request: ChatModel.ChatRequest, stream: boolean) => {
   const settings = request.settings
   return {
     model,
     messages: [
       ...(request.system === undefined ? [] : [{ role: "system", content: request.system } as const]),
-      ...request.messages.map(wireMessage)
+      // a tool message takes text only: the results' files follow them in a user message
+      ...toolFilesAsUserMessages(request.messages).map(wireMessage(owner))
     ],
     ...(request.tools.length === 0 ? {} : {
       tools: request.tools.map((tool) => ({
@@ -188,6 +236,27 @@ const finishWith = (answer: StreamFold, reason: string | null | undefined) => {
   if (reason !== null && reason !== undefined) answer.finish(finishReason(reason), reason)
 }
 
+/**
+ * The reasoning of one answer, as it comes (whole, or in deltas), in each field it came in. A
+ * server that sends both (vLLM) sends the same text twice: `reasoning_content` is kept, the
+ * field DeepSeek requires back.
+ */
+class ReasoningText {
+  private readonly texts = { reasoning_content: "", reasoning: "" }
+
+  add(fields: { readonly reasoning_content?: unknown; readonly reasoning?: unknown }): void {
+    if (typeof fields.reasoning_content === "string") this.texts.reasoning_content += fields.reasoning_content
+    if (typeof fields.reasoning === "string") this.texts.reasoning += fields.reasoning
+  }
+
+  /** The reasoning as a part marked with `owner`, added to `answer`, when there was some. */
+  addTo(answer: StreamFold, owner: string): void {
+    const field = this.texts.reasoning_content.length > 0 ? "reasoning_content" : "reasoning"
+    const text = this.texts[field]
+    if (text.length > 0) answer.addReasoning({ _tag: "Reasoning", provider: owner, text, data: { field, text } })
+  }
+}
+
 /** Decodes a JSON value with a wire schema; a mismatch is an `invalid-response`. */
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
   Either.mapLeft(
@@ -196,13 +265,16 @@ const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: s
   )
 
 /** The neutral response of a non-streamed answer. */
-const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> =>
+const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> =>
   Either.flatMap(decodeWith(Completion, "a response", provider)(body), (completion) => {
     const choice = completion.choices[0]
     if (choice === undefined) return Either.left(invalid(`${provider} sent a response without choices`))
     const answer = fold(provider)
     answer.addText(contentText(choice.message.content))
     answer.addRefusal(choice.message.refusal ?? "")
+    const reasoning = new ReasoningText()
+    reasoning.add(choice.message)
+    reasoning.addTo(answer, owner)
     for (const call of choice.message.tool_calls ?? []) answer.addCall(toolCall(call.id, call.function.name, call.function.arguments))
     answer.addUsage(completion.usage)
     finishWith(answer, choice.finish_reason)
@@ -212,15 +284,16 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
 
 /**
  * Reads a streamed answer into a `StreamFold`: text and refusal as they come, tool-call
- * pieces assembled by `ToolCallDeltas`, usage counts from the chunks that have them, up to `[DONE]`. An event that
+ * pieces assembled by `ToolCallDeltas`, reasoning deltas joined, usage counts from the chunks that have them, up to `[DONE]`. An event that
  * carries an error (`{ error }`, Google's `[{ error }]`, an `event: error` as Groq names it,
  * llama.cpp's bare `error:` field) fails the stream
  * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
  * was cut: `invalid-response`.
  */
-const reader = (provider: string): StreamReader => {
+const reader = (owner: string) => (provider: string): StreamReader => {
   const decodeChunk = decodeWith(Chunk, "a stream event", provider)
   const answer = fold(provider)
+  const reasoning = new ReasoningText()
   const calls = new ToolCallDeltas()
   let chunks = 0
   const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
@@ -243,6 +316,7 @@ const reader = (provider: string): StreamReader => {
         if (delta === undefined || delta === null) continue
         added += answer.addText(contentText(delta.content))
         added += answer.addRefusal(delta.refusal ?? "")
+        reasoning.add(delta)
         for (const piece of delta.tool_calls ?? []) calls.add(piece)
       }
       return added
@@ -252,6 +326,7 @@ const reader = (provider: string): StreamReader => {
   const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
     const assembled = calls.all()
     for (const call of assembled) answer.addCall(toolCall(call.id, call.name, call.args))
+    reasoning.addTo(answer, owner)
     return Either.flatMap(answer.response(), (whole) =>
       chunks === 0
         ? Either.left(invalid(`${provider}'s stream ended without a chunk`))
@@ -262,9 +337,13 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => answer.finished, response }
 }
 
-/** The Chat Completions wire format, asking for `model`, its length limit in `maxTokensField`. */
-export const wire = (model: string, maxTokensField: MaxTokensField): WireFormat => ({
-  body: (request, stream) => requestBody(model, maxTokensField, request, stream),
-  decode,
-  reader
+/**
+ * The Chat Completions wire format, asking for `model`, its length limit in `maxTokensField`;
+ * the server's reasoning is kept marked with `owner`, and only `owner`'s is sent back.
+ */
+export const wire = (model: string, maxTokensField: MaxTokensField, owner: string): WireFormat => ({
+  body: (request, stream) => requestBody(model, maxTokensField, owner, request, stream),
+  decode: decode(owner),
+  reader: reader(owner),
+  refusesFile: refuses
 })

@@ -2,30 +2,64 @@
  * Neutral requests as `@effect/ai` prompts and toolkits; `@effect/ai` answers and errors
  * as neutral responses and `ModelError`s.
  */
-import type { Json } from "@agentfx/core"
-import { ChatModel } from "@agentfx/core"
+import type { Json, Part } from "@agentfx/core"
+import { ChatModel, Message } from "@agentfx/core"
 import type { AiError, Prompt, Response } from "@effect/ai"
 import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
 import { Effect, Option, ParseResult, Schema } from "effect"
+import { toolFilesAsUserMessages } from "./content.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
 import { usageOf } from "./streamFold.js"
 import { invalid } from "./wireJson.js"
 
-/** The prompt: the system prompt, then the messages; consecutive tool results share one tool message. */
+/** How reasoning that came through `@effect/ai` is marked: `effect-ai:<key of its provider metadata>` (`effect-ai:anthropic`). */
+const reasoningPrefix = "effect-ai:"
+
+/**
+ * A reasoning part of a response (or the metadata of a streamed one) as reasoning parts, one per
+ * provider that gave metadata: what that provider reads back (Anthropic's signature or redacted
+ * data, OpenAI's item id and encrypted content). Without metadata there is nothing to send back.
+ */
+export const reasoningOf = (text: string, metadata: { readonly [provider: string]: unknown }): Array<Part.ReasoningPart> =>
+  Object.entries(metadata).flatMap(([provider, data]) =>
+    data === undefined ? [] : [{ _tag: "Reasoning", provider: `${reasoningPrefix}${provider}`, text, data: data as Json.JsonValue }]
+  )
+
+/** A file as `@effect/ai`'s file part: inline base64, or a `URL`. */
+const filePart = (file: Part.FilePart): Prompt.FilePartEncoded => ({
+  type: "file",
+  mediaType: file.mediaType,
+  ...(file.name === undefined ? {} : { fileName: file.name }),
+  data: file.source._tag === "Url" ? new URL(file.source.url) : file.source.data
+})
+
+/**
+ * The prompt: the system prompt, then the messages; consecutive tool results share one tool
+ * message, and their files follow them in a user message (`@effect/ai` 0.37's tool results are
+ * JSON only). An assistant message begins with the reasoning that came through `@effect/ai`,
+ * each part under its provider's key of the part's options (which only that provider reads).
+ */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
   if (request.system !== undefined) messages.push({ role: "system", content: request.system })
-  for (const message of request.messages) {
+  for (const message of toolFilesAsUserMessages(request.messages)) {
     switch (message._tag) {
       case "System":
         messages.push({ role: "system", content: message.text })
         break
       case "User":
-        messages.push({ role: "user", content: [{ type: "text", text: message.text }] })
+        messages.push({
+          role: "user",
+          content: Message.userParts(message).map((part) => part._tag === "Text" ? { type: "text", text: part.text } : filePart(part))
+        })
         break
       case "Assistant": {
         const content: Array<Prompt.AssistantMessagePartEncoded> = []
+        for (const part of message.reasoning ?? []) {
+          if (!part.provider.startsWith(reasoningPrefix)) continue
+          content.push({ type: "reasoning", text: part.text, options: { [part.provider.slice(reasoningPrefix.length)]: part.data } as never })
+        }
         if (message.text.length > 0) content.push({ type: "text", text: message.text })
         for (const call of message.toolCalls) {
           content.push({ type: "tool-call", id: call.id, name: call.name, params: call.args, providerExecuted: false })

@@ -1,11 +1,14 @@
 /**
  * The OpenAI Responses wire format (`POST {apiUrl}/responses`): neutral request → request
- * body; response object and stream events → neutral response. Read tolerantly: an event is
+ * body; response object and stream events → neutral response. Files are `input_image` and
+ * `input_file` content (in `function_call_output` too); encrypted reasoning items are kept and
+ * sent back before their turn's items. Read tolerantly: an event is
  * known by its `type` alone (no `sequence_number` needed), unknown events and fields are
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
-import type { ChatModel } from "@agentfx/core"
+import { type ChatModel, Message, type Part } from "@agentfx/core"
 import { Either } from "effect"
+import { leftOut, nameOf, ownReasoning, type Refusal, urlOf } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
@@ -23,14 +26,39 @@ const objects = (value: unknown): ReadonlyArray<Json> => (Array.isArray(value) ?
 const systemRole = (model: string) =>
   /^(o\d|gpt-5|codex-|computer-use)/.test(model) ? "developer" : "system"
 
-const inputItems = (role: string, message: ChatModel.ModelMessage): ReadonlyArray<object> => {
+/** Why the Responses API cannot take a file: it reads images and documents, not audio or video. */
+const refuses: Refusal = (file) =>
+  /^(audio|video)\//.test(file.mediaType) ? "the Responses API reads images and documents (PDF, text), not audio or video" : undefined
+
+/** A file as input content: `input_image`, or `input_file` by URL or inline; or the text that stands for it. */
+const fileContent = (file: Part.FilePart): object => {
+  const why = refuses(file, "input")
+  if (why !== undefined) return { type: "input_text", text: leftOut(file, why) }
+  if (file.mediaType.startsWith("image/")) return { type: "input_image", image_url: urlOf(file), detail: "auto" }
+  return file.source._tag === "Url"
+    ? { type: "input_file", file_url: file.source.url }
+    : { type: "input_file", filename: nameOf(file), file_data: urlOf(file) }
+}
+
+/** A tool result's output: its JSON, or, with files, its JSON and the files as input content. */
+const output = (message: Message.ToolResultMessage): string | Array<object> =>
+  message.files === undefined
+    ? JSON.stringify(message.content)
+    : [{ type: "input_text", text: JSON.stringify(message.content) }, ...message.files.map(fileContent)]
+
+/** An assistant turn's items: the reasoning this API made (`owner`'s, with its encrypted content) first, then the text and the calls. */
+const inputItems = (role: string, owner: string, message: ChatModel.ModelMessage): ReadonlyArray<object> => {
   switch (message._tag) {
     case "System":
       return [{ role, content: message.text }]
     case "User":
-      return [{ role: "user", content: [{ type: "input_text", text: message.text }] }]
+      return [{
+        role: "user",
+        content: Message.userParts(message).map((part) => part._tag === "Text" ? { type: "input_text", text: part.text } : fileContent(part))
+      }]
     case "Assistant":
       return [
+        ...ownReasoning(message, owner).map((part) => part.data as object),
         ...(message.text.length > 0 ? [{ role: "assistant", content: [{ type: "output_text", text: message.text }] }] : []),
         ...message.toolCalls.map((call) => ({
           type: "function_call",
@@ -40,7 +68,7 @@ const inputItems = (role: string, message: ChatModel.ModelMessage): ReadonlyArra
         }))
       ]
     case "ToolResult":
-      return [{ type: "function_call_output", call_id: message.callId, output: JSON.stringify(message.content) }]
+      return [{ type: "function_call_output", call_id: message.callId, output: output(message) }]
   }
 }
 
@@ -51,15 +79,17 @@ const textFormat = (output: ChatModel.OutputFormat) => ({
   format: { type: "json_schema", name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
 })
 
-const requestBody = (model: string, strict: boolean) => (request: ChatModel.ChatRequest, stream: boolean) => {
+const requestBody = (model: string, strict: boolean, owner: string, reasoning: boolean) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const role = systemRole(model)
   const settings = request.settings
   return {
     model,
     input: [
       ...(request.system === undefined ? [] : [{ role, content: request.system }]),
-      ...request.messages.flatMap((message) => inputItems(role, message))
+      ...request.messages.flatMap((message) => inputItems(role, owner, message))
     ],
+    // a reasoning model's reasoning comes back encrypted, to be sent back without a stored response (decision 097)
+    ...(reasoning ? { include: ["reasoning.encrypted_content"] } : {}),
     ...(request.tools.length === 0 ? {} : {
       tools: request.tools.map((tool) => ({
         type: "function",
@@ -145,7 +175,27 @@ const unfinished = (response: Json, provider: string, where: "mid-stream" | "wit
   return invalid(`${provider} answered a response that is ${String(response.status)}, not completed`)
 }
 
-const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+/**
+ * A reasoning item worth keeping: one with its encrypted content (what `include` asks for). It
+ * is kept without its `id` and `status`, and sent back so: an item with an id would name a
+ * stored response, and its following items would have to be sent with their ids too.
+ */
+const reasoningOf = (owner: string, item: Json): Part.ReasoningPart | undefined => {
+  if (item.type !== "reasoning" || typeof item.encrypted_content !== "string") return undefined
+  const { id: _, status: __, ...kept } = item
+  const summary = objects(item.summary).map((part) => text(part.text)).filter((line) => line.length > 0).join("\n\n")
+  return { _tag: "Reasoning", provider: owner, text: summary, data: kept as Part.ReasoningPart["data"] }
+}
+
+/** The reasoning items of a response's `output` worth keeping, added to `answer`. */
+const addReasoning = (answer: StreamFold<Call>, owner: string, response: Json) => {
+  for (const item of objects(response.output)) {
+    const part = reasoningOf(owner, item)
+    if (part !== undefined) answer.addReasoning(part)
+  }
+}
+
+const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.output)) {
     return Either.left(invalid(`${provider} sent a body that is not a Responses API response: ${snippet(body, 200)}`))
   }
@@ -153,6 +203,7 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
   if (failure !== undefined) return Either.left(failure)
   const answer = fold(provider)
   addText(answer, body)
+  addReasoning(answer, owner, body)
   for (const item of callsOf(body)) answer.addCall(callOf(item))
   finishWith(answer, body)
   return answer.response()
@@ -165,12 +216,15 @@ const decode = (body: unknown, provider: string): Either.Either<ChatModel.ChatRe
  * (which replace the deltas). An argument event finds its call by `item_id` (the output item's
  * `id`, not its `call_id`) or `output_index`. The final response adds any call it lists that
  * was not streamed (one that was is known by its item `id` or its `call_id`), and its text when
- * nothing was streamed. `response.completed` and `response.incomplete` end the answer;
+ * nothing was streamed. A reasoning item with encrypted content is kept from its
+ * `output_item.done`, or from the final response when none came so. `response.completed` and `response.incomplete` end the answer;
  * `response.failed` and `error` fail it with the server's error. A stream that ends before one
  * of them was cut (`invalid-response`).
  */
-const reader = (provider: string): StreamReader => {
+const reader = (owner: string) => (provider: string): StreamReader => {
   const answer = fold(provider)
+  /** A reasoning item came whole (`output_item.done`): the final response's are not added again. */
+  let reasoned = false
   /** Text or a refusal came as deltas: the final response's text is not the answer's again. */
   let streamed = false
   const delta = (json: Json) => {
@@ -230,6 +284,7 @@ const reader = (provider: string): StreamReader => {
         // a server that streamed nothing: the answer is the final response's output, emitted now
         const added = streamed || answer.toolCalls.length > 0 ? "" : addText(answer, response)
         complete(response)
+        if (!reasoned) addReasoning(answer, owner, response)
         finishWith(answer, response)
         return Either.right(added)
       }
@@ -238,9 +293,15 @@ const reader = (provider: string): StreamReader => {
       case "response.refusal.delta":
         return Either.right(answer.addRefusal(delta(json)))
       case "response.output_item.added":
-      case "response.output_item.done":
+      case "response.output_item.done": {
         if (item?.type === "function_call") remember(json, item)
+        const reasoning = type === "response.output_item.done" && item !== undefined ? reasoningOf(owner, item) : undefined
+        if (reasoning !== undefined) {
+          reasoned = true
+          answer.addReasoning(reasoning)
+        }
         return Either.right("")
+      }
       case "response.function_call_arguments.delta": {
         const call = find(json, json.item_id)
         if (call !== undefined) call.args += text(json.delta)
@@ -259,11 +320,19 @@ const reader = (provider: string): StreamReader => {
   return { add, finished: () => answer.finished, response: () => answer.response() }
 }
 
-/** The Responses wire format, asking for `model`; `strict` is sent on every tool. */
-export const wire = (model: string, strict: boolean): WireFormat => ({
-  body: requestBody(model, strict),
-  decode,
-  reader,
+/** The name of a reasoning model: OpenAI's `o…`, `gpt-5…` (but its `-chat` models) and `codex-…`. */
+export const isReasoningModel = (model: string) => /^(o\d|gpt-5(?!.*-chat)|codex-)/.test(model)
+
+/**
+ * The Responses wire format, asking for `model`; `strict` is sent on every tool. With
+ * `reasoning`, the encrypted reasoning is asked for (`include`), kept marked with `owner`, and
+ * sent back (only `owner`'s).
+ */
+export const wire = (model: string, strict: boolean, owner: string, reasoning: boolean): WireFormat => ({
+  body: requestBody(model, strict, owner, reasoning),
+  decode: decode(owner),
+  reader: reader(owner),
+  refusesFile: refuses,
   ignores: {
     fields: ["stop"],
     why: "the Responses API has no stop sequences; use ChatCompletionsModel (OpenAI's Chat Completions API takes stop) if the answer must end at one"

@@ -1,11 +1,11 @@
 /**
  * The one fold of a model's answer into a `ChatResponse`, used by every adapter, streamed or
  * not (a whole body is an answer in one piece): the text and a refusal's text as they come,
- * the tool calls in the order they began, the latest count of each usage field, the finish
- * reason, and whether the answer ended or was cut. What a wire format says is read by its
+ * the tool calls in the order they began, the reasoning the provider requires back, the latest
+ * count of each usage field, the finish reason, and whether the answer ended or was cut. What a wire format says is read by its
  * adapter; how it adds up is decided here.
  */
-import type { ChatModel, Json, ToolCall } from "@agentfx/core"
+import type { ChatModel, Json, Part, ToolCall } from "@agentfx/core"
 import { Either } from "effect"
 import { count, invalid, isCount, isObject, type JsonObject } from "./wireJson.js"
 
@@ -70,6 +70,7 @@ export class StreamFold<C extends Call = Call> {
   private text = ""
   private refused = false
   private readonly calls: Array<C> = []
+  private readonly reasoning: Array<Part.ReasoningPart> = []
   private counts: { [field: string]: number } = {}
   private reason: { readonly finish: ChatModel.FinishReason; readonly raw: string | undefined } | undefined = undefined
   private ended = false
@@ -97,6 +98,11 @@ export class StreamFold<C extends Call = Call> {
   /** The calls so far, in the order they began. */
   get toolCalls(): ReadonlyArray<C> {
     return this.calls
+  }
+
+  /** Reasoning to keep in the history (to send back to its provider), in the order it came. */
+  addReasoning(part: Part.ReasoningPart): void {
+    this.reasoning.push(part)
   }
 
   /** Usage counts (an object of them, as the server names them): each count replaces the last one of its field. */
@@ -135,7 +141,8 @@ export class StreamFold<C extends Call = Call> {
       })),
       finishReason: this.refused ? "refusal" : this.reason?.finish ?? "unknown",
       providerFinishReasons: raw === undefined ? undefined : [raw],
-      usage: usage(this.counts)
+      usage: usage(this.counts),
+      ...(this.reasoning.length === 0 ? {} : { reasoning: this.reasoning.slice() })
     })
   }
 }

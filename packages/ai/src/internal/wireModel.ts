@@ -4,6 +4,7 @@
  * format (Chat Completions, Responses, Messages) are this plus their format.
  */
 import { ChatModel } from "@agentfx/core"
+import { type Refusal, warnLeftOut } from "./content.js"
 import type * as Sse from "./sse.js"
 import type { HttpClient } from "@effect/platform"
 import type { Either } from "effect"
@@ -32,6 +33,8 @@ export interface WireFormat {
   readonly refuse?: (request: ChatModel.ChatRequest) => ChatModel.ModelError | undefined
   /** Settings the API does not take: not sent, and a warning the first time each is set (docs/decisions/060). */
   readonly ignores?: { readonly fields: ReadonlyArray<Field>; readonly why: string }
+  /** Why the API cannot take a file where it is: the body describes it in text instead, and a warning is logged once per reason. */
+  readonly refusesFile: Refusal
   /** A non-streamed answer (not an error envelope: the transport failed those). */
   readonly decode: (body: unknown, provider: string) => Either.Either<ChatModel.ChatResponse, ChatModel.ModelError>
   readonly reader: (provider: string) => StreamReader
@@ -62,8 +65,11 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
     E.flatMap(options.wire, (wire) => E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts, wire }))))
   const warn = E.match(checked, {
     onLeft: () => () => Effect.void,
-    onRight: ({ target, wire }) =>
-      wire.ignores === undefined ? () => Effect.void : warnIgnored(target.provider, wire.ignores.fields, wire.ignores.why)
+    onRight: ({ target, wire }) => {
+      const settings = wire.ignores === undefined ? () => Effect.void : warnIgnored(target.provider, wire.ignores.fields, wire.ignores.why)
+      const files = warnLeftOut(target.provider, wire.refusesFile)
+      return (request: ChatModel.ChatRequest) => Effect.zipRight(settings(request.settings), files(request))
+    }
   })
   /** The checked options for `request`, or the error every call of it fails with. */
   const prepared = (request: ChatModel.ChatRequest) =>
@@ -87,7 +93,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
         postJson(client, target, () => wire.body(request, false)).pipe(
           Effect.flatMap((body) => E.map(wire.decode(body, target.provider), named)),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
-          (call) => Effect.zipRight(warn(request.settings), ModelRetry.retry(call, options.retry))
+          (call) => Effect.zipRight(warn(request), ModelRetry.retry(call, options.retry))
         )
     }).pipe(
       Effect.mapError(maskError(mask)),
@@ -112,7 +118,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
             response: named(response)
           })))
           return Timeout.requestStream(Stream.concat(parts, done), timeouts.request, target.provider)
-        }).pipe((call) => Stream.concat(Stream.execute(warn(request.settings)), ModelRetry.retryStream(call, options.retry)))
+        }).pipe((call) => Stream.concat(Stream.execute(warn(request)), ModelRetry.retryStream(call, options.retry)))
     }).pipe(
       Stream.mapError(maskError(mask)),
       Stream.withSpan(`${options.span}.stream`, { attributes })
