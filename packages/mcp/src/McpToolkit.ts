@@ -145,7 +145,10 @@ export class McpToolkit extends Context.Tag("@agentfx/mcp/McpToolkit")<McpToolki
  *   that takes longer (a server's `pattern` that backtracks catastrophically on the value) is
  *   stopped — the thread is ended — and is a `semantic` error; the event loop is not blocked;
  * - its result: `structuredContent` when the tool declares an `outputSchema`, else the text
- *   of its content (images, audio and resources as a one-line description);
+ *   of its content; its images, audio and embedded resources' bytes (`blob`) go to the model
+ *   as files beside it (`Tool.output(value, { files })`, held to the agent's
+ *   `limits.fileBytes`); a resource link, and a file block that is not a valid file, as a
+ *   one-line description in the text;
  * - `needsApproval` (the default gate asks for approval) unless the server says the tool is
  *   read-only or not destructive (`readOnlyHint`, `destructiveHint`, with MCP's defaults:
  *   a tool that says nothing counts as destructive); tags `"mcp"`, and `"readOnly"`,

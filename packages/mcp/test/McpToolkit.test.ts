@@ -134,8 +134,23 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         expect(yield* batch(yield* tools, [["fx_add", { a: 2, b: 3 }], ["fx_weather", { city: "Oslo" }], ["fx_picture", {}]])).toEqual([
           "5",
           `{"city":"Oslo","tempC":21}`,
-          "A red dot:\n[image: image/png, 10 bytes]\n[resource: file:///dot.png (image/png)]"
+          "A red dot:\n[resource: file:///dot.png (image/png)]\n[image: png, 3 bytes]"
         ])
+      }))
+
+    it.effect("a result's images and embedded resources' bytes are files beside its text; a resource link, and an image without a media type, stay text", () =>
+      Effect.gen(function*() {
+        const [result] = yield* ToolCallingManager.executeBatch(Toolkit.make(...yield* tools), [{ id: "p1", name: "fx_picture", args: {} }])
+        expect(result).toEqual({
+          _tag: "Succeeded",
+          callId: "p1",
+          toolName: "fx_picture",
+          value: "A red dot:\n[resource: file:///dot.png (image/png)]\n[image: png, 3 bytes]",
+          files: [
+            { _tag: "File", mediaType: "image/png", source: { _tag: "Base64", data: Buffer.from("0123456789").toString("base64") } },
+            { _tag: "File", mediaType: "application/pdf", name: "file:///dot.pdf", source: { _tag: "Base64", data: Buffer.from("%PDF").toString("base64") } }
+          ]
+        })
       }))
 
     it.effect("arguments the schema rejects are a semantic error naming the problem, and the server is not called", () =>

@@ -1,7 +1,7 @@
 /**
  * An MCP tool descriptor → an agentfx `Tool`: schemas, annotations, overrides, results.
  */
-import { Json, Tool, ToolError } from "@agentfx/core"
+import { Json, Part, Tool, ToolError } from "@agentfx/core"
 import type { CallToolResult, ContentBlock, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, ParseResult, Schema } from "effect"
 import type { McpTool as AgentTool, ToolOverride } from "../McpToolkit.js"
@@ -38,51 +38,69 @@ const parametersOf = (schema: McpTool["inputSchema"], check: (input: unknown) =>
 /** The size of what a base64 string encodes. */
 const bytes = (base64: string) => `${Math.floor((base64.length * 3) / 4) - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)} bytes`
 
-/** One content block as text: text as is, the rest described on one line. */
-const textOf = (block: ContentBlock): string => {
+const isFile = Schema.is(Part.FilePart)
+
+/**
+ * A content block that is a file — an image, audio, an embedded resource's bytes (`blob`) —
+ * as a file part, when it is a valid one (a media type, base64); else `undefined`.
+ */
+const fileOf = (block: ContentBlock): Part.FilePart | undefined => {
+  const file = block.type === "image" || block.type === "audio"
+    ? Part.file({ mediaType: block.mimeType, data: block.data })
+    : block.type === "resource" && "blob" in block.resource
+    ? Part.file({ mediaType: block.resource.mimeType ?? "application/octet-stream", name: block.resource.uri, data: block.resource.blob })
+    : undefined
+  return file !== undefined && isFile(file) ? file : undefined
+}
+
+/** One content block as text, unless it is a file (which goes to the model as one): text as is, the rest described on one line. */
+const textOf = (block: ContentBlock): ReadonlyArray<string> => {
+  if (fileOf(block) !== undefined) return []
   switch (block.type) {
     case "text":
-      return block.text
+      return [block.text]
     case "image":
     case "audio":
-      return `[${block.type}: ${block.mimeType}, ${bytes(block.data)}]`
+      return [`[${block.type}: ${block.mimeType}, ${bytes(block.data)}]`]
     case "resource_link":
-      return `[resource: ${block.uri}${block.mimeType === undefined ? "" : ` (${block.mimeType})`}]`
+      return [`[resource: ${block.uri}${block.mimeType === undefined ? "" : ` (${block.mimeType})`}]`]
     case "resource":
       return "text" in block.resource
-        ? block.resource.text
-        : `[resource: ${block.resource.uri}${block.resource.mimeType === undefined ? "" : ` (${block.resource.mimeType})`}, ${
-          bytes(block.resource.blob)
-        }]`
+        ? [block.resource.text]
+        : [`[resource: ${block.resource.uri}${block.resource.mimeType === undefined ? "" : ` (${block.resource.mimeType})`}, ${bytes(block.resource.blob)}]`]
   }
 }
 
-const contentText = (result: CallToolResult) => result.content.map(textOf).join("\n")
+const contentText = (result: CallToolResult) => result.content.flatMap(textOf).join("\n")
 
 /**
  * What the model gets from a result: structured content when the tool declares an output
  * schema (checked against it here: the SDK's own check keeps only the last page of a paginated
- * tool list), else the text.
+ * tool list), else the text; with the files among its content (images, audio, embedded
+ * resources' bytes) beside it. A file block that is not a valid file (no media type, bad
+ * base64) is described in the text instead.
  */
 const valueOf = (
   tool: McpTool,
   server: string,
   checkOutput: ((value: unknown) => Effect.Effect<Checked>) | undefined,
   result: CallToolResult
-): Effect.Effect<Json.JsonValue, ToolError.ToolError> => {
+): Effect.Effect<Json.JsonValue | Tool.Output<Json.JsonValue>, ToolError.ToolError> => {
   const what = `MCP server "${server}", tool "${tool.name}"`
   if (result.isError === true) {
     const text = contentText(result)
     return Effect.fail(ToolError.semantic(text.length > 0 ? text : `${what}: the tool failed and said nothing`))
   }
-  if (checkOutput === undefined) return Effect.succeed(contentText(result))
+  const files = result.content.flatMap((block) => fileOf(block) ?? [])
+  const withFiles = (value: Json.JsonValue) => files.length === 0 ? value : Tool.output(value, { files })
+  if (checkOutput === undefined) return Effect.succeed(withFiles(contentText(result)))
   const structured = result.structuredContent
   if (structured === undefined) {
     return Effect.fail(ToolError.semantic(`${what}: the tool declares an output schema but answered without structured content`))
   }
   return Effect.flatMap(checkOutput(structured), (checked) =>
     checked.valid
-      ? Effect.succeed(structured as Json.JsonValue)
+      ? Effect.succeed(withFiles(structured as Json.JsonValue))
       : Effect.fail(ToolError.semantic(`${what}: the structured content does not match the tool's output schema: ${checked.errorMessage}`)))
 }
 
