@@ -1,22 +1,27 @@
-import { ChatMemory, Message } from "@agentfx/core"
+import { ChatMemory, Message, Part } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlChatMemory } from "../src/index.js"
 import { dialects, storeOn } from "./fixtures.js"
 
+const radar = Part.image({ name: "radar.png", data: Buffer.from("89504e470d0a1a0a", "hex") })
+
 const conversation: ReadonlyArray<Message.Message> = [
   { _tag: "System", text: "You are terse." },
   Message.user("Weather in Oslo? \"quoted\", ünïcödé, 🌧"),
-  Message.assistant("", [{ id: "c1", name: "weather", args: { city: "Oslo", days: [1, 2], nested: { deep: null } } }]),
-  { _tag: "ToolResult", callId: "c1", toolName: "weather", content: { temp: -3.5 }, isError: false },
+  Message.assistant("", [{ id: "c1", name: "weather", args: { city: "Oslo", days: [1, 2], nested: { deep: null } } }], [
+    { _tag: "Reasoning", provider: "anthropic:https://api.anthropic.com", text: "Oslo.", data: { type: "thinking", thinking: "Oslo.", signature: "EqQB" } }
+  ]),
+  { _tag: "ToolResult", callId: "c1", toolName: "weather", content: { temp: -3.5 }, isError: false, files: [radar] },
   { _tag: "Compaction", replaces: 2 },
   Message.assistant("Cold."),
-  { _tag: "Compaction", replaces: 4, summary: "Oslo's weather was asked: -3.5 °C." }
+  { _tag: "Compaction", replaces: 4, summary: "Oslo's weather was asked: -3.5 °C." },
+  Message.user([Part.text("And this map?"), Part.image({ url: "https://example.com/map.png" }), Part.file({ mediaType: "application/pdf", data: "JVBERg==" })])
 ]
 
 for (const dialect of dialects) {
   describe(`SqlChatMemory on ${dialect.name}`, () => {
-    it.effect("messages of every kind come back as appended, in order, per conversation; another client sees them", () =>
+    it.effect("messages of every kind — with files and reasoning — come back as appended, in order, per conversation; another client sees them", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database
         const { memory } = yield* storeOn(database)
