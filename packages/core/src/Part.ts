@@ -282,6 +282,23 @@ export const inlineBytes = (file: FilePart): number => {
 }
 
 /**
+ * A file's URL: its own, or a `data:` URL of its inline bytes (what browsers and several APIs
+ * take).
+ *
+ * @example
+ * ```ts
+ * import { Part } from "@agentfx/core"
+ *
+ * Part.url(Part.file({ mediaType: "text/plain", data: "aGk=" })) // "data:text/plain;base64,aGk="
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const url = (file: FilePart): string =>
+  file.source._tag === "Url" ? file.source.url : `data:${file.mediaType};base64,${file.source.data}`
+
+/**
  * The text of parts: their text parts, joined by blank lines.
  *
  * @example

@@ -43,6 +43,7 @@ export type FinishReason = typeof FinishReason.Type
  * | `text-start` / `text-delta` / `text-end` | the model's text, as it streams (`id` per model call) |
  * | `tool-input-available` | a tool call starts, or waits for a person |
  * | `tool-output-available` / `tool-output-error` | its result or failure (a timeout too) |
+ * | `file` | a file the tool returned beside its result (`url`: a `data:` URL of inline bytes, or the file's URL) |
  * | `tool-approval-request` | the run paused: the call waits for approval (`approvalId` names the run, its pause and the call) |
  * | `tool-output-denied` | a person denied the call |
  * | `error` | the run failed after it started (`errorText`: what failed) |
@@ -69,6 +70,7 @@ export const UiChunk = Schema.Union(
   Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool-output-available"), ...ToolCallId, output: Json.JsonValue }),
   Schema.Struct({ type: Schema.Literal("tool-output-error"), ...ToolCallId, errorText: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("file"), url: Schema.String, mediaType: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool-output-denied"), ...ToolCallId }),
   Schema.Struct({ type: Schema.Literal("finish-step") }),
   Schema.Struct({ type: Schema.Literal("error"), errorText: Schema.String }),

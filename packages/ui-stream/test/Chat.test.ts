@@ -3,7 +3,7 @@
  * parser, `readUIMessageStream`, and `AbstractChat` — what `useChat` runs — on a real server on
  * 127.0.0.1.
  */
-import { Agent, ContextWindow, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ContextWindow, Message, Part, ScriptedChatModel, Tool } from "@agentfx/core"
 import { readUIMessageStream, type UIMessage } from "ai"
 import { Effect, Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -313,5 +313,31 @@ describe("Chat", () => {
     expect(elsewhere.status).toBe(404)
     expect(JSON.parse(elsewhere.body)).toMatchObject({ _tag: "RunNotFound", message: `Run ${chat.messages.at(-1)!.id} is not a run of chat c-other` })
     expect(executed).toEqual(["Ada 250"])
+  })
+
+  it("files both ways: useChat's file parts reach the model as files; a tool's files arrive as file parts of the message", async () => {
+    const png = Part.image({ name: "dot.png", data: Buffer.from("89504e470d0a1a0a", "hex") })
+    const snapshot = Tool.make("snapshot", {
+      description: "Takes a snapshot",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: () => Effect.succeed(Tool.output("a snapshot", { files: [png] }))
+    })
+    const seen: Array<unknown> = []
+    served = await serve(Agent.make({ name: "viewer", tools: [snapshot] }), script(
+      (request) => {
+        seen.push(request.messages[0])
+        return ScriptedChatModel.toolCalls({ id: "s1", name: "snapshot", args: {} })
+      },
+      ScriptedChatModel.text("Here it is.")
+    ))
+    const chat = new NodeChat({ id: "c-files", transport: served.transport })
+    const dataUrl = Part.url(png)
+    await chat.sendMessage({ text: "What is this?", files: [{ type: "file", mediaType: "image/png", filename: "dot.png", url: dataUrl }] })
+    expect(chat.error).toBeUndefined()
+    expect(seen).toEqual([Message.user([png, Part.text("What is this?")])])
+    const answer = chat.messages.at(-1)!
+    expect(answer.parts.map((p) => p.type)).toEqual(["step-start", "tool-snapshot", "file", "step-start", "text"])
+    expect(answer.parts[2]).toEqual({ type: "file", mediaType: "image/png", url: dataUrl })
   })
 })

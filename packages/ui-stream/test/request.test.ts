@@ -31,7 +31,10 @@ const cases: ReadonlyArray<readonly [string, unknown, string, Record<string, str
   ["a last message that is not one", { id: "c", messages: [user("hi"), { id: "x", role: "robot", parts: [] }] }, "The last message (messages[1]) is not a message: "],
   ["a system message last", { id: "c", messages: [{ id: "s", role: "system", parts: [{ type: "text", text: "be brief" }] }] }, "The last message (messages[0]) is a system message: send a user message"],
   ["a user message without text", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "text", text: "  " }] }] }, "The last message (messages[0]) has no text"],
-  ["a file in the user message", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "data:," }, { type: "text", text: "this?" }] }] }, "messages[0].parts[0] is not a text part (file): agentfx reads text only"],
+  ["a part that is neither text nor a file", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "reasoning", text: "hm" }, { type: "text", text: "this?" }] }] }, "messages[0].parts[0] is not a text or file part (reasoning): agentfx reads text and files"],
+  ["a file part without its url", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png" }] }] }, "messages[0].parts[0] is not a file part: "],
+  ["a file whose data: URL is not base64", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "data:," }, { type: "text", text: "this?" }] }] }, "Invalid run input: input part 1 is not a file: source.url: a data: URL is inline data"],
+  ["a file without a media type", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "", url: "https://example.com/x.png" }] }] }, "Invalid run input: input part 1 is not a file: mediaType: expected a media type"],
   ["an assistant message without approval responses", { id: "c", messages: [user("hi"), { id: "a", role: "assistant", parts: [{ type: "text", text: "Hello." }] }] }, "The last message (messages[1]) is the assistant's, with no approval response"],
   ["an approval id this endpoint never sent", {
     id: "c",

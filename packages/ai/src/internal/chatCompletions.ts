@@ -5,9 +5,9 @@
  * message. The server's reasoning (`reasoning_content`, `reasoning`) is kept and sent back to
  * it. No I/O here.
  */
-import { type ChatModel, Message, type Part } from "@agentfx/core"
+import { type ChatModel, Message, Part } from "@agentfx/core"
 import { Either, ParseResult, Schema } from "effect"
-import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages, urlOf } from "./content.js"
+import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages } from "./content.js"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -112,8 +112,8 @@ const filePart = (file: Part.FilePart): object => {
   const why = refuses(file, "input")
   if (why !== undefined) return { type: "text", text: leftOut(file, why) }
   return file.mediaType.startsWith("image/")
-    ? { type: "image_url", image_url: { url: urlOf(file) } }
-    : { type: "file", file: { filename: nameOf(file), file_data: urlOf(file) } }
+    ? { type: "image_url", image_url: { url: Part.url(file) } }
+    : { type: "file", file: { filename: nameOf(file), file_data: Part.url(file) } }
 }
 
 /** What a person said: a string, or content parts when it has files. */

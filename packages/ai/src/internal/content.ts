@@ -13,10 +13,6 @@ export type Place = "input" | "tool-result"
 /** Why an API cannot take `file` at `place`; `undefined` when it can. */
 export type Refusal = (file: Part.FilePart, place: Place) => string | undefined
 
-/** A file's URL: its own, or a `data:` URL of its inline bytes. */
-export const urlOf = (file: Part.FilePart): string =>
-  file.source._tag === "Url" ? file.source.url : `data:${file.mediaType};base64,${file.source.data}`
-
 /** A file's name, or one made from its media type (`file.pdf`): some APIs require one. */
 export const nameOf = (file: Part.FilePart): string => file.name ?? `file.${file.mediaType.split("/")[1]?.replace(/[^\w.+-]/g, "") || "bin"}`
 

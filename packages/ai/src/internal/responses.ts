@@ -6,9 +6,9 @@
  * known by its `type` alone (no `sequence_number` needed), unknown events and fields are
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
-import { type ChatModel, Message, type Part } from "@agentfx/core"
+import { type ChatModel, Message, Part } from "@agentfx/core"
 import { Either } from "effect"
-import { leftOut, nameOf, ownReasoning, type Refusal, urlOf } from "./content.js"
+import { leftOut, nameOf, ownReasoning, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
@@ -34,10 +34,10 @@ const refuses: Refusal = (file) =>
 const fileContent = (file: Part.FilePart): object => {
   const why = refuses(file, "input")
   if (why !== undefined) return { type: "input_text", text: leftOut(file, why) }
-  if (file.mediaType.startsWith("image/")) return { type: "input_image", image_url: urlOf(file), detail: "auto" }
+  if (file.mediaType.startsWith("image/")) return { type: "input_image", image_url: Part.url(file), detail: "auto" }
   return file.source._tag === "Url"
     ? { type: "input_file", file_url: file.source.url }
-    : { type: "input_file", filename: nameOf(file), file_data: urlOf(file) }
+    : { type: "input_file", filename: nameOf(file), file_data: Part.url(file) }
 }
 
 /** A tool result's output: its JSON, or, with files, its JSON and the files as input content. */

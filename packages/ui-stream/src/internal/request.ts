@@ -1,10 +1,11 @@
 /**
- * `useChat`'s request body, read: a new turn (the last message is the user's text) or the
- * answers to a pause (the last message is the assistant's, its tool parts answered). Every
- * refusal is an `InvalidRequest` that says what is wrong and where.
+ * `useChat`'s request body, read: a new turn (the last message is the user's: its text and
+ * file parts) or the answers to a pause (the last message is the assistant's, its tool parts
+ * answered). Every refusal is an `InvalidRequest` that says what is wrong and where.
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { HttpIncomingMessage } from "@effect/platform"
+import { Part } from "@agentfx/core"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { ChatRequest, InvalidRequest } from "../ChatApi.js"
 import * as Approval from "./approval.js"
@@ -20,7 +21,7 @@ export interface Answer {
 }
 
 export type Parsed =
-  | { readonly _tag: "Turn"; readonly chatId: string; readonly input: string }
+  | { readonly _tag: "Turn"; readonly chatId: string; readonly input: string | ReadonlyArray<Part.InputPart> }
   | { readonly _tag: "Answers"; readonly chatId: string; readonly answers: ReadonlyArray<Answer> }
 
 const invalid = (message: string) => new InvalidRequest({ message })
@@ -32,6 +33,14 @@ const Message = Schema.Struct({
 
 const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 
+/** The AI SDK's file part: `url` is a `data:` URL (what `useChat` makes of a `FileList`) or one the provider fetches. */
+const FilePart = Schema.Struct({
+  type: Schema.Literal("file"),
+  mediaType: Schema.String,
+  filename: Schema.optional(Schema.String),
+  url: Schema.String
+})
+
 const AnsweredPart = Schema.Struct({
   toolCallId: Schema.String,
   approval: Schema.Struct({ id: Schema.String, approved: Schema.Boolean, reason: Schema.optional(Schema.String) })
@@ -40,6 +49,7 @@ const AnsweredPart = Schema.Struct({
 const decodeRequest = Schema.decodeUnknownEither(ChatRequest)
 const decodeMessage = Schema.decodeUnknownEither(Message)
 const decodeText = Schema.decodeUnknownEither(TextPart)
+const decodeFile = Schema.decodeUnknownEither(FilePart)
 const decodeAnswered = Schema.decodeUnknownEither(AnsweredPart)
 
 const problem = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
@@ -60,18 +70,30 @@ export const nestsDeeper = (value: unknown, limit: number): boolean => {
   return false
 }
 
-/** The user's text: every text part, joined by blank lines; any other kind of part is refused (it would be lost). */
+/**
+ * What the user said: the text of its text parts (joined by blank lines), or — when it has
+ * files — its text and file parts in order. Any other kind of part is refused (it would be
+ * lost); a file is checked, and held to the agent's limits, when the run starts.
+ */
 const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly type: string }>): Effect.Effect<Parsed, InvalidRequest> => {
-  const texts: Array<string> = []
+  const input: Array<Part.InputPart> = []
   for (const [i, part] of parts.entries()) {
     const text = decodeText(part)
-    if (text._tag === "Left") {
-      return Effect.fail(invalid(`${where}.parts[${i}] is not a text part (${part.type}): agentfx reads text only`))
+    if (text._tag === "Right") {
+      input.push(Part.text(text.right.text))
+      continue
     }
-    texts.push(text.right.text)
+    if (part.type !== "file") {
+      return Effect.fail(invalid(`${where}.parts[${i}] is not a text or file part (${part.type}): agentfx reads text and files`))
+    }
+    const file = decodeFile(part)
+    if (file._tag === "Left") return Effect.fail(invalid(`${where}.parts[${i}] is not a file part: ${problem(file.left)}`))
+    const { filename, mediaType, url } = file.right
+    input.push(Part.file({ mediaType, url, ...(filename === undefined ? {} : { name: filename }) }))
   }
-  const input = texts.join("\n\n")
-  return input.trim().length === 0 ? Effect.fail(invalid(`The last message (${where}) has no text`)) : Effect.succeed({ _tag: "Turn", chatId, input })
+  const text = Part.textOf(input)
+  if (input.some((part) => part._tag === "File")) return Effect.succeed({ _tag: "Turn", chatId, input })
+  return text.trim().length === 0 ? Effect.fail(invalid(`The last message (${where}) has no text`)) : Effect.succeed({ _tag: "Turn", chatId, input: text })
 }
 
 /** The answered approval requests of the assistant's message. */

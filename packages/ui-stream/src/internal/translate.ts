@@ -1,10 +1,11 @@
 /**
  * A run's events as the chunks of its assistant message. Each model call is a step (a context
  * policy's summary call is none); its text a text part; each tool call that a gate let through a tool part, from its start to its
- * result. A pause closes the step with one approval request per pending call. Events of a
+ * result, and the files it returned as file parts. A pause closes the step with one approval request per pending call. Events of a
  * sub-agent's run (another run id) are not the message's: its call's result is.
  */
 import type { AgentEvent, AgentExit } from "@agentfx/core"
+import { Part } from "@agentfx/core"
 import * as Approval from "./approval.js"
 import type { UiChunk } from "../UiChunk.js"
 
@@ -70,7 +71,14 @@ export const make = (runId: string): Translator => {
         announced.add(event.callId)
         return [{ type: "tool-input-available", toolCallId: event.callId, toolName: event.toolName, input: event.args }]
       case "ToolSucceeded":
-        return [{ type: "tool-output-available", toolCallId: event.callId, output: event.value }]
+        return [
+          { type: "tool-output-available", toolCallId: event.callId, output: event.value },
+          ...(event.files ?? []).map((file): UiChunk => ({
+            type: "file",
+            url: Part.url(file),
+            mediaType: file.mediaType
+          }))
+        ]
       case "ToolFailed":
         return [{ type: "tool-output-error", toolCallId: event.callId, errorText: event.error.message }]
       case "ToolTimedOut":
