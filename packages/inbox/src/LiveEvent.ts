@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { AgentEvent } from "@agentfx/core"
-import { Json } from "@agentfx/core"
+import { Json, Part } from "@agentfx/core"
 import { Schema } from "effect"
 
 const meta = {
@@ -40,8 +40,37 @@ const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, 
  * @since 0.1.0
  * @category schemas
  */
+/**
+ * A file of an event, as the page shows it: its media type, name, and size (inline) or URL —
+ * never its bytes, which an event stream does not carry.
+ *
+ * @example
+ * ```ts
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * const file: LiveEvent.FileSummary = { mediaType: "image/png", name: "chart.png", bytes: 2048 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FileSummary = Schema.Struct({
+  mediaType: Schema.String,
+  name: Schema.optional(Schema.String),
+  bytes: Schema.optional(Schema.Number),
+  url: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileSummary extends Schema.Schema.Type<typeof FileSummary> {}
+
+const files = { files: Schema.optional(Schema.Array(FileSummary)) }
+
 export const LiveEvent = Schema.Union(
-  Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String }),
+  Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String, ...files }),
   Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number, purpose: Purpose }),
   Schema.TaggedStruct("TextDelta", { ...meta, iteration: Schema.Number, text: Schema.String }),
@@ -62,7 +91,14 @@ export const LiveEvent = Schema.Union(
     tokensAfter: Schema.Number
   }),
   Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }),
-  Schema.TaggedStruct("ToolSucceeded", { ...meta, callId: Schema.String, toolName: Schema.String, value: Json.JsonValue, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("ToolSucceeded", {
+    ...meta,
+    callId: Schema.String,
+    toolName: Schema.String,
+    value: Json.JsonValue,
+    ...files,
+    durationMillis: Schema.Number
+  }),
   Schema.TaggedStruct("ToolFailed", {
     ...meta,
     callId: Schema.String,
@@ -99,6 +135,16 @@ export type LiveEvent = typeof LiveEvent.Type
 export const isFinal = (event: LiveEvent): boolean =>
   event._tag === "RunCompleted" || event._tag === "RunPaused" || event._tag === "RunFailed"
 
+/** An event's files, summed up: what the page shows of them. */
+const summaries = (files: ReadonlyArray<Part.FilePart> | undefined): { readonly files?: ReadonlyArray<FileSummary> } =>
+  files === undefined ? {} : {
+    files: files.map((file) => ({
+      mediaType: file.mediaType,
+      ...(file.name === undefined ? {} : { name: file.name }),
+      ...(file.source._tag === "Url" ? { url: file.source.url } : { bytes: Part.inlineBytes(file) })
+    }))
+  }
+
 /**
  * The wire form of a core event; `decidedBy` is added to `RunResumed`.
  *
@@ -117,7 +163,7 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
   const m = { runId: event.runId, conversationId: event.conversationId, timestamp: event.timestamp }
   switch (event._tag) {
     case "RunStarted":
-      return { _tag: event._tag, ...m, agent: event.agent, input: event.input }
+      return { _tag: event._tag, ...m, agent: event.agent, input: event.input, ...summaries(event.files) }
     case "RunResumed":
       return { _tag: event._tag, ...m, agent: event.agent, decision: event.decision, ...(decidedBy === undefined ? {} : { decidedBy }) }
     case "ModelCalled":
@@ -147,7 +193,15 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
     case "ToolStarted":
       return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, args: event.args }
     case "ToolSucceeded":
-      return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, value: event.value, durationMillis: event.durationMillis }
+      return {
+        _tag: event._tag,
+        ...m,
+        callId: event.callId,
+        toolName: event.toolName,
+        value: event.value,
+        ...summaries(event.files),
+        durationMillis: event.durationMillis
+      }
     case "ToolFailed":
       return {
         _tag: event._tag,

@@ -166,6 +166,33 @@ function messageLine(message) {
 }
 
 /**
+ * The files of a message: a person's (its parts), a tool's (its result's).
+ *
+ * @param {any} message
+ * @returns {Array<any>}
+ */
+function filesOf(message) {
+  if (message._tag === "User") return (message.parts ?? []).filter((/** @type {any} */ p) => p._tag === "File")
+  return message._tag === "ToolResult" ? message.files ?? [] : []
+}
+
+/**
+ * A file as the conversation shows it: an inline image as the image (the page's policy admits
+ * `data:` images only: nothing is fetched from elsewhere), any other file as a line of text.
+ *
+ * @param {any} file
+ */
+function fileView(file) {
+  const name = file.name ?? file.mediaType
+  if (file.source._tag === "Base64" && file.mediaType.startsWith("image/")) {
+    return h("img", { class: "file", src: `data:${file.mediaType};base64,${file.source.data}`, alt: name, title: name })
+  }
+  const data = file.source.data ?? ""
+  const where = file.source._tag === "Url" ? file.source.url : `${Math.floor((data.length * 3) / 4) - (data.match(/=*$/)?.[0].length ?? 0)} bytes`
+  return h("span", { class: "file" }, [`[${file.name === undefined ? "" : `${file.name}: `}${file.mediaType}, ${where}]`])
+}
+
+/**
  * What the run panel says of a run, one fact a line: add a line here to show another.
  *
  * @param {RunDetail} run
@@ -198,7 +225,7 @@ function renderRun(run) {
     h("summary", {}, ["Conversation so far"]),
     h("ol", { class: "conversation" }, run.messages.map((m) => {
       const [who, text] = messageLine(m)
-      return h("li", {}, [h("span", { class: "who" }, [`${who}: `]), text])
+      return h("li", {}, [h("span", { class: "who" }, [`${who}: `]), text, ...filesOf(m).map(fileView)])
     }))
   ])
   byId("run").replaceChildren(heading, factList(run, true), conversation, decisionForm(run))
@@ -525,13 +552,22 @@ function markDecided(run, by) {
   heading.focus()
 }
 
+/**
+ * What an event says of its files, after its text: their names and types.
+ *
+ * @param {Array<any> | undefined} files
+ */
+function withFiles(files) {
+  return files === undefined ? "" : ` + ${files.map((f) => `${f.name ?? "file"} (${f.mediaType})`).join(", ")}`
+}
+
 /** @param {any} e */
 function eventLine(e) {
   switch (e._tag) {
     case "RunResumed":
       return `resumed: ${e.decision}${e.decidedBy ? ` by ${e.decidedBy}` : ""}`
     case "RunStarted":
-      return `started: ${e.input}`
+      return `started: ${e.input}${withFiles(e.files)}`
     case "ModelCalled":
       return e.purpose === "compaction" ? `model call #${e.iteration}: summarizing earlier messages` : `model call #${e.iteration}`
     case "ModelResponded":
@@ -542,7 +578,7 @@ function eventLine(e) {
     case "ToolStarted":
       return `→ ${e.toolName}(${JSON.stringify(e.args)})`
     case "ToolSucceeded":
-      return `✓ ${e.toolName}: ${JSON.stringify(e.value)}`
+      return `✓ ${e.toolName}: ${JSON.stringify(e.value)}${withFiles(e.files)}`
     case "ToolFailed":
       return `✗ ${e.toolName}: ${e.reason} error: ${e.message}`
     case "ToolTimedOut":

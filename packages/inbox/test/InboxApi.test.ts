@@ -98,6 +98,26 @@ describe("a record that cannot be read", () => {
     }))
 })
 
+describe("a record written by the previous version (checkpoint format 2)", () => {
+  it.scopedLive("is read like one of today's: listed, and shown with its calls and conversation", () =>
+    Effect.gen(function*() {
+      const { agent } = bank()
+      const older = (record: RunStore.RunRecord): RunStore.RunRecord => ({ ...record, checkpoint: { ...(record.checkpoint as object), version: 2 } })
+      const inbox = yield* serve([agent], {
+        storeView: (store) => ({
+          ...store,
+          get: (runId) => Effect.map(store.get(runId), Option.map(older)),
+          list: (filter) => Effect.map(store.list(filter), (records) => records.map(older))
+        })
+      })
+      const runId = yield* inbox.pause(agent, "pay Ada 250", "c-older")
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.runId)).toEqual([runId])
+      const one = yield* request(`${runs(inbox.origin)}/${runId}`)
+      expect(one.status).toBe(200)
+      expect(one.body).toMatchObject({ runId, pending: [{ callId: "t1", toolName: "transfer" }], messages: [{ _tag: "User", text: "pay Ada 250" }, {}] })
+    }))
+})
+
 describe("GET /inbox/api/runs/:runId", () => {
   it.scopedLive("a paused run: its calls with their tool's description and JSON Schema, the arguments, the conversation, the decisions that fit", () =>
     Effect.gen(function*() {
@@ -745,7 +765,7 @@ describe("the page", () => {
       expect(page.body).toContain(`<script type="importmap">${importMap}</script>`)
       const hash = createHash("sha256").update(importMap).digest("base64")
       expect(page.headers.get("content-security-policy")).toBe(
-        `default-src 'self'; script-src 'self' 'sha256-${hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
+        `default-src 'self'; script-src 'self' 'sha256-${hash}'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
       )
       expect(page.body).toContain(`<script type="module" src="/inbox/assets/inbox.js"></script>`)
       const files = [["inbox.js", "text/javascript"], ["check.js", "text/javascript"], ["diff.js", "text/javascript"], ["paths.js", "text/javascript"], [

@@ -19,8 +19,8 @@ import { mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
 import { launchChromium } from "@agentfx/testing/Chromium"
-import { Agent, type Message, ScriptedChatModel } from "@agentfx/core"
-import { bank, request, serve } from "./fixtures.js"
+import { Agent, type Message, Part, ScriptedChatModel } from "@agentfx/core"
+import { bank, model, request, serve } from "./fixtures.js"
 
 const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 
@@ -279,6 +279,32 @@ describe("the inbox in Chromium", () => {
       ])
       expect(executed).toEqual(["t1 Ada 250"])
       expect([...bob.errors, ...alice.errors]).toEqual(["Failed to load resource: the server responded with a status of 409 (Conflict)"])
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 60_000)
+
+  it("a conversation's inline images show as images (the page admits data: images only), its other files as text", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const { agent } = bank()
+      const inbox = await Effect.runPromise(Scope.extend(serve([agent]), scope))
+      const dot = Part.image({ name: "dot.png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" })
+      const input = [Part.text("pay Ada 250"), dot, Part.image({ url: "https://example.com/elsewhere.png" }), Part.file({ mediaType: "application/pdf", name: "invoice.pdf", data: "JVBERi0=" })]
+      const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input, conversationId: "c-files" }).pipe(Effect.provide(model))))
+      if (paused._tag !== "Paused") throw new Error("expected a pause")
+      const ada = await person(inbox.origin, "Ada")
+      await ada.page.click(`#runs button[data-run-id="${paused.runId}"]`)
+      await ada.page.waitForSelector(".conversation img.file")
+      expect(await ada.page.$$eval(".conversation img", (images) =>
+        images.map((image) => [(image as HTMLImageElement).alt, (image as HTMLImageElement).src.slice(0, 22), (image as HTMLImageElement).naturalWidth])
+      )).toEqual([["dot.png", "data:image/png;base64,", 1]])
+      expect(await ada.page.$$eval(".conversation span.file", (spans) => spans.map((span) => span.textContent))).toEqual([
+        "[image/*, https://example.com/elsewhere.png]",
+        "[invoice.pdf: application/pdf, 5 bytes]"
+      ])
+      await shot(ada.page, "10-files")
+      expect(ada.errors).toEqual([])
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

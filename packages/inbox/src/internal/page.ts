@@ -27,12 +27,15 @@ const types = {
   "icon.svg": "image/svg+xml"
 } as const
 
-/** The headers of the page and its assets; the policy admits the page's import map by its hash (an inline script). */
+/**
+ * The headers of the page and its assets; the policy admits the page's import map by its hash
+ * (an inline script), and images inline (`data:`: a conversation's images), never from elsewhere.
+ */
 const headersFor = (page: string) => {
   const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(page)?.[1] ?? ""
   const hash = createHash("sha256").update(importMap).digest("base64")
   return {
-    "content-security-policy": `default-src 'self'; script-src 'self' 'sha256-${hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    "content-security-policy": `default-src 'self'; script-src 'self' 'sha256-${hash}'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache"
