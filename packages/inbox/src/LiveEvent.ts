@@ -23,24 +23,6 @@ const Purpose = Schema.Literal("answer", "compaction")
 const CallRef = Schema.Struct({ callId: Schema.String, toolName: Schema.String, args: Json.JsonValue })
 
 /**
- * One event, tagged like the core event it comes from, plus `RunFailed` (the resumed run
- * failed after it was claimed: a model error, a store error, … with its tag and message; a
- * defect as `Defect`, "The run failed unexpectedly", its cause logged).
- *
- * @example
- * ```ts
- * import { Schema } from "effect"
- * import { LiveEvent } from "@agentfx/inbox"
- *
- * const event = Schema.decodeUnknownSync(LiveEvent.LiveEvent)({
- *   _tag: "RunCompleted", runId: "r1", conversationId: "c1", timestamp: 0, text: "Sent."
- * })
- * ```
- *
- * @since 0.1.0
- * @category schemas
- */
-/**
  * A file of an event, as the page shows it: its media type, name, and size (inline) or URL —
  * never its bytes, which an event stream does not carry.
  *
@@ -69,6 +51,24 @@ export interface FileSummary extends Schema.Schema.Type<typeof FileSummary> {}
 
 const files = { files: Schema.optional(Schema.Array(FileSummary)) }
 
+/**
+ * One event, tagged like the core event it comes from, plus `RunFailed` (the resumed run
+ * failed after it was claimed: a model error, a store error, … with its tag and message; a
+ * defect as `Defect`, "The run failed unexpectedly", its cause logged).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { LiveEvent } from "@agentfx/inbox"
+ *
+ * const event = Schema.decodeUnknownSync(LiveEvent.LiveEvent)({
+ *   _tag: "RunCompleted", runId: "r1", conversationId: "c1", timestamp: 0, text: "Sent."
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LiveEvent = Schema.Union(
   Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String, ...files }),
   Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }),
