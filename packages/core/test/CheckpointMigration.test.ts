@@ -1,37 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { readFileSync } from "node:fs"
-import { Agent, ChatMemory, Checkpoint, Decision, RunStore, ScriptedChatModel, Slot, Tool } from "../src/index.js"
+import { Agent, ChatMemory, Checkpoint, Decision, RunStore, ScriptedChatModel } from "../src/index.js"
+import { mailer } from "./fixtures/mailer.js"
 
 /** A checkpoint of format version 2, as main's code wrote it before version 3 (fixtures/README.md). */
 const written = (): any => JSON.parse(readFileSync(new URL("./fixtures/checkpoint-v2.json", import.meta.url), "utf8"))
 
-const sent: Array<unknown> = []
-const mailer = Agent.make({
-  name: "mailer",
-  tools: [
-    Tool.make("get_weather", {
-      description: "Current weather for a city",
-      parameters: Schema.Struct({ city: Schema.String }),
-      success: Schema.String,
-      handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
-    }),
-    Tool.make("send_email", {
-      description: "Sends an email",
-      parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
-      success: Schema.String,
-      needsApproval: true,
-      handler: (args) => Effect.sync(() => sent.push(args)).pipe(Effect.as(`sent to ${args.to}`))
-    })
-  ],
-  checkpointSecret: Redacted.make("fixture-secret-fixture-secret-fixture"),
-  slots: { sent: Slot.sum() }
-})
+const fixture = mailer()
+const { sent } = fixture
 
 const layer = Layer.mergeAll(ScriptedChatModel.layer([ScriptedChatModel.text("Mailed Ada.")]), ChatMemory.layerMemory, RunStore.layerMemory())
 
 const refusal = (input: unknown) =>
-  Agent.resume(mailer, input, Decision.approveAll()).pipe(
+  Agent.resume(fixture.agent, input, Decision.approveAll()).pipe(
     Effect.flip,
     Effect.map((e) => e._tag === "InvalidCheckpoint" ? `${e.reason}: ${e.detail}` : e._tag)
   )
@@ -42,7 +24,7 @@ describe("Checkpoint migration", () => {
       sent.length = 0
       const checkpoint = written()
       expect(checkpoint.version).toBe(2)
-      const exit = yield* Agent.resume(mailer, checkpoint, Decision.approveAll())
+      const exit = yield* Agent.resume(fixture.agent, checkpoint, Decision.approveAll())
       expect(exit._tag).toBe("Completed")
       if (exit._tag !== "Completed") return
       expect(exit.text).toBe("Mailed Ada.")
@@ -64,7 +46,7 @@ describe("Checkpoint migration", () => {
       expect(yield* refusal({ ...checkpoint, version: 3 })).toBe(mismatch)
       const { signature: _, ...unsigned } = checkpoint
       expect(yield* refusal(unsigned)).toBe("signature: the checkpoint is not signed, and this agent requires a signature")
-      expect((yield* Agent.resume(mailer, checkpoint, Decision.approveAll()))._tag).toBe("Completed")
+      expect((yield* Agent.resume(fixture.agent, checkpoint, Decision.approveAll()))._tag).toBe("Completed")
     }).pipe(Effect.provide(layer)))
 
   it.effect("Checkpoint.AnyVersion reads version 2 as version 3 (what readers of a store's records use); Checkpoint.Checkpoint reads version 3 only", () =>

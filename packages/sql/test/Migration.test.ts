@@ -3,45 +3,27 @@
  * from a SQL store's record: the SQLite database that version wrote, and its rows copied as
  * they are into PostgreSQL (fixtures/README.md).
  */
-import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Slot, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel } from "@agentfx/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { copyFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { mailer } from "../../core/test/fixtures/mailer.js"
 import * as SqliteStore from "../src/SqliteStore.js"
 import { freshPg, tempDir } from "./fixtures.js"
 
 const written = fileURLToPath(new URL("./fixtures/paused-v2.db", import.meta.url))
 
-const sent: Array<unknown> = []
-const mailer = Agent.make({
-  name: "mailer",
-  tools: [
-    Tool.make("get_weather", {
-      description: "Current weather for a city",
-      parameters: Schema.Struct({ city: Schema.String }),
-      success: Schema.String,
-      handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
-    }),
-    Tool.make("send_email", {
-      description: "Sends an email",
-      parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
-      success: Schema.String,
-      needsApproval: true,
-      handler: (args) => Effect.sync(() => sent.push(args)).pipe(Effect.as(`sent to ${args.to}`))
-    })
-  ],
-  checkpointSecret: Redacted.make("fixture-secret-fixture-secret-fixture"),
-  slots: { sent: Slot.sum() }
-})
+const fixture = mailer()
+const { sent } = fixture
 
 /** Resumes the fixture's run by its id, in the store in context: what came of it. */
 const resumed = Effect.gen(function*() {
   sent.length = 0
-  const exit = yield* Agent.resume(mailer, "run-v2-sqlite", Decision.approveAll())
+  const exit = yield* Agent.resume(fixture.agent, "run-v2-sqlite", Decision.approveAll())
   assert(exit._tag === "Completed")
   expect(exit.text).toBe("Mailed Ada.")
   expect(exit.state).toEqual({ sent: 2 })
