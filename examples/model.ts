@@ -29,9 +29,13 @@ const announce = <E>(line: string, layer: Layer.Layer<ChatModel.ChatModel, E>) =
 
 /**
  * The model an example runs on: a real provider when the environment names one, else
- * `script`, so that every example runs offline.
+ * `script`, so that every example runs offline. `thinking`: Anthropic's extended thinking,
+ * for an example about reasoning.
  */
-export const modelFromEnv = (script: ScriptedChatModel.Script): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> => {
+export const modelFromEnv = (
+  script: ScriptedChatModel.Script,
+  options?: { readonly thinking?: { readonly budgetTokens: number } }
+): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> => {
   const baseUrl = env("AGENTFX_BASE_URL")
   if (baseUrl !== undefined) {
     return announce(
@@ -48,7 +52,7 @@ export const modelFromEnv = (script: ScriptedChatModel.Script): Layer.Layer<Chat
   if (env("ANTHROPIC_API_KEY") !== undefined) {
     return announce(
       `Anthropic Messages API (${env("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5"})`,
-      lazy(() => import("@agentfx/ai/AnthropicChatModel"), (m) => m.layerConfig())
+      lazy(() => import("@agentfx/ai/AnthropicChatModel"), (m) => m.layerConfig(options?.thinking === undefined ? {} : { thinking: options.thinking }))
     )
   }
   return announce(

@@ -3,7 +3,7 @@
  * asks for), every tool call (start, end, interruption) with its timing.
  */
 import type { AgentExit, Message, Tool } from "@agentfx/core"
-import { ChatModel } from "@agentfx/core"
+import { ChatModel, Part } from "@agentfx/core"
 import { Console, Effect, Layer } from "effect"
 
 const start = performance.now()
@@ -40,12 +40,14 @@ export const traced = <E>(layer: Layer.Layer<ChatModel.ChatModel, E>): Layer.Lay
           Effect.gen(function*() {
             calls += 1
             for (const result of newResults(request.messages)) {
-              yield* log(`  result ${result.callId} ${result.toolName}: ${result.isError ? "ERROR " : ""}${short(result.content)}`)
+              const files = (result.files ?? []).map((file) => ` + ${Part.describe(file)}`).join("")
+              yield* log(`  result ${result.callId} ${result.toolName}: ${result.isError ? "ERROR " : ""}${short(result.content)}${files}`)
             }
             yield* log(`model call #${calls} (${plural(request.messages.length, "message")}, ${plural(request.tools.length, "tool")})`)
             const began = performance.now()
             const response = yield* inner.generate(request)
             const took = Math.round(performance.now() - began)
+            for (const part of response.reasoning ?? []) yield* log(`  model thinks: ${short(part.text || "(hidden)")}`)
             if (response.text.length > 0) yield* log(`  model says: ${short(response.text)}`)
             for (const call of response.toolCalls) {
               yield* log(`  model asks: ${call.name}(${short(call.args)}) [${call.id}]`)
