@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest"
+import { anthropicMessage } from "../../packages/ai/test/formats.js"
 import { expectInOrder, jsonServer, offlineBanner, run } from "./run.js"
-
-const anthropicMessage = (content: ReadonlyArray<object>, stop_reason: string) => ({
-  id: "msg_1",
-  type: "message",
-  role: "assistant",
-  model: "claude-sonnet-4-5",
-  content,
-  stop_reason,
-  stop_sequence: null,
-  usage: { input_tokens: 120, output_tokens: 30 }
-})
 
 describe("examples/files.ts", () => {
   it("offline: the person's image and document reach the model; the tool's chart comes with its result; a file over the limit is refused", async () => {
@@ -31,8 +21,8 @@ describe("examples/files.ts", () => {
   it("on Anthropic's Messages API (ANTHROPIC_BASE_URL): an image and a document block, then the chart inside the tool_result", async () => {
     const server = await jsonServer((_body, index) =>
       index === 0
-        ? anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "sales_chart", input: { quarter: "Q3" } }], "tool_use")
-        : anthropicMessage([{ type: "text", text: "They match." }], "end_turn")
+        ? anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "sales_chart", input: { quarter: "Q3" } }], "tool_use", 120, 30)
+        : anthropicMessage([{ type: "text", text: "They match." }], "end_turn", 120, 30)
     )
     try {
       const { lines } = await run("files.ts", "", { ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: server.url })
