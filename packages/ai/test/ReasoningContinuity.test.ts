@@ -9,7 +9,7 @@ import { Agent, ChatModel, Decision, Message, type Part, Tool } from "@agentfx/c
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, ExecutionPlan, Layer, Redacted, Schema } from "effect"
 import { AiChatModel, AnthropicChatModel, ChatCompletionsModel, OpenAiChatModel } from "../src/index.js"
 import { fastRetry, generate, request, streaming, weatherTool } from "./fixtures.js"
 import { anthropic, chatCompletions, responses, stream, streamedAnswer, type WireFormat } from "./formats.js"
@@ -164,20 +164,23 @@ describe("reasoning across turns", () => {
       expect(cases[0]!.sentBack(server.requests[1]!.body)).toEqual(cases[0]!.expected)
     }).pipe(Effect.scoped))
 
-  it.live("a run that falls back from Anthropic to OpenAI sends no Anthropic thinking to OpenAI, nor to Anthropic at another address", () =>
+  it.live("a run that falls back from Anthropic to OpenAI (ChatModel.fallback) sends no Anthropic thinking to OpenAI, nor to Anthropic at another address", () =>
     Effect.gen(function*() {
-      const first = yield* loopback((_req, res) => json(res, Recorded.anthropicMessage))
-      const second = yield* loopback((_req, res) => responses.answer(res))
-      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(
-        Effect.provide(fallback(cases[0]!.model(first.url), cases[1]!.model(second.url)))
+      // Anthropic thinks and calls the tool, then is overloaded: the plan moves on to OpenAI
+      const first = yield* loopback((_req, res, index) =>
+        index === 0 ? json(res, Recorded.anthropicMessage) : json(res, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, 529)
       )
+      const second = yield* loopback((_req, res) => responses.answer(res))
+      const plan = ExecutionPlan.make({ provide: cases[0]!.model(first.url) }, { provide: cases[1]!.model(second.url) })
+      const exit = yield* Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(ChatModel.fallback(plan)))
       assert(exit._tag === "Completed")
       const input = second.requests[0]!.body.input as ReadonlyArray<any>
       expect(input.map((item) => item.type ?? item.role)).toEqual(["developer", "user", "function_call", "function_call_output"])
       expect(JSON.stringify(input)).not.toContain(Recorded.anthropicThinking.signature)
 
       const elsewhere = yield* loopback((_req, res) => anthropic.answer(res))
-      yield* generate(request({ messages: exit.messages.slice(0, 3) })).pipe(Effect.provide(cases[0]!.model(elsewhere.url)))
+      const history = exit.messages.slice(0, 3) as ReadonlyArray<ChatModel.ModelMessage>
+      yield* generate(request({ messages: history })).pipe(Effect.provide(cases[0]!.model(elsewhere.url)))
       expect(elsewhere.requests[0]!.body.messages[1].content).toEqual([
         { type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "get_weather", input: { city: "Oslo" } }
       ])
@@ -231,17 +234,3 @@ const weatherToolOptions = {
   success: Schema.String,
   handler: ({ city }: { readonly city: string }) => Effect.succeed(`Sunny in ${city}`)
 }
-
-/** A model that answers its first call with `first`, the others with `then`: a run that falls back to another model. */
-const fallback = (first: Layer.Layer<ChatModel.ChatModel>, then: Layer.Layer<ChatModel.ChatModel>) =>
-  Layer.effect(
-    ChatModel.ChatModel,
-    Effect.gen(function*() {
-      const a = yield* Effect.provide(ChatModel.ChatModel, first)
-      const b = yield* Effect.provide(ChatModel.ChatModel, then)
-      let calls = 0
-      return ChatModel.fromGenerate((req) => (calls++ === 0 ? a : b).generate(req))
-    })
-  )
-
-

@@ -9,6 +9,7 @@ import {
   Decision,
   Message,
   Middleware,
+  Part,
   RunStore,
   ScriptedChatModel,
   Tool
@@ -124,6 +125,17 @@ describe("ContextWindow.view and estimateTokens", () => {
     expect(ContextWindow.estimateTokens({ messages: [message] })).toBe(9)
     expect(ContextWindow.estimateTokens({ system: "12345", messages: [message, message] })).toBe(2 + 18)
   })
+
+  it("counts a file apart from its base64: an image (inline or by URL) as 1,600, another inline file as its bytes / 4", () => {
+    const photo = Part.image({ data: Buffer.alloc(1_000_000, 7) })
+    const pdf = Part.file({ mediaType: "application/pdf", data: Buffer.alloc(4_000) })
+    const shown = Message.user([Part.text("Look"), photo, Part.image({ url: "https://example.com/a.png" }), pdf])
+    const stripped = { ...shown, parts: [Part.text("Look"), null, null, null] }
+    expect(ContextWindow.estimateTokens({ messages: [shown] })).toBe(Math.ceil(JSON.stringify(stripped).length / 4) + 1_600 + 1_600 + 1_000)
+    const result: Message.ToolResultMessage = { _tag: "ToolResult", callId: "c1", toolName: "shot", isError: false, content: "ok", files: [photo] }
+    const { files: _, ...bare } = result
+    expect(ContextWindow.estimateTokens({ messages: [result] })).toBe(Math.ceil(JSON.stringify({ ...bare, files: [null] }).length / 4) + 1_600)
+  })
 })
 
 describe("ContextWindow.trim", () => {
@@ -235,6 +247,19 @@ describe("ContextWindow.summarize", () => {
       expect([...events].filter((e) => e._tag === "TextDelta" && e.text.startsWith("summary"))).toEqual([])
       expect(exit.usage.totalTokens).toBe(320 * summaries.requests.length)
     }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer(reader(16)), ChatMemory.layerMemory))))
+
+  it.effect("the summary call's transcript names the files it replaces (they are not sent to it)", () =>
+    Effect.gen(function*() {
+      const scan = Part.image({ name: "scan.png", data: Buffer.from("89504e470d0a1a0a", "hex") })
+      // the image counts 1,600 tokens, and the person's last message is always sent: room for it and a few pages
+      const agent = Agent.make({ tools: [readPage], system, maxIterations: 20, context: ContextWindow.summarize({ maxTokens: 3_000, keepLast: 2 }) })
+      const exit = yield* Agent.run(agent, { input: [Part.text("Read the report"), scan] })
+      assert(exit._tag === "Completed")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const transcript = (requests.find(isSummaryRequest)!.messages[0] as Message.UserMessage).text
+      expect(transcript).toContain(`[user] Read the report [with file "scan.png" (image/png, 8 bytes)]\n[assistant calls read_page (p0)]`)
+      expect(requests.find(isSummaryRequest)!.messages[0]).not.toHaveProperty("parts")
+    }).pipe(Effect.provide(ScriptedChatModel.layer(reader(30)))))
 
   it.effect("without a model of its own, the run's model writes the summary", () =>
     Effect.gen(function*() {

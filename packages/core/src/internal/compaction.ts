@@ -13,6 +13,7 @@ import type { MemoryError } from "../ChatMemory.js"
 import type * as ContextWindow from "../ContextWindow.js"
 import type { CompactionMessage, Message } from "../Message.js"
 import { user } from "../Message.js"
+import { describe, type FilePart } from "../Part.js"
 import * as View from "./contextView.js"
 import { emit } from "./events.js"
 import type { RunState } from "./runState.js"
@@ -196,10 +197,14 @@ const transcript = (previous: string | undefined, messages: ReadonlyArray<Messag
   return lines.join("\n")
 }
 
+/** The files of a message, named after its text: the summary is written from text, and the files are not sent to it. */
+const filesLine = (files: ReadonlyArray<FilePart> | undefined): string =>
+  files === undefined || files.length === 0 ? "" : ` [with ${files.map(describe).join(", ")}]`
+
 const lineOf = (message: Message): string => {
   switch (message._tag) {
     case "User":
-      return `[user] ${message.text}`
+      return `[user] ${message.text}${filesLine(message.parts?.filter((part) => part._tag === "File"))}`
     case "System":
       return `[system] ${message.text}`
     case "Assistant":
@@ -210,7 +215,7 @@ const lineOf = (message: Message): string => {
     case "ToolResult":
       return `[${message.isError ? "error of" : "result of"} ${message.toolName} (${message.callId})] ${
         typeof message.content === "string" ? message.content : JSON.stringify(message.content)
-      }`
+      }${filesLine(message.files)}`
     default:
       return `[${message._tag}] ${JSON.stringify(message)}`
   }

@@ -6,6 +6,7 @@
 import type { ModelMessage, ToolDefinition } from "../ChatModel.js"
 import type { CompactionMessage, Message } from "../Message.js"
 import { user } from "../Message.js"
+import { type FilePart, inlineBytes } from "../Part.js"
 
 /** The note that stands first in a view whose older messages were left out (a trim). */
 export const trimmedNote = "(The earlier part of this conversation was left out to fit the context window.)"
@@ -80,11 +81,41 @@ export const textTokens = (text: string): number => Math.ceil(Buffer.byteLength(
 
 const messageCache = new WeakMap<Message, number>()
 
-/** Tokens of a message, estimated as its JSON's (messages are immutable: each is measured once). */
+/**
+ * Tokens of a file, estimated: an image as 1,600 (what Anthropic counts for one of about a
+ * megapixel, more than OpenAI's high detail), whatever its bytes; another file inline as its
+ * bytes / 4 (a document is read as text: an upper bound), one by URL as an image (its size is
+ * unknown). Its base64 is not the measure: a 1 MB photo is not 330,000 tokens.
+ */
+export const fileTokens = (file: FilePart): number =>
+  file.mediaType.startsWith("image/") || file.source._tag === "Url" ? imageTokens : Math.ceil(inlineBytes(file) / 4)
+
+const imageTokens = 1_600
+
+/** A message's JSON with its files left out (they are counted apart), and what they count. */
+const withoutFiles = (message: Message): { readonly json: string; readonly files: number } => {
+  let files = 0
+  const json = JSON.stringify(message, (_key, value) => {
+    if (typeof value === "object" && value !== null && value._tag === "File") {
+      files += fileTokens(value)
+      return null
+    }
+    return value
+  })
+  return { json, files }
+}
+
+/** Tokens of a message, estimated as its JSON's, each file as {@link fileTokens} (messages are immutable: each is measured once). */
 export const messageTokens = (message: Message): number => {
   let tokens = messageCache.get(message)
   if (tokens === undefined) {
-    tokens = textTokens(JSON.stringify(message))
+    const hasFiles = (message._tag === "User" && message.parts !== undefined) || (message._tag === "ToolResult" && message.files !== undefined)
+    if (hasFiles) {
+      const { files, json } = withoutFiles(message)
+      tokens = textTokens(json) + files
+    } else {
+      tokens = textTokens(JSON.stringify(message))
+    }
     messageCache.set(message, tokens)
   }
   return tokens
