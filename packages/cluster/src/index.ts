@@ -3,5 +3,6 @@
  */
 export * as AgentCluster from "./AgentCluster.js"
 export * as ClusterError from "./ClusterError.js"
+export * as ClusterPg from "./ClusterPg.js"
 export * as ClusterSqlite from "./ClusterSqlite.js"
 export * as RunOutcome from "./RunOutcome.js"

@@ -6,8 +6,13 @@
  */
 import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { Layer } from "effect"
-import { Effect, Schema } from "effect"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
+import { postgresUrl } from "@agentfx/testing/PostgresUrl"
+import { Effect, Redacted, Schema } from "effect"
+import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AgentCluster } from "../src/index.js"
@@ -70,3 +75,24 @@ export const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-cluster-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
+
+/** A free TCP port of this host (for a runner's address). */
+export const freePort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** The PostgreSQL server of the tests. */
+export const pgUrl: string = postgresUrl()
+
+/** A new PostgreSQL schema (dropped with the scope): a URL whose connections use it. */
+export const freshSchema = Effect.gen(function*() {
+  const schema = `agentfx_cluster_${randomUUID().replaceAll("-", "")}`
+  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl) }).pipe(Effect.provide(Reactivity.layer))
+  yield* admin.unsafe(`CREATE SCHEMA ${schema}`)
+  yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
+  return `${pgUrl}${pgUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+}).pipe(Effect.orDie)
