@@ -4,7 +4,7 @@
  */
 import { Decision, ToolCallingManager } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Scope } from "effect"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -84,5 +84,43 @@ describe("ClusterSqlite", () => {
       expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner))).toMatchObject({ _tag: "Completed" })
       yield* Scope.close(scope, Exit.void)
       yield* Layer.build(runnerOn(filename))
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a decision redelivered after its claim (the runner ended mid-call) is continued by the next runner, not refused: the call cut off is reported cancelled", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      gate.wait = Effect.never
+      const first = yield* Scope.make()
+      const runner1 = yield* Layer.buildWithScope(runnerOn(filename), first)
+      const paused = yield* AgentCluster.run(Bank, { input: "guard 1" }).pipe(Effect.provide(runner1))
+      expect(paused._tag).toBe("Paused")
+      yield* Effect.forkIn(AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(Effect.provide(runner1)), first)
+      yield* until(() => executions.get("guarded-1") === 1)
+      yield* Scope.close(first, Exit.void)
+      gate.wait = Effect.void
+      const record = yield* Effect.gen(function*() {
+        return yield* Effect.retry(
+          Effect.flatMap(AgentCluster.get(paused.runId), (record) =>
+            Option.isSome(record) && record.value.status === "completed" ? Effect.succeed(record.value) : Effect.fail("not yet")),
+          Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))
+        )
+      }).pipe(Effect.provide(runnerOn(filename)))
+      expect([record.status, record.decidedBy]).toEqual(["completed", "ada"])
+      expect(executions.get("guarded-1")).toBe(1)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a cancel stops a running run on its runner: its reply is Failed Cancelled, its record failed, naming who cancelled", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      gate.wait = Effect.never
+      const runner = yield* Layer.build(runnerOn(filename))
+      const reply = yield* Effect.fork(AgentCluster.run(Bank, { input: "block 2", runId: "cancel-me" }).pipe(Effect.provide(runner)))
+      yield* until(() => executions.get("block-2") === 1)
+      yield* AgentCluster.cancel(Bank, "cancel-me", { cancelledBy: "bob" }).pipe(Effect.provide(runner))
+      expect(yield* Fiber.join(reply)).toMatchObject({ _tag: "Failed", runId: "cancel-me", error: "Cancelled", message: "Run cancel-me was cancelled by bob" })
+      const record = yield* AgentCluster.get("cancel-me").pipe(Effect.provide(runner))
+      expect(Option.map(record, (r) => [r.status, r.decidedBy])).toEqual(Option.some(["failed", "bob"]))
+      const again = yield* Effect.flip(AgentCluster.cancel(Bank, "cancel-me").pipe(Effect.provide(runner)))
+      expect(again).toMatchObject({ _tag: "RunAlreadyResumed", status: "failed", decidedBy: "bob" })
     }).pipe(Effect.scoped), 30_000)
 })
