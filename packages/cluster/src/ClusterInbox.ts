@@ -23,7 +23,7 @@ import type * as RunOutcome from "./RunOutcome.js"
  *
  * @example
  * ```ts
- * import type { ClusterInbox } from "@agentfx/cluster"
+ * import type * as ClusterInbox from "@agentfx/cluster/ClusterInbox"
  *
  * const options: ClusterInbox.Options = { claimPoll: "20 millis" }
  * ```
@@ -46,7 +46,8 @@ export interface Options {
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { ClusterInbox, ClusterPg } from "@agentfx/cluster"
+ * import { ClusterPg } from "@agentfx/cluster"
+ * import * as ClusterInbox from "@agentfx/cluster/ClusterInbox"
  * import { Inbox } from "@agentfx/inbox"
  * import type { Agent } from "@agentfx/core"
  *
