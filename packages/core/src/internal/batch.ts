@@ -3,7 +3,8 @@
  * their state writes in call order; then finish the batch — pause, or record the results and
  * complete when every call was return-direct.
  */
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed, RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"

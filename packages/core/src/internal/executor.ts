@@ -3,7 +3,11 @@
  * `ToolCallingManager.executeBatch` and for `ToolCallingManager.call` alike.
  */
 import type { Duration, ParseResult } from "effect"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
 import type { JsonValue } from "../Json.js"
 import { isOutput } from "../Tool.js"

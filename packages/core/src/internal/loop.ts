@@ -2,7 +2,10 @@
  * The loop: iterations until the run completes, pauses or runs out of iterations. One
  * iteration: the model call → the gates → the batch (`batch.ts`).
  */
-import { Effect, Either, Exit, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Stream from "effect/Stream"
 import type * as Agent from "../Agent.js"
 import type { RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"

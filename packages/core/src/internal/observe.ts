@@ -3,7 +3,9 @@
  * each iteration, each model call, each tool call. Decided once, when the run starts: a level
  * that nobody observes runs its body untouched, so an unobserved run pays nothing.
  */
-import { Duration, Effect, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as AgentEvent from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { ChatRequest, ChatResponse, ModelError } from "../ChatModel.js"

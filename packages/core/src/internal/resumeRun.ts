@@ -4,7 +4,9 @@
  * a durable store whose process crashed. The record in the store is the authority: exactly
  * one claimant proceeds; nothing runs that no verdict allowed.
  */
-import { Duration, Effect, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Any } from "../Agent.js"
 import { InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
 import type * as Checkpoint from "../Checkpoint.js"

@@ -5,7 +5,13 @@
  * run as the stream of its events.
  */
 import type { Fiber, Scope } from "effect"
-import { Context, Effect, Exit, HashSet, Option, Schema, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HashSet from "effect/HashSet"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { Any, RunOptions, Slots } from "../Agent.js"
 import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"

@@ -3,7 +3,9 @@
  * `Either`, `Effect.succeed` is an `Exit`. Reading them at once saves a run-loop step and
  * its allocations on the hot path (docs/performance.md); any other effect is run as usual.
  */
-import { Effect, Either, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 
 /** The `Either` this effect is, if it is one (a synchronous schema's decode or encode). */
 export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Either.Either<A, E> | undefined => {
