@@ -31,7 +31,7 @@ import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, spend } from "./runState.js"
-import { settledEither, settledExit } from "./settled.js"
+import { andThen, settledEither, settledExit } from "./settled.js"
 import { withModelAttributes } from "./tracing.js"
 
 /**
@@ -42,7 +42,7 @@ import { withModelAttributes } from "./tracing.js"
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
   run.iteration += 1
-  return run.observe.iteration(run.iteration, iteration(agent, run), run.next)
+  return run.observe.iteration(run.iteration, (then) => iteration(agent, run, then), run.next)
 }
 
 /** What follows an iteration, or a batch: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
@@ -64,7 +64,8 @@ export const continueRun = (
   if (batch.length === 0) return loop(agent, run)
   const stop = stopBefore(agent, run, batch, batch.filter((item) => item._tag === "Waiting"))
   if (stop !== undefined) return stop
-  return Effect.flatMap(runBatch(agent, run, batch, environmentPause), run.next)
+  // its end goes on with `next`: the run's exit
+  return runBatch(agent, run, batch, environmentPause, run.next) as Effect.Effect<AgentExit.AgentExit, RunError, any>
 }
 
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
@@ -76,17 +77,19 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  * One iteration: ask the model; a text answer completes the run; tool calls are gated, then
  * pause the run for a person or run as one batch. Returns what ends the iteration — its exit,
  * or the batch — which runs in the iteration's place (see `Observer.iteration`): while the
- * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again.
+ * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again. Given
+ * `then`, what ends the iteration goes on with it: the batch's end calls it in the executor's
+ * place, with no frame of its own.
  */
-const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
+const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, then: Next | undefined) {
   const spent = modelCallOverBudget(run)
-  if (spent !== undefined) return stopBeforeModelCall(agent, run, spent)
+  if (spent !== undefined) return endsWith(stopBeforeModelCall(agent, run, spent), then)
   const modelCalls = run.modelCalls
   const window = windowOf(agent, run)
   const messages = isWindow(window) ? window : yield* window
   // a summary call was made: its tokens and the call count before the run's own call
   const compacted = run.modelCalls === modelCalls ? undefined : modelCallOverBudget(run)
-  if (compacted !== undefined) return stopBeforeModelCall(agent, run, compacted)
+  if (compacted !== undefined) return endsWith(stopBeforeModelCall(agent, run, compacted), then)
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1
@@ -110,14 +113,24 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
   if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
-  if (calls.length === 0) return finalAnswer(agent, run, response.text, true)
+  if (calls.length === 0) return endsWith(finalAnswer(agent, run, response.text, true), then)
   const gating = gate(agent, run, calls, refused)
   const { batch, pending } = "batch" in gating ? gating : yield* gating
   const stop = stopBefore(agent, run, batch, pending)
-  if (stop !== undefined) return stop
+  if (stop !== undefined) return endsWith(stop, then)
   yield* run.recorder.batch(agent, run, batch)
-  return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
+  return runBatch(agent, run, batch, agent.onEnvironmentError === "pause", then)
 })
+
+/** What follows an iteration (`RunState.next`). */
+type Next = RunState["next"]
+
+/** `effect`, then `then` when given (at once when the effect is a success already). */
+const endsWith = <A, E>(
+  effect: Effect.Effect<A, E, any>,
+  then: Next | undefined
+): Effect.Effect<A | AgentExit.AgentExit, E | RunError, any> =>
+  then === undefined ? effect : andThen(effect as Effect.Effect<AgentExit.AgentExit | undefined, E, any>, then)
 
 /** The limit of the run's budget that stops its next model call, if any: tool calls are counted before a batch, so that a model call that may only answer is never refused for them. */
 const modelCallOverBudget = (run: RunState): Over | undefined =>
