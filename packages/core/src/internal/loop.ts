@@ -37,7 +37,9 @@ import { withModelAttributes } from "./tracing.js"
 /**
  * Iterates until the run completes, pauses, or has made `maxIterations` model calls. Each
  * iteration runs in the place of the last (`next`): a run waiting for its tools keeps no
- * frame per iteration. Called when the run is to iterate (it reads and counts the iteration).
+ * frame per iteration. Called when the run is to iterate: it reads and counts the iteration
+ * at once and, unobserved, starts it (the model is asked for its call's effect) — so it is
+ * called where its effect runs next: in a continuation (`next`), or inside `Effect.suspend`.
  */
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
@@ -75,25 +77,37 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
 
 /**
  * One iteration: ask the model; a text answer completes the run; tool calls are gated, then
- * pause the run for a person or run as one batch. Returns what ends the iteration — its exit,
- * or the batch — which runs in the iteration's place (see `Observer.iteration`): while the
- * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again. Given
- * `then`, what ends the iteration goes on with it: the batch's end calls it in the executor's
- * place, with no frame of its own.
+ * pause the run for a person or run as one batch. `undefined`: iterate again. Given `then`,
+ * what ends the iteration goes on with it: the batch's end calls it in the executor's place.
+ *
+ * Plain functions, one per step that may wait (the window's compaction, the model call, the
+ * memory's append, an asynchronous gate, the batch's record), each handing on to the next
+ * at once when what it waited for is settled (decision 105). While the batch's tools run,
+ * nothing of the iteration is kept: the batch runs in the place of the model call's
+ * continuation.
  */
-const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, then: Next | undefined) {
+const iteration = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
   const spent = modelCallOverBudget(run)
   if (spent !== undefined) return endsWith(stopBeforeModelCall(agent, run, spent), then)
   const modelCalls = run.modelCalls
   const window = windowOf(agent, run)
-  const messages = isWindow(window) ? window : yield* window
+  return isWindow(window)
+    ? askModel(agent, run, modelCalls, window, then)
+    : Effect.flatMap(window, (messages) => askModel(agent, run, modelCalls, messages, then))
+}
+
+/** What an iteration comes to: its exit (`undefined`: iterate again), or, given `then`, what `then` makes of it. */
+type Step = Effect.Effect<AgentExit.AgentExit | undefined, RunError, any>
+
+/** The model call, once the window is known; `modelCalls`: the run's count before the window was made. */
+const askModel = (agent: Agent.Any, run: RunState, modelCalls: number, messages: ReadonlyArray<ModelMessage>, then: Next | undefined): Step => {
   // a summary call was made: its tokens and the call count before the run's own call
   const compacted = run.modelCalls === modelCalls ? undefined : modelCallOverBudget(run)
   if (compacted !== undefined) return endsWith(stopBeforeModelCall(agent, run, compacted), then)
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1
-  const response = yield* run.observe.model({
+  const response = run.observe.model({
     runId: run.runId,
     conversationId: run.conversationId,
     iteration: run.iteration,
@@ -108,19 +122,30 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState, t
       runId: run.runId
     }
   }, callModel(run))
+  return Effect.flatMap(response, (response) => answered(agent, run, response, then))
+}
+
+/** The model's answer: counted, its calls admitted, appended to the history; then its end or its gated batch. */
+const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then: Next | undefined): Step => {
   spend(run, response.usage)
   calibrate(run, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
-  if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
-  if (calls.length === 0) return endsWith(finalAnswer(agent, run, response.text, true), then)
-  const gating = gate(agent, run, calls, refused)
-  const { batch, pending } = "batch" in gating ? gating : yield* gating
+  const afterAppend = (): Step => {
+    if (calls.length === 0) return endsWith(finalAnswer(agent, run, response.text, true), then)
+    const gating = gate(agent, run, calls, refused)
+    return "batch" in gating ? gated(agent, run, gating, then) : Effect.flatMap(gating, (ready) => gated(agent, run, ready, then))
+  }
+  // an ephemeral run's history is its own: appended already
+  return run.ephemeral ? afterAppend() : Effect.flatMap(appended, afterAppend)
+}
+
+/** A gated batch: stopped (budget, approval) or recorded, then run. */
+const gated = (agent: Agent.Any, run: RunState, { batch, pending }: Gated, then: Next | undefined): Step => {
   const stop = stopBefore(agent, run, batch, pending)
   if (stop !== undefined) return endsWith(stop, then)
-  yield* run.recorder.batch(agent, run, batch)
-  return runBatch(agent, run, batch, agent.onEnvironmentError === "pause", then)
-})
+  return andThen(run.recorder.batch(agent, run, batch), () => runBatch(agent, run, batch, agent.onEnvironmentError === "pause", then))
+}
 
 /** What follows an iteration (`RunState.next`). */
 type Next = RunState["next"]

@@ -190,7 +190,8 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(input)
     if (run.ephemeral && !run.recorder.durable) {
-      const body = loop(agent, run)
+      // the loop's first steps run when the turn runs its body (after its middleware and any id check), not now
+      const body = Effect.suspend(() => loop(agent, run))
       // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
       return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
     }
