@@ -267,13 +267,17 @@ const workers = async (impl: Impl, config: Config, inject: Inject): Promise<Scen
   }
 }
 
-const coldScript = fileURLToPath(new URL("./cold.js", import.meta.url))
-const countModules = fileURLToPath(new URL("./countModules.js", import.meta.url))
+/** From the sources (the bench's own tests, under tsx), the cold starts run the sources too. */
+const fromSources = import.meta.url.endsWith(".ts")
+const sibling = (name: string) => fileURLToPath(new URL(`./${name}.${fromSources ? "ts" : "js"}`, import.meta.url))
+const coldScript = sibling("cold")
+const countModules = sibling("countModules")
+const loader = fromSources ? ["--conditions=@agentfx/source", "--import", "tsx"] : []
 
 /** One fresh `node cold.js <mode>` (preceded by `preload` node options): its JSON lines merged, and its whole wall time as the parent saw it. */
 const coldProcess = (mode: string, preload: ReadonlyArray<string> = []) => {
   const start = nowUs()
-  const result = spawnSync(process.execPath, [...preload, coldScript, mode], { encoding: "utf8", timeout: 60_000 })
+  const result = spawnSync(process.execPath, [...loader, ...preload, coldScript, mode], { encoding: "utf8", timeout: 60_000 })
   const processMs = (nowUs() - start) / 1000
   const lines = result.status === 0 ? result.stdout.trim().split("\n") : []
   const fields = Object.assign({}, ...lines.map((line) => JSON.parse(line) as Record<string, unknown>)) as {
