@@ -31,7 +31,7 @@ import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, spend } from "./runState.js"
-import { andThen, settledEither, settledExit } from "./settled.js"
+import { andThen, settledEither, settledExit, succeeded } from "./settled.js"
 import { withModelAttributes } from "./tracing.js"
 
 /**
@@ -131,20 +131,36 @@ const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then:
   calibrate(run, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
-  const afterAppend = (): Step => {
-    if (calls.length === 0) return endsWith(finalAnswer(agent, run, response.text, true), then)
-    const gating = gate(agent, run, calls, refused)
-    return "batch" in gating ? gated(agent, run, gating, then) : Effect.flatMap(gating, (ready) => gated(agent, run, ready, then))
-  }
   // an ephemeral run's history is its own: appended already
-  return run.ephemeral ? afterAppend() : Effect.flatMap(appended, afterAppend)
+  return run.ephemeral
+    ? afterAppend(agent, run, response.text, calls, refused, then)
+    : Effect.flatMap(appended, () => afterAppend(agent, run, response.text, calls, refused, then))
+}
+
+/** Once the answer is in the history: a text answer completes the run; tool calls are gated. */
+const afterAppend = (
+  agent: Agent.Any,
+  run: RunState,
+  text: string,
+  calls: ReadonlyArray<ToolCall>,
+  refused: ReadonlyMap<string, ToolError> | undefined,
+  then: Next | undefined
+): Step => {
+  if (calls.length === 0) return endsWith(finalAnswer(agent, run, text, true), then)
+  const gating = gate(agent, run, calls, refused)
+  return "batch" in gating ? gated(agent, run, gating, then) : Effect.flatMap(gating, (ready) => gated(agent, run, ready, then))
 }
 
 /** A gated batch: stopped (budget, approval) or recorded, then run. */
 const gated = (agent: Agent.Any, run: RunState, { batch, pending }: Gated, then: Next | undefined): Step => {
   const stop = stopBefore(agent, run, batch, pending)
   if (stop !== undefined) return endsWith(stop, then)
-  return andThen(run.recorder.batch(agent, run, batch), () => runBatch(agent, run, batch, agent.onEnvironmentError === "pause", then))
+  const recorded = run.recorder.batch(agent, run, batch)
+  const environmentPause = agent.onEnvironmentError === "pause"
+  // a run nothing records goes on at once
+  return succeeded(recorded)
+    ? runBatch(agent, run, batch, environmentPause, then)
+    : Effect.flatMap(recorded, () => runBatch(agent, run, batch, environmentPause, then))
 }
 
 /** What follows an iteration (`RunState.next`). */

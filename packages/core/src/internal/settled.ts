@@ -20,6 +20,12 @@ export const settledExit = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A
   return (tag === "Success" || tag === "Failure") && Exit.isExit(effect) ? effect as Exit.Exit<A, E> : undefined
 }
 
+/** Whether the effect is a success already (`Effect.void`, `Effect.succeed`): nothing to wait for. */
+export const succeeded = (effect: Effect.Effect<unknown, unknown, any>): boolean => {
+  const now = settledExit(effect)
+  return now !== undefined && Exit.isSuccess(now)
+}
+
 /** `f` of the effect's value: at once when the effect is a success already, else after it (`Effect.flatMap`). */
 export const andThen = <A, E, R, B, E2, R2>(
   effect: Effect.Effect<A, E, R>,
