@@ -160,6 +160,8 @@ const builtRuntime = <R, E>(layer: Layer.Layer<R, E>) => {
 
 /** The agentfx implementation of every scenario. */
 export const agentfx: Impl = {
+  id: "agentfx",
+
   longLoop: (steps, into) => {
     stamps = into
     return oneRun(sequentialRuntime, longLoopAgent, (request) => {

@@ -127,6 +127,8 @@ const lastNumber = (messages: ReadonlyArray<Message>): number | undefined => {
 
 /** The floor implementation of every scenario. */
 export const floor: Impl = {
+  id: "floor",
+
   longLoop: (steps, stamps) => {
     const model: Model = async (messages) => {
       stamps.push(nowUs())

@@ -3,7 +3,7 @@
  * own repetitions, timing, GC and checks; implementations only run agent turns.
  */
 import type { Check, Kill, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
-import type { CancelWay, Config } from "./workload.js"
+import type { CancelWay, Config, ImplId } from "./workload.js"
 
 /** Scenario D set up once: the runs that time out, then what is left of them. */
 export interface TimeoutRuns {
@@ -89,6 +89,8 @@ export type Wait = { readonly timerMs: number } | "latch" | "deferred-latch"
 
 /** One implementation of every scenario. */
 export interface Impl {
+  /** Which side this is; S runs its cold starts as `cold.js <id>` in fresh processes. */
+  readonly id: ImplId
   /** A: one run of `steps` single-call steps, then text; pushes the time (µs) of each model call. */
   readonly longLoop: (steps: number, stamps: Array<number>) => Promise<RunCounts>
   /** B: one run whose first answer asks for `width` concurrent calls; pushes the time (µs) of each model call. */

@@ -161,13 +161,39 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     label: "the same echo as an in-process tool (1 s timeout), for comparison",
     metric: "inProcessUs",
     unit: "µs"
-  }
+  },
+  {
+    scenario: "S",
+    label: "from the process's start to the first answer (agentfx: `Completed` of one `Agent.run` on the scripted model)",
+    metric: "completedMs",
+    unit: "ms",
+    target: { text: "≤ 250 ms", pass: (agentfx) => agentfx <= 250 }
+  },
+  { scenario: "S", label: "import (agentfx: `@agentfx/core` and `effect/Effect`; floor: nothing)", metric: "importMs", unit: "ms" },
+  { scenario: "S", label: "whole process, spawn to exit (as the parent sees it)", metric: "processMs", unit: "ms" },
+  { scenario: "S", label: "ES modules loaded", metric: "modules", unit: "" },
+  {
+    scenario: "S",
+    label: "reference — the `effect` barrel alone: import",
+    metric: "effectImportMs",
+    floorMetric: "importMs",
+    unit: "ms"
+  },
+  {
+    scenario: "S",
+    label: "reference — the `effect` barrel alone: whole process",
+    metric: "effectProcessMs",
+    floorMetric: "processMs",
+    unit: "ms"
+  },
+  { scenario: "S", label: "reference — the `effect` barrel alone: ES modules loaded", metric: "effectModules", floorMetric: "modules", unit: "" }
 ]
 
 const format = (x: number, unit: string): string => {
   if (!Number.isFinite(x)) return "–"
   if (unit === "B") return Math.abs(x) >= 1024 ? `${(x / 1024).toFixed(1)} KB` : `${x.toFixed(0)} B`
   if (unit === "×") return `${x.toFixed(2)}×`
+  if (unit === "") return x.toFixed(0)
   return `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)} ${unit}`
 }
 
@@ -240,6 +266,7 @@ const peers = `| | per loop step | per tool call (50-wide batch) | retained heap
 
 /** How each scenario's figures are taken (under its table; E's are in `cancelSection`). */
 const notes: Record<Exclude<ScenarioId, "E">, string> = {
+  S: "Each sample is a fresh `node` process (`src/cold.js`, built JavaScript, no flags), floor and agentfx alternating process by process within the driver's rounds, one unmeasured start first. agentfx: `await import(\"@agentfx/core\")` and `effect/Effect`, then `Agent.run` of an agent without tools on `ScriptedChatModel.layer` answering with text, until its `Completed`; the floor: a node process that imports nothing and awaits one fake model answer. The first row counts from the process's time origin (node's own start-up included), so the floor's figure is node's start-up. An app that imports the `effect` barrel itself pays the reference row's modules whatever agentfx loads. Modules are counted in one more process per side with a loader hook (`src/countModules.js`), not timed.",
   A: "A step is the time from one model call to the next (each model answer is time-stamped); the whole-run figure is first to last model call over the steps; the median is over runs.",
   B: "Per tool call: from the first model call to the second (the gate, the 50 calls, their results) over 50.",
   C: "Each run is its own fiber (`ManagedRuntime.runPromise` on a runtime built before the runs start, as a server's is), as each floor run is its own promise. Wall: the tool awaits a 20 ms timer (`Effect.sleep`; the floor: a `setTimeout` promise). Heap: all runs suspended in their tool on a latch, full GC, minus the heap before they started, over the runs; the latch is a promise on both sides (`Effect.promise` in agentfx), so the figure compares runtimes, not latch implementations. The reference rows show what Effect itself costs (bare fibers doing only what the tool does, no agent) and what a run retains when its tool awaits an Effect `Deferred` instead (`Deferred.await` keeps three frames of its own): docs/performance.md.",
@@ -253,7 +280,8 @@ const titles: Record<ScenarioId, string> = {
   C: "C — concurrency",
   D: "D — timeouts under `bounded({ permits: 4 })`",
   E: "E — cancel a batch of running calls: time against its width",
-  W: "W — worker-isolated tools: kill at the deadline, spawn, round trip"
+  W: "W — worker-isolated tools: kill at the deadline, spawn, round trip",
+  S: "S — cold start: import to the first answer, a fresh process each"
 }
 
 const shortNames: Record<string, string> = {
@@ -261,7 +289,8 @@ const shortNames: Record<string, string> = {
   growth: "flatness",
   perCallUs: "µs per tool call",
   wallMs: "wall time",
-  heapPerRunBytes: "heap per suspended run"
+  heapPerRunBytes: "heap per suspended run",
+  completedMs: "time to the first answer"
 }
 
 /** One phrase per scenario: which targets it met and which it missed (D's and W's target is their leak checks; E's its linearity too). */

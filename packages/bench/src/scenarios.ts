@@ -2,6 +2,8 @@
  * The scenario drivers, shared by both implementations: warm-up, repetitions, timing, heap
  * and the exact checks. A driver never judges speed; it only fails on wrong counts and leaks.
  */
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import type { Impl, Inject } from "./impl.js"
 import type { RunCounts, ScenarioResult } from "./measure.js"
 import {
@@ -9,6 +11,7 @@ import {
   leastThreads,
   Checks,
   expectRuns,
+  fullGc,
   nowUs,
   settledThreads,
   probePermits,
@@ -82,7 +85,9 @@ const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> =
   const alone = impl.effectAlone
   const expectAll = (label: string) => (done: ReadonlyArray<unknown>) =>
     checks.that(`${label}: all ${config.runs} fibers ended`, done.length === config.runs, `${done.length} ended`)
+  // A full GC before each burst, on both sides, so every burst starts from the same heap.
   for (let rep = 0; rep < 1 + config.cWallReps; rep++) {
+    fullGc()
     const start = nowUs()
     const counts = await impl.concurrent(config.runs, { timerMs: config.timerMs }).done
     const wall = (nowUs() - start) / 1000
@@ -90,6 +95,7 @@ const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> =
     else samples.wallMs!.push(wall)
   }
   for (let rep = 0; alone !== undefined && rep < 1 + config.cWallReps; rep++) {
+    fullGc()
     const start = nowUs()
     const ended = await alone(config.runs, { timerMs: config.timerMs }).done
     if (rep === 0) expectAll("C, Effect alone (timer)")(ended)
@@ -261,6 +267,62 @@ const workers = async (impl: Impl, config: Config, inject: Inject): Promise<Scen
   }
 }
 
+/** From the sources (the bench's own tests, under tsx), the cold starts run the sources too. */
+const fromSources = import.meta.url.endsWith(".ts")
+const sibling = (name: string) => fileURLToPath(new URL(`./${name}.${fromSources ? "ts" : "js"}`, import.meta.url))
+const coldScript = sibling("cold")
+const countModules = sibling("countModules")
+const loader = fromSources ? ["--conditions=@agentfx/source", "--import", "tsx"] : []
+
+/** One fresh `node cold.js <mode>` (preceded by `preload` node options): its JSON lines merged, and its whole wall time as the parent saw it. */
+const coldProcess = (mode: string, preload: ReadonlyArray<string> = []) => {
+  const start = nowUs()
+  const result = spawnSync(process.execPath, [...loader, ...preload, coldScript, mode], { encoding: "utf8", timeout: 60_000 })
+  const processMs = (nowUs() - start) / 1000
+  const lines = result.status === 0 ? result.stdout.trim().split("\n") : []
+  const fields = Object.assign({}, ...lines.map((line) => JSON.parse(line) as Record<string, unknown>)) as {
+    readonly importMs?: number
+    readonly completedMs?: number
+    readonly text?: string
+    readonly modules?: number
+  }
+  return { ...fields, processMs, failure: result.status === 0 ? undefined : `exit ${result.status ?? result.signal}: ${result.stderr.slice(0, 300)}` }
+}
+
+/**
+ * S: cold start — a fresh `node` process per sample (`cold.js`): import what the side needs,
+ * then one run to its first answer. agentfx: `@agentfx/core` and `effect/Effect`, one
+ * `Agent.run` on the scripted model to its `Completed`; the floor: a plain node process that
+ * imports nothing. agentfx's side also times, interleaved, a process that imports the
+ * `effect` barrel alone (reference). One more process per mode, unmeasured, counts the
+ * modules loaded (a loader hook, which slows loading).
+ */
+const coldStart = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+  const checks = new Checks()
+  const samples = samplesOf("importMs", "completedMs", "processMs", "modules", "effectImportMs", "effectProcessMs", "effectModules")
+  const modes = impl.id === "agentfx" ? [impl.id, "effect"] : [impl.id]
+  const prefix = (mode: string) => (mode === "effect" ? "effect" : "")
+  const key = (mode: string, metric: string) => prefix(mode) === "" ? metric : `${prefix(mode)}${metric[0]!.toUpperCase()}${metric.slice(1)}`
+  const failures = new Map<string, string>()
+  for (let rep = 0; rep <= config.coldStarts; rep++) {
+    for (const mode of modes) {
+      const run = coldProcess(mode)
+      if (run.text !== "done") failures.set(mode, run.failure ?? `answered ${run.text}`)
+      if (rep === 0) continue
+      samples[key(mode, "importMs")]?.push(run.importMs!)
+      samples[key(mode, "processMs")]?.push(run.processMs)
+      if (mode !== "effect") samples.completedMs!.push(run.completedMs!)
+    }
+  }
+  for (const mode of modes) {
+    checks.that(`S: every ${mode} cold start answered "done"`, !failures.has(mode), failures.get(mode) ?? `${config.coldStarts + 1} processes`)
+    const counted = coldProcess(mode, ["--import", countModules])
+    checks.that(`S: ${mode} modules counted`, counted.modules !== undefined, counted.failure ?? "counted")
+    samples[key(mode, "modules")]?.push(counted.modules ?? Number.NaN)
+  }
+  return { samples, checks: checks.list }
+}
+
 /** Every scenario driver by id. */
 export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: Inject) => Promise<ScenarioResult>> = {
   A: longLoop,
@@ -268,5 +330,6 @@ export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: 
   C: concurrent,
   D: timeouts,
   E: cancel,
-  W: workers
+  W: workers,
+  S: coldStart
 }

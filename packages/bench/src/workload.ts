@@ -6,10 +6,10 @@
  */
 
 /** The scenarios that run (persistence has its own bench: `pnpm bench:store`). */
-export type ScenarioId = "A" | "B" | "C" | "D" | "E" | "W"
+export type ScenarioId = "A" | "B" | "C" | "D" | "E" | "W" | "S"
 
 /** Every scenario, in the order they run and are reported. */
-export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "E", "W"]
+export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "E", "W", "S"]
 
 /** Who runs a scenario: agentfx through its public API, or the plain async/await loop. */
 export type ImplId = "floor" | "agentfx"
@@ -47,6 +47,8 @@ export interface Config {
   readonly wWarmup: number
   readonly wCalls: number
   readonly wReps: number
+  /** S: cold starts per process of the driver (each a fresh node process), after one unmeasured. */
+  readonly coldStarts: number
 }
 
 /** The configuration of `pnpm bench` (full) or `pnpm bench --quick` (CI). */
@@ -76,7 +78,8 @@ export const config = (quick: boolean): Config => ({
   deadlineMs: 200,
   wWarmup: 1000,
   wCalls: quick ? 200 : 1000,
-  wReps: quick ? 2 : 5
+  wReps: quick ? 2 : 5,
+  coldStarts: quick ? 2 : 8
 })
 
 /** The scripted model's decision: call one tool with these arguments, or answer with text. */

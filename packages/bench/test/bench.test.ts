@@ -50,6 +50,20 @@ const failedChecks = (inject: Inject): ReadonlyArray<string> => {
   return result.checks.filter((check) => !check.ok).map((check) => check.name)
 }
 
+describe("S: cold start", () => {
+  it("every side answers from a fresh process, and its modules are counted", async () => {
+    const cold = { ...small, coldStarts: 1 }
+    const floorRun = await scenarios.S(floor, cold, "none")
+    const agentfxRun = await scenarios.S(agentfx, cold, "none")
+    expect([...floorRun.checks, ...agentfxRun.checks].filter((check) => !check.ok)).toEqual([])
+    expect(agentfxRun.samples.completedMs).toHaveLength(1)
+    expect(agentfxRun.samples.effectImportMs).toHaveLength(1)
+    // the floor imports nothing; agentfx loads effect and its own modules
+    expect(floorRun.samples.modules![0]).toBeLessThan(5)
+    expect(agentfxRun.samples.modules![0]).toBeGreaterThan(100)
+  }, 120_000)
+})
+
 describe("measure", () => {
   it("median of odd and even samples", () => {
     expect(median([3, 1, 2])).toBe(2)

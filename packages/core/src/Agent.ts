@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Effect, Redacted, Schema, Stream } from "effect"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import type { InvalidAgent, ResumeError, RunAlreadyResumed, RunError, RunNotFound } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { ModelError } from "./ChatModel.js"
 import type { MemoryError } from "./ChatMemory.js"
 import type * as Budget from "./Budget.js"

@@ -4,7 +4,14 @@
  *
  * @since 0.1.0
  */
-import { Cause, Data, Effect, FiberRef, GlobalValue, HashSet, Layer, Queue } from "effect"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as GlobalValue from "effect/GlobalValue"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import type * as AgentExit from "./AgentExit.js"
 import type { FinishReason, Usage } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"

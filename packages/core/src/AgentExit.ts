@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { Usage } from "./ChatModel.js"
 import type * as Checkpoint from "./Checkpoint.js"
 import type { Message } from "./Message.js"

@@ -7,7 +7,13 @@
  * @since 0.1.0
  */
 import type { Layer } from "effect"
-import { Chunk, Clock, Data, Duration, Effect, TestClock, TestServices } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
 import * as Agent from "./Agent.js"
 import type { ResumeError, RunError } from "./AgentError.js"
 import type * as AgentExit from "./AgentExit.js"

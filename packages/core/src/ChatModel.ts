@@ -5,7 +5,10 @@
  * @since 0.1.0
  */
 import type { ExecutionPlan, JSONSchema, Layer, Scope } from "effect"
-import { Context, Effect, Schema, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Fallback from "./internal/fallback.js"
 import type { CompactionMessage, Message } from "./Message.js"
 import type { ReasoningPart } from "./Part.js"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Budget } from "./Budget.js"
 import { Usage } from "./ChatModel.js"
 import { JsonValue } from "./Json.js"

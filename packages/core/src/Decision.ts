@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Data, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
 import { CallDecisionsFromRecord } from "./internal/callDecisions.js"
 import { Budget } from "./Budget.js"
 import { JsonValue } from "./Json.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { JsonValue } from "./Json.js"
 import type * as Tool from "./Tool.js"
 import type { ToolCall } from "./ToolCall.js"

@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import type * as AST from "effect/SchemaAST"
-import { Either, ParseResult, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 /**
  * A JSON value.
@@ -27,7 +29,9 @@ export type JsonValue =
  * @example
  * ```ts
  * import type { AST } from "effect/SchemaAST"
-import { Either, ParseResult, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
  * import { Json } from "@agentfx/core"
  *
  * Schema.is(Json.JsonValue)({ city: "Oslo", days: [1, 2] }) // true

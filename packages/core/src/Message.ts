@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonValue } from "./Json.js"
 import { FilePart, InputPart, ReasoningPart, textOf } from "./Part.js"
 import { ToolCall } from "./ToolCall.js"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonValue } from "./Json.js"
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/

@@ -8,7 +8,10 @@
  * @since 0.1.0
  */
 import type { Effect, Option, Scope } from "effect"
-import { Context, Data, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as internal from "./internal/runStore.js"
 import { Outcome } from "./ToolCall.js"
 

@@ -4,7 +4,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import type { ChatRequest, ChatResponse, FinishReason, StreamPart, Usage } from "./ChatModel.js"
 import { ChatModel, emptyUsage, ModelError } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"

@@ -4,7 +4,12 @@
  * @since 0.1.0
  */
 import type { Duration, Schedule } from "effect"
-import { Effect, JSONSchema, Option, Pipeable, Schema, SchemaAST } from "effect"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
+import * as Pipeable from "effect/Pipeable"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import { HandlerKey } from "./internal/handler.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { FilePart } from "./Part.js"

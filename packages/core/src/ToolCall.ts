@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonValue } from "./Json.js"
 import { FilePart } from "./Part.js"
 import { ToolFailure } from "./ToolError.js"

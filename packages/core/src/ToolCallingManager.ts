@@ -5,7 +5,12 @@
  * @since 0.1.0
  */
 import type { Duration } from "effect"
-import { Context, Data, Effect, Either, Layer, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Bulkhead } from "./internal/bulkhead.js"
 import { callTool, executeCalls, runCall } from "./internal/executor.js"
 import { validateTimeout } from "./internal/options.js"

@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { Duration, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Schema from "effect/Schema"
 
 /**
  * What a tool failure means for the run:

@@ -4,7 +4,10 @@
  * @since 0.1.0
  */
 import type { Duration, JSONSchema, Schedule } from "effect"
-import { Data, Either, Option, Pipeable } from "effect"
+import * as Data from "effect/Data"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Pipeable from "effect/Pipeable"
 import { validateRetryTimes, validateTimeout } from "./internal/options.js"
 import { checkIsolation } from "./internal/workerTool.js"
 import * as Tool from "./Tool.js"

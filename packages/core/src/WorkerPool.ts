@@ -6,7 +6,11 @@
  * @since 0.1.0
  */
 import type { Duration } from "effect"
-import { Context, Data, Effect, Either, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { validateTimeout } from "./internal/options.js"
 import { Pool } from "./internal/workerPool.js"
 import type * as internal from "./internal/workerPool.js"

@@ -1,7 +1,9 @@
 /**
  * An agent as a tool: the model sends `{ input }`, the child agent's answer is the result.
  */
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Agent from "../Agent.js"
 import type { ResumeError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"

@@ -2,7 +2,11 @@
  * Assembling an agent: every option checked, every problem named, the tools' metadata table
  * and the model's view of it built once.
  */
-import { Effect, Either, JSONSchema, Redacted, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
 import { InvalidAgent } from "../AgentError.js"
 import type * as Budget from "../Budget.js"

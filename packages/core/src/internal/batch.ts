@@ -3,12 +3,13 @@
  * their state writes in call order; then finish the batch — pause, or record the results and
  * complete when every call was return-direct.
  */
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed, RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { MemoryError } from "../ChatMemory.js"
-import { assistant } from "../Message.js"
+import { assistant, type ToolResultMessage } from "../Message.js"
 import type { StoreError } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
@@ -24,11 +25,12 @@ import { untouched } from "./observe.js"
 import type { Recording } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, resultMessage } from "./runState.js"
-import { settledExit } from "./settled.js"
+import { andThen, settledExit } from "./settled.js"
 
 /**
  * Runs every call of `batch` that has no outcome yet with the current manager, each inside
- * what observes a tool call, then finishes the batch. `undefined`: iterate again.
+ * what observes a tool call, then finishes the batch. `undefined`: iterate again. Given
+ * `next`, the batch's end goes on with it in the same continuation (no frame of its own).
  *
  * Not a generator: while the calls run, a run keeps one frame of its batch — the
  * continuation to `afterCalls` — and nothing of the loop (docs/performance.md).
@@ -37,11 +39,12 @@ export const runBatch = (
   agent: Agent.Any,
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
-  environmentPause: boolean
+  environmentPause: boolean,
+  next?: RunState["next"]
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   const toRun = batch.filter(runs)
-  if (toRun.length === 0) return afterCalls(agent, run, batch, [], environmentPause)
-  const then = continueBatch(agent, run, batch, environmentPause)
+  if (toRun.length === 0) return endedThen(afterCalls(agent, run, batch, [], environmentPause), next)
+  const then = continueBatch(agent, run, batch, environmentPause, next)
   // one call that nothing observes or records runs in this fiber,, the batch's end in its executor's place
   if (toRun.length === 1 && unobserved(run)) return runCall(agent.toolkit, toRun[0]!, run.manager, run.state, then)
   const runOne = runOneOf(agent, run, run.manager)
@@ -129,9 +132,22 @@ const checkedBy = (limits: Limits) => (executed: Executed): Effect.Effect<Execut
 const mayExceed = (executed: Executed) =>
   executed.result._tag === "Succeeded" && (typeof executed.result.value === "object" || executed.result.files !== undefined)
 
-/** What follows the calls: built apart, so that the frame a waiting run keeps holds only these four. */
-const continueBatch = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<BatchItem>, environmentPause: boolean) =>
-(executed: Executed | ReadonlyArray<Executed>) => afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause)
+/** What follows the calls: built apart, so that the frame a waiting run keeps holds only these five. */
+const continueBatch = (
+  agent: Agent.Any,
+  run: RunState,
+  batch: ReadonlyArray<BatchItem>,
+  environmentPause: boolean,
+  next: RunState["next"] | undefined
+) =>
+(executed: Executed | ReadonlyArray<Executed>) =>
+  endedThen(afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause), next)
+
+/** The batch's end, then `next` when given: at once when the end is settled (a batch without writes, of an ephemeral run). */
+const endedThen = (
+  ended: Effect.Effect<AgentExit.AgentExit | undefined, RunError, any>,
+  next: RunState["next"] | undefined
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => next === undefined ? ended : andThen(ended, next)
 
 /**
  * Ends the batch: folds the executed calls' writes, gives every call of the batch its outcome,
@@ -164,27 +180,34 @@ const finishBatch = (
   outcomes: ReadonlyArray<Outcome>,
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
+  // one pass over the batch: its items done, and the calls suspended (a delegate's child paused)
+  const batch: Array<Done> = new Array(items.length)
+  let suspended: Array<Done> | undefined
+  let approval = false
   let next = 0
-  const batch = items.map((item): Done => item._tag === "Done" ? item : Done({ call: item.call, outcome: outcomes[next++]! }))
-  const suspended = batch.some((item) => item.outcome._tag === "Suspended")
-    ? batch.filter((item) => item.outcome._tag === "Suspended")
-    : []
-  if (suspended.length > 0) {
-    const reason = suspended.some((item) => item.outcome._tag === "Suspended" && item.outcome.reason === "approval")
-      ? "approval"
-      : "environment"
-    return pause(agent, run, reason, batch, pendingOf(suspended))
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!
+    const done = item._tag === "Done" ? item : Done({ call: item.call, outcome: outcomes[next++]! })
+    batch[i] = done
+    if (done.outcome._tag === "Suspended") {
+      ;(suspended ??= []).push(done)
+      if (done.outcome.reason === "approval") approval = true
+    }
   }
+  if (suspended !== undefined) return pause(agent, run, approval ? "approval" : "environment", batch, pendingOf(suspended))
   if (environmentPause) {
     const failed = batch.filter((item) => item.outcome._tag === "Failed" && item.outcome.error.reason === "environment")
     if (failed.length > 0) return pause(agent, run, "environment", batch, pendingOf(failed))
   }
-  for (const { outcome } of batch) run.outcomes.push(outcome)
-  const recorded = appendMessages(run, batch.map((item) => resultMessage(item.outcome))) as Effect.Effect<undefined, MemoryError>
-  const direct = batch.length > 0 && batch.every((item) =>
-    agent.toolkit.entries.get(item.call.name)?.returnDirect === true &&
-    (item.outcome._tag === "Succeeded" || item.outcome._tag === "Replied")
-  )
+  const results = new Array<ToolResultMessage>(batch.length)
+  let direct = batch.length > 0
+  for (let i = 0; i < batch.length; i++) {
+    const { call, outcome } = batch[i]!
+    run.outcomes.push(outcome)
+    results[i] = resultMessage(outcome)
+    direct &&= agent.toolkit.entries.get(call.name)?.returnDirect === true && (outcome._tag === "Succeeded" || outcome._tag === "Replied")
+  }
+  const recorded = appendMessages(run, results) as Effect.Effect<undefined, MemoryError>
   return direct ? Effect.zipRight(recorded, directAnswer(agent, run, batch)) : recorded
 }
 

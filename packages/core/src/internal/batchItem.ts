@@ -3,7 +3,7 @@
  * without running, or run already), allowed to run, waiting for a person, or a suspended call
  * being resumed. In a checkpoint it is `{ call, outcome }` or `{ call, verdict }`.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type * as Checkpoint from "../Checkpoint.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import type { Resumption } from "./suspension.js"

@@ -7,7 +7,7 @@
  * hands its permit to the oldest waiter, so a release is O(1) and queued calls start in
  * arrival order.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Fifo, type Ticket } from "./fifo.js"
 
 export class Bulkhead {

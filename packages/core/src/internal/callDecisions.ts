@@ -4,7 +4,9 @@
  * (it sets the prototype); here every own key of the input is read, and written back with
  * `Object.defineProperty`, so any string is a call id.
  */
-import { Either, ParseResult, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)

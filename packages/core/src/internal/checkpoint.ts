@@ -1,7 +1,9 @@
 /**
  * Encoding, signing, verifying and decoding checkpoints.
  */
-import { Effect, Redacted, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { InvalidCheckpoint } from "../AgentError.js"
 import * as Checkpoint from "../Checkpoint.js"

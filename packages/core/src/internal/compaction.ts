@@ -5,7 +5,7 @@
  * memory, like any message), so that the view the model was sent is read back from the history
  * wherever the run goes on.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as Agent from "../Agent.js"
 import { CompactionFailed, ContextOverflow } from "../AgentError.js"
 import type { ChatModel, ChatRequest, ModelMessage, Usage } from "../ChatModel.js"

@@ -10,7 +10,12 @@
  * awaited.
  */
 import type { Fiber } from "effect"
-import { Cause, Effect, Exit, Fiber as F, Runtime, Scheduler } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as F from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
+import * as Scheduler from "effect/Scheduler"
 
 /**
  * Runs `effects` (which cannot fail) concurrently, one fiber each, and returns their values

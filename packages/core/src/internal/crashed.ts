@@ -4,7 +4,7 @@
  * was recorded keeps it; a call recorded as started without a result runs again only when its
  * tool is `idempotent`, else it is cancelled; a call that never started runs.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Any } from "../Agent.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import type { RunRecord, RunStore } from "../RunStore.js"

@@ -1,7 +1,8 @@
 /**
  * Emitting lifecycle events: nothing is built when no sink listens.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { AgentEvent, Payload } from "../AgentEvent.js"
 import type { Around } from "../Middleware.js"
 

@@ -3,9 +3,14 @@
  * `ToolCallingManager.executeBatch` and for `ToolCallingManager.call` alike.
  */
 import type { Duration, ParseResult } from "effect"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
 import type { JsonValue } from "../Json.js"
+import type { FilePart } from "../Part.js"
 import { isOutput } from "../Tool.js"
 import type * as Tool from "../Tool.js"
 import type * as ToolCall from "../ToolCall.js"
@@ -186,14 +191,7 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
 ): Effect.Effect<B, E2, R | R2> => {
   const prepared = prepare(entry)
   const resumption = options?.resumption
-  const ending = {
-    onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> => {
-      if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = Cause.failureOption(cause)
-      return Option.isSome(failure) ? then(failed(call, failure.value)) : andThen(Effect.map(died(entry, cause), (e) => failed(call, e)), then)
-    },
-    onSuccess: (output: unknown) => andThen(succeeded(entry, prepared, call, output), then)
-  }
+  const ending = endingOf(entry, prepared, call, then)
   if (options?.decoded === true) {
     return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args, options.started), ending)
   }
@@ -210,6 +208,25 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
     : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right, options?.started), ending)
 }
 
+/**
+ * The handlers of the call's one frame: interruption passes; a failure, a defect or the
+ * encoded value becomes the call's result, and `then` goes on with it. Built apart from
+ * `executeCall`, so that the frame a waiting call keeps holds these four and nothing else.
+ */
+const endingOf = <B, E2, R2>(
+  entry: Toolkit.Entry,
+  prepared: Prepared,
+  call: ToolCall.ToolCall,
+  then: (executed: Executed) => Effect.Effect<B, E2, R2>
+) => ({
+  onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> => {
+    if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const failure = Cause.failureOption(cause)
+    return Option.isSome(failure) ? then(failed(call, failure.value)) : andThen(Effect.map(died(entry, cause), (e) => failed(call, e)), then)
+  },
+  onSuccess: (output: unknown) => andThen(succeeded(entry, prepared, call, output), then)
+})
+
 /** A handler's output as a result: a suspension (a delegate's child paused), or the value encoded with `success`. */
 const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.ToolCall, output: unknown): Effect.Effect<Executed> => {
   if (isSuspension(output)) {
@@ -219,22 +236,44 @@ const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.Tool
       writes: undefined
     })
   }
-  const [value, writes, files] = isOutput(output) ? [output.value, output.writes, output.files] : [output, undefined, undefined]
-  const ok = (encoded: unknown): Executed => ({
-    result: files === undefined || files.length === 0
-      ? { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue }
-      : { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue, files },
-    writes
-  })
+  if (!isOutput(output)) return encodedResult(entry, prepared, call, output, undefined, undefined)
+  return encodedResult(entry, prepared, call, output.value, output.writes, output.files)
+}
+
+/** The value encoded with `success` as the call's result, with the handler's writes and files. */
+const encodedResult = (
+  entry: Toolkit.Entry,
+  prepared: Prepared,
+  call: ToolCall.ToolCall,
+  value: unknown,
+  writes: Executed["writes"],
+  files: ReadonlyArray<FilePart> | undefined
+): Effect.Effect<Executed> => {
   const encoded = prepared.encode(value)
   // a synchronous schema's encode is an Either: read at once
   const now = settledEither(encoded)
-  if (now !== undefined) return Either.isRight(now) ? Effect.succeed(ok(now.right)) : Effect.map(rejectedResult(entry, now.left), (e) => failed(call, e))
+  if (now !== undefined) {
+    return Either.isRight(now)
+      ? Effect.succeed(succeededWith(call, now.right, writes, files))
+      : Effect.map(rejectedResult(entry, now.left), (e) => failed(call, e))
+  }
   return Effect.matchEffect(encoded, {
     onFailure: (error) => Effect.map(rejectedResult(entry, error), (e) => failed(call, e)),
-    onSuccess: (value) => Effect.succeed(ok(value))
+    onSuccess: (value) => Effect.succeed(succeededWith(call, value, writes, files))
   })
 }
+
+const succeededWith = (
+  call: ToolCall.ToolCall,
+  encoded: unknown,
+  writes: Executed["writes"],
+  files: ReadonlyArray<FilePart> | undefined
+): Executed => ({
+  result: files === undefined || files.length === 0
+    ? { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue }
+    : { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue, files },
+  writes
+})
 
 /** The result for a call naming a tool the toolkit does not have. */
 export const unknownTool = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): Executed =>

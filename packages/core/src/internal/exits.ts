@@ -2,7 +2,8 @@
  * How a run ends: completed, or paused with its checkpoint (recorded first, `record.ts`: the
  * record is the authority, the checkpoint a copy).
  */
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import { InvalidOutput } from "../AgentError.js"

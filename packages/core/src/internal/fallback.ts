@@ -5,7 +5,12 @@
  * models. The service is passed in by `ChatModel.ts`, which this module imports for types only.
  */
 import type { Scope } from "effect"
-import { Context, Effect, ExecutionPlan, Layer, Schedule, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionPlan from "effect/ExecutionPlan"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import type { ChatModel, ChatResponse, ModelError, StreamPart } from "../ChatModel.js"
 import { isTraced, modelAttributes } from "./tracing.js"
 

@@ -3,7 +3,7 @@
  * handed to the oldest waiter still waiting, which alone is woken — nobody races for it, and a
  * hand-off is O(1). The bulkhead's permits and the in-memory store's keyed locks both queue here.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** One waiter's place in the queue, carrying who waits. */
 export interface Ticket<A> {

@@ -2,7 +2,10 @@
  * The loop: iterations until the run completes, pauses or runs out of iterations. One
  * iteration: the model call → the gates → the batch (`batch.ts`).
  */
-import { Effect, Either, Exit, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Stream from "effect/Stream"
 import type * as Agent from "../Agent.js"
 import type { RunError } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
@@ -28,18 +31,20 @@ import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, spend } from "./runState.js"
-import { settledEither, settledExit } from "./settled.js"
+import { andThen, settledEither, settledExit, succeeded } from "./settled.js"
 import { withModelAttributes } from "./tracing.js"
 
 /**
  * Iterates until the run completes, pauses, or has made `maxIterations` model calls. Each
  * iteration runs in the place of the last (`next`): a run waiting for its tools keeps no
- * frame per iteration. Called when the run is to iterate (it reads and counts the iteration).
+ * frame per iteration. Called when the run is to iterate: it reads and counts the iteration
+ * at once and, unobserved, starts it (the model is asked for its call's effect) — so it is
+ * called where its effect runs next: in a continuation (`next`), or inside `Effect.suspend`.
  */
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
   run.iteration += 1
-  return run.observe.iteration(run.iteration, iteration(agent, run), run.next)
+  return run.observe.iteration(run.iteration, (then) => iteration(agent, run, then), run.next)
 }
 
 /** What follows an iteration, or a batch: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
@@ -61,7 +66,8 @@ export const continueRun = (
   if (batch.length === 0) return loop(agent, run)
   const stop = stopBefore(agent, run, batch, batch.filter((item) => item._tag === "Waiting"))
   if (stop !== undefined) return stop
-  return Effect.flatMap(runBatch(agent, run, batch, environmentPause), run.next)
+  // its end goes on with `next`: the run's exit
+  return runBatch(agent, run, batch, environmentPause, run.next) as Effect.Effect<AgentExit.AgentExit, RunError, any>
 }
 
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
@@ -71,23 +77,37 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
 
 /**
  * One iteration: ask the model; a text answer completes the run; tool calls are gated, then
- * pause the run for a person or run as one batch. Returns what ends the iteration — its exit,
- * or the batch — which runs in the iteration's place (see `Observer.iteration`): while the
- * batch's tools run, nothing of the iteration is kept. `undefined`: iterate again.
+ * pause the run for a person or run as one batch. `undefined`: iterate again. Given `then`,
+ * what ends the iteration goes on with it: the batch's end calls it in the executor's place.
+ *
+ * Plain functions, one per step that may wait (the window's compaction, the model call, the
+ * memory's append, an asynchronous gate, the batch's record), each handing on to the next
+ * at once when what it waited for is settled (decision 105). While the batch's tools run,
+ * nothing of the iteration is kept: the batch runs in the place of the model call's
+ * continuation.
  */
-const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
+const iteration = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
   const spent = modelCallOverBudget(run)
-  if (spent !== undefined) return stopBeforeModelCall(agent, run, spent)
+  if (spent !== undefined) return endsWith(stopBeforeModelCall(agent, run, spent), then)
   const modelCalls = run.modelCalls
   const window = windowOf(agent, run)
-  const messages = isWindow(window) ? window : yield* window
+  return isWindow(window)
+    ? askModel(agent, run, modelCalls, window, then)
+    : Effect.flatMap(window, (messages) => askModel(agent, run, modelCalls, messages, then))
+}
+
+/** What an iteration comes to: its exit (`undefined`: iterate again), or, given `then`, what `then` makes of it. */
+type Step = Effect.Effect<AgentExit.AgentExit | undefined, RunError, any>
+
+/** The model call, once the window is known; `modelCalls`: the run's count before the window was made. */
+const askModel = (agent: Agent.Any, run: RunState, modelCalls: number, messages: ReadonlyArray<ModelMessage>, then: Next | undefined): Step => {
   // a summary call was made: its tokens and the call count before the run's own call
   const compacted = run.modelCalls === modelCalls ? undefined : modelCallOverBudget(run)
-  if (compacted !== undefined) return stopBeforeModelCall(agent, run, compacted)
+  if (compacted !== undefined) return endsWith(stopBeforeModelCall(agent, run, compacted), then)
   const toolChoice = run.toolChoice
   run.toolChoice = "auto"
   run.modelCalls += 1
-  const response = yield* run.observe.model({
+  const response = run.observe.model({
     runId: run.runId,
     conversationId: run.conversationId,
     iteration: run.iteration,
@@ -102,19 +122,56 @@ const iteration = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
       runId: run.runId
     }
   }, callModel(run))
+  return Effect.flatMap(response, (response) => answered(agent, run, response, then))
+}
+
+/** The model's answer: counted, its calls admitted, appended to the history; then its end or its gated batch. */
+const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then: Next | undefined): Step => {
   spend(run, response.usage)
   calibrate(run, response.usage)
   const { calls, refused } = admit(response.toolCalls, agent.limits)
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
-  if (!run.ephemeral) yield* appended // an ephemeral run's history is its own: appended already
-  if (calls.length === 0) return finalAnswer(agent, run, response.text, true)
+  // an ephemeral run's history is its own: appended already
+  return run.ephemeral
+    ? afterAppend(agent, run, response.text, calls, refused, then)
+    : Effect.flatMap(appended, () => afterAppend(agent, run, response.text, calls, refused, then))
+}
+
+/** Once the answer is in the history: a text answer completes the run; tool calls are gated. */
+const afterAppend = (
+  agent: Agent.Any,
+  run: RunState,
+  text: string,
+  calls: ReadonlyArray<ToolCall>,
+  refused: ReadonlyMap<string, ToolError> | undefined,
+  then: Next | undefined
+): Step => {
+  if (calls.length === 0) return endsWith(finalAnswer(agent, run, text, true), then)
   const gating = gate(agent, run, calls, refused)
-  const { batch, pending } = "batch" in gating ? gating : yield* gating
+  return "batch" in gating ? gated(agent, run, gating, then) : Effect.flatMap(gating, (ready) => gated(agent, run, ready, then))
+}
+
+/** A gated batch: stopped (budget, approval) or recorded, then run. */
+const gated = (agent: Agent.Any, run: RunState, { batch, pending }: Gated, then: Next | undefined): Step => {
   const stop = stopBefore(agent, run, batch, pending)
-  if (stop !== undefined) return stop
-  yield* run.recorder.batch(agent, run, batch)
-  return runBatch(agent, run, batch, agent.onEnvironmentError === "pause")
-})
+  if (stop !== undefined) return endsWith(stop, then)
+  const recorded = run.recorder.batch(agent, run, batch)
+  const environmentPause = agent.onEnvironmentError === "pause"
+  // a run nothing records goes on at once
+  return succeeded(recorded)
+    ? runBatch(agent, run, batch, environmentPause, then)
+    : Effect.flatMap(recorded, () => runBatch(agent, run, batch, environmentPause, then))
+}
+
+/** What follows an iteration (`RunState.next`). */
+type Next = RunState["next"]
+
+/** `effect`, then `then` when given (at once when the effect is a success already). */
+const endsWith = <A, E>(
+  effect: Effect.Effect<A, E, any>,
+  then: Next | undefined
+): Effect.Effect<A | AgentExit.AgentExit, E | RunError, any> =>
+  then === undefined ? effect : andThen(effect as Effect.Effect<AgentExit.AgentExit | undefined, E, any>, then)
 
 /** The limit of the run's budget that stops its next model call, if any: tool calls are counted before a batch, so that a model call that may only answer is never refused for them. */
 const modelCallOverBudget = (run: RunState): Over | undefined =>

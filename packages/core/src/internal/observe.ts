@@ -3,7 +3,9 @@
  * each iteration, each model call, each tool call. Decided once, when the run starts: a level
  * that nobody observes runs its body untouched, so an unobserved run pays nothing.
  */
-import { Duration, Effect, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as AgentEvent from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { ChatRequest, ChatResponse, ModelError } from "../ChatModel.js"
@@ -38,15 +40,18 @@ export interface Observer {
     body: Effect.Effect<AgentExit.AgentExit, E, R>
   ) => Effect.Effect<AgentExit.AgentExit, E, R>
   /**
-   * One iteration: `steps` computes what ends it (its exit, or the batch that then runs), `next`
-   * follows it. Unobserved, the batch runs in the place of `steps` with `next` after it: a run
-   * waiting for its tools keeps no frame of the iteration.
+   * One iteration: `steps` runs it and, given a continuation, goes on with it; `next` follows
+   * the iteration. Unobserved, `steps` is given `next`: the batch's end calls it in the
+   * executor's place — a run waiting for its tools keeps no frame of the iteration, and an
+   * iteration ends without a step of its own.
    */
-  readonly iteration: <E, R, A, E2, R2>(
+  readonly iteration: <E, R>(
     iteration: number,
-    steps: Effect.Effect<Effect.Effect<AgentExit.AgentExit | undefined, E, R>, E, R>,
-    next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<A, E2, R2>
-  ) => Effect.Effect<A, E | E2, R | R2>
+    steps: (
+      then: ((exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, E, R>) | undefined
+    ) => Effect.Effect<AgentExit.AgentExit | undefined, E, R>,
+    next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, E, R>
+  ) => Effect.Effect<AgentExit.AgentExit, E, R>
   readonly model: <R>(
     input: Middleware.ModelInput,
     call: (input: Middleware.ModelInput) => Effect.Effect<ChatResponse, ModelError, R>
@@ -60,7 +65,7 @@ export interface Observer {
 
 export const untouched: Observer = {
   turn: (_kind, _started, body) => body,
-  iteration: (_iteration, steps, next) => Effect.flatMap(steps, (step) => Effect.flatMap(step, next)),
+  iteration: (_iteration, steps, next) => steps(next) as Effect.Effect<AgentExit.AgentExit, any, any>,
   model: (input, call) => call(input),
   tool: (input, _timeout, execute) => execute(input)
 }
@@ -73,7 +78,7 @@ export const observerOf = (watchers: Watchers): Observer => {
   return {
     turn: listened || traced || middleware.turn.length > 0 ? (kind, started, body) => turn(watchers, kind, started, body) : untouched.turn,
     iteration: traced || middleware.iteration.length > 0
-      ? (n, steps, next) => Effect.flatMap(iteration(watchers, n, Effect.flatten(steps)), next)
+      ? (n, steps, next) => Effect.flatMap(iteration(watchers, n, Effect.suspend(() => steps(undefined))), next)
       : untouched.iteration,
     model: listened || traced || middleware.model.length > 0 ? (input, call) => model(watchers, input, call) : untouched.model,
     tool: listened || traced || middleware.tool.length > 0 ? (input, timeout, execute) => tool(watchers, input, timeout, execute) : untouched.tool

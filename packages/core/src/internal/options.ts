@@ -1,4 +1,5 @@
-import { Duration, Either } from "effect"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
 
 const show = (input: unknown): string => typeof input === "string" ? JSON.stringify(input) : String(input)
 

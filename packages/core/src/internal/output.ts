@@ -2,7 +2,8 @@
  * The final answer of an agent with an `output` schema: parsed, held to the agent's depth
  * limit like a call's arguments, decoded — or what is wrong with it, as the model reads it.
  */
-import { Either, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { depthOf, type Limits } from "./admit.js"
 import { capped, describeParseError } from "./parseError.js"
 

@@ -1,4 +1,4 @@
-import { ParseResult } from "effect"
+import * as ParseResult from "effect/ParseResult"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
 

@@ -16,7 +16,10 @@
  * recovery) is refused with `RunAlreadyResumed` and records, and starts, nothing more.
  */
 import type { Scope } from "effect"
-import { Cause, Effect, Exit, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Agent from "../Agent.js"
 import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"

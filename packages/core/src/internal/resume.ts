@@ -1,7 +1,9 @@
 /**
  * Validating a resume decision against a checkpoint, before anything is consumed.
  */
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type * as Agent from "../Agent.js"
 import {
   DecisionMismatch,

@@ -4,7 +4,9 @@
  * a durable store whose process crashed. The record in the store is the authority: exactly
  * one claimant proceeds; nothing runs that no verdict allowed.
  */
-import { Duration, Effect, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Any } from "../Agent.js"
 import { InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
 import type * as Checkpoint from "../Checkpoint.js"
@@ -119,7 +121,7 @@ export const resumeRun = (
     const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
       ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
       : Effect.void
-    const body = Effect.zipRight(rewritten, continueRun(agent, run, batch, plan.environmentPause))
+    const body = Effect.zipRight(rewritten, Effect.suspend(() => continueRun(agent, run, batch, plan.environmentPause)))
     return yield* run.observe.turn(
       "resume",
       () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }),
@@ -203,7 +205,7 @@ export const recoverRun = (agent: Any, runId: string) =>
     run.version = taken.version
     const batch = yield* recordedBatch(agent, store, runId, cp.batch)
     if (!run.ephemeral) yield* Effect.flatMap(ChatMemory, (memory) => memory.replace(run.conversationId, cp.messages))
-    const body = continueRun(agent, run, batch, agent.onEnvironmentError === "pause")
+    const body = Effect.suspend(() => continueRun(agent, run, batch, agent.onEnvironmentError === "pause"))
     return yield* run.observe.turn(
       "resume",
       () => ({ _tag: "RunResumed", agent: agent.name, decision: "Recover" }),

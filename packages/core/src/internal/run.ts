@@ -5,7 +5,13 @@
  * run as the stream of its events.
  */
 import type { Fiber, Scope } from "effect"
-import { Context, Effect, Exit, HashSet, Option, Schema, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HashSet from "effect/HashSet"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { Any, RunOptions, Slots } from "../Agent.js"
 import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
@@ -184,7 +190,8 @@ export const startRun = (agent: Any, options: RunOptions<Slots>) =>
     // an ephemeral conversation starts empty, in the run only (decision 004)
     if (run.ephemeral) run.history.push(input)
     if (run.ephemeral && !run.recorder.durable) {
-      const body = loop(agent, run)
+      // the loop's first steps run when the turn runs its body (after its middleware and any id check), not now
+      const body = Effect.suspend(() => loop(agent, run))
       // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
       return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
     }

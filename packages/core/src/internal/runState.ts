@@ -1,7 +1,7 @@
 /**
  * The state of one run as the loop advances it, and its history.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type { Budget } from "../Budget.js"

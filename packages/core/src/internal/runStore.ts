@@ -2,7 +2,10 @@
  * The in-memory run store: records of running and paused runs, the ids of finished runs for
  * the retention, and keyed locks.
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Finished, MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { Fifo } from "./fifo.js"

@@ -3,7 +3,9 @@
  * `Either`, `Effect.succeed` is an `Exit`. Reading them at once saves a run-loop step and
  * its allocations on the hot path (docs/performance.md); any other effect is run as usual.
  */
-import { Effect, Either, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 
 /** The `Either` this effect is, if it is one (a synchronous schema's decode or encode). */
 export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Either.Either<A, E> | undefined => {
@@ -16,6 +18,12 @@ export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Either.Ei
 export const settledExit = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined => {
   const tag = (effect as { readonly _tag?: unknown })._tag
   return (tag === "Success" || tag === "Failure") && Exit.isExit(effect) ? effect as Exit.Exit<A, E> : undefined
+}
+
+/** Whether the effect is a success already (`Effect.void`, `Effect.succeed`): nothing to wait for. */
+export const succeeded = (effect: Effect.Effect<unknown, unknown, any>): boolean => {
+  const now = settledExit(effect)
+  return now !== undefined && Exit.isSuccess(now)
 }
 
 /** `f` of the effect's value: at once when the effect is a success already, else after it (`Effect.flatMap`). */

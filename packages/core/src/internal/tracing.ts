@@ -7,7 +7,10 @@
  */
 import type { Fiber } from "effect"
 import type { ChatModel } from "../ChatModel.js"
-import { Context, DefaultServices, Effect, Tracer } from "effect"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as Tracer from "effect/Tracer"
 
 /** The tracer every fiber has unless one is provided. */
 const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)

@@ -7,7 +7,10 @@
  * recently used (warm) worker serves next. A worker that is killed or dies leaves its slot
  * empty; the next user of the slot spawns a fresh one.
  */
-import { Duration, Effect, FiberRef, GlobalValue } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as GlobalValue from "effect/GlobalValue"
 import { Worker } from "node:worker_threads"
 import { environment, semantic, type ToolError } from "../ToolError.js"
 import { Bulkhead } from "./bulkhead.js"

@@ -2,7 +2,7 @@
  * One request to a pooled worker and how it ended, seen from the main thread. The other side
  * is `worker-entry.mjs`, which documents the messages.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Worker } from "node:worker_threads"
 
 /** An error thrown in the worker, as it crosses back. */

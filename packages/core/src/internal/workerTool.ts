@@ -2,7 +2,8 @@
  * What makes a tool worker-isolated: its options normalised, its handler (encode → pool →
  * decode), its checks at assembly, and the reservation the executor puts around an attempt.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { statSync } from "node:fs"
 import { isAbsolute } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
