@@ -23,7 +23,7 @@ type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
 
 /** One at a time, in the order `run` was called (Effect's semaphore wakes its waiters in no order). */
-const makeTurns = () => {
+export const makeTurns = () => {
   let last: Deferred.Deferred<void> | undefined
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
@@ -31,8 +31,16 @@ const makeTurns = () => {
       const mine = Deferred.unsafeMake<void>(FiberId.none)
       last = mine
       const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
-      // the next turn waits for this one, and for the previous one should this one be interrupted while waiting
-      return Effect.ensuring(Effect.zipRight(waitPrevious, self), Deferred.completeWith(mine, waitPrevious))
+      let waited = false
+      // the next turn waits for this one, and for the previous one should this one be interrupted while
+      // waiting (a turn that waited holds no reference to the previous: the chain does not grow)
+      return Effect.ensuring(
+        Effect.zipRight(Effect.tap(waitPrevious, () => void (waited = true)), self),
+        Effect.suspend(() => {
+          if (waited && last === mine) last = undefined
+          return Deferred.completeWith(mine, waited ? Effect.void : waitPrevious)
+        })
+      )
     })
 }
 
