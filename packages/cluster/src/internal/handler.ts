@@ -14,6 +14,7 @@ import { Agent, RunStore } from "@agentfx/core"
 import { Entity } from "@effect/cluster"
 import type { Context } from "effect"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
+import { RunLocation } from "../RunLocation.js"
 import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
@@ -54,6 +55,13 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
     const runner = yield* Entity.CurrentRunnerAddress
     const store = yield* RunStore.RunStore
     const holder = `${runner.host}:${runner.port}`
+    // where this entity is driven, for the inbox: noted once per activation; a failed note stops nothing
+    const locations = yield* Effect.serviceOption(RunLocation)
+    if (Option.isSome(locations)) {
+      yield* locations.value.enter(agent.name, address.entityId, holder).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
+      )
+    }
     const turns = makeTurns()
     const driving = new Map<string, { readonly fiber: Fiber.RuntimeFiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 
