@@ -24,7 +24,7 @@ type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
 
 /** One at a time, in the order `run` was called (Effect's semaphore wakes its waiters in no order). */
-const makeTurns = () => {
+export const makeTurns = () => {
   let last: Deferred.Deferred<void> | undefined
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
@@ -32,10 +32,21 @@ const makeTurns = () => {
       const mine = Deferred.unsafeMake<void>(FiberId.none)
       last = mine
       const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
-      // the next turn waits for this one, and for the previous one should this one be interrupted while waiting
-      return Effect.ensuring(Effect.zipRight(waitPrevious, self), Deferred.completeWith(mine, waitPrevious))
+      let waited = false
+      // the next turn waits for this one, and for the previous one should this one be interrupted while
+      // waiting (a turn that waited holds no reference to the previous: the chain does not grow)
+      return Effect.ensuring(
+        Effect.zipRight(Effect.tap(waitPrevious, () => void (waited = true)), self),
+        Effect.suspend(() => {
+          if (waited && last === mine) last = undefined
+          return Deferred.completeWith(mine, waited ? Effect.void : waitPrevious)
+        })
+      )
     })
 }
+
+/** A read of the store whose failure refuses the message (nothing changed). */
+const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
 /** The entity's handlers for `agent`, with the runner's services in `context`. */
 export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>) =>
@@ -81,9 +92,9 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
 
     const start = ({ conversationId, input, runId }: StartPayload) =>
       Effect.gen(function*() {
-        const record = yield* Effect.orDie(store.get(runId))
+        const record = yield* readStore(runId, store.get(runId))
         if (Option.isNone(record)) {
-          const finished = yield* Effect.orDie(store.finished(runId))
+          const finished = yield* readStore(runId, store.finished(runId))
           if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
           return yield* exitOf(runId, Agent.run(agent, { runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
         }
@@ -95,7 +106,7 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
 
     const decide = ({ decidedBy, decision, revision, runId }: DecidePayload) =>
       Effect.gen(function*() {
-        const record = yield* Effect.orDie(store.get(runId))
+        const record = yield* readStore(runId, store.get(runId))
         if (Option.isSome(record) && record.value.agent === agent.name) {
           const { status } = record.value
           if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
