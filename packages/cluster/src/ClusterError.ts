@@ -7,9 +7,10 @@ import { Schema } from "effect"
 
 /**
  * Another runner holds this SQLite file (one runner per file: two would both drive every
- * run). `pid` is the process that holds it, as its lock file says. Stop that process, or
- * open the file as a client (`ClusterSqlite.layerClient`) to send it messages. A lock file
- * left by a process that is gone is taken over.
+ * run): its lock (`lockFile`, held with SQLite's exclusive lock, which ends with its process
+ * however it ends). `pid` is the process that noted itself as the holder (0 when it could not
+ * be read). Stop that process, or open the file as a client (`ClusterSqlite.layerClient`) to
+ * send it messages.
  *
  * @example
  * ```ts
@@ -27,6 +28,7 @@ export class RunnerLocked extends Schema.TaggedError<RunnerLocked>("@agentfx/clu
   pid: Schema.Int
 }) {
   override get message(): string {
-    return `SQLite database ${this.filename} already has a runner: process ${this.pid} holds ${this.lockFile}. One runner per file; open it with ClusterSqlite.layerClient to send it messages`
+    const holder = this.pid > 0 ? `process ${this.pid}` : "another process"
+    return `SQLite database ${this.filename} already has a runner: ${holder} holds ${this.lockFile}. One runner per file; open it with ClusterSqlite.layerClient to send it messages`
   }
 }

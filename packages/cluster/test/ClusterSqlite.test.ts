@@ -6,7 +6,8 @@ import { Decision, ToolCallingManager } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Scope } from "effect"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { join } from "node:path"
 import { AgentCluster, ClusterSqlite } from "../src/index.js"
 import { Bank, bankModel, executions, gate, tempDir } from "./fixtures.js"
@@ -74,17 +75,23 @@ describe("ClusterSqlite", () => {
       expect(outcome).toMatchObject({ _tag: "Completed", text: "hello" })
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("a lock file left by a process that is gone is taken over; the runner's end removes its lock", () =>
+  it.live("the lock of a runner process killed with SIGKILL ends with it: its file gets a runner at once; while it lived, a runner was refused naming its pid", () =>
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "cluster.db")
-      // a pid no process has (above the kernel's pid_max)
-      writeFileSync(`${filename}.runner.lock`, "4194305\n")
-      const scope = yield* Scope.make()
-      const runner = yield* Layer.buildWithScope(runnerOn(filename), scope)
+      const holder = spawn(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", fileURLToPath(new URL("./fixtures/holdRunnerLock.ts", import.meta.url)), filename], { stdio: ["ignore", "pipe", "inherit"] })
+      yield* Effect.addFinalizer(() => Effect.sync(() => holder.kill("SIGKILL")))
+      yield* Effect.async<void>((resume) => {
+        holder.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("held") && resume(Effect.void))
+      })
+      const refused = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      expect(refused).toMatchObject({ _tag: "RunnerLocked", pid: holder.pid })
+      yield* Effect.async<void>((resume) => {
+        holder.once("exit", () => resume(Effect.void))
+        holder.kill("SIGKILL")
+      })
+      const runner = yield* Layer.build(runnerOn(filename))
       expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner))).toMatchObject({ _tag: "Completed" })
-      yield* Scope.close(scope, Exit.void)
-      yield* Layer.build(runnerOn(filename))
-    }).pipe(Effect.scoped), 30_000)
+    }).pipe(Effect.scoped), 60_000)
 
   it.live("a decision redelivered after its claim (the runner ended mid-call) is continued by the next runner, not refused: the call cut off is reported cancelled", () =>
     Effect.gen(function*() {

@@ -1,66 +1,44 @@
 /**
- * One runner per SQLite file: an exclusive lock file beside the database, holding the pid of
- * the process that runs it. A lock whose process is gone (it crashed) is taken over; a lock of
- * a live process — this one included — refuses the runner. (Two runners on one file both take
- * every shard: they ran the same call twice when measured.)
+ * One runner per SQLite file: a lock database beside it (`<file>.runner.lock`) that the runner
+ * holds with SQLite's own exclusive lock (`locking_mode = EXCLUSIVE` and a write) for the
+ * Layer's scope. The operating system holds that lock for the connection, so it ends with the
+ * process however the process ends (a SIGKILL, a power loss): nothing stale to take over, no
+ * pid to trust. Another connection — another process, or another Layer in this one — is
+ * refused at once. The holder's pid is noted beside it (`<file>.runner.pid`) for the error's
+ * message only. (Two runners on one file both take every shard: they ran the same call twice
+ * when measured.)
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import type { Scope } from "effect"
 import { Effect } from "effect"
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { RunnerLocked } from "../ClusterError.js"
 
-/** Whether process `pid` is alive (a process we may not signal is alive too). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
-const holderOf = (path: string): number | undefined => {
+/** The pid noted by the lock's holder; 0 when none can be read. */
+const notedPid = (path: string): number => {
   try {
     const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10)
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+    return Number.isInteger(pid) && pid > 0 ? pid : 0
   } catch {
-    return undefined
+    return 0
   }
 }
 
-/** Creates the lock file with this pid; `false` when it exists. */
-const create = (path: string): boolean => {
-  try {
-    const fd = openSync(path, "wx")
-    writeSync(fd, `${process.pid}\n`)
-    closeSync(fd)
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
-    throw error
-  }
-}
-
-/** Takes the lock file of `database` for the scope, or fails with `RunnerLocked` naming the process that holds it. */
-export const acquire = (database: string): Effect.Effect<void, RunnerLocked, import("effect").Scope.Scope> => {
-  const path = `${database}.runner.lock`
-  return Effect.acquireRelease(
-    Effect.suspend(() => {
-      for (let attempt = 0; attempt < 2; attempt++) {
-        if (create(path)) return Effect.void
-        const pid = holderOf(path)
-        if (pid !== undefined && alive(pid)) return Effect.fail(new RunnerLocked({ filename: database, lockFile: path, pid }))
-        // its process is gone: a stale lock, taken over
-        try {
-          unlinkSync(path)
-        } catch {
-          // removed meanwhile by its other claimant: try again
-        }
-      }
-      return Effect.fail(new RunnerLocked({ filename: database, lockFile: path, pid: holderOf(path) ?? -1 }))
-    }),
-    () =>
-      Effect.sync(() => {
-        if (holderOf(path) === process.pid) unlinkSync(path)
-      })
-  )
-}
+/** Holds the runner lock of `database` for the scope, or fails with `RunnerLocked` naming the process that holds it. */
+export const acquire = (database: string): Effect.Effect<void, RunnerLocked, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lockFile = `${database}.runner.lock`
+    const pidFile = `${database}.runner.pid`
+    const refused = Effect.suspend(() => Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) })))
+    const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true }).pipe(Effect.provide(Reactivity.layer))
+    yield* Effect.gen(function*() {
+      yield* sql.unsafe("PRAGMA busy_timeout = 0")
+      yield* sql.unsafe("PRAGMA locking_mode = EXCLUSIVE")
+      // the first write takes the exclusive lock, kept until the connection closes
+      yield* sql.unsafe("CREATE TABLE IF NOT EXISTS runner (pid INTEGER NOT NULL)")
+      yield* sql.unsafe("DELETE FROM runner")
+      yield* sql.unsafe("INSERT INTO runner (pid) VALUES (?)", [process.pid])
+    }).pipe(Effect.catchAll(() => refused))
+    yield* Effect.sync(() => writeFileSync(pidFile, `${process.pid}\n`))
+  })
