@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The consumer test: @agentfx/core, @agentfx/ai, @agentfx/mcp, @agentfx/sql, @agentfx/inbox and @agentfx/ui-stream as
+# The consumer test: @agentfx/core, @agentfx/ai, @agentfx/mcp, @agentfx/sql, @agentfx/cluster, @agentfx/inbox and @agentfx/ui-stream as
 # a user gets them. Packs them (pnpm pack), installs the tarballs with npm into a fresh project
 # outside the workspace — with the README's own install lines — and there: builds the project
 # with tsc (nodenext, a declaration build of a module that re-exports an agent), runs it with
@@ -21,7 +21,7 @@ project="$work/project"
 mkdir -p "$packs" "$project"
 
 # pnpm pack turns workspace: ranges into versions; each package's prepack builds it (tsc -b).
-for pkg in core ai mcp sql inbox ui-stream; do
+for pkg in core ai mcp sql cluster inbox ui-stream; do
   step 300 "pack @agentfx/$pkg" bash -c 'pnpm --dir "$1" pack --pack-destination "$2" > /dev/null' _ "$repo/packages/$pkg" "$packs"
 done
 
@@ -40,8 +40,8 @@ step 30 "tarballs ship dist, src and README only (and the inbox its page, static
   has "$1" package/dist/internal/worker-entry.mjs
   has "$3" package/dist/internal/checker-worker.mjs
   for module in SqliteStore PgStore; do has "$4" "package/dist/$module.js"; has "$4" "package/dist/$module.d.ts"; done
-  for file in index.html inbox.js check.js diff.js paths.js inbox.css icon.svg; do has "$5" "package/static/$file"; done
-' _ "$packs"/agentfx-core-*.tgz "$packs"/agentfx-ai-*.tgz "$packs"/agentfx-mcp-*.tgz "$packs"/agentfx-sql-*.tgz "$packs"/agentfx-inbox-*.tgz "$packs"/agentfx-ui-stream-*.tgz
+  for file in index.html inbox.js check.js diff.js paths.js inbox.css icon.svg; do has "$6" "package/static/$file"; done
+' _ "$packs"/agentfx-core-*.tgz "$packs"/agentfx-ai-*.tgz "$packs"/agentfx-mcp-*.tgz "$packs"/agentfx-sql-*.tgz "$packs"/agentfx-cluster-*.tgz "$packs"/agentfx-inbox-*.tgz "$packs"/agentfx-ui-stream-*.tgz
 
 cp -r "$here/package.json" "$here"/tsconfig*.json "$here/src" "$here/test" "$project/"
 cd "$project"
@@ -62,7 +62,7 @@ install_line() {
   read -ra words <<<"$line"
   for word in "${words[@]:1}"; do
     case "$word" in
-      @agentfx/core | @agentfx/ai | @agentfx/mcp | @agentfx/sql | @agentfx/inbox | @agentfx/ui-stream) args+=("$(ls "$packs"/agentfx-"${word#@agentfx/}"-*.tgz)") ;;
+      @agentfx/core | @agentfx/ai | @agentfx/mcp | @agentfx/sql | @agentfx/cluster | @agentfx/inbox | @agentfx/ui-stream) args+=("$(ls "$packs"/agentfx-"${word#@agentfx/}"-*.tgz)") ;;
       *) args+=("$word") ;;
     esac
   done
@@ -102,6 +102,8 @@ step 60 "node dist/mcp.js: an MCP server's tool in an agent, over stdio" \
   bash -c 'env -u NODE_OPTIONS node dist/mcp.js > mcp.out && diff -u "$1" mcp.out' _ "$here/expected/mcp.txt"
 step 60 "node dist/store.js: @agentfx/sql's SQLite store (no PostgreSQL driver installed), a pause resumed by run id" \
   bash -c 'env -u NODE_OPTIONS node dist/store.js > store.out && diff -u "$1" store.out' _ "$here/expected/store.txt"
+step 60 "node dist/cluster.js: @agentfx/cluster's embedded runner on a SQLite file, a pause decided through its entity, a second runner refused" \
+  bash -c 'env -u NODE_OPTIONS node dist/cluster.js > cluster.out && diff -u "$1" cluster.out' _ "$here/expected/cluster.txt"
 step 60 "node dist/inbox.js: @agentfx/inbox on 127.0.0.1, its page and assets from the installed package, its runs API" \
   bash -c 'env -u NODE_OPTIONS node dist/inbox.js > inbox.out && diff -u "$1" inbox.out' _ "$here/expected/inbox.txt"
 step 60 "node dist/chat.js: @agentfx/ui-stream on 127.0.0.1, a useChat request, its approval, the same approval refused" \

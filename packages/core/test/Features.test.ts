@@ -99,7 +99,7 @@ describe("structured output", () => {
       // lengths first: a failure reports numbers, not megabytes
       expect([error.problem.length, text.length, error.text.length]).toEqual([cut.length, fedBack.length, hugeAnswer.length])
       expect([error.problem === cut, text === fedBack, error.text === hugeAnswer]).toEqual([true, true, true])
-    }).pipe(Effect.provide(ScriptedChatModel.layer(() => ScriptedChatModel.text(hugeAnswer)))))
+    }).pipe(Effect.provide(ScriptedChatModel.layer(() => ScriptedChatModel.text(hugeAnswer)))), 30_000)
 
   it.effect("through Agent.resume: a run paused for approval completes with the answer decoded; the resumed model calls ask for the output too", () =>
     Effect.gen(function*() {

@@ -131,7 +131,7 @@ describe("WorkerPool", () => {
         expect(yield* stats).toMatchObject({ live: 1, spawned: 101, exited: 100 })
       }).pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
       expect(yield* threadsDownTo(baseline)).toBe(baseline) // the Layer's finalizer terminated the last worker
-    }), { timeout: 60_000, skip: !canCountThreads })
+    }), { timeout: 180_000, skip: !canCountThreads })
 
   it.live("a worker that throws, rejects, crashes or calls process.exit becomes a typed error; the pool serves the next call; a defect's text stays out of it", () =>
     Effect.gen(function*() {
