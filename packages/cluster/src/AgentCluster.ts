@@ -80,7 +80,8 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
  * ```ts
  * import { Layer } from "effect"
  * import { Agent, ScriptedChatModel } from "@agentfx/core"
- * import { AgentCluster, ClusterSqlite } from "@agentfx/cluster"
+ * import { AgentCluster } from "@agentfx/cluster"
+ * import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
  *
  * const Support = AgentCluster.make(Agent.make({ name: "support" }))
  * const Runner = AgentCluster.runner(Support).pipe(

@@ -46,7 +46,7 @@ export interface Options {
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { ClusterPg } from "@agentfx/cluster"
+ * import * as ClusterPg from "@agentfx/cluster/ClusterPg"
  * import * as ClusterInbox from "@agentfx/cluster/ClusterInbox"
  * import { Inbox } from "@agentfx/inbox"
  * import type { Agent } from "@agentfx/core"

@@ -99,7 +99,7 @@ const address = ({ host, port }: { readonly host: string; readonly port: number 
  * @example
  * ```ts
  * import { Redacted } from "effect"
- * import { ClusterPg } from "@agentfx/cluster"
+ * import * as ClusterPg from "@agentfx/cluster/ClusterPg"
  *
  * const Cluster = ClusterPg.layer({
  *   url: Redacted.make("postgres://agentfx@db.internal/agentfx"),
@@ -136,7 +136,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  * @example
  * ```ts
  * import { Redacted } from "effect"
- * import { ClusterPg } from "@agentfx/cluster"
+ * import * as ClusterPg from "@agentfx/cluster/ClusterPg"
  *
  * const Client = ClusterPg.layerClient({ url: Redacted.make("postgres://agentfx@db.internal/agentfx") })
  * ```

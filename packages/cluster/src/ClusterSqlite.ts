@@ -58,7 +58,7 @@ const store = (options: ClientOptions) =>
  *
  * @example
  * ```ts
- * import { ClusterSqlite } from "@agentfx/cluster"
+ * import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
  *
  * const Cluster = ClusterSqlite.layer({ filename: "agentfx.db" })
  * ```
@@ -79,7 +79,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  *
  * @example
  * ```ts
- * import { ClusterSqlite } from "@agentfx/cluster"
+ * import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
  *
  * const Client = ClusterSqlite.layerClient({ filename: "agentfx.db" })
  * ```

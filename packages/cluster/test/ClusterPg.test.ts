@@ -6,7 +6,8 @@
 import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
-import { AgentCluster, ClusterPg } from "../src/index.js"
+import * as ClusterPg from "../src/ClusterPg.js"
+import { AgentCluster } from "../src/index.js"
 import { Bank, bankModel, executions, freePort, freshSchema } from "./fixtures.js"
 
 /** A runner of `Bank` and a client, on a new schema: the client's services. */

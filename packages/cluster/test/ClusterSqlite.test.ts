@@ -9,7 +9,8 @@ import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { join } from "node:path"
-import { AgentCluster, ClusterSqlite } from "../src/index.js"
+import * as ClusterSqlite from "../src/ClusterSqlite.js"
+import { AgentCluster } from "../src/index.js"
 import { Bank, bankModel, executions, gate, tempDir } from "./fixtures.js"
 
 const runnerOn = (filename: string) =>
