@@ -42,8 +42,9 @@ describe("ToolCallDeltas", () => {
     expect(deltas.all()).toEqual([{ index: 0, id: "call_1", name: "write", args: args + " ".repeat(1_000) }])
     expect(parsed).toBe(args.length)
   })
-  it("finds a piece's call in constant time: 40,000 calls by index and 40,000 by id assemble in well under a second each", () => {
-    // a scan of all calls per piece took 2.5 s (by index) and 6.2 s (by id) here
+  it("finds a piece's call in constant time: 40,000 calls by index and 40,000 by id assemble in under 2 seconds each", () => {
+    // a scan of all calls per piece took 2.5 s (by index) and 6.2 s (by id) here, on a quiet machine;
+    // the index took 0.2 s quiet, 1.5 s at a load average of 15
     for (const withIndex of [true, false]) {
       const deltas = new ToolCallDeltas()
       const started = performance.now()
@@ -55,7 +56,7 @@ describe("ToolCallDeltas", () => {
       const calls = deltas.all()
       expect(calls.length).toBe(40_000)
       expect(calls[39_999]).toEqual({ index: withIndex ? 39_999 : undefined, id: "call_39999", name: "write", args: `{"n":39999}` })
-      expect(elapsed).toBeLessThan(1_000)
+      expect(elapsed).toBeLessThan(2_000)
     }
-  })
+  }, 30_000)
 })
