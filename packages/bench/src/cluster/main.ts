@@ -11,6 +11,9 @@
  * - memory: heap after a full GC in every runner, before and with `suspended` paused runs:
  *   bytes per suspended run.
  *
+ * The floor, on the same runners, measured the same way: an entity whose `Start` and `Decide`
+ * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
+ *
  * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
  */
 import { AgentCluster, ClusterPg } from "@agentfx/cluster"
@@ -26,6 +29,7 @@ import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
 import type { Check } from "../measure.js"
 import { benchAgent } from "./agent.js"
+import { Floor } from "./floor.js"
 
 const quick = process.argv.includes("--quick")
 const sizes = quick ? [1, 2] : [1, 2, 4]
@@ -98,7 +102,7 @@ const scenario = (serverUrl: string, size: number) =>
         yield* child.waitFor("ready", (m) => (m as { ready?: number }).ready, 60_000)
         return child
       }), { concurrency: "unbounded" })
-    const holders = sql<{ readonly n: number }>`SELECT count(DISTINCT address)::int AS n FROM cluster_locks`.pipe(
+    const holders = sql<{ readonly n: number }>`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.pipe(
       Effect.map(([row]) => row!.n),
       Effect.orElseSucceed(() => 0),
       Effect.flatMap((n) => n === size ? Effect.void : Effect.fail("not yet"))
@@ -137,6 +141,21 @@ const scenario = (serverUrl: string, size: number) =>
     const idle = yield* inClient(Effect.forEach(paused.slice(0, idleDecisions), decide))
     yield* inClient(Effect.forEach(paused.slice(idleDecisions), decide, { concurrency }))
 
+    // the floor: the engine's two persisted messages per run, nothing else
+    const floor = yield* inClient(Floor.client)
+    const floorRun = (n: number) =>
+      Effect.gen(function*() {
+        yield* floor(`run:${n}`).Start({ n })
+        const start = performance.now()
+        yield* floor(`run:${n}`).Decide({ n })
+        return performance.now() - start
+      })
+    yield* inClient(Effect.forEach(Array.from({ length: 20 }, (_, i) => -1 - i), floorRun, { concurrency: 8 }))
+    const floorStarted = performance.now()
+    const floorLoaded = yield* inClient(Effect.forEach(Array.from({ length: runs }, (_, i) => i), floorRun, { concurrency }))
+    const floorPerSecond = runs / ((performance.now() - floorStarted) / 1000)
+    const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
+
     const total = 20 + runs + suspended
     const calls = yield* askAll(runners, "stats", "calls")
     const twice = yield* askAll(runners, "stats", "twice")
@@ -147,6 +166,8 @@ const scenario = (serverUrl: string, size: number) =>
     rows.push([`${size} runner(s): completed runs/s (${runs} runs, ${concurrency} at a time, each: start → pause → decide → complete)`, perSecond.toFixed(1)])
     rows.push([`${size} runner(s): decide → completed reply, one at a time: p50 / p99`, `${ms(percentile(idle, 0.5))} / ${ms(percentile(idle, 0.99))}`])
     rows.push([`${size} runner(s): decide → completed reply, ${concurrency} at a time: p50 / p99`, `${ms(percentile(loaded, 0.5))} / ${ms(percentile(loaded, 0.99))}`])
+    rows.push([`${size} runner(s), floor (the engine alone): runs/s; decide → reply one at a time p50 / p99; ${concurrency} at a time p50 / p99`,
+      `${floorPerSecond.toFixed(1)}; ${ms(percentile(floorIdle, 0.5))} / ${ms(percentile(floorIdle, 0.99))}; ${ms(percentile(floorLoaded, 0.5))} / ${ms(percentile(floorLoaded, 0.99))}`])
     rows.push([`${size} runner(s): heap per suspended run (all runners, after full GC, ${suspended} runs)`, `${((after - before) / suspended / 1024).toFixed(2)} KB`])
   }).pipe(Effect.scoped)
 

@@ -1,6 +1,6 @@
 /**
  * A runner process of `pnpm bench:cluster` (built JS, `node --expose-gc`):
- * `runner.js <pg url> <port>`. Serves the bench agent; prints `{"ready":pid}` once its Layer is
+ * `runner.js <pg url> <port>`. Serves the bench agent and the floor entity; prints `{"ready":pid}` once its Layer is
  * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
  * `{"id", "calls": executed calls, "twice": calls executed more than once}`.
  */
@@ -9,6 +9,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { createInterface } from "node:readline"
 import { fullGc } from "../measure.js"
 import { benchAgent, benchModel, executions } from "./agent.js"
+import { FloorLive } from "./floor.js"
 
 const [url, port] = process.argv.slice(2)
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`)
@@ -27,7 +28,7 @@ export const Bench = AgentCluster.make(benchAgent)
 
 Effect.runPromise(Layer.launch(
   Layer.effectDiscard(Effect.sync(() => say({ ready: process.pid }))).pipe(
-    Layer.provideMerge(AgentCluster.runner(Bench)),
+    Layer.provideMerge(Layer.merge(AgentCluster.runner(Bench), FloorLive)),
     Layer.provide(benchModel),
     Layer.provide(ClusterPg.layer({ url: Redacted.make(url!), runnerAddress: { host: "127.0.0.1", port: Number(port) }, pollInterval: "1 second" }))
   )

@@ -100,9 +100,9 @@ const cluster = Effect.gen(function*() {
   return { url, inDb, runners: [first, second] as const, starter, other, holding }
 })
 
-/** How many runners hold shard locks now. */
+/** How many runners hold shards now: their lock connections hold the shards' advisory locks. */
 const shardHolders = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ readonly n: number }>`SELECT count(DISTINCT address)::int AS n FROM cluster_locks`).pipe(
+  sql<{ readonly n: number }>`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).pipe(
     Effect.map(([row]) => row!.n),
     Effect.catchAll(() => Effect.succeed(0))
   )
