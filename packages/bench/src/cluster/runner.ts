@@ -1,6 +1,7 @@
 /**
  * A runner process of `pnpm bench:cluster` (built JS, `node --expose-gc`):
- * `runner.js <pg url> <port>`. Serves the bench agent and the floor entity; prints `{"ready":pid}` once its Layer is
+ * `runner.js <pg url> <port> [fast]`. Serves the bench agent and the floor entity (with `fast`,
+ * shard locks expire after 6 s, refreshed every 2 s; else the engine's defaults, 35 s / 10 s); prints `{"ready":pid}` once its Layer is
  * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
  * `{"id", "calls": executed calls, "twice": calls executed more than once}`.
  */
@@ -11,7 +12,7 @@ import { fullGc } from "../measure.js"
 import { benchAgent, benchModel, executions } from "./agent.js"
 import { FloorLive } from "./floor.js"
 
-const [url, port] = process.argv.slice(2)
+const [url, port, settings] = process.argv.slice(2)
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`)
 
 createInterface({ input: process.stdin }).on("line", (line) => {
@@ -30,7 +31,12 @@ Effect.runPromise(Layer.launch(
   Layer.effectDiscard(Effect.sync(() => say({ ready: process.pid }))).pipe(
     Layer.provideMerge(Layer.merge(AgentCluster.runner(Bench), FloorLive)),
     Layer.provide(benchModel),
-    Layer.provide(ClusterPg.layer({ url: Redacted.make(url!), runnerAddress: { host: "127.0.0.1", port: Number(port) }, pollInterval: "1 second" }))
+    Layer.provide(ClusterPg.layer({
+      url: Redacted.make(url!),
+      runnerAddress: { host: "127.0.0.1", port: Number(port) },
+      pollInterval: "1 second",
+      ...(settings === "fast" ? { failover: { lockExpiration: "6 seconds", lockRefresh: "2 seconds" } } : {})
+    }))
   )
 ) as Effect.Effect<never, unknown>).catch((error) => {
   console.error(error)
