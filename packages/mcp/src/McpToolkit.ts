@@ -56,10 +56,10 @@ export interface Options {
 }
 
 /**
- * The server could not be used: `Connect` (the process did not start, the URL did not
- * answer, the handshake failed), `ListTools` (its tool list could not be read, or it is
+ * The server could not be used: `connect` (the process did not start, the URL did not
+ * answer, the handshake failed), `list-tools` (its tool list could not be read, or it is
  * longer than 100 pages or 1000 tools, or the thread that checks the schemas could not start) or
- * `InvalidOptions` (e.g. an override naming a tool the server does not list).
+ * `invalid-options` (e.g. an override naming a tool the server does not list).
  *
  * @example
  * ```ts
@@ -76,7 +76,7 @@ export interface Options {
  * @category errors
  */
 export class McpToolkitError extends Data.TaggedError("McpToolkitError")<{
-  readonly reason: "Connect" | "ListTools" | "InvalidOptions"
+  readonly reason: "connect" | "list-tools" | "invalid-options"
   readonly message: string
 }> {}
 

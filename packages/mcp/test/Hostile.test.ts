@@ -116,7 +116,7 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
       ])
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("a server that gives a next page for ever, or more tools than the cap, is refused with ListTools naming the cap, and ended", () =>
+  it.live("a server that gives a next page for ever, or more tools than the cap, is refused with list-tools naming the cap, and ended", () =>
     Effect.gen(function*() {
       const refused = (variant: "endless-pages" | "huge-page") =>
         McpToolkit.make({ transport: hostileStdio(variant) }).pipe(
@@ -127,10 +127,10 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
         )
       const caps = "agentfx reads at most 1000 tools in at most 100 pages"
       expect(yield* refused("endless-pages")).toEqual([
-        "ListTools",
+        "list-tools",
         `MCP server "hostile": the server gives a next page after 100 pages of tools/list (${caps})`
       ])
-      expect(yield* refused("huge-page")).toEqual(["ListTools", `MCP server "hostile": the server lists more than 1000 tools (${caps})`])
+      expect(yield* refused("huge-page")).toEqual(["list-tools", `MCP server "hostile": the server lists more than 1000 tools (${caps})`])
       expect(childrenRunning("fixtures/hostile.ts")).toEqual([])
     }), 60_000)
 })

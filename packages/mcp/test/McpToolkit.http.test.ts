@@ -57,7 +57,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
       const error = yield* McpToolkit.make({ transport: McpTransport.http({ url, headers, sseFallback: false }) }).pipe(Effect.flip)
       expect(reached).toEqual([])
       expect([error.reason, error.message]).toEqual([
-        "Connect",
+        "connect",
         `could not connect to ${url}: Streamable HTTP error: Error POSTing to endpoint: Redirect to http://127.0.0.1:${
           (elsewhere.address() as AddressInfo).port
         }/mcp not followed (redirectPolicy: 'same-origin')`
@@ -71,7 +71,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
       const masked = server.url.replace("http://", "http://***@")
       const refused = yield* McpToolkit.make({ transport: McpTransport.http({ url: withUser, sseFallback: false }) }).pipe(Effect.flip)
       expect([refused.reason, refused.message]).toEqual([
-        "Connect",
+        "connect",
         `could not connect to ${masked}: Request cannot be constructed from a URL that includes credentials: ${masked}`
       ])
 
@@ -204,7 +204,7 @@ describe("McpToolkit over HTTP+SSE (the fallback)", () => {
       expect(server.sessions.size).toBe(1)
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("without the fallback, the refusal fails the layer with Connect", () =>
+  it.live("without the fallback, the refusal fails the layer with connect", () =>
     Effect.gen(function*() {
       const server = yield* httpFixture({ sseOnly: true })
       const error = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url, sseFallback: false }) }).pipe(
@@ -212,7 +212,7 @@ describe("McpToolkit over HTTP+SSE (the fallback)", () => {
         Effect.flip
       )
       expect([error.reason, error.message]).toEqual([
-        "Connect",
+        "connect",
         `could not connect to ${server.url}: Streamable HTTP error: Error POSTing to endpoint: HTTP+SSE only`
       ])
     }).pipe(Effect.scoped), 30_000)

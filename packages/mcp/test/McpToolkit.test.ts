@@ -318,7 +318,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         Effect.flip
       )
       expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
-      expect(error.reason).toBe("InvalidOptions")
+      expect(error.reason).toBe("invalid-options")
       expect(error.message).toBe(
         `overrides name tools that MCP server "fixture" does not list: "ad", "wether" (it lists: add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job)`
       )
@@ -337,7 +337,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       const listed = "add, weather, fail, bad_weather, bad_result, protocol_error, slow, hang_while, log, pid, env, cwd, picture, order, write_note, toggle_extra, background_job"
       const message = `overrides name tools that MCP server "fixture" does not list: "extra" (it lists: ${listed})`
       const refused = yield* eventually(Effect.flip(mcp.tools), () => true)
-      expect([refused._tag, refused.reason, refused.message]).toEqual(["McpToolkitError", "InvalidOptions", message])
+      expect([refused._tag, refused.reason, refused.message]).toEqual(["McpToolkitError", "invalid-options", message])
       yield* eventually(Effect.sync(() => logs), (lines) => lines.length > 1)
       expect(logs).toEqual([
         taskOnlyWarning,
@@ -375,7 +375,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       ])
     }).pipe(Effect.scoped), 60_000)
 
-  it.live("a server that cannot start fails the layer with Connect", () =>
+  it.live("a server that cannot start fails the layer with connect", () =>
     Effect.gen(function*() {
       const error = yield* Layer.build(McpToolkit.layer({ transport: McpTransport.stdio({ command: "/nonexistent/mcp-server", args: ["--x"] }) })).pipe(
         Effect.scoped,
@@ -383,7 +383,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       )
       expect([error._tag, error.reason, error.message]).toEqual([
         "McpToolkitError",
-        "Connect",
+        "connect",
         "could not start /nonexistent/mcp-server --x: spawn /nonexistent/mcp-server ENOENT"
       ])
     }))
@@ -395,7 +395,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         Effect.flip
       )
       expect([error.reason, error.message]).toEqual([
-        "ListTools",
+        "list-tools",
         `MCP server "fixture": MCP error -32603: the tool registry is offline`
       ])
       expect(childrenRunning("fixtures/stdio.ts")).toEqual([])
@@ -424,10 +424,10 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
     expect([run.status, run.stdout, run.stderr]).toEqual([0, "16 tools\n", "fixture: serving on stdio\n"])
   }, 30_000)
 
-  it.live("a URL that does not parse fails the layer with Connect", () =>
+  it.live("a URL that does not parse fails the layer with connect", () =>
     Effect.gen(function*() {
       const error = yield* McpToolkit.make({ transport: McpTransport.http({ url: "not a url" }) }).pipe(Effect.scoped, Effect.flip)
-      expect([error.reason, error.message]).toEqual(["Connect", `"not a url" is not a URL`])
+      expect([error.reason, error.message]).toEqual(["connect", `"not a url" is not a URL`])
     }))
 })
 

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import type { ChatMemory, RunStore } from "@agentfx/core"
 import { Layer } from "effect"
@@ -30,6 +31,26 @@ import * as SqlStore from "./SqlStore.js"
 export interface Options extends SqlStore.Options, PgClient.PgClientConfig {}
 
 /**
+ * A PostgreSQL client (`PgClient.layer` with `options` as is) whose every failure to connect
+ * is a `StoreError`: for a store built beside other users of the same client (a cluster's
+ * tables, the app's own).
+ *
+ * @example
+ * ```ts
+ * import { Layer, Redacted } from "effect"
+ * import { SqlStore } from "@agentfx/sql"
+ * import * as PgStore from "@agentfx/sql/PgStore"
+ *
+ * const StoreLive = SqlStore.layer().pipe(Layer.provideMerge(PgStore.layerClient({ url: Redacted.make("postgres://agentfx@db.internal/agentfx") })))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerClient = (options: PgClient.PgClientConfig): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> =>
+  opened("PostgreSQL", PgClient.layer(options))
+
+/**
  * The run store and the chat memory in PostgreSQL: each process that may resume a run
  * connects to the same database. A server that cannot be reached fails the Layer with
  * `StoreError`.
@@ -48,6 +69,6 @@ export interface Options extends SqlStore.Options, PgClient.PgClientConfig {}
 export const layer = (options: Options): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> => {
   const { leaseTtl, retention, ...client } = options
   return SqlStore.layer({ ...(leaseTtl === undefined ? {} : { leaseTtl }), ...(retention === undefined ? {} : { retention }) }).pipe(
-    Layer.provide(opened("PostgreSQL", PgClient.layer(client)))
+    Layer.provide(layerClient(client))
   )
 }

@@ -51,7 +51,7 @@ export const make = (options: Options, error: MakeError) =>
     }
 
     let current: Connection = yield* Effect.acquireRelease(
-      Effect.mapError(open, (message) => error("Connect", message)),
+      Effect.mapError(open, (message) => error("connect", message)),
       () =>
         lock.withPermits(1)(Effect.promise(() => {
           closed = true
@@ -70,11 +70,11 @@ export const make = (options: Options, error: MakeError) =>
         }))
       )
 
-    /** The `InvalidOptions` error when `overrides` name tools the server does not list. */
+    /** The `invalid-options` error when `overrides` name tools the server does not list. */
     const unknownOverrides = ({ names }: Sorted): McpToolkitError | undefined => {
       const unknown = Object.keys(overrides).filter((name) => !names.includes(name))
       return unknown.length === 0 ? undefined : error(
-        "InvalidOptions",
+        "invalid-options",
         `overrides name tools that MCP server "${server}" does not list: ${unknown.map((name) => `"${name}"`).join(", ")} (it lists: ${
           names.join(", ") || "no tools"
         })`
@@ -125,8 +125,8 @@ export const make = (options: Options, error: MakeError) =>
         ))
     }
 
-    yield* Effect.mapError(checker.ready, (why) => error("ListTools", `MCP server "${server}": its tools cannot be checked: ${why}`))
-    const listed = yield* Effect.mapError(list(current), (message) => error("ListTools", `MCP server "${server}": ${message}`))
+    yield* Effect.mapError(checker.ready, (why) => error("list-tools", `MCP server "${server}": its tools cannot be checked: ${why}`))
+    const listed = yield* Effect.mapError(list(current), (message) => error("list-tools", `MCP server "${server}": ${message}`))
     const refused = unknownOverrides(listed)
     if (refused !== undefined) return yield* Effect.fail(refused)
     yield* install(listed)

@@ -1,0 +1,305 @@
+/**
+ * An agent served by cluster runners. Each conversation (or each run without one) is an
+ * `@effect/cluster` entity, `agentfx/<agent name>` / `conversation:<id>` or `run:<id>`: one
+ * runner drives it, one turn at a time. Its messages — start, decide, cancel — are stored
+ * before they are delivered, and redelivered to the runner that owns the entity after a
+ * crash, which continues the run with the crash rule (recorded results kept; a call cut off
+ * runs again only if its tool is `idempotent`). The run store stays the authority over a
+ * run's state: of two decisions at once, its claim lets one through, the other is refused.
+ *
+ * @since 0.1.0
+ */
+import type { ChatModel, Decision } from "@agentfx/core"
+import { Agent, AgentError, RunStore } from "@agentfx/core"
+import { ClusterSchema, Entity } from "@effect/cluster"
+import type { Sharding } from "@effect/cluster/Sharding"
+import type { Layer, Option } from "effect"
+import { Effect } from "effect"
+import * as Handler from "./internal/handler.js"
+import * as Protocol from "./internal/protocol.js"
+import type * as RunOutcome from "./RunOutcome.js"
+import { Refused } from "./RunOutcome.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("@agentfx/cluster/AgentCluster")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * An agent as a cluster entity (see {@link make}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentEntity<S extends Agent.Slots, R, A> {
+  readonly [TypeId]: TypeId
+  readonly agent: Agent.Agent<S, R, A>
+  readonly entity: Entity.Entity<`agentfx/${string}`, typeof Protocol.messages[number]>
+}
+
+/**
+ * The cluster entity of `agent`, of type `agentfx/<agent.name>`: define it once, at module
+ * level, in the runners (which serve it with {@link runner}) and in the clients (which send
+ * it messages). Processes agree on an agent by its name.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@agentfx/core"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * const support = Agent.make({ name: "support" })
+ * export const Support = AgentCluster.make(support)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): AgentEntity<S, R, A> => ({
+  [TypeId]: TypeId,
+  agent,
+  entity: Entity.make(`agentfx/${agent.name}`, Protocol.messages)
+    .annotateRpcs(ClusterSchema.Persisted, true)
+    .annotateRpcs(ClusterSchema.Uninterruptible, "client")
+})
+
+/**
+ * Serves `entity` on this runner: the runner drives the runs of the entities (conversations,
+ * ephemeral runs) of the shards it owns. Needs the cluster (`ClusterPg.layer`,
+ * `ClusterSqlite.layer`: sharding, run store and chat memory on one database), a `ChatModel`,
+ * and what the agent's tools need.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { Agent, ScriptedChatModel } from "@agentfx/core"
+ * import { AgentCluster, ClusterSqlite } from "@agentfx/cluster"
+ *
+ * const Support = AgentCluster.make(Agent.make({ name: "support" }))
+ * const Runner = AgentCluster.runner(Support).pipe(
+ *   Layer.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Hello.")])),
+ *   Layer.provideMerge(ClusterSqlite.layer({ filename: "agentfx.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const runner = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>
+): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
+  entity.entity.toLayer(
+    Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never)),
+    { concurrency: "unbounded" }
+  ) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
+
+/**
+ * Options of {@link start} and {@link run}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions {
+  /** What the person says: text, or text and files (`Part.text`, `Part.image`, `Part.file`). */
+  readonly input: Agent.RunOptions<any>["input"]
+  /** Continue this conversation (kept in `ChatMemory`; its turns run one at a time, in order). Without it the run is ephemeral. */
+  readonly conversationId?: string
+  /**
+   * The run's id. Default: a new unique id. A start sent again with the same id and
+   * conversation is the same message: it runs once, and both are answered with its reply.
+   */
+  readonly runId?: string
+}
+
+/**
+ * The errors of the cluster's client: the message could not be stored or sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ClientError = Effect.Effect.Error<ReturnType<ReturnType<Effect.Effect.Success<AgentEntity<any, any, any>["entity"]["client"]>>["Cancel"]>>
+
+const entityId = (options: { readonly conversationId?: string | undefined; readonly runId: string }) =>
+  options.conversationId === undefined ? `run:${options.runId}` : `conversation:${options.conversationId}`
+
+const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options: StartOptions, discard: boolean) =>
+  Effect.gen(function*() {
+    const runId = options.runId ?? crypto.randomUUID()
+    const client = yield* entity.entity.client
+    const payload = { runId, input: options.input, ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }) }
+    const to = client(entityId({ runId, conversationId: options.conversationId }))
+    return { runId, reply: discard ? Effect.as(to.Start(payload, { discard: true }), undefined) : to.Start(payload) }
+  })
+
+/**
+ * Starts a run and returns its id once its start is stored (the runner that owns its entity
+ * drives it; a crash of that runner hands it to another). Works in a client-only process.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = Effect.gen(function*() {
+ *   const { runId } = yield* AgentCluster.start(Support, { input: "Refund order 42", conversationId: "c-1" })
+ *   return runId
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const start = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  options: StartOptions
+): Effect.Effect<{ readonly runId: string }, ClientError | Refused, Sharding> =>
+  Effect.flatMap(send(entity, options, true), ({ reply, runId }) => Effect.as(reply, { runId }))
+
+/**
+ * Starts a run and waits for its reply: `Completed`, `Paused` (decide it with {@link decide}),
+ * `Failed`. The reply is stored: a run whose runner crashed is answered by the runner that
+ * continued it. A start refused before it ran (`InvalidRunInput`, `ConversationBusy`) fails
+ * with `Refused`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = AgentCluster.run(Support, { input: "Refund order 42" }).pipe(
+ *   Effect.tap((outcome) => Effect.log(outcome._tag))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  options: StartOptions
+): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused, Sharding> =>
+  Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused>)
+
+/**
+ * Options of {@link decide}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecideOptions extends Agent.ResumeOptions {}
+
+/** The entity a run belongs to, read from the run store. */
+const entityOfRun = (runId: string) =>
+  Effect.flatMap(RunStore.RunStore, (store) => store.get(runId)).pipe(
+    Effect.flatMap((record) =>
+      record._tag === "Some"
+        ? Effect.succeed(record.value.ephemeral ? `run:${runId}` : `conversation:${record.value.conversationId}`)
+        : Effect.fail(new AgentError.RunNotFound({ runId }))
+    )
+  )
+
+/** A refusal as the core's error when it is one callers match on. */
+const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNotFound | Refused =>
+  error.reason === "RunAlreadyResumed" && error.status !== undefined
+    ? new AgentError.RunAlreadyResumed({ runId: error.runId, status: error.status, decidedBy: error.decidedBy })
+    : error.reason === "RunNotFound"
+    ? new AgentError.RunNotFound({ runId: error.runId })
+    : error
+
+/**
+ * Decides a paused run, from any process, and waits for its reply (the run's next pause, its
+ * answer or its failure). The run store's claim is the authority: of two decisions at once,
+ * exactly one runs; the other fails with `RunAlreadyResumed` naming who decided. A decision
+ * refused before the claim (`UnknownDecision`, `IncompleteDecisions`, …) fails with `Refused`
+ * and leaves the run paused.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Decision } from "@agentfx/core"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = AgentCluster.decide(Support, "run-1", Decision.approveAll(), { decidedBy: "ada", revision: 3 }).pipe(
+ *   Effect.catchTag("RunAlreadyResumed", (e) => Effect.log(`decided by ${e.decidedBy}`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const decide = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  runId: string,
+  decision: Decision.Decision,
+  options?: DecideOptions
+): Effect.Effect<
+  RunOutcome.RunOutcome,
+  AgentError.RunAlreadyResumed | AgentError.RunNotFound | Refused | RunStore.StoreError | ClientError,
+  Sharding
+> =>
+  Effect.gen(function*() {
+    const to = yield* entityOfRun(runId)
+    const client = yield* entity.entity.client
+    return yield* client(to).Decide({
+      runId,
+      decision,
+      ...(options?.revision === undefined ? {} : { revision: options.revision }),
+      ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy })
+    }).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
+  })
+
+/**
+ * Cancels a run, from any process: a paused run ends failed; a running one ends failed and is
+ * interrupted on the runner driving it (its reply is `Failed` with error `Cancelled`). A run
+ * that already ended is `RunAlreadyResumed`; an unknown one `RunNotFound`.
+ *
+ * @example
+ * ```ts
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = AgentCluster.cancel(Support, "run-1", { cancelledBy: "ada" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const cancel = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  runId: string,
+  options?: Agent.CancelOptions
+): Effect.Effect<void, AgentError.RunAlreadyResumed | AgentError.RunNotFound | Refused | RunStore.StoreError | ClientError, Sharding> =>
+  Effect.gen(function*() {
+    const to = yield* entityOfRun(runId)
+    const client = yield* entity.entity.client
+    return yield* client(to).Cancel({ runId, ...(options?.cancelledBy === undefined ? {} : { cancelledBy: options.cancelledBy }) }).pipe(
+      Effect.catchTag("Refused", (error) => Effect.fail(typed(error)))
+    )
+  })
+
+/**
+ * A run's record, read from the run store (from any process that shares it): its status,
+ * version, checkpoint, who decided it.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * const status = AgentCluster.get("run-1").pipe(Effect.map(Option.map((record) => record.status)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const get = (runId: string): Effect.Effect<Option.Option<RunStore.RunRecord>, RunStore.StoreError> =>
+  Effect.flatMap(RunStore.RunStore, (store) => store.get(runId))

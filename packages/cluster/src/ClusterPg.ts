@@ -1,0 +1,146 @@
+/**
+ * Cluster members on PostgreSQL: runners (each serves the shards it owns, on its own address)
+ * and client-only members (an HTTP handler, the inbox, a CLI), with the run store and chat
+ * memory on the same database. A runner lost is replaced by the others once its shard locks
+ * expire (`failover`).
+ *
+ * @since 0.1.0
+ */
+import type { ChatMemory } from "@agentfx/core"
+import { RunStore } from "@agentfx/core"
+import * as SqlStore from "@agentfx/sql/SqlStore"
+import * as PgStore from "@agentfx/sql/PgStore"
+import { RunnerAddress } from "@effect/cluster"
+import type { Sharding } from "@effect/cluster/Sharding"
+import { NodeClusterSocket } from "@effect/platform-node"
+import type { PgClient } from "@effect/sql-pg"
+import type { Duration } from "effect"
+import { Cause, Layer, Option } from "effect"
+import { serialized } from "./internal/pgSetup.js"
+import { type Polling, polled } from "./internal/settings.js"
+
+/**
+ * Options of a client-only member: `@effect/sql-pg`'s `PgClientConfig` (`url`, or
+ * `host`/`port`/`database`/…, `maxConnections`, `ssl`) and the store's own options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientOptions extends PgClient.PgClientConfig, SqlStore.Options {}
+
+/**
+ * How fast the runners notice a lost runner: a runner's shard locks expire `lockExpiration`
+ * after its last refresh (every `lockRefresh`), then the others take its shards and continue
+ * its runs. The engine's defaults, 35 s / 10 s, take over in about 30–37 s; 6 s / 2 s in about
+ * 6 s. Shorter is not free: a runner whose event loop or database stalls past
+ * `lockExpiration` loses its shards while alive (the run store's fences keep every call
+ * started once even then).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Failover {
+  readonly lockExpiration: Duration.DurationInput
+  readonly lockRefresh: Duration.DurationInput
+}
+
+/**
+ * Options of a runner: its client options, the address the other members reach it at,
+ * optionally the address it listens on (default: `runnerAddress`; `0.0.0.0` in a container),
+ * its failover settings and its poll interval.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends ClientOptions, Polling {
+  readonly runnerAddress: { readonly host: string; readonly port: number }
+  readonly listenAddress?: { readonly host: string; readonly port: number }
+  readonly failover?: Failover
+}
+
+/**
+ * What a member provides: sharding (to send messages; on a runner, to serve entities), and
+ * the run store and chat memory on the cluster's database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory
+
+
+const storeOptions = ({ leaseTtl, retention }: SqlStore.Options): SqlStore.Options => ({
+  ...(leaseTtl === undefined ? {} : { leaseTtl }),
+  ...(retention === undefined ? {} : { retention })
+})
+
+const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgClient.PgClientConfig => client
+
+/** A member's cluster Layer over the store's client, its setup failures as `StoreError`s. */
+const member = <E>(cluster: Layer.Layer<Sharding, E, import("@effect/sql/SqlClient").SqlClient>, options: ClientOptions) =>
+  serialized(cluster).pipe(
+    Layer.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Layer.failCause(cause as Cause.Cause<never>)
+        : Layer.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))),
+    Layer.provideMerge(SqlStore.layer(storeOptions(options))),
+    Layer.provide(PgStore.layerClient(clientOf(options)))
+  )
+
+const address = ({ host, port }: { readonly host: string; readonly port: number }) => Option.some(RunnerAddress.make(host, port))
+
+/**
+ * A runner on PostgreSQL: serves the entities registered with `AgentCluster.runner` on the
+ * shards it is assigned, listening on `runnerAddress` (each runner its own). Runs of a runner
+ * that was lost are continued by the others, with the crash rule, within about
+ * `failover.lockExpiration`.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { ClusterPg } from "@agentfx/cluster"
+ *
+ * const Cluster = ClusterPg.layer({
+ *   url: Redacted.make("postgres://agentfx@db.internal/agentfx"),
+ *   runnerAddress: { host: "10.0.0.5", port: 34431 },
+ *   failover: { lockExpiration: "6 seconds", lockRefresh: "2 seconds" }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError> =>
+  member(
+    NodeClusterSocket.layer({
+      storage: "sql",
+      shardingConfig: {
+        ...polled(options, "1 second"),
+        runnerAddress: address(options.runnerAddress),
+        ...(options.listenAddress === undefined ? {} : { runnerListenAddress: address(options.listenAddress) }),
+        ...(options.failover === undefined
+          ? {}
+          : { shardLockExpiration: options.failover.lockExpiration, shardLockRefreshInterval: options.failover.lockRefresh })
+      }
+    }),
+    options
+  )
+
+/**
+ * A client-only member on PostgreSQL: starts, decides, cancels and reads runs; serves no
+ * shard. Its messages are stored, then sent to the runner that owns their entity; a client
+ * that does not know that runner yet (just started) only stores them, and the runner finds
+ * them at its next poll (its `pollInterval`).
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { ClusterPg } from "@agentfx/cluster"
+ *
+ * const Client = ClusterPg.layerClient({ url: Redacted.make("postgres://agentfx@db.internal/agentfx") })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerClient = (options: ClientOptions): Layer.Layer<Services, RunStore.StoreError> =>
+  member(NodeClusterSocket.layer({ clientOnly: true, storage: "sql" }), options)

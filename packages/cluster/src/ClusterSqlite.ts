@@ -1,0 +1,83 @@
+/**
+ * The embedded cluster: one runner on a SQLite file (`@effect/cluster`'s `SingleRunner`),
+ * with the run store and chat memory on the same file, and clients — other processes of the
+ * same machine, a CLI — that send it messages through the file. One runner per file: a
+ * second is refused (`RunnerLocked`).
+ *
+ * @since 0.1.0
+ */
+import type { ChatMemory } from "@agentfx/core"
+import { RunStore } from "@agentfx/core"
+import * as SqlStore from "@agentfx/sql/SqlStore"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
+import { SingleRunner } from "@effect/cluster"
+import type { Sharding } from "@effect/cluster/Sharding"
+import { NodeClusterSocket } from "@effect/platform-node"
+import { Layer } from "effect"
+import type { ConfigError } from "effect/ConfigError"
+import type { RunnerLocked } from "./ClusterError.js"
+import * as LockFile from "./internal/lockFile.js"
+import { type Polling, polled } from "./internal/settings.js"
+
+/**
+ * Options of {@link layer} and {@link layerClient}: the file, its store's options, how often
+ * the runner polls.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends SqliteStore.ClientOptions, SqlStore.Options, Polling {}
+
+/**
+ * What a cluster member provides: sharding (to send messages; on a runner, to serve
+ * entities), and the run store and chat memory on the cluster's database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory
+
+const store = (options: Options) =>
+  SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
+
+/**
+ * The embedded runner on `filename`: serves the entities registered with
+ * `AgentCluster.runner`; runs left running by a crash of the previous runner on this file are
+ * continued when it starts. Refused with `RunnerLocked` while another process (or another
+ * Layer of this one) runs the file.
+ *
+ * @example
+ * ```ts
+ * import { ClusterSqlite } from "@agentfx/cluster"
+ *
+ * const Cluster = ClusterSqlite.layer({ filename: "agentfx.db" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError | RunnerLocked | ConfigError> =>
+  SingleRunner.layer({ runnerStorage: "sql", shardingConfig: polled(options, "500 millis") }).pipe(
+    Layer.provideMerge(store(options)),
+    Layer.provide(Layer.scopedDiscard(LockFile.acquire(options.filename)))
+  )
+
+/**
+ * A client of the embedded runner of `filename`, from another process: starts, decisions and
+ * cancels are stored in the file, where the runner finds them at its next poll (its
+ * `pollInterval`); replies are read back from it. It serves no entity.
+ *
+ * @example
+ * ```ts
+ * import { ClusterSqlite } from "@agentfx/cluster"
+ *
+ * const Client = ClusterSqlite.layerClient({ filename: "agentfx.db" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerClient = (options: Options): Layer.Layer<Services, RunStore.StoreError | ConfigError> =>
+  NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: polled(options, "500 millis") }).pipe(
+    Layer.provideMerge(store(options))
+  )

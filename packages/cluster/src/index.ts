@@ -1,0 +1,8 @@
+/**
+ * @since 0.1.0
+ */
+export * as AgentCluster from "./AgentCluster.js"
+export * as ClusterError from "./ClusterError.js"
+export * as ClusterPg from "./ClusterPg.js"
+export * as ClusterSqlite from "./ClusterSqlite.js"
+export * as RunOutcome from "./RunOutcome.js"

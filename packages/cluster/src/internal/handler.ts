@@ -1,0 +1,125 @@
+/**
+ * The handler of an agent's entity, one per entity (a conversation, or an ephemeral run) on
+ * the runner that owns it. Starts and decisions drive the entity's runs one at a time, in the
+ * order they arrived (a conversation's turns in order); a cancel does not wait for them.
+ *
+ * A message is redelivered when the runner that was handling it crashed. The run store tells
+ * what had happened: no record — the run never started, start it; `running` — its driver
+ * died (nothing else drives this entity's runs: the entity is the only one, one at a time),
+ * continue it with the crash rule (`Agent.recover`: recorded results kept, a call cut off runs
+ * again only if its tool is idempotent); paused or ended — answer with what the record says.
+ */
+import type { AgentExit, ChatModel } from "@agentfx/core"
+import { Agent, RunStore } from "@agentfx/core"
+import { Entity } from "@effect/cluster"
+import type { Context } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
+import type * as RunOutcome from "../RunOutcome.js"
+import * as Outcome from "./outcome.js"
+import { owned } from "./ownedStore.js"
+import type { Cancel, Decide, Start } from "./protocol.js"
+
+type StartPayload = (typeof Start)["payloadSchema"]["Type"]
+type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
+
+/** One at a time, in the order `run` was called (Effect's semaphore wakes its waiters in no order). */
+const makeTurns = () => {
+  let last: Deferred.Deferred<void> | undefined
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const previous = last
+      const mine = Deferred.unsafeMake<void>(FiberId.none)
+      last = mine
+      const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
+      // the next turn waits for this one, and for the previous one should this one be interrupted while waiting
+      return Effect.ensuring(Effect.zipRight(waitPrevious, self), Deferred.completeWith(mine, waitPrevious))
+    })
+}
+
+/** The entity's handlers for `agent`, with the runner's services in `context`. */
+export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>) =>
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const runner = yield* Entity.CurrentRunnerAddress
+    const store = yield* RunStore.RunStore
+    const holder = `${runner.host}:${runner.port}`
+    const turns = makeTurns()
+    const driving = new Map<string, { readonly fiber: Fiber.RuntimeFiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
+
+    /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
+    const drive = (runId: string, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
+      turns(Effect.gen(function*() {
+        const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
+        const fiber = yield* body.pipe(
+          Effect.catchAllDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
+          Effect.provideService(RunStore.RunStore, leased),
+          Effect.provide(context),
+          Effect.fork
+        )
+        const entry = { fiber, cancelled: false as boolean, cancelledBy: undefined as string | undefined }
+        driving.set(runId, entry)
+        const exit = yield* Effect.ensuring(Fiber.await(fiber), Effect.sync(() => driving.delete(runId)))
+        if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) && entry.cancelled) {
+          return Outcome.fromCancel(runId, entry.cancelledBy)
+        }
+        return yield* exit
+      }))
+
+    const exitOf = (runId: string, run: Effect.Effect<AgentExit.AgentExit, { readonly _tag: string; readonly message: string }, ChatModel.ChatModel>) =>
+      Effect.matchEffect(run, {
+        onFailure: (error) => Outcome.fromError(runId, error),
+        onSuccess: (exit) => Outcome.fromExit(agent, exit)
+      })
+
+    const start = ({ conversationId, input, runId }: StartPayload) =>
+      Effect.gen(function*() {
+        const record = yield* Effect.orDie(store.get(runId))
+        if (Option.isNone(record)) {
+          const finished = yield* Effect.orDie(store.finished(runId))
+          if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
+          return yield* exitOf(runId, Agent.run(agent, { runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
+        }
+        if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
+          return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
+        }
+        return record.value.status === "running" ? yield* exitOf(runId, Agent.recover(agent, runId)) : Outcome.fromRecord(record.value)
+      })
+
+    const decide = ({ decidedBy, decision, revision, runId }: DecidePayload) =>
+      Effect.gen(function*() {
+        const record = yield* Effect.orDie(store.get(runId))
+        if (Option.isSome(record) && record.value.agent === agent.name) {
+          const { status } = record.value
+          if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
+          // redelivered after its run ended (its reply was not stored): answer with how it ended
+          if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
+            return Outcome.fromRecord(record.value)
+          }
+        }
+        return yield* exitOf(
+          runId,
+          Agent.resume(agent, runId, decision, {
+            ...(decidedBy === undefined ? {} : { decidedBy }),
+            ...(revision === undefined ? {} : { revision })
+          })
+        )
+      })
+
+    return {
+      Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),
+      Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request.payload)),
+      Cancel: (request: Entity.Request<typeof Cancel>) =>
+        Effect.gen(function*() {
+          const { cancelledBy, runId } = request.payload
+          yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
+            Effect.mapError((error) => Outcome.refused(runId, error))
+          )
+          const entry = driving.get(runId)
+          if (entry !== undefined) {
+            entry.cancelled = true
+            entry.cancelledBy = cancelledBy
+            yield* Fiber.interrupt(entry.fiber)
+          }
+        })
+    }
+  })

@@ -1,0 +1,124 @@
+/**
+ * A run's outcome as its reply: from the `AgentExit` or the error of the run that just
+ * happened, or from the run store's record (a redelivered message that finds its run paused or
+ * ended).
+ */
+import type { Agent, AgentExit, Checkpoint, RunStore } from "@agentfx/core"
+import { Cause, Effect, Schema } from "effect"
+import * as RunOutcome from "../RunOutcome.js"
+
+/**
+ * The core's errors that refuse a message before it changed anything: the run stays as it
+ * was (a decision on a paused run leaves it paused and resumable). Every other error ends the
+ * run: it is a `Failed` outcome.
+ */
+const refusals: ReadonlySet<string> = new Set([
+  "InvalidRunInput",
+  "ConversationBusy",
+  "InvalidCheckpoint",
+  "UnknownDecision",
+  "IncompleteDecisions",
+  "InvalidEditedArguments",
+  "DecisionMismatch",
+  "ConversationDiverged",
+  "RunAlreadyResumed",
+  "RunNotFound"
+])
+
+/** The outcome of an exit of `agent`'s run. */
+export const fromExit = (agent: Agent.Any, exit: AgentExit.AgentExit): Effect.Effect<RunOutcome.RunOutcome> =>
+  exit._tag === "Completed"
+    ? Effect.map(
+      agent.output === undefined
+        ? Effect.succeed(undefined)
+        : Effect.orDie(Schema.encode(agent.output.schema as Schema.Schema<unknown, unknown>)(exit.value)),
+      (output) =>
+        RunOutcome.Completed.make({
+          runId: exit.runId,
+          conversationId: exit.conversationId,
+          text: exit.text,
+          ...(output === undefined ? {} : { output })
+        })
+    )
+    : Effect.succeed(RunOutcome.Paused.make({
+      runId: exit.runId,
+      conversationId: exit.conversationId,
+      reason: exit.reason,
+      revision: exit.checkpoint.revision,
+      pending: exit.pending.map((p) => ({
+        callId: p.call.id,
+        toolName: p.call.name,
+        args: p.call.args,
+        ...(p.reason === undefined ? {} : { reason: p.reason }),
+        ...(p.error === undefined ? {} : { error: p.error.message })
+      }))
+    }))
+
+interface Tagged {
+  readonly _tag: string
+  readonly message: string
+  readonly status?: RunOutcome.Refused["status"]
+  readonly decidedBy?: string | undefined
+}
+
+/** `error` as the refusal of a message on run `runId`. */
+export const refused = (runId: string, error: Tagged): RunOutcome.Refused =>
+  new RunOutcome.Refused({
+    runId,
+    reason: error._tag,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.decidedBy === undefined ? {} : { decidedBy: error.decidedBy })
+  })
+
+/** A failure of a run: a refusal (the run unchanged) fails the message; anything else is its `Failed` outcome. */
+export const fromError = (runId: string, error: Tagged): Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused> =>
+  refusals.has(error._tag)
+    ? Effect.fail(refused(runId, error))
+    : Effect.succeed(RunOutcome.Failed.make({ runId, error: error._tag, message: error.message }))
+
+/** A start whose run id names another run (another agent's, another conversation's). */
+export const runIdTaken = (runId: string): Tagged => ({
+  _tag: "InvalidRunInput",
+  message: `Invalid run input: run id ${JSON.stringify(runId)} is taken by another run`
+})
+
+/** A run interrupted by a cancel while it was driven: it ended failed (the cancel recorded it). */
+export const fromCancel = (runId: string, cancelledBy: string | undefined): RunOutcome.RunOutcome =>
+  RunOutcome.Failed.make({ runId, error: "Cancelled", message: `Run ${runId} was cancelled${cancelledBy === undefined ? "" : ` by ${cancelledBy}`}` })
+
+/** A run the store remembers only as finished (its record no longer kept). */
+export const fromFinished = (runId: string, finished: RunStore.Finished): RunOutcome.RunOutcome =>
+  RunOutcome.Ended.make({ runId, status: finished.status, ...(finished.decidedBy === undefined ? {} : { decidedBy: finished.decidedBy }) })
+
+/** A defect of a run (a bug, never retried): its `Failed` outcome. Interruption is not caught: the message is redelivered. */
+export const fromDefect = (runId: string, defect: unknown): RunOutcome.RunOutcome =>
+  RunOutcome.Failed.make({ runId, error: "Defect", message: Cause.pretty(Cause.die(defect)) })
+
+/** The outcome a paused or ended record stands for (a message redelivered after its run moved on). */
+export const fromRecord = (record: RunStore.RunRecord): RunOutcome.RunOutcome => {
+  if (record.status === "completed" || record.status === "failed") {
+    return RunOutcome.Ended.make({ runId: record.runId, status: record.status, ...(record.decidedBy === undefined ? {} : { decidedBy: record.decidedBy }) })
+  }
+  const checkpoint = record.checkpoint as Checkpoint.Encoded
+  if (checkpoint.reason === "approval" || checkpoint.reason === "environment") {
+    const pending = new Set(checkpoint.pending)
+    return RunOutcome.Paused.make({
+      runId: record.runId,
+      conversationId: record.conversationId,
+      reason: checkpoint.reason,
+      revision: checkpoint.revision,
+      pending: checkpoint.batch.filter((item) => pending.has(item.call.id)).map((item) => ({
+        callId: item.call.id,
+        toolName: item.call.name,
+        args: item.call.args,
+        ...(item.reason === undefined ? {} : { reason: item.reason })
+      }))
+    })
+  }
+  return RunOutcome.Failed.make({
+    runId: record.runId,
+    error: checkpoint.reason === "budget" ? "BudgetExceeded" : "MaxIterationsReached",
+    message: `Run ${record.runId} stopped at its ${checkpoint.reason === "budget" ? "budget" : "iteration limit"}: decide it with a Continue decision`
+  })
+}

@@ -1,0 +1,18 @@
+/**
+ * The run store as an entity's handler sees it: the entity's ownership of its shard replaces
+ * the store's leases on the keys it owns (`conversation:<id>` or `run:<id>` of its entity, and
+ * `run:<id>` of the run it drives). Such a lease is granted at once and written nowhere, and
+ * its holder is this runner; every other key, and every other method, is the store's. A
+ * runner that took over a crashed runner's shard therefore drives its runs at once, without
+ * waiting for the dead runner's lease to lapse; the store's version fences still refuse a
+ * writer that lost the run (`takeOver`), should the engine ever give a run two owners.
+ */
+import { RunStore } from "@agentfx/core"
+import { Effect, Option } from "effect"
+
+/** `store` with the leases on `keys` held by `holder` (a runner's address). */
+export const owned = (store: RunStore.RunStore.Service, keys: ReadonlySet<string>, holder: string): RunStore.RunStore.Service => ({
+  ...store,
+  lease: (key, options) => keys.has(key) ? Effect.succeed(true) : store.lease(key, options),
+  holder: (key) => keys.has(key) ? Effect.succeed(Option.some(holder)) : store.holder(key)
+})

@@ -1,0 +1,98 @@
+/**
+ * The agent of the cluster tests and its counts: `transfer` needs approval; `lookup` does not;
+ * every execution is counted per call id (in this process: the tests run runners in-process).
+ * The scripted model: `pay <n>` → `lookup` (call `lookup-<n>`), then `transfer` (call
+ * `transfer-<n>`), then "paid <n>"; anything else → "hello".
+ */
+import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import type { Layer } from "effect"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
+import { postgresUrl } from "@agentfx/testing/PostgresUrl"
+import { Effect, Redacted, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { type AddressInfo, createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { AgentCluster } from "../src/index.js"
+
+/** Executions per call id, in this process. */
+export const executions = new Map<string, number>()
+
+const counted = (name: string, options: { readonly needsApproval?: boolean; readonly idempotent?: boolean; readonly handler?: Effect.Effect<void> }) =>
+  Tool.make(name, {
+    description: `Tool ${name}`,
+    parameters: Schema.Struct({}),
+    success: Schema.String,
+    needsApproval: options.needsApproval ?? false,
+    idempotent: options.idempotent ?? false,
+    handler: (_, call) =>
+      Effect.sync(() => executions.set(call.callId, (executions.get(call.callId) ?? 0) + 1)).pipe(
+        Effect.zipRight(options.handler ?? Effect.void),
+        Effect.as(`${name} done`)
+      )
+  })
+
+/** What `block` and `blockIdempotent` wait on (a test sets it to hold them). */
+export const gate: { wait: Effect.Effect<void> } = { wait: Effect.void }
+
+export const bankAgent = Agent.make({
+  name: "bank",
+  tools: [
+    counted("lookup", {}),
+    counted("transfer", { needsApproval: true }),
+    counted("block", { handler: Effect.suspend(() => gate.wait) }),
+    counted("blockIdempotent", { idempotent: true, handler: Effect.suspend(() => gate.wait) })
+  ]
+})
+
+export const Bank = AgentCluster.make(bankAgent)
+
+const words = (request: { readonly messages: ReadonlyArray<Message.Message> }) => {
+  const user = [...request.messages].reverse().find((m): m is Message.UserMessage => m._tag === "User")
+  return (user?.text ?? "").split(" ")
+}
+
+export const bankModel: Layer.Layer<ChatModel.ChatModel | ScriptedChatModel.ScriptedChatModel> = ScriptedChatModel.layer((request) => {
+  const [what, n] = words(request)
+  const last = request.messages.at(-1)
+  if (what === "pay") {
+    if (last?._tag === "User") return ScriptedChatModel.toolCalls({ id: `lookup-${n}`, name: "lookup", args: {} })
+    if (last?._tag === "ToolResult" && last.toolName === "lookup") return ScriptedChatModel.toolCalls({ id: `transfer-${n}`, name: "transfer", args: {} })
+    return ScriptedChatModel.text(`paid ${n}`)
+  }
+  if (what === "block") {
+    return last?._tag === "User"
+      ? ScriptedChatModel.toolCalls({ id: `block-${n}`, name: "block", args: {} }, { id: `idem-${n}`, name: "blockIdempotent", args: {} })
+      : ScriptedChatModel.text(`unblocked ${n}`)
+  }
+  return ScriptedChatModel.text("hello")
+}, { recordRequests: false })
+
+/** A temp directory, removed with the scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-cluster-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** A free TCP port of this host (for a runner's address). */
+export const freePort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** The PostgreSQL server of the tests. */
+export const pgUrl: string = postgresUrl()
+
+/** A new PostgreSQL schema (dropped with the scope): a URL whose connections use it. */
+export const freshSchema = Effect.gen(function*() {
+  const schema = `agentfx_cluster_${randomUUID().replaceAll("-", "")}`
+  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl) }).pipe(Effect.provide(Reactivity.layer))
+  yield* admin.unsafe(`CREATE SCHEMA ${schema}`)
+  yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
+  return `${pgUrl}${pgUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+}).pipe(Effect.orDie)

@@ -1,0 +1,11 @@
+import { defineProject } from "vitest/config"
+import { resolveSources } from "../../vitest.shared.js"
+
+export default defineProject({
+  ...resolveSources,
+  test: {
+    name: "cluster",
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"]
+  }
+})
