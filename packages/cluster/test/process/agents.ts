@@ -77,7 +77,7 @@ const results = (messages: ReadonlyArray<Message.Message>) =>
 
 /** The scripted model of {@link proofAgent}. */
 export const proofModel: Layer.Layer<ChatModel.ChatModel | ScriptedChatModel.ScriptedChatModel> = ScriptedChatModel.layer((request) => {
-  const user = request.messages.findLast((m): m is Message.UserMessage => m._tag === "User")
+  const user = request.messages.find((m): m is Message.UserMessage => m._tag === "User")
   const [what, n] = (user?.text ?? "").split(" ")
   const last = request.messages.at(-1)
   if (what === "crash") {
