@@ -26,7 +26,8 @@ export const Proof = AgentCluster.make(proofAgent)
 
 const failover = { lockExpiration: "6 seconds", lockRefresh: "2 seconds" } as const
 
-const runner = Layer.launch(
+const runner = () =>
+  Layer.launch(
   Layer.effectDiscard(say({ ready: process.pid })).pipe(
     Layer.provideMerge(AgentCluster.runner(Proof)),
     Layer.provide([proofModel, proofManager, PgClient.layer({ url: Redacted.make(url!) })]),
@@ -95,7 +96,7 @@ const client = Effect.gen(function*() {
   })
 }).pipe(Effect.scoped)
 
-Effect.runPromise((mode === "runner" ? runner : client) as Effect.Effect<unknown, unknown>).then(
+Effect.runPromise((mode === "runner" ? runner() : client) as Effect.Effect<unknown, unknown>).then(
   () => process.exit(0),
   (error) => {
     console.error(error)
