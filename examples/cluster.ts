@@ -17,7 +17,7 @@ import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
 import { startPostgres } from "@agentfx/testing/Postgres"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Redacted, Schedule, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:net"
@@ -81,7 +81,7 @@ interface Runner {
 
 /** Starts this file as a runner process; its lines are printed with its name. `onLine` sees each. */
 const spawnRunner = async (url: string, name: string, onLine: (runner: Runner, line: string) => void): Promise<Runner> => {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "runner", url, String(await freePort())], {
+  const child = spawn(process.execPath, [...process.execArgv, "--no-deprecation", fileURLToPath(import.meta.url), "runner", url, String(await freePort())], {
     stdio: ["ignore", "pipe", "inherit"]
   })
   let ready!: () => void
@@ -97,15 +97,31 @@ const spawnRunner = async (url: string, name: string, onLine: (runner: Runner, l
 /** A database of its own on the server: its URL; dropped by the returned function. */
 const database = async (serverUrl: string) => {
   const name = `agentfx_cluster_example_${randomUUID().replaceAll("-", "")}`
-  const admin = PgClient.make({ url: Redacted.make(serverUrl) }).pipe(Effect.provide(Reactivity.layer), Effect.scoped)
-  await Effect.runPromise(Effect.flatMap(admin, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
+  const admin = (statement: string) =>
+    Effect.runPromise(
+      Effect.flatMap(PgClient.make({ url: Redacted.make(serverUrl) }), (sql) => sql.unsafe(statement)).pipe(
+        Effect.scoped,
+        Effect.provide(Reactivity.layer)
+      )
+    )
+  await admin(`CREATE DATABASE ${name}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: () => Effect.runPromise(Effect.flatMap(admin, (sql) => sql.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)))
-  }
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE ${name} WITH (FORCE)`) }
 }
+
+/**
+ * Resolves once `count` runners hold shards of the database `url`: the engine locks a shard
+ * with a PostgreSQL advisory lock, held by a connection of its runner.
+ */
+const holdingShards = (url: string, count: number) =>
+  Effect.runPromise(
+    Effect.flatMap(PgClient.make({ url: Redacted.make(url) }), (sql) =>
+      sql<{ readonly n: number }>`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.pipe(
+        Effect.flatMap(([row]) => row!.n === count ? Effect.void : Effect.fail("not yet")),
+        Effect.retry(Schedule.spaced("200 millis"))
+      )).pipe(Effect.scoped, Effect.provide(Reactivity.layer))
+  )
 
 const main = async () => {
   const external = process.env.AGENTFX_PG_URL
@@ -126,7 +142,8 @@ const main = async () => {
   runners.push(await spawnRunner(db.url, "runner A", onLine), await spawnRunner(db.url, "runner B", onLine))
   try {
     await Promise.all(runners.map((r) => r.ready))
-    say("two runners ready; this process is a client-only member")
+    await holdingShards(db.url, 2)
+    say("two runners ready, each holding shards; this process is a client-only member")
     const outcome = await Effect.runPromise(Effect.gen(function*() {
       const runId = randomUUID()
       say(`starting run ${runId}`)
