@@ -9,7 +9,9 @@
  * - latency: decide → the reply of the resumed, completed run, one decision at a time (idle)
  *   and 64 at once (loaded): p50 / p99;
  * - memory: heap after a full GC in every runner, before and with `suspended` paused runs:
- *   bytes per suspended run.
+ *   bytes per suspended run;
+ * - where the time goes, apart from the machine's load: the runners' CPU time and the
+ *   database's committed transactions (`pg_stat_database`), per run.
  *
  * The floor, on the same runners, measured the same way: an entity whose `Start` and `Decide`
  * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
@@ -21,6 +23,7 @@
 import { AgentCluster } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
 import type { Child } from "@agentfx/testing/Process"
+import type { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { loadavg } from "node:os"
@@ -33,9 +36,9 @@ import { client, freshDatabase, percentile, runners as startRunners, server } fr
 const quick = process.argv.includes("--quick")
 const failures = process.argv.includes("--failover")
 const sizes = quick ? [1, 2] : [1, 2, 4]
-const runs = quick ? 100 : 1_000
-const suspended = quick ? 200 : 2_000
-const idleDecisions = quick ? 30 : 200
+const runs = quick ? 50 : 1_000
+const suspended = quick ? 100 : 2_000
+const idleDecisions = quick ? 20 : 200
 const concurrency = 64
 
 const Bench = AgentCluster.make(benchAgent)
@@ -57,6 +60,18 @@ const ask = (child: Child, command: string, key: string) =>
 /** Sums `key` of every runner's answer to `line`. */
 const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
   Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
+
+/** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
+const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>
+  Effect.gen(function*() {
+    const committed = sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
+      Effect.map(([row]) => Number(row!.n)),
+      Effect.orDie
+    )
+    const cpu = askAll(runners, "cpu", "cpu")
+    const [cpu0, transactions0] = [yield* cpu, yield* committed]
+    return Effect.map(Effect.all([cpu, committed]), ([cpu1, transactions1]) => ({ cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }))
+  })
 
 const scenario = (serverUrl: string, size: number) =>
   Effect.gen(function*() {
@@ -80,9 +95,11 @@ const scenario = (serverUrl: string, size: number) =>
     yield* inClient(Effect.forEach(Array.from({ length: 20 }), () => Effect.flatMap(pause, decide), { concurrency: 8 }))
 
     // throughput
+    const costs = yield* cost(runners, sql)
     const started = performance.now()
     const loaded = yield* inClient(Effect.forEach(Array.from({ length: runs }), () => Effect.flatMap(pause, decide), { concurrency }))
     const perSecond = runs / ((performance.now() - started) / 1000)
+    const perRun = yield* costs
 
     // memory per suspended run, then idle latency on some of them, then the rest at once
     const before = yield* askAll(runners, "heap", "heap")
@@ -101,9 +118,11 @@ const scenario = (serverUrl: string, size: number) =>
         return performance.now() - start
       })
     yield* inClient(Effect.forEach(Array.from({ length: 20 }, (_, i) => -1 - i), floorRun, { concurrency: 8 }))
+    const floorCosts = yield* cost(runners, sql)
     const floorStarted = performance.now()
     const floorLoaded = yield* inClient(Effect.forEach(Array.from({ length: runs }, (_, i) => i), floorRun, { concurrency }))
     const floorPerSecond = runs / ((performance.now() - floorStarted) / 1000)
+    const floorPerRun = yield* floorCosts
     const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
 
     const total = 20 + runs + suspended
@@ -118,6 +137,8 @@ const scenario = (serverUrl: string, size: number) =>
     rows.push([`${size} runner(s): decide → completed reply, ${concurrency} at a time: p50 / p99`, `${ms(percentile(loaded, 0.5))} / ${ms(percentile(loaded, 0.99))}`])
     rows.push([`${size} runner(s), floor (the engine alone): runs/s; decide → reply one at a time p50 / p99; ${concurrency} at a time p50 / p99`,
       `${floorPerSecond.toFixed(1)}; ${ms(percentile(floorIdle, 0.5))} / ${ms(percentile(floorIdle, 0.99))}; ${ms(percentile(floorLoaded, 0.5))} / ${ms(percentile(floorLoaded, 0.99))}`])
+    rows.push([`${size} runner(s): per run, agentfx / floor: runners' CPU time; database transactions committed`,
+      `${ms(perRun.cpu / runs)} / ${ms(floorPerRun.cpu / runs)}; ${(perRun.transactions / runs).toFixed(1)} / ${(floorPerRun.transactions / runs).toFixed(1)}`])
     rows.push([`${size} runner(s): heap per suspended run (all runners, after full GC, ${suspended} runs)`, `${((after - before) / suspended / 1024).toFixed(2)} KB`])
   }).pipe(Effect.scoped)
 

@@ -3,7 +3,8 @@
  * `runner.js <pg url> <port> [fast]`. Serves the bench agent and the floor entity (with `fast`,
  * shard locks expire after 6 s, refreshed every 2 s; else the engine's defaults, 35 s / 10 s); prints `{"ready":pid}` once its Layer is
  * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
- * `{"id", "calls": executed calls, "twice": calls executed more than once}`.
+ * `{"id", "calls": executed calls, "twice": calls executed more than once}`; `cpu <id>` →
+ * `{"id", "cpu": CPU time used so far, user and system, in ms}`.
  */
 import { AgentCluster, ClusterPg } from "@agentfx/cluster"
 import { Effect, Layer, Redacted } from "effect"
@@ -20,6 +21,9 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (command === "heap") {
     fullGc()
     say({ id, heap: process.memoryUsage().heapUsed })
+  } else if (command === "cpu") {
+    const { system, user } = process.cpuUsage()
+    say({ id, cpu: (user + system) / 1000 })
   } else if (command === "stats") {
     say({ id, calls: executions.size, twice: [...executions.values()].filter((n) => n > 1).length })
   }
