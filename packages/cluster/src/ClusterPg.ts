@@ -17,7 +17,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { Duration } from "effect"
 import { Cause, Layer, Option } from "effect"
 import { serialized } from "./internal/pgSetup.js"
-import { type Polling, polled } from "./internal/settings.js"
+import { type Timings, timed } from "./internal/settings.js"
 
 /**
  * Options of a client-only member: `@effect/sql-pg`'s `PgClientConfig` (`url`, or
@@ -52,7 +52,7 @@ export interface Failover {
  * @since 0.1.0
  * @category models
  */
-export interface Options extends ClientOptions, Polling {
+export interface Options extends ClientOptions, Timings {
   readonly runnerAddress: { readonly host: string; readonly port: number }
   readonly listenAddress?: { readonly host: string; readonly port: number }
   readonly failover?: Failover
@@ -114,7 +114,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
     NodeClusterSocket.layer({
       storage: "sql",
       shardingConfig: {
-        ...polled(options, "1 second"),
+        ...timed(options, "1 second"),
         runnerAddress: address(options.runnerAddress),
         ...(options.listenAddress === undefined ? {} : { runnerListenAddress: address(options.listenAddress) }),
         ...(options.failover === undefined

@@ -17,16 +17,24 @@ import { Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type { RunnerLocked } from "./ClusterError.js"
 import * as LockFile from "./internal/lockFile.js"
-import { type Polling, polled } from "./internal/settings.js"
+import { type Timings, timed } from "./internal/settings.js"
 
 /**
- * Options of {@link layer} and {@link layerClient}: the file, its store's options, how often
- * the runner polls.
+ * Options of {@link layerClient}: the file and its store's options.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends SqliteStore.ClientOptions, SqlStore.Options, Polling {}
+export interface ClientOptions extends SqliteStore.ClientOptions, SqlStore.Options {}
+
+/**
+ * Options of {@link layer}: the client's, and the runner's timings (how often it polls the
+ * file for messages, how long its shutdown waits).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends ClientOptions, Timings {}
 
 /**
  * What a cluster member provides: sharding (to send messages; on a runner, to serve
@@ -37,7 +45,7 @@ export interface Options extends SqliteStore.ClientOptions, SqlStore.Options, Po
  */
 export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory
 
-const store = (options: Options) =>
+const store = (options: ClientOptions) =>
   SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
 
 /**
@@ -57,7 +65,7 @@ const store = (options: Options) =>
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError | RunnerLocked | ConfigError> =>
-  SingleRunner.layer({ runnerStorage: "sql", shardingConfig: polled(options, "500 millis") }).pipe(
+  SingleRunner.layer({ runnerStorage: "sql", shardingConfig: timed(options, "500 millis") }).pipe(
     Layer.provideMerge(store(options)),
     Layer.provide(Layer.scopedDiscard(LockFile.acquire(options.filename)))
   )
@@ -77,7 +85,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: Options): Layer.Layer<Services, RunStore.StoreError | ConfigError> =>
-  NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: polled(options, "500 millis") }).pipe(
+export const layerClient = (options: ClientOptions): Layer.Layer<Services, RunStore.StoreError | ConfigError> =>
+  NodeClusterSocket.layer({ clientOnly: true, storage: "sql" }).pipe(
     Layer.provideMerge(store(options))
   )

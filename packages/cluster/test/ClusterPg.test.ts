@@ -5,7 +5,7 @@
  */
 import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AgentCluster, ClusterPg } from "../src/index.js"
 import { Bank, bankModel, executions, freePort, freshSchema } from "./fixtures.js"
 
@@ -47,5 +47,17 @@ describe("ClusterPg", () => {
       const winner = Either.isRight(ada) ? "ada" : "bob"
       expect(refusals).toMatchObject([{ _tag: "RunAlreadyResumed", runId: paused.runId, status: "completed", decidedBy: winner }])
       expect(executions.get("transfer-11")).toBe(1)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("members joining a fresh database at once all start: the engine's tables are created under the setup lock (unserialized, they race: 23505 on pg_type)", () =>
+    Effect.gen(function*() {
+      for (let round = 0; round < 3; round++) {
+        const url = Redacted.make(yield* freshSchema)
+        const joined = yield* Effect.all(
+          Array.from({ length: 4 }, () => Effect.exit(Effect.scoped(Layer.build(ClusterPg.layerClient({ url }))))),
+          { concurrency: "unbounded" }
+        )
+        expect(joined.filter(Exit.isFailure)).toEqual([])
+      }
     }).pipe(Effect.scoped), 60_000)
 })

@@ -2,15 +2,24 @@
  * The embedded cluster, in real time (the engine polls its file): a run started, paused,
  * decided and completed through the entity; one runner per file.
  */
-import { Decision } from "@agentfx/core"
+import { Decision, ToolCallingManager } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Scope } from "effect"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { AgentCluster, ClusterSqlite } from "../src/index.js"
-import { Bank, bankModel, executions, tempDir } from "./fixtures.js"
+import { Bank, bankModel, executions, gate, tempDir } from "./fixtures.js"
 
 const runnerOn = (filename: string) =>
-  AgentCluster.runner(Bank).pipe(Layer.provide(bankModel), Layer.provideMerge(ClusterSqlite.layer({ filename })))
+  AgentCluster.runner(Bank).pipe(
+    Layer.provide([bankModel, ToolCallingManager.unbounded()]),
+    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
+  )
+
+/** Waits (polling) until `check` holds. */
+const until = (check: () => boolean) =>
+  Effect.retry(Effect.suspend(() => check() ? Effect.void : Effect.fail("not yet")), Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
 
 describe("ClusterSqlite", () => {
   it.live("a run pauses for approval, is decided through its entity and completes; each call ran once", () =>
@@ -28,5 +37,90 @@ describe("ClusterSqlite", () => {
       }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
       expect(outcome).toMatchObject({ _tag: "Completed", text: "paid 1", conversationId: "c-1" })
       expect([executions.get("lookup-1"), executions.get("transfer-1")]).toEqual([1, 1])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a run cut off by its runner's end is continued by the next runner on the file, with no user code calling recover: the idempotent call runs again, the other is reported cancelled", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      const held = yield* Deferred.make<void>()
+      gate.wait = Deferred.await(held)
+      const first = yield* Scope.make()
+      const runner1 = yield* Layer.buildWithScope(runnerOn(filename), first)
+      const { runId } = yield* AgentCluster.start(Bank, { input: "block 1", conversationId: "c-block" }).pipe(Effect.provide(runner1))
+      yield* until(() => executions.get("block-1") === 1 && executions.get("idem-1") === 1)
+      // the runner goes away mid-batch: its runs stay running in the store, their Start unanswered
+      yield* Scope.close(first, Exit.void)
+      expect(Option.map(yield* AgentCluster.get(runId).pipe(Effect.provide(SqliteStore.layer({ filename }))), (r) => r.status)).toEqual(Option.some("running"))
+      gate.wait = Effect.void
+      const outcome = yield* Effect.gen(function*() {
+        // the same start again: the stored message, answered once the new runner continued the run
+        const outcome = yield* AgentCluster.run(Bank, { input: "block 1", conversationId: "c-block", runId })
+        const record = yield* AgentCluster.get(runId)
+        return { outcome, status: Option.map(record, (r) => r.status) }
+      }).pipe(Effect.provide(runnerOn(filename)))
+      expect(outcome).toMatchObject({ outcome: { _tag: "Completed", runId, text: "unblocked 1" }, status: Option.some("completed") })
+      expect([executions.get("block-1"), executions.get("idem-1")]).toEqual([1, 2])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a second runner on the same file is refused with RunnerLocked naming the holder; a client on the file is not", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      yield* Layer.build(runnerOn(filename))
+      const second = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      expect(second).toMatchObject({ _tag: "RunnerLocked", filename, lockFile: `${filename}.runner.lock`, pid: process.pid })
+      expect(second.message).toContain(`process ${process.pid} holds`)
+      const client = yield* Layer.build(ClusterSqlite.layerClient({ filename }))
+      const outcome = yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(client))
+      expect(outcome).toMatchObject({ _tag: "Completed", text: "hello" })
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a lock file left by a process that is gone is taken over; the runner's end removes its lock", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      // a pid no process has (above the kernel's pid_max)
+      writeFileSync(`${filename}.runner.lock`, "4194305\n")
+      const scope = yield* Scope.make()
+      const runner = yield* Layer.buildWithScope(runnerOn(filename), scope)
+      expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner))).toMatchObject({ _tag: "Completed" })
+      yield* Scope.close(scope, Exit.void)
+      yield* Layer.build(runnerOn(filename))
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a decision redelivered after its claim (the runner ended mid-call) is continued by the next runner, not refused: the call cut off is reported cancelled", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      gate.wait = Effect.never
+      const first = yield* Scope.make()
+      const runner1 = yield* Layer.buildWithScope(runnerOn(filename), first)
+      const paused = yield* AgentCluster.run(Bank, { input: "guard 1" }).pipe(Effect.provide(runner1))
+      expect(paused._tag).toBe("Paused")
+      yield* Effect.forkIn(AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(Effect.provide(runner1)), first)
+      yield* until(() => executions.get("guarded-1") === 1)
+      yield* Scope.close(first, Exit.void)
+      gate.wait = Effect.void
+      const record = yield* Effect.gen(function*() {
+        return yield* Effect.retry(
+          Effect.flatMap(AgentCluster.get(paused.runId), (record) =>
+            Option.isSome(record) && record.value.status === "completed" ? Effect.succeed(record.value) : Effect.fail("not yet")),
+          Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))
+        )
+      }).pipe(Effect.provide(runnerOn(filename)))
+      expect([record.status, record.decidedBy]).toEqual(["completed", "ada"])
+      expect(executions.get("guarded-1")).toBe(1)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a cancel stops a running run on its runner: its reply is Failed Cancelled, its record failed, naming who cancelled", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      gate.wait = Effect.never
+      const runner = yield* Layer.build(runnerOn(filename))
+      const reply = yield* Effect.fork(AgentCluster.run(Bank, { input: "block 2", runId: "cancel-me" }).pipe(Effect.provide(runner)))
+      yield* until(() => executions.get("block-2") === 1)
+      yield* AgentCluster.cancel(Bank, "cancel-me", { cancelledBy: "bob" }).pipe(Effect.provide(runner))
+      expect(yield* Fiber.join(reply)).toMatchObject({ _tag: "Failed", runId: "cancel-me", error: "Cancelled", message: "Run cancel-me was cancelled by bob" })
+      const record = yield* AgentCluster.get("cancel-me").pipe(Effect.provide(runner))
+      expect(Option.map(record, (r) => [r.status, r.decidedBy])).toEqual(Option.some(["failed", "bob"]))
+      const again = yield* Effect.flip(AgentCluster.cancel(Bank, "cancel-me").pipe(Effect.provide(runner)))
+      expect(again).toMatchObject({ _tag: "RunAlreadyResumed", status: "failed", decidedBy: "bob" })
     }).pipe(Effect.scoped), 30_000)
 })

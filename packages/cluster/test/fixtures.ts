@@ -2,7 +2,10 @@
  * The agent of the cluster tests and its counts: `transfer` needs approval; `lookup` does not;
  * every execution is counted per call id (in this process: the tests run runners in-process).
  * The scripted model: `pay <n>` → `lookup` (call `lookup-<n>`), then `transfer` (call
- * `transfer-<n>`), then "paid <n>"; anything else → "hello".
+ * `transfer-<n>`), then "paid <n>"; `block <n>` → `block` and `blockIdempotent` at once (calls
+ * `block-<n>`, `idem-<n>`; they wait on {@link gate}), then "unblocked <n>"; `guard <n>` →
+ * `guarded` (needs approval, waits on the gate; call `guarded-<n>`), then "guarded <n>";
+ * anything else → "hello".
  */
 import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { Layer } from "effect"
@@ -43,7 +46,8 @@ export const bankAgent = Agent.make({
     counted("lookup", {}),
     counted("transfer", { needsApproval: true }),
     counted("block", { handler: Effect.suspend(() => gate.wait) }),
-    counted("blockIdempotent", { idempotent: true, handler: Effect.suspend(() => gate.wait) })
+    counted("blockIdempotent", { idempotent: true, handler: Effect.suspend(() => gate.wait) }),
+    counted("guarded", { needsApproval: true, handler: Effect.suspend(() => gate.wait) })
   ]
 })
 
@@ -66,6 +70,9 @@ export const bankModel: Layer.Layer<ChatModel.ChatModel | ScriptedChatModel.Scri
     return last?._tag === "User"
       ? ScriptedChatModel.toolCalls({ id: `block-${n}`, name: "block", args: {} }, { id: `idem-${n}`, name: "blockIdempotent", args: {} })
       : ScriptedChatModel.text(`unblocked ${n}`)
+  }
+  if (what === "guard") {
+    return last?._tag === "User" ? ScriptedChatModel.toolCalls({ id: `guarded-${n}`, name: "guarded", args: {} }) : ScriptedChatModel.text(`guarded ${n}`)
   }
   return ScriptedChatModel.text("hello")
 }, { recordRequests: false })

@@ -19,8 +19,14 @@ import { join } from "node:path"
 // without its callback and throws (vitest reports it, and exits 1). Both are taken off:
 // `startPostgres` stops a server still running at `exit` itself. The hooks on signals stay
 // (they stop the servers, then exit with 128 + the signal's number).
-exitHook.unhookEvent("beforeExit")
-exitHook.unhookEvent("exit")
+// (Once per process: a second project's global setup loads this module again, and async-exit-hook,
+// loaded once, would throw taking off a hook it no longer has.)
+const unhooked = Symbol.for("@agentfx/testing/Postgres/unhooked")
+if (!(unhooked in globalThis)) {
+  Object.defineProperty(globalThis, unhooked, { value: true })
+  exitHook.unhookEvent("beforeExit")
+  exitHook.unhookEvent("exit")
+}
 
 /** Tells the server in `databaseDir` to shut down (fast), from its `postmaster.pid`; nothing if it is gone. */
 const shutDownNow = (databaseDir: string) => {

@@ -2,17 +2,26 @@
 import type { ShardingConfig } from "@effect/cluster"
 import type { Duration } from "effect"
 
-/** How often a runner reads the message table for messages it was not told about (a cold client's, a redelivery's). */
-export interface Polling {
+/** A runner's timings: how often it polls the message table, how long its shutdown waits. */
+export interface Timings {
   /**
    * How often a runner reads the cluster's message table for messages no one notified it of
    * (a client that does not yet know the shard's runner only stores its message). Default
    * 500 milliseconds on SQLite, 1 second on PostgreSQL (the engine's own default is 10 s).
    */
   readonly pollInterval?: Duration.DurationInput
+  /**
+   * How long a runner that shuts down (its Layer closed: SIGTERM, a deploy) waits for the runs
+   * it is driving to pause or end before it interrupts them. An interrupted run is continued
+   * by the entity's next owner, with the crash rule (a call cut off runs again only if its
+   * tool is idempotent). Default 15 seconds (the engine's); set it above your longest model
+   * call or tool call to lose none in a deploy.
+   */
+  readonly shutdownTimeout?: Duration.DurationInput
 }
 
-/** The sharding settings of `polling`, with `fallback` as the poll interval. */
-export const polled = (polling: Polling, fallback: Duration.DurationInput): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
-  entityMessagePollInterval: polling.pollInterval ?? fallback
+/** The sharding settings of a runner's timings, with `fallback` as the poll interval. */
+export const timed = (polling: Timings, fallback: Duration.DurationInput): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
+  entityMessagePollInterval: polling.pollInterval ?? fallback,
+  ...(polling.shutdownTimeout === undefined ? {} : { entityTerminationTimeout: polling.shutdownTimeout })
 })

@@ -122,9 +122,10 @@ const loader = Migrator.fromRecord(migrations)
 /**
  * Races of two processes migrating one new database at once: SQLite's busy and locked
  * answers, and PostgreSQL creating the Migrator's table twice (unique violation, duplicate
- * table). Retried; the Migrator's own lock then serialises them.
+ * table, or duplicate object: the table's row type, 42710, seen with four processes at once).
+ * Retried; the Migrator's own lock then serialises them.
  */
-const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "23505", "42P07"])
+const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "23505", "42P07", "42710"])
 
 /** The migrations that ran (none when the schema is up to date), or the database's refusal. */
 export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, RunStore.StoreError, SqlClient.SqlClient> = Effect
