@@ -18,7 +18,8 @@
  *
  * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
  *
- * `--failover`: the failure scenarios instead (failover.ts).
+ * `--failover`: the failure scenarios instead (failover.ts). `--write`: the figures go to
+ * RESULTS.md's cluster section too (results.ts).
  */
 import { AgentCluster } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
@@ -26,19 +27,24 @@ import type { Child } from "@agentfx/testing/Process"
 import type { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
+import { fileURLToPath } from "node:url"
 import type { Check } from "../measure.js"
 import { benchAgent } from "./agent.js"
 import { failover } from "./failover.js"
+import { type Figures, figureRows, sectionMarkdown } from "./figures.js"
+import { section, withSection } from "./results.js"
 import { Floor } from "./floor.js"
 import { client, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
 
 const quick = process.argv.includes("--quick")
 const failures = process.argv.includes("--failover")
+const write = process.argv.includes("--write") && !quick && !failures
 const sizes = quick ? [1, 2] : [1, 2, 4]
-const runs = quick ? 50 : 1_000
-const suspended = quick ? 100 : 2_000
-const idleDecisions = quick ? 20 : 200
+const runs = quick ? 50 : 300
+const suspended = quick ? 100 : 500
+const idleDecisions = quick ? 20 : 100
 const concurrency = 64
 
 const Bench = AgentCluster.make(benchAgent)
@@ -131,24 +137,40 @@ const scenario = (serverUrl: string, size: number) =>
     const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`
     check(`${size} runner(s): every run completed`, record!.completed === total && record!.other === 0, JSON.stringify(record))
     check(`${size} runner(s): every call ran exactly once`, calls === 2 * total && twice === 0, `${calls} calls of ${2 * total}, ${twice} twice`)
-    const ms = (x: number) => `${x.toFixed(1)} ms`
-    rows.push([`${size} runner(s): completed runs/s (${runs} runs, ${concurrency} at a time, each: start → pause → decide → complete)`, perSecond.toFixed(1)])
-    rows.push([`${size} runner(s): decide → completed reply, one at a time: p50 / p99`, `${ms(percentile(idle, 0.5))} / ${ms(percentile(idle, 0.99))}`])
-    rows.push([`${size} runner(s): decide → completed reply, ${concurrency} at a time: p50 / p99`, `${ms(percentile(loaded, 0.5))} / ${ms(percentile(loaded, 0.99))}`])
-    rows.push([`${size} runner(s), floor (the engine alone): runs/s; decide → reply one at a time p50 / p99; ${concurrency} at a time p50 / p99`,
-      `${floorPerSecond.toFixed(1)}; ${ms(percentile(floorIdle, 0.5))} / ${ms(percentile(floorIdle, 0.99))}; ${ms(percentile(floorLoaded, 0.5))} / ${ms(percentile(floorLoaded, 0.99))}`])
-    rows.push([`${size} runner(s): per run, agentfx / floor: runners' CPU time; database transactions committed`,
-      `${ms(perRun.cpu / runs)} / ${ms(floorPerRun.cpu / runs)}; ${(perRun.transactions / runs).toFixed(1)} / ${(floorPerRun.transactions / runs).toFixed(1)}`])
-    rows.push([`${size} runner(s): heap per suspended run (all runners, after full GC, ${suspended} runs)`, `${((after - before) / suspended / 1024).toFixed(2)} KB`])
+    return {
+      size,
+      perSecond,
+      idle: [percentile(idle, 0.5), percentile(idle, 0.99)],
+      loaded: [percentile(loaded, 0.5), percentile(loaded, 0.99)],
+      heapPerRun: (after - before) / suspended,
+      cpuPerRun: perRun.cpu / runs,
+      transactionsPerRun: perRun.transactions / runs,
+      floor: {
+        perSecond: floorPerSecond,
+        idle: [percentile(floorIdle, 0.5), percentile(floorIdle, 0.99)],
+        loaded: [percentile(floorLoaded, 0.5), percentile(floorLoaded, 0.99)],
+        cpuPerRun: floorPerRun.cpu / runs,
+        transactionsPerRun: floorPerRun.transactions / runs
+      }
+    } satisfies Figures
   }).pipe(Effect.scoped)
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(" / ")
 
 const program = Effect.gen(function*() {
   const { url, which } = yield* server
   rows.push(["PostgreSQL server", which])
-  rows.push(["load average (1, 5, 15 min) at the start", loadavg().map((x) => x.toFixed(2)).join(", ")])
+  rows.push(["load average (1 / 5 / 15 min) at the start", load()])
+  const all: Array<Figures> = []
   if (failures) yield* failover(url, rows, checks)
-  else for (const size of sizes) yield* scenario(url, size)
-  rows.push(["load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", ")])
+  else for (const size of sizes) all.push(yield* scenario(url, size))
+  rows.push(["load average (1 / 5 / 15 min) at the end", load()])
+  rows.push(...figureRows(all))
+  if (write) {
+    const file = fileURLToPath(new URL("../../RESULTS.md", import.meta.url))
+    const body = sectionMarkdown({ figures: all, which, rows, checks, runs, suspended, idleDecisions, concurrency, date: new Date().toISOString() })
+    writeFileSync(file, withSection(readFileSync(file, "utf8"), section(body)))
+  }
 }).pipe(Effect.scoped)
 
 Effect.runPromise(program).then(
