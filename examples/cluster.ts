@@ -17,6 +17,7 @@ import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
 import { startPostgres } from "@agentfx/testing/Postgres"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted, Schedule, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
@@ -158,10 +159,7 @@ const main = async () => {
 }
 
 if (process.argv[2] === "runner") {
-  Effect.runPromise(runner(process.argv[3]!, Number(process.argv[4])) as Effect.Effect<never>).catch((error) => {
-    console.error(error)
-    process.exit(1)
-  })
+  NodeRuntime.runMain(runner(process.argv[3]!, Number(process.argv[4])))
 } else {
   main().then(() => process.exit(0), (error) => {
     console.error(error)

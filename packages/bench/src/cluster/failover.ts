@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:cluster --failover`: what each failure costs a run, in real time, on 2 runner
+ * `pnpm bench:cluster --failover[=kill,paused,cold,sigterm,defaults]`: what each failure costs a run, in real time, on 2 runner
  * processes (a database each). Times are taken from the processes' own clocks (one machine).
  *
  * - SIGKILL mid-tool (`render`, idempotent, 4 s): kill → the call starts again on the other
@@ -33,7 +33,7 @@ const renderRun = (serverUrl: string, settings: "fast" | "default") =>
     return { holder: started.child, survivor, reply }
   })
 
-const sigkill = (serverUrl: string, settings: "fast" | "default", rows: Array<readonly [string, string]>, checks: Array<Check>) =>
+const sigkill = (settings: "fast" | "default") => (serverUrl: string, rows: Array<readonly [string, string]>, checks: Array<Check>) =>
   Effect.gen(function*() {
     const { holder, reply, survivor } = yield* renderRun(serverUrl, settings)
     const killedAt = Date.now()
@@ -109,12 +109,19 @@ const coldClients = (serverUrl: string, rows: Array<readonly [string, string]>, 
     rows.push(["cold client-only process, 3 times: decide sent → the approved call starts", decides.map(seconds).join(", ")])
   }).pipe(Effect.scoped)
 
-/** Every failover scenario, in turn. */
-export const failover = (serverUrl: string, rows: Array<readonly [string, string]>, checks: Array<Check>) =>
-  Effect.gen(function*() {
-    yield* sigkill(serverUrl, "fast", rows, checks)
-    yield* pausedKill(serverUrl, rows, checks)
-    yield* coldClients(serverUrl, rows, checks)
-    yield* sigterm(serverUrl, rows, checks)
-    yield* sigkill(serverUrl, "default", rows, checks)
-  })
+/** The failover scenarios, by name. */
+const scenarios = {
+  kill: sigkill("fast"),
+  paused: pausedKill,
+  cold: coldClients,
+  sigterm,
+  defaults: sigkill("default")
+}
+
+/** The scenarios named in `only` (all when empty), in turn. */
+export const failover = (serverUrl: string, rows: Array<readonly [string, string]>, checks: Array<Check>, only: ReadonlyArray<string>) =>
+  Effect.forEach(
+    Object.entries(scenarios).filter(([name]) => only.length === 0 || only.includes(name)),
+    ([, scenario]) => scenario(serverUrl, rows, checks),
+    { discard: true }
+  )

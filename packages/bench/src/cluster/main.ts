@@ -39,7 +39,9 @@ import { Floor } from "./floor.js"
 import { client, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
 
 const quick = process.argv.includes("--quick")
-const failures = process.argv.includes("--failover")
+const failoverArg = process.argv.find((a) => a.startsWith("--failover"))
+const failures = failoverArg !== undefined
+const only = failoverArg?.split("=")[1]?.split(",") ?? []
 const write = process.argv.includes("--write") && !quick && !failures
 const sizes = quick ? [1, 2] : [1, 2, 4]
 const runs = quick ? 50 : 300
@@ -162,7 +164,7 @@ const program = Effect.gen(function*() {
   rows.push(["PostgreSQL server", which])
   rows.push(["load average (1 / 5 / 15 min) at the start", load()])
   const all: Array<Figures> = []
-  if (failures) yield* failover(url, rows, checks)
+  if (failures) yield* failover(url, rows, checks, only)
   else for (const size of sizes) all.push(yield* scenario(url, size))
   rows.push(["load average (1 / 5 / 15 min) at the end", load()])
   rows.push(...figureRows(all))

@@ -7,6 +7,7 @@
  * `{"id", "cpu": CPU time used so far, user and system, in ms}`.
  */
 import { AgentCluster, ClusterPg } from "@agentfx/cluster"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createInterface } from "node:readline"
 import { fullGc } from "../measure.js"
@@ -31,7 +32,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
 
 export const Bench = AgentCluster.make(benchAgent)
 
-Effect.runPromise(Layer.launch(
+// runMain: a SIGTERM interrupts the runner, whose Layer then shuts down as a deploy would
+NodeRuntime.runMain(Layer.launch(
   Layer.effectDiscard(Effect.sync(() => say({ ready: process.pid }))).pipe(
     Layer.provideMerge(Layer.merge(AgentCluster.runner(Bench), FloorLive)),
     Layer.provide(benchModel),
@@ -42,7 +44,4 @@ Effect.runPromise(Layer.launch(
       ...(settings === "fast" ? { failover: { lockExpiration: "6 seconds", lockRefresh: "2 seconds" } } : {})
     }))
   )
-) as Effect.Effect<never, unknown>).catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+))

@@ -15,6 +15,7 @@ import { AgentCluster, ClusterPg } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
 import { PgClient } from "@effect/sql-pg"
 import type { Sharding } from "@effect/cluster/Sharding"
+import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createInterface } from "node:readline"
 import { proofAgent, proofManager, proofModel } from "./agents.js"
@@ -96,10 +97,5 @@ const client = Effect.gen(function*() {
   })
 }).pipe(Effect.scoped)
 
-Effect.runPromise((mode === "runner" ? runner() : client) as Effect.Effect<unknown, unknown>).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+// runMain: a SIGTERM interrupts the program, whose Layers then shut down
+NodeRuntime.runMain(mode === "runner" ? runner() : client)
