@@ -11,10 +11,11 @@
  */
 import type { ChatModel, Decision } from "@agentfx/core"
 import { Agent, AgentError, RunStore } from "@agentfx/core"
+import type { ClusterError } from "@effect/cluster"
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { Sharding } from "@effect/cluster/Sharding"
 import type { Layer, Option } from "effect"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
 import * as Protocol from "./internal/protocol.js"
 import type * as RunOutcome from "./RunOutcome.js"
@@ -118,12 +119,13 @@ export interface StartOptions {
 }
 
 /**
- * The errors of the cluster's client: the message could not be stored or sent.
+ * The errors of the cluster's client (`@effect/cluster`'s): the message could not be stored, or
+ * the entity's mailbox is full, or the message is being processed already.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ClientError = Effect.Effect.Error<ReturnType<ReturnType<Effect.Effect.Success<AgentEntity<any, any, any>["entity"]["client"]>>["Cancel"]>>
+export type ClientError = ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError
 
 const entityId = (options: { readonly conversationId?: string | undefined; readonly runId: string }) =>
   options.conversationId === undefined ? `run:${options.runId}` : `conversation:${options.conversationId}`
@@ -134,8 +136,18 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
     const client = yield* entity.entity.client
     const payload = { runId, input: options.input, ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }) }
     const to = client(entityId({ runId, conversationId: options.conversationId }))
-    return { runId, reply: discard ? Effect.as(to.Start(payload, { discard: true }), undefined) : to.Start(payload) }
+    return {
+      runId,
+      // a persisted message is stored before its runner is told: a full mailbox after that is delivered
+      // (a start), or waited out by sending it again (the same run id: the same message, its reply followed)
+      reply: discard
+        ? Effect.as(Effect.catchTag(to.Start(payload, { discard: true }), "MailboxFull", () => Effect.void), undefined)
+        : Effect.retry(to.Start(payload), { while: (error) => error._tag === "MailboxFull", schedule: mailboxRetry })
+    }
   })
+
+/** How a start whose runner's mailbox was full is sent again. */
+const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("2 seconds")), Schedule.upTo("1 minute"))
 
 /**
  * Starts a run and returns its id once its start is stored (the runner that owns its entity
@@ -143,7 +155,7 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -170,7 +182,7 @@ export const start = <S extends Agent.Slots, R, A>(
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -223,7 +235,7 @@ const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNot
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { Decision } from "@agentfx/core"
  * import { AgentCluster } from "@agentfx/cluster"
  *

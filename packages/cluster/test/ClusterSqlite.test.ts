@@ -123,4 +123,21 @@ describe("ClusterSqlite", () => {
       const again = yield* Effect.flip(AgentCluster.cancel(Bank, "cancel-me").pipe(Effect.provide(runner)))
       expect(again).toMatchObject({ _tag: "RunAlreadyResumed", status: "failed", decidedBy: "bob" })
     }).pipe(Effect.scoped), 30_000)
+
+  it.live("refusals change nothing: a decision naming no pending call is Refused UnknownDecision and the run stays paused; a run id of another conversation is Refused InvalidRunInput; an unknown run is RunNotFound", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      yield* Effect.gen(function*() {
+        const paused = yield* AgentCluster.run(Bank, { input: "pay 3", conversationId: "c-3" })
+        if (paused._tag !== "Paused") return expect.fail(`expected Paused, got ${paused._tag}`)
+        const unknown = yield* Effect.flip(AgentCluster.decide(Bank, paused.runId, Decision.byCall({ nope: Decision.approve() })))
+        expect(unknown).toMatchObject({ _tag: "Refused", reason: "UnknownDecision", runId: paused.runId })
+        expect(Option.map(yield* AgentCluster.get(paused.runId), (r) => r.status)).toEqual(Option.some("paused"))
+        const taken = yield* Effect.flip(AgentCluster.run(Bank, { input: "pay 3", conversationId: "c-other", runId: paused.runId }))
+        expect(taken).toMatchObject({ _tag: "Refused", reason: "InvalidRunInput" })
+        expect(yield* Effect.flip(AgentCluster.decide(Bank, "no-such-run", Decision.approveAll()))).toMatchObject({ _tag: "RunNotFound", runId: "no-such-run" })
+        expect(yield* AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { revision: paused.revision })).toMatchObject({ _tag: "Completed", text: "paid 3" })
+        expect(executions.get("transfer-3")).toBe(1)
+      }).pipe(Effect.provide(runnerOn(filename)))
+    }).pipe(Effect.scoped), 30_000)
 })

@@ -36,6 +36,9 @@ const makeTurns = () => {
     })
 }
 
+/** A read of the store whose failure refuses the message (nothing changed). */
+const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
+
 /** The entity's handlers for `agent`, with the runner's services in `context`. */
 export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>) =>
   Effect.gen(function*() {
@@ -73,9 +76,9 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
 
     const start = ({ conversationId, input, runId }: StartPayload) =>
       Effect.gen(function*() {
-        const record = yield* Effect.orDie(store.get(runId))
+        const record = yield* readStore(runId, store.get(runId))
         if (Option.isNone(record)) {
-          const finished = yield* Effect.orDie(store.finished(runId))
+          const finished = yield* readStore(runId, store.finished(runId))
           if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
           return yield* exitOf(runId, Agent.run(agent, { runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
         }
@@ -87,7 +90,7 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
 
     const decide = ({ decidedBy, decision, revision, runId }: DecidePayload) =>
       Effect.gen(function*() {
-        const record = yield* Effect.orDie(store.get(runId))
+        const record = yield* readStore(runId, store.get(runId))
         if (Option.isSome(record) && record.value.agent === agent.name) {
           const { status } = record.value
           if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
