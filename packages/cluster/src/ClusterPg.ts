@@ -16,8 +16,10 @@ import { NodeClusterSocket } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
 import type { Duration } from "effect"
 import { Cause, Layer, Option } from "effect"
+import * as Locations from "./internal/locations.js"
 import { serialized } from "./internal/pgSetup.js"
 import { type Timings, timed } from "./internal/settings.js"
+import type { RunLocation } from "./RunLocation.js"
 
 /**
  * Options of a client-only member: `@effect/sql-pg`'s `PgClientConfig` (`url`, or
@@ -65,7 +67,7 @@ export interface Options extends ClientOptions, Timings {
  * @since 0.1.0
  * @category models
  */
-export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory
+export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory | RunLocation
 
 
 const storeOptions = ({ leaseTtl, retention }: SqlStore.Options): SqlStore.Options => ({
@@ -77,7 +79,7 @@ const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgC
 
 /** A member's cluster Layer over the store's client, its setup failures as `StoreError`s. */
 const member = <E>(cluster: Layer.Layer<Sharding, E, import("@effect/sql/SqlClient").SqlClient>, options: ClientOptions) =>
-  serialized(cluster).pipe(
+  serialized(Layer.merge(cluster, Locations.layer)).pipe(
     Layer.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)
         ? Layer.failCause(cause as Cause.Cause<never>)

@@ -17,7 +17,9 @@ import { Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type { RunnerLocked } from "./ClusterError.js"
 import * as LockFile from "./internal/lockFile.js"
+import * as Locations from "./internal/locations.js"
 import { type Timings, timed } from "./internal/settings.js"
+import type { RunLocation } from "./RunLocation.js"
 
 /**
  * Options of {@link layerClient}: the file and its store's options.
@@ -43,10 +45,10 @@ export interface Options extends ClientOptions, Timings {}
  * @since 0.1.0
  * @category models
  */
-export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory
+export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory | RunLocation
 
 const store = (options: ClientOptions) =>
-  SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
+  Layer.merge(SqlStore.layer(options), Locations.layer).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
 
 /**
  * The embedded runner on `filename`: serves the entities registered with

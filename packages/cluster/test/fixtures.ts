@@ -71,6 +71,11 @@ export const bankModel: Layer.Layer<ChatModel.ChatModel | ScriptedChatModel.Scri
       ? ScriptedChatModel.toolCalls({ id: `block-${n}`, name: "block", args: {} }, { id: `idem-${n}`, name: "blockIdempotent", args: {} })
       : ScriptedChatModel.text(`unblocked ${n}`)
   }
+  if (what === "twice") {
+    if (last?._tag === "User") return ScriptedChatModel.toolCalls({ id: `first-${n}`, name: "transfer", args: {} })
+    if (last?._tag === "ToolResult" && last.callId === `first-${n}`) return ScriptedChatModel.toolCalls({ id: `second-${n}`, name: "transfer", args: {} })
+    return ScriptedChatModel.text(`twice ${n}`)
+  }
   if (what === "guard") {
     return last?._tag === "User" ? ScriptedChatModel.toolCalls({ id: `guarded-${n}`, name: "guarded", args: {} }) : ScriptedChatModel.text(`guarded ${n}`)
   }

@@ -47,7 +47,7 @@ export interface Options<R> {
   /**
    * What drives the runs it decides. Default: this process — a decision is resumed here, with the
    * Layer's services (the agents' requirements and a `ChatModel`). A cluster's driver
-   * (`AgentCluster.inboxDriver`) sends it to the runner that holds the run: the inbox then needs
+   * (`ClusterInbox.driver()`) sends it to the runner that holds the run: the inbox then needs
    * neither the agents' services nor a model.
    */
   readonly driver?: RunDriver.RunDriver

@@ -2,7 +2,7 @@
  * What drives the runs the inbox decides. By default the inbox's own process: a decision is
  * resumed there (`Agent.streamResume`, with the inbox Layer's services) and its events stream to
  * the page. A cluster of runners drives them elsewhere (`@agentfx/cluster`'s
- * `AgentCluster.inboxDriver`): the decision is sent to the runner that holds the run, and the
+ * `ClusterInbox.driver()`): the decision is sent to the runner that holds the run, and the
  * page is told where it runs.
  *
  * @since 0.2.0

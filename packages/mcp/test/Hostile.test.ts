@@ -88,11 +88,12 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
     it.effect("an answer over the SDK's 10 MiB stdio limit: the environment error names the limit, and the next call starts a new process", () =>
       Effect.gen(function*() {
         const all = yield* tools
-        expect(yield* batch(all, [["huge", {}]]).pipe(Effect.timeout("10 seconds"))).toEqual([
+        // generous: the server writes 10 MiB and the SDK reads it on a machine that may be busy (a hang fails it)
+        expect(yield* batch(all, [["huge", {}]]).pipe(Effect.timeout("40 seconds"))).toEqual([
           `ToolError(environment): MCP server "hostile", tool "huge": the connection was lost before the server answered (the server sent a message larger than the MCP SDK's stdio limit of 10485760 bytes (10 MiB)); the next call reconnects`
         ])
         expect(yield* batch(all, [["ping", {}]])).toEqual(["pong"])
-      }), 30_000)
+      }), 60_000)
   })
 
   it.live("entries it cannot use — not a tool, a schema that does not compile, a name listed twice, a task-only tool — are left out with a warning each; the others work", () =>

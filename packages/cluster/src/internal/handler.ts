@@ -14,6 +14,7 @@ import { Agent, RunStore } from "@agentfx/core"
 import { Entity } from "@effect/cluster"
 import type { Context } from "effect"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
+import { RunLocation } from "../RunLocation.js"
 import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
@@ -23,7 +24,7 @@ type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
 
 /** One at a time, in the order `run` was called (Effect's semaphore wakes its waiters in no order). */
-const makeTurns = () => {
+export const makeTurns = () => {
   let last: Deferred.Deferred<void> | undefined
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
@@ -31,8 +32,16 @@ const makeTurns = () => {
       const mine = Deferred.unsafeMake<void>(FiberId.none)
       last = mine
       const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
-      // the next turn waits for this one, and for the previous one should this one be interrupted while waiting
-      return Effect.ensuring(Effect.zipRight(waitPrevious, self), Deferred.completeWith(mine, waitPrevious))
+      let waited = false
+      // the next turn waits for this one, and for the previous one should this one be interrupted while
+      // waiting (a turn that waited holds no reference to the previous: the chain does not grow)
+      return Effect.ensuring(
+        Effect.zipRight(Effect.tap(waitPrevious, () => void (waited = true)), self),
+        Effect.suspend(() => {
+          if (waited && last === mine) last = undefined
+          return Deferred.completeWith(mine, waited ? Effect.void : waitPrevious)
+        })
+      )
     })
 }
 
@@ -46,6 +55,13 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
     const runner = yield* Entity.CurrentRunnerAddress
     const store = yield* RunStore.RunStore
     const holder = `${runner.host}:${runner.port}`
+    // where this entity is driven, for the inbox: noted once per activation; a failed note stops nothing
+    const locations = yield* Effect.serviceOption(RunLocation)
+    if (Option.isSome(locations)) {
+      yield* locations.value.enter(agent.name, address.entityId, holder).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
+      )
+    }
     const turns = makeTurns()
     const driving = new Map<string, { readonly fiber: Fiber.RuntimeFiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 

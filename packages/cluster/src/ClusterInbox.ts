@@ -1,0 +1,191 @@
+/**
+ * The inbox (`@agentfx/inbox`) deciding runs that a cluster drives: `ClusterInbox.driver` is
+ * its `RunDriver`. A decision is sent to the run's entity (`AgentCluster.decide`, persisted,
+ * delivered to the runner that owns the run's conversation); the page is told once the run was
+ * claimed (the store's record names the decider), then how it ended (the entity's reply), and
+ * which runner drives it (`RunLocation`). Steps in between run on the runner and are not
+ * streamed to the page (decision 078: no channel from runner to client yet).
+ *
+ * @since 0.1.0
+ */
+import type { Agent, Decision } from "@agentfx/core"
+import type { AgentError } from "@agentfx/core"
+import { RunStore } from "@agentfx/core"
+import type { LiveEvent, RunDriver } from "@agentfx/inbox"
+import type { Sharding } from "@effect/cluster/Sharding"
+import { Clock, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
+import * as AgentCluster from "./AgentCluster.js"
+import * as RunLocation from "./RunLocation.js"
+import type * as RunOutcome from "./RunOutcome.js"
+
+/**
+ * Options of {@link driver}.
+ *
+ * @example
+ * ```ts
+ * import type * as ClusterInbox from "@agentfx/cluster/ClusterInbox"
+ *
+ * const options: ClusterInbox.Options = { claimPoll: "20 millis" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** How often the run store is read for the decision's claim, until the runner's reply comes. Default 50 milliseconds. */
+  readonly claimPoll?: Duration.DurationInput
+}
+
+/**
+ * The inbox's `RunDriver` for runs a cluster drives, on a cluster member (a client-only one
+ * is enough: `ClusterPg.layerClient`, `ClusterSqlite.layerClient`). A refusal comes before any
+ * event, nothing consumed, as the core's error (`RunAlreadyResumed` naming who decided,
+ * `RunNotFound`); a refusal the core's errors cannot carry from another process (e.g.
+ * `UnknownDecision`) comes as a `StoreError` that quotes it.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ClusterPg } from "@agentfx/cluster"
+ * import * as ClusterInbox from "@agentfx/cluster/ClusterInbox"
+ * import { Inbox } from "@agentfx/inbox"
+ * import type { Agent } from "@agentfx/core"
+ *
+ * declare const support: Agent.Agent
+ * const InboxLive = Layer.unwrapEffect(
+ *   Effect.map(ClusterInbox.driver(), (driver) => Inbox.layer({ agents: [support], driver }))
+ * ).pipe(Layer.provide(ClusterPg.layerClient({ url: process.env.DATABASE_URL! as never })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, never, Sharding | RunStore.RunStore | RunLocation.RunLocation> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Sharding | RunStore.RunStore | RunLocation.RunLocation>()
+    const poll = Duration.decode(options?.claimPoll ?? "50 millis")
+    const entities = new Map<string, AgentCluster.AgentEntity<any, any, any>>()
+    const entityOf = (agent: Agent.Any) => {
+      let entity = entities.get(agent.name)
+      if (entity === undefined) entities.set(agent.name, entity = AgentCluster.make(agent))
+      return entity
+    }
+
+    const resume: RunDriver.RunDriver["resume"] = (agent, paused, decision, decidedBy) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const reply = yield* Effect.forkScoped(
+          AgentCluster.decide(entityOf(agent), paused.runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
+        )
+        const first = yield* Effect.raceFirst(
+          Effect.map(Fiber.join(reply), (outcome) => ({ claim: Option.none<RunStore.RunRecord>(), outcome: Option.some(outcome) })),
+          Effect.map(claimOf(paused, decidedBy, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
+        )
+        // answered before the store was read: the run was claimed (its reply says how it went on); the claim's time from the record
+        const claim = Option.isSome(first.claim) ? first.claim.value : yield* readClaim(paused.runId)
+        const resumed = yield* resumedEvent(agent, paused, decision, decidedBy, claim)
+        const ending = Option.isSome(first.outcome)
+          ? Effect.succeed(first.outcome.value)
+          : Fiber.join(reply)
+        return Stream.concat(
+          Stream.make(resumed),
+          Stream.fromEffect(Effect.matchEffect(ending, {
+            onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
+            onSuccess: (outcome) => finalEvent(paused, outcome)
+          }))
+        )
+      })).pipe(Stream.provideContext(context))
+
+    return {
+      resume,
+      location: (record) =>
+        RunLocation.of(record).pipe(
+          Effect.map(Option.map(({ runner }) => runner)),
+          Effect.catchAll(() => Effect.succeed(Option.none<string>())),
+          Effect.provide(context)
+        )
+    }
+  })
+
+/** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled. */
+const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.Duration) =>
+  Effect.flatMap(RunStore.RunStore, (store) =>
+    store.get(paused.runId).pipe(
+      Effect.orDie,
+      Effect.flatMap((record) =>
+        Option.isSome(record) && record.value.version > paused.version && record.value.decidedBy === decidedBy
+          ? Effect.succeed(record.value)
+          : Effect.fail("unclaimed" as const)
+      ),
+      Effect.retry(Schedule.spaced(poll)),
+      Effect.orDie
+    ))
+
+const readClaim = (runId: string) =>
+  Effect.flatMap(RunStore.RunStore, (store) => store.get(runId)).pipe(
+    Effect.map(Option.getOrUndefined),
+    Effect.catchAll(() => Effect.succeed(undefined))
+  )
+
+const resumedEvent = (agent: Agent.Any, paused: RunStore.RunRecord, decision: Decision.Decision, decidedBy: string, claim: RunStore.RunRecord | undefined) =>
+  Effect.map(Clock.currentTimeMillis, (now): LiveEvent.LiveEvent => ({
+    _tag: "RunResumed",
+    runId: paused.runId,
+    conversationId: paused.conversationId,
+    timestamp: claim?.decidedAt ?? now,
+    agent: agent.name,
+    decision: decision._tag,
+    decidedBy
+  }))
+
+const failedEvent = (paused: RunStore.RunRecord, timestamp: number, error: string, message: string): LiveEvent.LiveEvent => ({
+  _tag: "RunFailed",
+  runId: paused.runId,
+  conversationId: paused.conversationId,
+  timestamp,
+  error,
+  message
+})
+
+/** The reply of the runner, as the inbox's last event of the run. */
+const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) =>
+  Effect.map(Clock.currentTimeMillis, (timestamp): LiveEvent.LiveEvent => {
+    const meta = { runId: paused.runId, conversationId: paused.conversationId, timestamp }
+    switch (outcome._tag) {
+      case "Completed":
+        return { _tag: "RunCompleted", ...meta, text: outcome.text }
+      case "Paused":
+        return {
+          _tag: "RunPaused",
+          ...meta,
+          reason: outcome.reason,
+          pending: outcome.pending.map(({ args, callId, toolName }) => ({ callId, toolName, args: args as never }))
+        }
+      case "Failed":
+        return failedEvent(paused, timestamp, outcome.error, outcome.message)
+      case "Ended":
+        return outcome.status === "completed"
+          ? { _tag: "RunCompleted", ...meta, text: "" }
+          : failedEvent(paused, timestamp, "Failed", "The run failed")
+    }
+  })
+
+/** A failure of the decision's delivery or a refusal, as a resume's error. */
+const asResumeError = (
+  error: Effect.Effect.Error<ReturnType<typeof AgentCluster.decide>>
+): AgentError.ResumeError => {
+  switch (error._tag) {
+    case "RunAlreadyResumed":
+    case "RunNotFound":
+    case "StoreError":
+      return error
+    case "Refused":
+      return new RunStore.StoreError({ message: `The runner refused the decision (${error.reason}): ${error.message}` })
+    default:
+      return new RunStore.StoreError({ message: `The decision could not be delivered to the cluster (${error._tag}): ${describe(error)}` })
+  }
+}
+
+const describe = (error: unknown) =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message !== ""
+    ? error.message
+    : String(error)

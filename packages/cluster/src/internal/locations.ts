@@ -1,0 +1,37 @@
+/** `RunLocation` in a table beside the run store, on the store's SQL client (SQLite or PostgreSQL). */
+import { RunStore } from "@agentfx/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Effect, Layer, Option } from "effect"
+import { RunLocation } from "../RunLocation.js"
+
+const storeError = (error: { readonly message: string }) =>
+  new RunStore.StoreError({ message: `Run locations (agentfx_cluster_locations): ${error.message}` })
+
+/** The table, created if missing, and the service on it. */
+export const layer: Layer.Layer<RunLocation, RunStore.StoreError, SqlClient.SqlClient> = Layer.effect(
+  RunLocation,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS agentfx_cluster_locations (
+      agent TEXT NOT NULL,
+      entity_id TEXT NOT NULL,
+      runner TEXT NOT NULL,
+      since BIGINT NOT NULL,
+      PRIMARY KEY (agent, entity_id)
+    )`.pipe(Effect.mapError(storeError))
+    return RunLocation.of({
+      enter: (agent, entityId, runner) =>
+        Effect.flatMap(Clock.currentTimeMillis, (since) =>
+          sql`INSERT INTO agentfx_cluster_locations (agent, entity_id, runner, since) VALUES (${agent}, ${entityId}, ${runner}, ${since})
+              ON CONFLICT (agent, entity_id) DO UPDATE SET runner = excluded.runner, since = excluded.since`).pipe(
+          Effect.asVoid,
+          Effect.mapError(storeError)
+        ),
+      find: (agent, entityId) =>
+        sql<{ readonly runner: string; readonly since: number | string }>`SELECT runner, since FROM agentfx_cluster_locations WHERE agent = ${agent} AND entity_id = ${entityId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), ({ runner, since }) => ({ runner, since: Number(since) }))),
+          Effect.mapError(storeError)
+        )
+    })
+  })
+)

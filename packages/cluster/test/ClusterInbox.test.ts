@@ -1,0 +1,66 @@
+/**
+ * The inbox's driver for cluster runs, on the embedded cluster (real time: the engine polls its
+ * file): a decision is claimed and answered by the runner, the page's events say so, a stale
+ * second decision is refused naming who decided, and the run's runner is named.
+ */
+import { Decision, type RunStore, ToolCallingManager } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Either, Layer, Option, Stream } from "effect"
+import { join } from "node:path"
+import { AgentCluster, ClusterSqlite, RunLocation } from "../src/index.js"
+import * as ClusterInbox from "../src/ClusterInbox.js"
+import { Bank, bankAgent, bankModel, executions, tempDir } from "./fixtures.js"
+
+const runnerOn = (filename: string) =>
+  AgentCluster.runner(Bank).pipe(
+    Layer.provide([bankModel, ToolCallingManager.unbounded()]),
+    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
+  )
+
+const pausedRecord = (runId: string) =>
+  Effect.map(AgentCluster.get(runId), Option.getOrThrow) as Effect.Effect<RunStore.RunRecord, RunStore.StoreError, RunStore.RunStore>
+
+describe("ClusterInbox.driver", () => {
+  it.live("a decision sent to the runner: RunResumed at the claim's time naming the decider, then the runner's reply; a second decision on the same pause is RunAlreadyResumed naming the first decider; the runner is named", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* Effect.gen(function*() {
+        const driver = yield* ClusterInbox.driver({ claimPoll: "10 millis" })
+        const paused = yield* AgentCluster.run(Bank, { input: "pay 7", conversationId: "c-inbox" })
+        expect(paused._tag).toBe("Paused")
+        const record = yield* pausedRecord(paused.runId)
+        expect(record.status).toBe("paused")
+
+        const where = yield* driver.location(record)
+        expect(Option.map(where, (runner) => /^[\w.-]+:\d+$/.test(runner))).toEqual(Option.some(true))
+        expect(Option.map(yield* RunLocation.of(record), (l) => l.runner)).toEqual(where)
+
+        const events = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.approveAll(), "ada")))
+        const claimed = yield* pausedRecord(paused.runId)
+        expect(events.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
+        expect(events[0]).toMatchObject({ runId: paused.runId, conversationId: "c-inbox", agent: "bank", decision: "ApproveAll", decidedBy: "ada", timestamp: claimed.decidedAt })
+        expect(events[1]).toMatchObject({ text: "paid 7" })
+        expect([claimed.status, claimed.decidedBy]).toEqual(["completed", "ada"])
+
+        const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.either)
+        expect(Either.isLeft(again) && again.left).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
+        expect(executions.get("transfer-7")).toBe(1)
+      }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a decision after which the run pauses again ends the page's events with RunPaused and its pending call; a rejection runs nothing", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* Effect.gen(function*() {
+        const driver = yield* ClusterInbox.driver()
+        const paused = yield* AgentCluster.run(Bank, { input: "twice 8", conversationId: "c-twice" })
+        expect(paused._tag).toBe("Paused")
+        const first = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.approveAll(), "cy")))
+        expect(first.map((e) => e._tag)).toEqual(["RunResumed", "RunPaused"])
+        expect(first[1]).toMatchObject({ reason: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
+        const second = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy")))
+        expect(second.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
+        expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])
+      }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
+    }).pipe(Effect.scoped), 60_000)
+})
