@@ -15,13 +15,13 @@
 import { AgentCluster, ClusterPg } from "@agentfx/cluster"
 import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
 import { startPostgres } from "@agentfx/testing/Postgres"
+import { freePort } from "@agentfx/testing/Process"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted, Schedule, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:net"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 
@@ -65,14 +65,6 @@ const runner = (url: string, port: number) =>
 
 const started = Date.now()
 const say = (line: string) => console.log(`[${String(Date.now() - started).padStart(6)} ms] ${line}`)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
 
 interface Runner {
   readonly process: ChildProcess

@@ -6,6 +6,7 @@
  */
 import { Data, Effect, type Scope } from "effect"
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process"
+import { createServer } from "node:net"
 
 /**
  * A child that exited, or said nothing matching in time: names what was awaited, with the end
@@ -167,3 +168,27 @@ const parse = (line: string): unknown => {
     return undefined
   }
 }
+
+/**
+ * A TCP port on 127.0.0.1 that nobody listens on now (for a child's server: a cluster runner,
+ * a database).
+ *
+ * @example
+ * ```ts
+ * import { freePort } from "@agentfx/testing/Process"
+ *
+ * const port = await freePort()
+ * ```
+ *
+ * @since 0.0.0
+ * @category utils
+ */
+export const freePort = (): Promise<number> =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })

@@ -4,12 +4,11 @@
  */
 import { ClusterPg } from "@agentfx/cluster"
 import { startPostgres } from "@agentfx/testing/Postgres"
-import { type Child, spawn } from "@agentfx/testing/Process"
+import { type Child, freePort, spawn } from "@agentfx/testing/Process"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, ManagedRuntime, Redacted, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
 /** The value below which a share `p` of `xs` falls. */
@@ -39,14 +38,6 @@ export const freshDatabase = (serverUrl: string) =>
     return { url: url.toString(), sql }
   })
 
-const freePort = Effect.async<number>((resume) => {
-  const listener = createServer()
-  listener.listen(0, "127.0.0.1", () => {
-    const address = listener.address()
-    listener.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0)))
-  })
-})
-
 const script = (name: string) => fileURLToPath(new URL(`./${name}.js`, import.meta.url))
 
 /** A process of `client.js` (a cold client-only member) with `args`. */
@@ -60,7 +51,7 @@ export const runners = (url: string, sql: PgClient.PgClient, size: number, setti
   Effect.gen(function*() {
     const children = yield* Effect.forEach(Array.from({ length: size }), () =>
       Effect.gen(function*() {
-        const args = [url, String(yield* freePort), ...(settings === "fast" ? ["fast"] : [])]
+        const args = [url, String(yield* Effect.promise(freePort)), ...(settings === "fast" ? ["fast"] : [])]
         const child = yield* spawn(script("runner"), args, { typescript: false, nodeFlags: ["--expose-gc"] })
         yield* child.waitFor("ready", (m) => (m as { ready?: number }).ready, 60_000)
         return child

@@ -7,7 +7,7 @@
  * Runners use the documented fast settings (lock expiration 6 s, refresh 2 s): failover is
  * asserted within a generous 20 s (the contract is 10 s; the figure measured is printed).
  */
-import { type Child, spawn } from "@agentfx/testing/Process"
+import { type Child, freePort, spawn } from "@agentfx/testing/Process"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -15,7 +15,6 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import { countsByCall, createExecutions, type Execution, executions } from "./agents.js"
 
@@ -39,21 +38,12 @@ const freshDatabase = Effect.gen(function*() {
   return { url: url.toString(), db }
 }).pipe(Effect.orDie)
 
-/** A port nobody listens on now. */
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    server.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0)))
-  })
-})
-
 const readyOf = (message: unknown) => (message as { ready?: number }).ready
 
 /** A runner process on `url`, once its Layer is built. */
 const runner = (url: string) =>
   Effect.gen(function*() {
-    const child = yield* spawn(node, ["runner", url, String(yield* freePort)], { cwd })
+    const child = yield* spawn(node, ["runner", url, String(yield* Effect.promise(freePort))], { cwd })
     yield* child.waitFor("ready", readyOf, 60_000)
     return child
   })
