@@ -44,7 +44,7 @@ const readyOf = (message: unknown) => (message as { ready?: number }).ready
 const runner = (url: string) =>
   Effect.gen(function*() {
     const child = yield* spawn(node, ["runner", url, String(yield* Effect.promise(freePort))], { cwd })
-    yield* child.waitFor("ready", readyOf, 60_000)
+    yield* child.waitFor("ready", readyOf, 180_000)
     return child
   })
 
@@ -52,7 +52,7 @@ const runner = (url: string) =>
 const client = (url: string) =>
   Effect.gen(function*() {
     const child = yield* spawn(node, ["client", url], { cwd })
-    yield* child.waitFor("ready", readyOf, 60_000)
+    yield* child.waitFor("ready", readyOf, 180_000)
     return child
   })
 
@@ -184,7 +184,9 @@ describe("cluster runners as processes on PostgreSQL", () => {
       yield* report(`1,000 runs, runner ${victim.pid} killed after ${at} runs: outcomes ${JSON.stringify(tags)}, ${Date.now() - killedAt} ms after the kill`)
       const total = Object.values(tags).reduce((a, b) => a + b, 0)
       expect(total).toBe(count)
-      expect(Object.keys(tags).filter((tag) => !["Completed", "Paused", "Failed"].includes(tag) && !tag.startsWith("error:"))).toEqual([])
+      // Ended: the Start was delivered again after its run had ended (the runner died between the
+      // end and the stored reply); the record says how it ended, checked below with every other
+      expect(Object.keys(tags).filter((tag) => !["Completed", "Paused", "Failed", "Ended"].includes(tag) && !tag.startsWith("error:"))).toEqual([])
       const final = yield* inDb(statuses)
       expect(final.running ?? 0).toBe(0)
       expect((final.completed ?? 0) + (final.paused ?? 0) + (final.failed ?? 0)).toBe(count)
