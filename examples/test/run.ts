@@ -31,13 +31,13 @@ export interface Run {
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 
-/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input), whatever its exit code. */
-export const runExample = (script: string, input = "", env: Record<string, string> = {}): Promise<Run> =>
+/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input), whatever its exit code; killed after `timeout` ms. */
+export const runExample = (script: string, input = "", env: Record<string, string> = {}, timeout = 60_000): Promise<Run> =>
   new Promise((resolve) => {
     const child = execFile("pnpm", ["-s", "tsx", `examples/${script}`], {
       cwd: root,
       encoding: "utf8",
-      timeout: 60_000,
+      timeout,
       env: { ...process.env, ...offline, ...env }
     }, (error, stdout, stderr) => {
       resolve({ raw: stdout, stderr, lines: normalize(stdout), status: error === null ? 0 : typeof error.code === "number" ? error.code : null })
@@ -46,8 +46,8 @@ export const runExample = (script: string, input = "", env: Record<string, strin
   })
 
 /** {@link runExample}, failing unless it exits 0. */
-export const run = async (script: string, input = "", env: Record<string, string> = {}): Promise<Run> => {
-  const result = await runExample(script, input, env)
+export const run = async (script: string, input = "", env: Record<string, string> = {}, timeout?: number): Promise<Run> => {
+  const result = await runExample(script, input, env, timeout)
   if (result.status !== 0) throw new Error(`${script} exited with ${result.status}\n${result.raw}\n${result.stderr}`)
   return result
 }

@@ -9,12 +9,13 @@
  * worker's thread outlives its kill) on both sides of scenario W.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 import type { ScenarioResult } from "./measure.js"
 import type { Collected, Environment } from "./report.js"
+import { sectionOf } from "./cluster/results.js"
 import { allChecks, markdown, summary } from "./report.js"
 import type { ImplId, ScenarioId } from "./workload.js"
 import { config as configOf, scenarioIds } from "./workload.js"
@@ -92,7 +93,8 @@ if (out !== undefined) {
     durationS: (performance.now() - started) / 1000,
     processes
   }
-  writeFileSync(out, markdown(config, collected as Collected, env))
+  const kept = existsSync(out) ? sectionOf(readFileSync(out, "utf8")) : ""
+  writeFileSync(out, markdown(config, collected as Collected, env, kept))
   process.stdout.write(`wrote ${out}\n`)
 }
 process.exitCode = failed.length > 0 ? 1 : 0

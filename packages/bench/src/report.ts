@@ -297,8 +297,8 @@ const verdicts = (config: Config, collected: Collected, all: ReadonlyArray<Figur
     return [`${scenario} ${missed.length === 0 ? "met" : `**missed** (${missed.join(", ")})`}`]
   }).join("; ")
 
-/** The Markdown of RESULTS.md. */
-export const markdown = (config: Config, collected: Collected, env: Environment): string => {
+/** The Markdown of RESULTS.md; `kept`: the cluster bench's section of the file it replaces (`pnpm bench:cluster --write` writes it). */
+export const markdown = (config: Config, collected: Collected, env: Environment, kept = ""): string => {
   const all = figures(config, collected)
   const checks = allChecks(collected)
   const failed = checks.filter((c) => !c.ok)
@@ -346,10 +346,12 @@ export const markdown = (config: Config, collected: Collected, env: Environment)
     }
     lines.push("", checksLine(scenario), "", notes[scenario], "")
   }
+  if (kept !== "") lines.push(kept, "")
   lines.push(
     "## Measured elsewhere",
     "",
     "- **Persistence** (a durable run store's writes per step, resumes per second on PostgreSQL): `pnpm bench:store`, figures in [docs/persistence.md](../../docs/persistence.md).",
+    "- **Cluster failures** (failover after a SIGKILL or a SIGTERM, cold clients): `pnpm bench:cluster --failover`, figures in [docs/cluster.md](../../docs/cluster.md).",
     "",
     "## For context: peer figures quoted from the issue (not measured by us)",
     "",

