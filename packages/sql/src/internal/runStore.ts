@@ -92,8 +92,9 @@ export const make = (options: Options | undefined) =>
     const sql = yield* SqlClient.SqlClient
     const retention = yield* positive("retention", options?.retention, defaultRetention)
     const ttl = yield* positive("leaseTtl", options?.leaseTtl, defaultLeaseTtl)
-    const leases = Lease.make(sql, ttl)
-    const now = DatabaseClock.nowOf(sql)
+    const clock = DatabaseClock.make(sql)
+    const leases = Lease.make(sql, ttl, clock)
+    const now = clock.sql
     let prunedAt = Number.NEGATIVE_INFINITY
 
     /** Finished longer ago than the retention. */
@@ -173,7 +174,7 @@ export const make = (options: Options | undefined) =>
     const service: RunStore.RunStore.Service = {
       durable: true,
       retentionMillis: retention,
-      now: DatabaseClock.read(sql),
+      now: clock.now,
       get: (runId) =>
         sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
           Effect.flatMap(records),
@@ -202,11 +203,12 @@ export const make = (options: Options | undefined) =>
               created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
               decided_by = excluded.decided_by, decided_at = excluded.decided_at
             WHERE ${expired}
-            RETURNING run_id`
-        ).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+            RETURNING run_id, ${now} AS now`
+        ).pipe(Effect.map(clock.written), Effect.mapError(storeError)),
       transition: (runId, transition) =>
         transitionStatement(runId, transition).pipe(
           Effect.flatMap(records),
+          Effect.tap(([next]) => clock.carry(next?.updatedAt)),
           // the checkpoint is the one just written: not read back
           Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
@@ -214,12 +216,13 @@ export const make = (options: Options | undefined) =>
       takeOver: (runId, version) =>
         takeOverStatements(runId, version).pipe(
           Effect.flatMap(records),
+          Effect.tap(([next]) => clock.carry(next?.updatedAt)),
           Effect.map(([next]) => next),
           Effect.mapError(storeError)
         ),
       recordStarted: (runId, version, callId) =>
         sql`INSERT INTO agentfx_started (run_id, version, call_id) SELECT run_id, version, ${callId} FROM agentfx_runs
-          WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+          WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq, ${now} AS now`.pipe(Effect.map(clock.written), Effect.mapError(storeError)),
       started: (runId) =>
         sql<{ readonly call_id: string }>`SELECT s.call_id FROM agentfx_started s ${ofCurrentVersion("s", runId)} ORDER BY s.seq`.pipe(
           Effect.map((rows) => rows.map((row) => row.call_id)),
@@ -228,7 +231,7 @@ export const make = (options: Options | undefined) =>
       recordOutcome: (runId, version, outcome) =>
         Effect.flatMap(encodeOutcome(outcome), (encoded) =>
           sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) SELECT run_id, version, ${encoded} FROM agentfx_runs
-            WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+            WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq, ${now} AS now`).pipe(Effect.map(clock.written), Effect.mapError(storeError)),
       outcomes: (runId) =>
         sql`SELECT o.outcome FROM agentfx_outcomes o ${ofCurrentVersion("o", runId)} ORDER BY o.seq`.pipe(
           Effect.flatMap(decodeOutcomes),
