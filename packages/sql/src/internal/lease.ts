@@ -22,12 +22,12 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
   const now = clock.sql
 
   const acquire = (key: string, owner: string, token: string) =>
-    sql<{ readonly token: string; readonly now: unknown }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
+    clock.carrying(sql<{ readonly token: string; readonly now: unknown }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
       VALUES (${key}, ${owner}, ${token}, ${now} + ${ttl})
       ON CONFLICT (lease_key) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
       WHERE agentfx_leases.expires_at <= ${now}
-      RETURNING token, ${now} AS now`.pipe(
-      Effect.map(clock.written),
+      RETURNING token, ${now} AS now`, (rows) => rows[0]?.now).pipe(
+      Effect.map((rows) => rows.length === 1),
       Effect.mapError(storeError)
     )
 
