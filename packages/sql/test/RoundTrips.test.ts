@@ -8,9 +8,10 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Tracer } from "effect"
+import { Effect, Layer, Option, Schema, Tracer } from "effect"
+import { nowOf } from "../src/internal/clock.js"
 import { SqlStore } from "../src/index.js"
-import { dialects } from "./fixtures.js"
+import { dialects, storeOn } from "./fixtures.js"
 
 /** The statements an effect sends: their texts, in order (`BEGIN`, `COMMIT` for a transaction). */
 const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -102,6 +103,24 @@ for (const dialect of dialects) {
         const counts = { pause: pause.statements.length, resume: resume.statements.length, threeSteps: threeSteps.statements.length }
         expect(counts, JSON.stringify({ pause: pause.statements, resume: resume.statements, threeSteps: threeSteps.statements }, null, 1))
           .toEqual(expected[dialect.name])
+      }).pipe(Effect.scoped))
+    it.effect("RunStore.now after a statement that returned the database's time: no statement, never ahead of the database, never behind that time", () =>
+      Effect.gen(function*() {
+        const { sql, store } = yield* storeOn(yield* dialect.database)
+        const databaseNow = Effect.map(sql<{ readonly now: number | string }>`SELECT ${nowOf(sql)} AS now`, ([row]) => Number(row!.now))
+        const inserted = { runId: "r-1", agent: "a", conversationId: "c-1", ephemeral: false, status: "running" as const, version: 1, createdAt: 0, updatedAt: 0 }
+        expect(yield* store.insert(inserted)).toBe(true)
+        const paused = yield* store.transition("r-1", { from: { status: "running", version: 1 }, to: "paused" })
+        const carried = yield* counted(store.now)
+        const after = yield* databaseNow
+        expect(carried.statements).toEqual([])
+        expect(carried.value >= paused!.updatedAt && carried.value <= after).toBe(true)
+        // a run looked for and not found: the time it was looked for at is carried
+        const before = yield* databaseNow
+        expect(yield* store.finished("nobody")).toEqual(Option.none())
+        const looked = yield* counted(store.now)
+        expect(looked.statements).toEqual([])
+        expect(looked.value >= before && looked.value <= (yield* databaseNow)).toBe(true)
       }).pipe(Effect.scoped))
   })
 }
