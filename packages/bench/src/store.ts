@@ -8,7 +8,9 @@
  * - S2, PostgreSQL (the server `AGENTFX_PG_URL` names, else an embedded one started for the
  *   bench and stopped after — `startPostgres` of @agentfx/testing; a schema of its own): 1,000
  *   paused runs, 8 claimants each resuming every one of them, in its own order: resumes per
- *   second, and every run resumed exactly once.
+ *   second, and every run resumed exactly once; the statements sent per resume.
+ * - Floors measured in the same run (the load moves them between runs): S1, one single-row write
+ *   (one commit) on the same file; S2, single-row `UPDATE`s, 8 at once, on a pool of the store's size.
  *
  * Prints a table; exits non-zero when a check (exact counts) fails, never because of a time.
  */
