@@ -8,7 +8,9 @@
  * - S2, PostgreSQL (the server `AGENTFX_PG_URL` names, else an embedded one started for the
  *   bench and stopped after — `startPostgres` of @agentfx/testing; a schema of its own): 1,000
  *   paused runs, 8 claimants each resuming every one of them, in its own order: resumes per
- *   second, and every run resumed exactly once.
+ *   second, and every run resumed exactly once; the statements sent per resume.
+ * - Floors measured in the same run (the load moves them between runs): S1, one single-row write
+ *   (one commit) on the same file; S2, single-row `UPDATE`s, 8 at once, on a pool of the store's size.
  *
  * Prints a table; exits non-zero when a check (exact counts) fails, never because of a time.
  */
@@ -18,7 +20,7 @@ import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { startPostgres } from "@agentfx/testing/Postgres"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted, Schema, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -89,7 +91,19 @@ const stepCost = (synchronous: "full" | "normal") =>
       yield* step
       if (i >= warmup) times.push(performance.now() - start)
     }
-    check(`S1 (${synchronous}): every transition of every step applied`, version === 1 + 2 * (warmup + steps), `version ${version}`)
+    // the floor: one single-row write, one commit (a result recorded), as many times
+    const single: Array<number> = []
+    for (let i = 0; i < steps; i++) {
+      const start = performance.now()
+      yield* store.recordOutcome("s1", version, outcome(3))
+      single.push(performance.now() - start)
+    }
+    rows.push([`S1 SQLite, synchronous ${synchronous}, floor: one single-row write (one commit), median`, ms(median(single))])
+    yield* store.transition("s1", { from: { status: "running", version }, to: "paused", checkpoint })
+    yield* store.transition("s1", { from: { status: "paused", version: version + 1 }, to: "running", checkpoint })
+    version += 2
+    for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", version, outcome(i))
+    check(`S1 (${synchronous}): every transition of every step applied`, version === 1 + 2 * (warmup + steps + 1), `version ${version}`)
     check(`S1 (${synchronous}): the results since the last claim are the last step's 3`, (yield* store.outcomes("s1")).length === 3, "")
     const sorted = [...times].sort((a, b) => a - b)
     rows.push([`S1 SQLite, synchronous ${synchronous}${synchronous === "full" ? " (default)" : ""}: pause-write + claim + 3 result writes per step, median`, ms(median(times))])
@@ -126,8 +140,38 @@ const sqlite = Effect.gen(function*() {
   yield* cycles
 })
 
+/** `effect`, and the statements it sent: one `sql.execute` span each, two more (`BEGIN`, `COMMIT`) per `sql.transaction`. */
+const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tracerWith((base) => {
+    let statements = 0
+    const tracer = Tracer.make({
+      context: base.context,
+      span: (name, parent, context, links, startTime, kind, options) => {
+        statements += name === "sql.execute" ? 1 : name === "sql.transaction" ? 2 : 0
+        return base.span(name, parent, context, links, startTime, kind, options)
+      }
+    })
+    return Effect.map(Effect.withTracer(effect, tracer), (value) => ({ value, statements }))
+  })
+
+/**
+ * The floor of S2: single-row statements per second on the same pool, as many at once as there
+ * are claimants, on a pool of the store's size — an `UPDATE` of one run's row (a commit each, as a step's writes are).
+ */
+const plainStatements = (sql: PgClient.PgClient, runIds: ReadonlyArray<string>, claimants: number) =>
+  Effect.gen(function*() {
+    const start = performance.now()
+    yield* Effect.forEach(Array.from({ length: claimants }, (_, k) => k), (k) =>
+      Effect.forEach(runIds, (_, i) =>
+        sql`UPDATE agentfx_runs SET updated_at = updated_at WHERE run_id = ${runIds[(i + k * 97) % runIds.length]!}`, { discard: true }), {
+      concurrency: "unbounded",
+      discard: true
+    })
+    return (runIds.length * claimants) / ((performance.now() - start) / 1000)
+  })
+
 /** S2: 8 claimants, each resuming every one of the paused runs in its own order, on the store in context. */
-const resumes = Effect.gen(function*() {
+const resumes = (floor: PgClient.PgClient) => Effect.gen(function*() {
   const runs = quick ? 200 : 1_000
   const claimants = 8
   const { agent, executions } = bankAgent()
@@ -138,14 +182,15 @@ const resumes = Effect.gen(function*() {
   const order = (k: number) => runIds.map((_, i) => runIds[(i + Math.floor((k * runs) / claimants)) % runs]!)
   const outcomes = new Map<string, number>()
   const start = performance.now()
-  yield* Effect.forEach(Array.from({ length: claimants }, (_, k) => k), (k) =>
+  const { statements } = yield* statementsOf(Effect.forEach(Array.from({ length: claimants }, (_, k) => k), (k) =>
     Effect.forEach(order(k), (runId) =>
       Agent.resume(agent, runId, Decision.approveAll()).pipe(
         Effect.map((exit) => exit._tag as string),
         Effect.catchAll((error) => Effect.succeed(error._tag as string)),
         Effect.map((tag) => void outcomes.set(tag, (outcomes.get(tag) ?? 0) + 1))
-      ), { discard: true }), { concurrency: "unbounded", discard: true })
+      ), { discard: true }), { concurrency: "unbounded", discard: true }))
   const seconds = (performance.now() - start) / 1000
+  const ceiling = yield* plainStatements(floor, runIds, claimants)
   const recorded = yield* Effect.flatMap(RunStore.RunStore, (store) => store.list({ status: "completed", limit: runs + 1 }))
   check("S2: the store holds every run completed", recorded.length === runs, `${recorded.length} of ${runs}`)
   const once = [...executions.values()].filter((n) => n === 1).length
@@ -155,6 +200,9 @@ const resumes = Effect.gen(function*() {
     JSON.stringify(Object.fromEntries(outcomes)))
   rows.push([`S2 PostgreSQL: resumes per second, ${claimants} claimants on ${runs} paused runs`, (runs / seconds).toFixed(0)])
   rows.push(["S2 PostgreSQL: attempts per second (every claimant tries every run)", ((runs * claimants) / seconds).toFixed(0)])
+  rows.push(["S2 PostgreSQL: statements per resume (the winner's and the 7 refused attempts')", (statements / runs).toFixed(1)])
+  rows.push([`S2 PostgreSQL floor: single-row UPDATEs per second, ${claimants} at once (a pool of the store's size, same run)`, ceiling.toFixed(0)])
+  rows.push(["S2 PostgreSQL: the floor's statements per second divided by statements per resume (the most resumes per second here)", (ceiling / (statements / runs)).toFixed(0)])
 })
 
 /** S2 on PostgreSQL, in a schema of its own (dropped after). */
@@ -166,7 +214,8 @@ const postgres = (url: string) =>
     yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
     const inSchema = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
     const context = yield* Layer.build(PgStore.layer({ url: Redacted.make(inSchema), maxConnections: 8 }))
-    yield* resumes.pipe(Effect.provide(context))
+    const floor = yield* PgClient.make({ url: Redacted.make(inSchema), maxConnections: 8 }).pipe(Effect.provide(Reactivity.layer))
+    yield* resumes(floor).pipe(Effect.provide(context))
   }).pipe(Effect.provide(model), Effect.scoped)
 
 /** The URL of S2's server: `AGENTFX_PG_URL`, else an embedded server's, stopped with the scope. */

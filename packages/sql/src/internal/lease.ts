@@ -8,7 +8,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
 import { Effect, Option, Random } from "effect"
 import { randomUUID } from "node:crypto"
-import { nowOf } from "./clock.js"
+import type { DatabaseClock } from "./clock.js"
 import { describe } from "./errors.js"
 
 /** The first wait between two attempts of a waiting lease; it doubles up to {@link maxPoll}. */
@@ -18,15 +18,18 @@ export const maxPoll = 500
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
-export const make = (sql: SqlClient.SqlClient, ttl: number) => {
-  const now = nowOf(sql)
+export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock) => {
+  const now = clock.sql
 
   const acquire = (key: string, owner: string, token: string) =>
-    sql<{ readonly token: string }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
+    clock.carrying(sql<{ readonly token: string; readonly now: unknown }>`INSERT INTO agentfx_leases (lease_key, owner, token, expires_at)
       VALUES (${key}, ${owner}, ${token}, ${now} + ${ttl})
       ON CONFLICT (lease_key) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
       WHERE agentfx_leases.expires_at <= ${now}
-      RETURNING token`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError))
+      RETURNING token, ${now} AS now`, (rows) => rows[0]?.now).pipe(
+      Effect.map((rows) => rows.length === 1),
+      Effect.mapError(storeError)
+    )
 
   const renew = (key: string, token: string) =>
     sql<{ readonly token: string }>`UPDATE agentfx_leases SET expires_at = ${now} + ${ttl}

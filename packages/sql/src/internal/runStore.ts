@@ -57,12 +57,17 @@ const columns = "run_id, agent, conversation_id, ephemeral, status, version, cre
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
+/** Whether a one-row write was made. */
+const written = (rows: ReadonlyArray<unknown>) => rows.length === 1
+
 const json = (value: unknown) => value === undefined ? null : JSON.stringify(value)
 
 const finishedStatuses = ["completed", "failed"] as const
 
-const decodeFinished = Schema.decodeUnknown(Schema.Array(Schema.Struct({
-  status: Schema.Literal(...finishedStatuses),
+/** The one row of `finished`: the database's time, and the finished run's fields (`NULL` when it has none). */
+const decodeFinished = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({
+  now: Millis,
+  status: Schema.NullOr(Schema.Literal(...finishedStatuses)),
   decided_by: RunRow.fields.decided_by,
   decided_at: RunRow.fields.decided_at
 })))
@@ -92,8 +97,9 @@ export const make = (options: Options | undefined) =>
     const sql = yield* SqlClient.SqlClient
     const retention = yield* positive("retention", options?.retention, defaultRetention)
     const ttl = yield* positive("leaseTtl", options?.leaseTtl, defaultLeaseTtl)
-    const leases = Lease.make(sql, ttl)
-    const now = DatabaseClock.nowOf(sql)
+    const clock = DatabaseClock.make(sql)
+    const leases = Lease.make(sql, ttl, clock)
+    const now = clock.sql
     let prunedAt = Number.NEGATIVE_INFINITY
 
     /** Finished longer ago than the retention. */
@@ -173,7 +179,7 @@ export const make = (options: Options | undefined) =>
     const service: RunStore.RunStore.Service = {
       durable: true,
       retentionMillis: retention,
-      now: DatabaseClock.read(sql),
+      now: clock.now,
       get: (runId) =>
         sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
           Effect.flatMap(records),
@@ -193,7 +199,7 @@ export const make = (options: Options | undefined) =>
         Effect.zipRight(
           prune,
           // a new row, or over the row of a run finished longer ago than the retention
-          sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
+          clock.carrying(sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
             VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
               ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null},
               ${record.decidedAt ?? null})
@@ -202,24 +208,25 @@ export const make = (options: Options | undefined) =>
               created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
               decided_by = excluded.decided_by, decided_at = excluded.decided_at
             WHERE ${expired}
-            RETURNING run_id`
-        ).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+            RETURNING run_id, ${now} AS now`, (rows) => rows[0]?.now)
+        ).pipe(Effect.map(written), Effect.mapError(storeError)),
       transition: (runId, transition) =>
-        transitionStatement(runId, transition).pipe(
-          Effect.flatMap(records),
+        clock.carrying(Effect.flatMap(transitionStatement(runId, transition), records), ([next]) => next?.updatedAt).pipe(
           // the checkpoint is the one just written: not read back
           Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
           Effect.mapError(storeError)
         ),
       takeOver: (runId, version) =>
-        takeOverStatements(runId, version).pipe(
-          Effect.flatMap(records),
+        clock.carrying(Effect.flatMap(takeOverStatements(runId, version), records), ([next]) => next?.updatedAt).pipe(
           Effect.map(([next]) => next),
           Effect.mapError(storeError)
         ),
       recordStarted: (runId, version, callId) =>
-        sql`INSERT INTO agentfx_started (run_id, version, call_id) SELECT run_id, version, ${callId} FROM agentfx_runs
-          WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`.pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+        clock.carrying(
+          sql`INSERT INTO agentfx_started (run_id, version, call_id) SELECT run_id, version, ${callId} FROM agentfx_runs
+            WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq, ${now} AS now`,
+          (rows) => rows[0]?.now
+        ).pipe(Effect.map(written), Effect.mapError(storeError)),
       started: (runId) =>
         sql<{ readonly call_id: string }>`SELECT s.call_id FROM agentfx_started s ${ofCurrentVersion("s", runId)} ORDER BY s.seq`.pipe(
           Effect.map((rows) => rows.map((row) => row.call_id)),
@@ -227,21 +234,28 @@ export const make = (options: Options | undefined) =>
         ),
       recordOutcome: (runId, version, outcome) =>
         Effect.flatMap(encodeOutcome(outcome), (encoded) =>
-          sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) SELECT run_id, version, ${encoded} FROM agentfx_runs
-            WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq`).pipe(Effect.map((rows) => rows.length === 1), Effect.mapError(storeError)),
+          clock.carrying(
+            sql`INSERT INTO agentfx_outcomes (run_id, version, outcome) SELECT run_id, version, ${encoded} FROM agentfx_runs
+              WHERE ${runningAt(runId, version)} ${heldShared} RETURNING seq, ${now} AS now`,
+            (rows) => rows[0]?.now
+          )).pipe(Effect.map(written), Effect.mapError(storeError)),
       outcomes: (runId) =>
         sql`SELECT o.outcome FROM agentfx_outcomes o ${ofCurrentVersion("o", runId)} ORDER BY o.seq`.pipe(
           Effect.flatMap(decodeOutcomes),
           Effect.map((rows) => rows.map((row) => row.outcome)),
           Effect.mapError(storeError)
         ),
+      // one row whether or not the run is there: the time it was looked for at is carried, for the age of a copy (`clock.ts`)
       finished: (runId) =>
-        sql`SELECT status, decided_by, decided_at FROM agentfx_runs
-            WHERE run_id = ${runId} AND status IN ${sql.in(finishedStatuses)} AND updated_at > ${now} - ${retention}`.pipe(
-            Effect.flatMap(decodeFinished),
-            Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row): RunStore.Finished => ({ status: row.status, ...decided(row) }))),
-            Effect.mapError(storeError)
-          ),
+        clock.carrying(
+          sql`SELECT ${now} AS now, r.status, r.decided_by, r.decided_at FROM (SELECT 1 AS one) AS looked
+            LEFT JOIN agentfx_runs r ON r.run_id = ${runId} AND r.status IN ${sql.in(finishedStatuses)} AND r.updated_at > ${now} - ${retention}`,
+          (rows) => rows[0]?.now
+        ).pipe(
+          Effect.flatMap(decodeFinished),
+          Effect.map(([row]) => row.status === null ? Option.none() : Option.some<RunStore.Finished>({ status: row.status, ...decided(row) })),
+          Effect.mapError(storeError)
+        ),
       lease: leases.lease,
       holder: leases.holder
     }

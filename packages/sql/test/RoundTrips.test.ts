@@ -1,0 +1,126 @@
+/**
+ * The round trips a run makes to a SQL store, counted per operation and pinned: a pause, a
+ * resume, a run of three steps — on SQLite and PostgreSQL. A change that adds a statement
+ * fails here (docs/persistence.md has the table; decisions 100–104 say why each is what it is).
+ *
+ * Counted from the spans `@effect/sql` opens: one `sql.execute` per statement, and a
+ * `sql.transaction` for its `BEGIN` and `COMMIT` (two more).
+ */
+import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Schema, Tracer } from "effect"
+import { nowOf } from "../src/internal/clock.js"
+import { SqlStore } from "../src/index.js"
+import { dialects, storeOn } from "./fixtures.js"
+
+/** The statements an effect sends: their texts, in order (`BEGIN`, `COMMIT` for a transaction). */
+const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tracerWith((base) => {
+    const statements: Array<string> = []
+    const tracer = Tracer.make({
+      context: base.context,
+      span: (name, parent, context, links, startTime, kind, options) => {
+        const span = base.span(name, parent, context, links, startTime, kind, options)
+        if (name === "sql.transaction") {
+          statements.push("BEGIN")
+          const end = span.end.bind(span)
+          return Object.assign(span, { end: (...args: Parameters<typeof span.end>) => (statements.push("COMMIT"), end(...args)) })
+        }
+        if (name !== "sql.execute") return span
+        const index = statements.push("?") - 1
+        const attribute = span.attribute.bind(span)
+        return Object.assign(span, {
+          attribute: (key: string, value: unknown) => {
+            if (key === "db.query.text") statements[index] = String(value).replace(/\s+/g, " ").slice(0, 60)
+            attribute(key, value)
+          }
+        })
+      }
+    })
+    return Effect.map(Effect.withTracer(effect, tracer), (value) => ({ value, statements }))
+  })
+
+/** An agent whose model asks for a transfer (which needs approval), then says "done". */
+const bank = Agent.make({
+  name: "bank",
+  tools: [Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true,
+    handler: ({ amount }) => Effect.succeed(`sent ${amount}`)
+  })]
+})
+
+/** An agent whose model looks up three accounts, one step each, then says "done". */
+const lookups = Agent.make({
+  name: "lookups",
+  tools: [Tool.make("lookup", {
+    description: "Finds an account",
+    parameters: Schema.Struct({ iban: Schema.String }),
+    success: Schema.String,
+    handler: ({ iban }) => Effect.succeed(`account ${iban}`)
+  })]
+})
+
+const model = ScriptedChatModel.layer((request) => {
+  const last = request.messages.at(-1)
+  if (last?._tag === "User") {
+    return last.text === "pay"
+      ? ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 100 } })
+      : ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { iban: "1" } })
+  }
+  const results = request.messages.filter((message) => message._tag === "ToolResult").length
+  return request.messages.some((message) => message._tag === "ToolResult" && message.toolName === "lookup") && results < 3
+    ? ScriptedChatModel.toolCalls({ id: `l${results + 1}`, name: "lookup", args: { iban: String(results + 1) } })
+    : ScriptedChatModel.text("done")
+}, { recordRequests: false })
+
+/** The round trips of each operation, per dialect: what this test pins. */
+const expected: Record<string, { readonly pause: number; readonly resume: number; readonly threeSteps: number }> = {
+  SQLite: { pause: 11, resume: 12, threeSteps: 26 },
+  PostgreSQL: { pause: 11, resume: 12, threeSteps: 26 }
+}
+
+for (const dialect of dialects) {
+  describe(`round trips on ${dialect.name}`, () => {
+    it.effect("a pause, a resume, a run of three steps: each makes the round trips pinned here", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const context = yield* Layer.build(Layer.merge(SqlStore.layer().pipe(Layer.provide(database.client)), model))
+        const inContext = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, context)
+        // the once-a-minute deletion of expired rows (decision 056) made here, before what is counted
+        yield* inContext(Agent.run(lookups, { input: "look", conversationId: "warm-up" }))
+        const pause = yield* counted(inContext(Agent.run(bank, { input: "pay", conversationId: "c-pay" })))
+        if (pause.value._tag !== "Paused") throw new Error("expected a pause")
+        const resume = yield* counted(inContext(Agent.resume(bank, pause.value.runId, Decision.approveAll())))
+        expect(resume.value._tag).toBe("Completed")
+        const threeSteps = yield* counted(inContext(Agent.run(lookups, { input: "look", conversationId: "c-look" })))
+        expect(threeSteps.value._tag).toBe("Completed")
+        if (threeSteps.value._tag === "Completed") {
+          expect(threeSteps.value.messages.filter((message) => message._tag === "ToolResult").length).toBe(3)
+        }
+        const counts = { pause: pause.statements.length, resume: resume.statements.length, threeSteps: threeSteps.statements.length }
+        expect(counts, JSON.stringify({ pause: pause.statements, resume: resume.statements, threeSteps: threeSteps.statements }, null, 1))
+          .toEqual(expected[dialect.name])
+      }).pipe(Effect.scoped))
+    it.effect("RunStore.now after a statement that returned the database's time: no statement, never ahead of the database, never behind that time", () =>
+      Effect.gen(function*() {
+        const { sql, store } = yield* storeOn(yield* dialect.database)
+        const databaseNow = Effect.map(sql<{ readonly now: number | string }>`SELECT ${nowOf(sql)} AS now`, ([row]) => Number(row!.now))
+        const inserted = { runId: "r-1", agent: "a", conversationId: "c-1", ephemeral: false, status: "running" as const, version: 1, createdAt: 0, updatedAt: 0 }
+        expect(yield* store.insert(inserted)).toBe(true)
+        const paused = yield* store.transition("r-1", { from: { status: "running", version: 1 }, to: "paused" })
+        const carried = yield* counted(store.now)
+        const after = yield* databaseNow
+        expect(carried.statements).toEqual([])
+        expect(carried.value >= paused!.updatedAt && carried.value <= after).toBe(true)
+        // a run looked for and not found: the time it was looked for at is carried
+        const before = yield* databaseNow
+        expect(yield* store.finished("nobody")).toEqual(Option.none())
+        const looked = yield* counted(store.now)
+        expect(looked.statements).toEqual([])
+        expect(looked.value >= before && looked.value <= (yield* databaseNow)).toBe(true)
+      }).pipe(Effect.scoped))
+  })
+}
