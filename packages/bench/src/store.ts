@@ -25,7 +25,7 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Check } from "./measure.js"
+import * as Tally from "./tally.js"
 import { median } from "./measure.js"
 
 const quick = process.argv.includes("--quick")
@@ -51,9 +51,7 @@ const model = ScriptedChatModel.layer((request) => {
     : ScriptedChatModel.text("done")
 }, { recordRequests: false })
 
-const checks: Array<Check> = []
-const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
-const rows: Array<readonly [string, string]> = []
+const { check, finish, rows } = Tally.make()
 const ms = (x: number) => `${x.toFixed(3)} ms`
 
 /** A real checkpoint (a paused run's) and a store's context, on a SQLite file that `synchronous` says how to commit. */
@@ -238,16 +236,4 @@ const program = Effect.gen(function*() {
   yield* postgres(yield* server)
 }).pipe(Effect.scoped)
 
-Effect.runPromise(program).then(
-  () => {
-    const failed = checks.filter((c) => !c.ok)
-    process.stdout.write(`| store bench${quick ? " (--quick)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
-    for (const c of failed) process.stdout.write(`FAILED: ${c.name} — ${c.detail}\n`)
-    process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed\n`)
-    process.exit(failed.length === 0 ? 0 : 1)
-  },
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+finish(program, `store bench${quick ? " (--quick)" : ""}`)

@@ -30,7 +30,7 @@ import { randomUUID } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
-import type { Check } from "../measure.js"
+import * as Tally from "../tally.js"
 import { benchAgent } from "./agent.js"
 import { failover } from "./failover.js"
 import { type Figures, figureRows, sectionMarkdown } from "./figures.js"
@@ -51,9 +51,7 @@ const concurrency = 64
 
 const Bench = AgentCluster.make(benchAgent)
 
-const checks: Array<Check> = []
-const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
-const rows: Array<readonly [string, string]> = []
+const { check, checks, finish, rows } = Tally.make()
 
 /** Asks a runner `command` (heap, stats): the answer's `key`. */
 const ask = (child: Child, command: string, key: string) =>
@@ -175,16 +173,4 @@ const program = Effect.gen(function*() {
   }
 }).pipe(Effect.scoped)
 
-Effect.runPromise(program).then(
-  () => {
-    const failed = checks.filter((c) => !c.ok)
-    process.stdout.write(`| cluster bench${quick ? " (--quick)" : ""}${failures ? " (--failover)" : ""} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n`)
-    for (const c of failed) process.stdout.write(`FAILED: ${c.name} — ${c.detail}\n`)
-    process.stdout.write(`${checks.length - failed.length}/${checks.length} checks passed\n`)
-    process.exit(failed.length === 0 ? 0 : 1)
-  },
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+finish(program, `cluster bench${quick ? " (--quick)" : ""}${failures ? " (--failover)" : ""}`)
