@@ -76,6 +76,14 @@ describe("ClusterSqlite", () => {
       expect(outcome).toMatchObject({ _tag: "Completed", text: "hello" })
     }).pipe(Effect.scoped), 30_000)
 
+  it.live("a file whose runner lock cannot be opened (its directory does not exist) fails with a StoreError naming the lock, not RunnerLocked", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "missing", "cluster.db")
+      const failed = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      expect(failed._tag).toBe("StoreError")
+      expect(failed.message).toContain(`${filename}.runner.lock`)
+    }).pipe(Effect.scoped), 30_000)
+
   it.live("the lock of a runner process killed with SIGKILL ends with it: its file gets a runner at once; while it lived, a runner was refused naming its pid", () =>
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "cluster.db")

@@ -8,6 +8,7 @@
  * message only. (Two runners on one file both take every shard: they ran the same call twice
  * when measured.)
  */
+import { RunStore } from "@agentfx/core"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { Scope } from "effect"
@@ -25,13 +26,26 @@ const notedPid = (path: string): number => {
   }
 }
 
-/** Holds the runner lock of `database` for the scope, or fails with `RunnerLocked` naming the process that holds it. */
-export const acquire = (database: string): Effect.Effect<void, RunnerLocked, Scope.Scope> =>
+/** Whether a failed statement failed because another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED). */
+const busy = (error: { readonly cause?: unknown }): boolean => {
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+}
+
+/**
+ * Holds the runner lock of `database` for the scope, or fails with `RunnerLocked` naming the
+ * process that holds it — or with a `StoreError` when the lock cannot be taken for another
+ * reason (a directory that does not exist or cannot be written), never mistaken for a runner.
+ */
+export const acquire = (database: string): Effect.Effect<void, RunnerLocked | RunStore.StoreError, Scope.Scope> =>
   Effect.gen(function*() {
     const lockFile = `${database}.runner.lock`
     const pidFile = `${database}.runner.pid`
-    const refused = Effect.suspend(() => Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) })))
-    const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true }).pipe(Effect.provide(Reactivity.layer))
+    const refused = Effect.suspend((): Effect.Effect<never, RunnerLocked | RunStore.StoreError> => Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) })))
+    const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true }).pipe(
+      Effect.provide(Reactivity.layer),
+      Effect.catchAllDefect((defect) => Effect.fail(new RunStore.StoreError({ message: `Cannot open the runner lock ${lockFile}: ${String(defect)}` })))
+    )
     yield* Effect.gen(function*() {
       yield* sql.unsafe("PRAGMA busy_timeout = 0")
       yield* sql.unsafe("PRAGMA locking_mode = EXCLUSIVE")
@@ -39,6 +53,9 @@ export const acquire = (database: string): Effect.Effect<void, RunnerLocked, Sco
       yield* sql.unsafe("CREATE TABLE IF NOT EXISTS runner (pid INTEGER NOT NULL)")
       yield* sql.unsafe("DELETE FROM runner")
       yield* sql.unsafe("INSERT INTO runner (pid) VALUES (?)", [process.pid])
-    }).pipe(Effect.catchAll(() => refused))
-    yield* Effect.sync(() => writeFileSync(pidFile, `${process.pid}\n`))
+    }).pipe(Effect.catchAll((error) =>
+      busy(error) ? refused : Effect.fail<RunnerLocked | RunStore.StoreError>(new RunStore.StoreError({ message: `Cannot take the runner lock ${lockFile}: ${error.message}` }))
+    ))
+    // the holder's pid, for another runner's error message only: a failed note changes nothing
+    yield* Effect.ignore(Effect.try(() => writeFileSync(pidFile, `${process.pid}\n`)))
   })
