@@ -106,11 +106,12 @@ export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, ne
     }
   })
 
-/** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled. */
+/** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled until then, or until the reply wins the race. */
 const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.Duration) =>
   Effect.flatMap(RunStore.RunStore, (store) =>
     store.get(paused.runId).pipe(
-      Effect.orDie,
+      // a failed read is read again: the runner's reply ends the wait whatever the store says
+      Effect.catchAll(() => Effect.succeed(Option.none<RunStore.RunRecord>())),
       Effect.flatMap((record) =>
         Option.isSome(record) && record.value.version > paused.version && record.value.decidedBy === decidedBy
           ? Effect.succeed(record.value)
