@@ -19,6 +19,7 @@ import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
 import type { Cancel, Decide, Start } from "./protocol.js"
+import * as RunOptions from "./runOptions.js"
 
 type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
@@ -90,13 +91,14 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
         onSuccess: (exit) => Outcome.fromExit(agent, exit)
       })
 
-    const start = ({ conversationId, input, runId }: StartPayload) =>
+    const start = ({ conversationId, input, runId, ...carried }: StartPayload) =>
       Effect.gen(function*() {
         const record = yield* readStore(runId, store.get(runId))
         if (Option.isNone(record)) {
           const finished = yield* readStore(runId, store.finished(runId))
           if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
-          return yield* exitOf(runId, Agent.run(agent, { runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
+          const options = yield* RunOptions.decode(agent, runId, carried)
+          return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
         }
         if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
           return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))

@@ -8,16 +8,18 @@ import { Rpc } from "@effect/rpc"
 import { Decision, Part } from "@agentfx/core"
 import { Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
+import * as RunOptions from "./runOptions.js"
 
 /** A run's input: text, or text and files. */
 export const Input = Schema.Union(Schema.String, Schema.Array(Part.InputPart))
 
-/** Starts a run under its id: a start sent twice (same run id) is one message, answered once. */
+/** Starts a run under its id, with its run options: a start sent twice (same run id) is one message, answered once. */
 export const Start = Rpc.make("Start", {
   payload: {
     runId: Schema.String,
     input: Input,
-    conversationId: Schema.optional(Schema.String)
+    conversationId: Schema.optional(Schema.String),
+    ...RunOptions.fields
   },
   primaryKey: ({ runId }) => runId,
   success: RunOutcome,
