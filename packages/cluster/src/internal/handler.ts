@@ -95,10 +95,15 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
       Effect.gen(function*() {
         const record = yield* readStore(runId, store.get(runId))
         if (Option.isNone(record)) {
-          const finished = yield* readStore(runId, store.finished(runId))
-          if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
           const options = yield* RunOptions.decode(agent, runId, carried)
-          return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
+          // the run's first record refuses an id the store has or had (InvalidRunInput): only then is
+          // it asked whether the run finished and was forgotten but for its ending (a SQL store keeps
+          // finished records whole, so `get` already said)
+          return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) })).pipe(
+            Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
+              Effect.flatMap(readStore(runId, store.finished(runId)), (finished) =>
+                Option.isSome(finished) ? Effect.succeed(Outcome.fromFinished(runId, finished.value)) : Effect.fail(refusal)))
+          )
         }
         if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
           return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
