@@ -158,12 +158,12 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
   Effect.gen(function*() {
     const runId = options.runId ?? crypto.randomUUID()
     const client = yield* entity.entity.client
-    const payload = {
+    const payload = yield* Protocol.checked(Protocol.Start, {
       runId,
       input: options.input,
       ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }),
       ...yield* RunOptions.encode(entity.agent, runId, options as RunOptions.Options)
-    }
+    }, runId, "InvalidRunInput")
     const to = client(entityId({ runId, conversationId: options.conversationId }))
     return {
       runId,
@@ -288,14 +288,15 @@ export const decide = <S extends Agent.Slots, R, A>(
   Sharding
 > =>
   Effect.gen(function*() {
-    const to = yield* entityOfRun(runId)
-    const client = yield* entity.entity.client
-    return yield* client(to).Decide({
+    const payload = yield* Protocol.checked(Protocol.Decide, {
       runId,
       decision,
       ...(options?.revision === undefined ? {} : { revision: options.revision }),
       ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy })
-    }).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
+    }, runId, "DecisionMismatch")
+    const to = yield* entityOfRun(runId)
+    const client = yield* entity.entity.client
+    return yield* client(to).Decide(payload).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
   })
 
 /**

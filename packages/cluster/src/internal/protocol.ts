@@ -6,7 +6,7 @@
  */
 import { Rpc } from "@effect/rpc"
 import { Decision, Part } from "@agentfx/core"
-import { Schema } from "effect"
+import { Effect, ParseResult, Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
 import * as RunOptions from "./runOptions.js"
 
@@ -49,3 +49,23 @@ export const Cancel = Rpc.make("Cancel", {
 
 /** The messages of an agent's entity (annotated persisted and client-uninterruptible by the entity). */
 export const messages = [Start, Decide, Cancel] as const
+
+/**
+ * `payload` as `message`'s payload fields accept it; else refused as `reason`, naming the
+ * problem, before anything is stored (the message's constructor would die on it).
+ */
+export const checked = <Fields extends Schema.Struct.Fields>(
+  message: { readonly payloadSchema: { readonly fields: Fields } },
+  payload: unknown,
+  runId: string,
+  reason: "InvalidRunInput" | "DecisionMismatch"
+): Effect.Effect<Schema.Struct.Type<Fields>, Refused> =>
+  Effect.mapError(
+    Schema.validate(Schema.Struct(message.payloadSchema.fields))(payload) as Effect.Effect<Schema.Struct.Type<Fields>, ParseResult.ParseError>,
+    (error) =>
+      new Refused({
+        runId,
+        reason,
+        message: `${reason === "InvalidRunInput" ? "Invalid run input" : "Not a decision this cluster can send"}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      })
+  )

@@ -21,8 +21,7 @@ export const fields = {
 /** The run options of a start, as `Agent.run` takes them. */
 export type Options = Pick<Agent.RunOptions<Agent.Slots>, "state" | "budget" | "settings" | "toolChoice" | "context">
 
-const Wire = Schema.Struct(fields)
-type Carried = typeof Wire.Type
+type Carried = Schema.Struct.Type<typeof fields>
 
 const invalid = (runId: string, problem: string) =>
   new Refused({ runId, reason: "InvalidRunInput", message: `Invalid run input: ${problem}` })
@@ -65,10 +64,7 @@ export const encode = (agent: Agent.Any, runId: string, options: Options): Effec
       ...(toolChoice === undefined ? {} : { toolChoice }),
       ...(context === undefined ? {} : { context })
     }
-    // what the message's schema would refuse is refused here, naming it, rather than failing the send
-    return yield* Schema.validate(Wire)(carried).pipe(
-      Effect.mapError((error) => invalid(runId, ParseResult.TreeFormatter.formatErrorSync(error)))
-    )
+    return carried
   })
 
 /** The `Agent.run` options a start carried, its slot values decoded. */
