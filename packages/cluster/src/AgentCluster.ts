@@ -15,7 +15,7 @@ import type { ClusterError } from "@effect/cluster"
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { Sharding } from "@effect/cluster/Sharding"
 import type { Layer, Option } from "effect"
-import { Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
 import * as Protocol from "./internal/protocol.js"
 import * as RunOptions from "./internal/runOptions.js"
@@ -72,10 +72,34 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
 })
 
 /**
+ * Options of {@link runner}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunnerOptions {
+  /**
+   * How long an entity (a conversation, or an ephemeral run) stays in the runner's memory
+   * with no message in flight. After it, the engine passivates the entity: its handler,
+   * mailbox and fibers go, and a paused run holds nothing in the runner (the run store keeps
+   * its state). Its next message — a decision, the conversation's next turn, a cancel — takes
+   * it on again (one `RunLocation` note). The engine checks every
+   * `max(min(idleTimeout, 30 s), 5 s)`, so an idle entity goes between `idleTimeout` and
+   * `idleTimeout` plus that period after its last reply; an entity driving a run (a message
+   * in flight) never goes. Default 10 seconds (the engine's own default is 1 minute).
+   */
+  readonly idleTimeout?: Duration.DurationInput
+}
+
+/** How long an idle entity stays in memory by default (see {@link RunnerOptions.idleTimeout}). */
+const defaultIdleTimeout = Duration.seconds(10)
+
+/**
  * Serves `entity` on this runner: the runner drives the runs of the entities (conversations,
  * ephemeral runs) of the shards it owns. Needs the cluster (`ClusterPg.layer`,
  * `ClusterSqlite.layer`: sharding, run store and chat memory on one database), a `ChatModel`,
- * and what the agent's tools need.
+ * and what the agent's tools need. An entity with no message in flight for `idleTimeout`
+ * (default 10 s) leaves memory; its next message takes it on again.
  *
  * @example
  * ```ts
@@ -85,7 +109,7 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
  * import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
  *
  * const Support = AgentCluster.make(Agent.make({ name: "support" }))
- * const Runner = AgentCluster.runner(Support).pipe(
+ * const Runner = AgentCluster.runner(Support, { idleTimeout: "30 seconds" }).pipe(
  *   Layer.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Hello.")])),
  *   Layer.provideMerge(ClusterSqlite.layer({ filename: "agentfx.db" }))
  * )
@@ -95,11 +119,12 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
  * @category layers
  */
 export const runner = <S extends Agent.Slots, R, A>(
-  entity: AgentEntity<S, R, A>
+  entity: AgentEntity<S, R, A>,
+  options?: RunnerOptions
 ): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
   entity.entity.toLayer(
     Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never)),
-    { concurrency: "unbounded" }
+    { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
   ) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
 
 /**
@@ -184,7 +209,7 @@ const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Sch
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -211,7 +236,7 @@ export const start = <S extends Agent.Slots, R, A>(
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -264,7 +289,7 @@ const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNot
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { Decision } from "@agentfx/core"
  * import { AgentCluster } from "@agentfx/cluster"
  *
