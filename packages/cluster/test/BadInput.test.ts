@@ -2,19 +2,13 @@
  * What a caller can get wrong reaches it as a typed refusal naming the problem, never as a
  * defect, and changes nothing: no record, the paused run still resumable.
  */
-import { Decision, ToolCallingManager } from "@agentfx/core"
+import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { join } from "node:path"
-import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
-import { Bank, bankModel, executions, tempDir } from "./fixtures.js"
+import { Bank, bankRunnerOn, executions, tempDir } from "./fixtures.js"
 
-const runnerOn = (filename: string) =>
-  AgentCluster.runner(Bank).pipe(
-    Layer.provide([bankModel, ToolCallingManager.unbounded()]),
-    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
-  )
 
 describe("bad input to the cluster's client", () => {
   it.live("ids, inputs and decisions that cannot be: Refused naming the problem, nothing stored, the paused run still decided once", () =>
@@ -55,6 +49,6 @@ describe("bad input to the cluster's client", () => {
         expect(Option.map(yield* AgentCluster.get(paused.runId), (r) => r.status)).toEqual(Option.some("paused"))
         expect(yield* AgentCluster.decide(Bank, paused.runId, Decision.approveAll())).toMatchObject({ _tag: "Completed", text: "paid 6" })
         expect(executions.get("transfer-6")).toBe(1)
-      }).pipe(Effect.provide(runnerOn(filename)))
+      }).pipe(Effect.provide(bankRunnerOn(filename)))
     }).pipe(Effect.scoped), 30_000)
 })

@@ -3,20 +3,14 @@
  * file): a decision is claimed and answered by the runner, the page's events say so, a stale
  * second decision is refused naming who decided, and the run's runner is named.
  */
-import { Decision, type RunStore, ToolCallingManager } from "@agentfx/core"
+import { Decision, type RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Layer, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { join } from "node:path"
-import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster, RunLocation } from "../src/index.js"
 import * as ClusterInbox from "../src/ClusterInbox.js"
-import { Bank, bankAgent, bankModel, executions, tempDir } from "./fixtures.js"
+import { Bank, bankAgent, bankRunnerOn, executions, tempDir } from "./fixtures.js"
 
-const runnerOn = (filename: string) =>
-  AgentCluster.runner(Bank).pipe(
-    Layer.provide([bankModel, ToolCallingManager.unbounded()]),
-    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
-  )
 
 const pausedRecord = (runId: string) =>
   Effect.map(AgentCluster.get(runId), Option.getOrThrow) as Effect.Effect<RunStore.RunRecord, RunStore.StoreError, RunStore.RunStore>
@@ -46,7 +40,7 @@ describe("ClusterInbox.driver", () => {
         const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.either)
         expect(Either.isLeft(again) && again.left).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
         expect(executions.get("transfer-7")).toBe(1)
-      }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
+      }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)
 
   it.live("a decision after which the run pauses again ends the page's events with RunPaused and its pending call; a rejection runs nothing", () =>
@@ -62,6 +56,6 @@ describe("ClusterInbox.driver", () => {
         const second = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy")))
         expect(second.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
         expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])
-      }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
+      }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)
 })

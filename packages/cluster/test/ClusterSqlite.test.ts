@@ -2,7 +2,7 @@
  * The embedded cluster, in real time (the engine polls its file): a run started, paused,
  * decided and completed through the entity; one runner per file.
  */
-import { Decision, ToolCallingManager } from "@agentfx/core"
+import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Scope } from "effect"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
@@ -11,13 +11,8 @@ import { fileURLToPath } from "node:url"
 import { join } from "node:path"
 import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
-import { Bank, bankModel, executions, gate, tempDir } from "./fixtures.js"
+import { Bank, bankRunnerOn, executions, gate, tempDir } from "./fixtures.js"
 
-const runnerOn = (filename: string) =>
-  AgentCluster.runner(Bank).pipe(
-    Layer.provide([bankModel, ToolCallingManager.unbounded()]),
-    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
-  )
 
 /** Waits (polling) until `check` holds. */
 const until = (check: () => boolean) =>
@@ -36,7 +31,7 @@ describe("ClusterSqlite", () => {
         const done = yield* AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada", revision: paused.revision })
         expect(Option.map(yield* AgentCluster.get(paused.runId), (r) => [r.status, r.decidedBy])).toEqual(Option.some(["completed", "ada"]))
         return done
-      }).pipe(Effect.provide(runnerOn(join(dir, "cluster.db"))))
+      }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
       expect(outcome).toMatchObject({ _tag: "Completed", text: "paid 1", conversationId: "c-1" })
       expect([executions.get("lookup-1"), executions.get("transfer-1")]).toEqual([1, 1])
     }).pipe(Effect.scoped), 30_000)
@@ -47,7 +42,7 @@ describe("ClusterSqlite", () => {
       const held = yield* Deferred.make<void>()
       gate.wait = Deferred.await(held)
       const first = yield* Scope.make()
-      const runner1 = yield* Layer.buildWithScope(runnerOn(filename), first)
+      const runner1 = yield* Layer.buildWithScope(bankRunnerOn(filename), first)
       const { runId } = yield* AgentCluster.start(Bank, { input: "block 1", conversationId: "c-block" }).pipe(Effect.provide(runner1))
       yield* until(() => executions.get("block-1") === 1 && executions.get("idem-1") === 1)
       // the runner goes away mid-batch: its runs stay running in the store, their Start unanswered
@@ -59,7 +54,7 @@ describe("ClusterSqlite", () => {
         const outcome = yield* AgentCluster.run(Bank, { input: "block 1", conversationId: "c-block", runId })
         const record = yield* AgentCluster.get(runId)
         return { outcome, status: Option.map(record, (r) => r.status) }
-      }).pipe(Effect.provide(runnerOn(filename)))
+      }).pipe(Effect.provide(bankRunnerOn(filename)))
       expect(outcome).toMatchObject({ outcome: { _tag: "Completed", runId, text: "unblocked 1" }, status: Option.some("completed") })
       expect([executions.get("block-1"), executions.get("idem-1")]).toEqual([1, 2])
     }).pipe(Effect.scoped), 30_000)
@@ -67,8 +62,8 @@ describe("ClusterSqlite", () => {
   it.live("a second runner on the same file is refused with RunnerLocked naming the holder; a client on the file is not", () =>
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "cluster.db")
-      yield* Layer.build(runnerOn(filename))
-      const second = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      yield* Layer.build(bankRunnerOn(filename))
+      const second = yield* Effect.flip(Layer.build(bankRunnerOn(filename)))
       expect(second).toMatchObject({ _tag: "RunnerLocked", filename, lockFile: `${filename}.runner.lock`, pid: process.pid })
       expect(second.message).toContain(`process ${process.pid} holds`)
       const client = yield* Layer.build(ClusterSqlite.layerClient({ filename }))
@@ -79,7 +74,7 @@ describe("ClusterSqlite", () => {
   it.live("a file whose runner lock cannot be opened (its directory does not exist) fails with a StoreError naming the lock, not RunnerLocked", () =>
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "missing", "cluster.db")
-      const failed = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      const failed = yield* Effect.flip(Layer.build(bankRunnerOn(filename)))
       expect(failed._tag).toBe("StoreError")
       expect(failed.message).toContain(`${filename}.runner.lock`)
     }).pipe(Effect.scoped), 30_000)
@@ -92,13 +87,13 @@ describe("ClusterSqlite", () => {
       yield* Effect.async<void>((resume) => {
         holder.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("held") && resume(Effect.void))
       })
-      const refused = yield* Effect.flip(Layer.build(runnerOn(filename)))
+      const refused = yield* Effect.flip(Layer.build(bankRunnerOn(filename)))
       expect(refused).toMatchObject({ _tag: "RunnerLocked", pid: holder.pid })
       yield* Effect.async<void>((resume) => {
         holder.once("exit", () => resume(Effect.void))
         holder.kill("SIGKILL")
       })
-      const runner = yield* Layer.build(runnerOn(filename))
+      const runner = yield* Layer.build(bankRunnerOn(filename))
       expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner))).toMatchObject({ _tag: "Completed" })
     }).pipe(Effect.scoped), 60_000)
 
@@ -107,7 +102,7 @@ describe("ClusterSqlite", () => {
       const filename = join(yield* tempDir, "cluster.db")
       gate.wait = Effect.never
       const first = yield* Scope.make()
-      const runner1 = yield* Layer.buildWithScope(runnerOn(filename), first)
+      const runner1 = yield* Layer.buildWithScope(bankRunnerOn(filename), first)
       const paused = yield* AgentCluster.run(Bank, { input: "guard 1" }).pipe(Effect.provide(runner1))
       expect(paused._tag).toBe("Paused")
       yield* Effect.forkIn(AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(Effect.provide(runner1)), first)
@@ -120,7 +115,7 @@ describe("ClusterSqlite", () => {
             Option.isSome(record) && record.value.status === "completed" ? Effect.succeed(record.value) : Effect.fail("not yet")),
           Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))
         )
-      }).pipe(Effect.provide(runnerOn(filename)))
+      }).pipe(Effect.provide(bankRunnerOn(filename)))
       expect([record.status, record.decidedBy]).toEqual(["completed", "ada"])
       expect(executions.get("guarded-1")).toBe(1)
     }).pipe(Effect.scoped), 30_000)
@@ -129,7 +124,7 @@ describe("ClusterSqlite", () => {
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "cluster.db")
       gate.wait = Effect.never
-      const runner = yield* Layer.build(runnerOn(filename))
+      const runner = yield* Layer.build(bankRunnerOn(filename))
       const reply = yield* Effect.fork(AgentCluster.run(Bank, { input: "block 2", runId: "cancel-me" }).pipe(Effect.provide(runner)))
       yield* until(() => executions.get("block-2") === 1)
       yield* AgentCluster.cancel(Bank, "cancel-me", { cancelledBy: "bob" }).pipe(Effect.provide(runner))
@@ -154,6 +149,6 @@ describe("ClusterSqlite", () => {
         expect(yield* Effect.flip(AgentCluster.decide(Bank, "no-such-run", Decision.approveAll()))).toMatchObject({ _tag: "RunNotFound", runId: "no-such-run" })
         expect(yield* AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { revision: paused.revision })).toMatchObject({ _tag: "Completed", text: "paid 3" })
         expect(executions.get("transfer-3")).toBe(1)
-      }).pipe(Effect.provide(runnerOn(filename)))
+      }).pipe(Effect.provide(bankRunnerOn(filename)))
     }).pipe(Effect.scoped), 30_000)
 })

@@ -7,9 +7,8 @@ import { Agent, ContextWindow, ScriptedChatModel, Slot, Tool, ToolCallingManager
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import { join } from "node:path"
-import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
-import { tempDir } from "./fixtures.js"
+import { onFile, tempDir } from "./fixtures.js"
 
 /** `since` is a date on the runner (a string on the wire): `show` answers with its ISO form, so a slot not decoded would fail. */
 const ledger = Agent.make({
@@ -31,11 +30,7 @@ const model = ScriptedChatModel.layer((request) => {
   return ScriptedChatModel.text(`${JSON.stringify(last.content)}; temperature ${request.settings?.temperature}`)
 }, { recordRequests: false })
 
-const runnerOn = (filename: string) =>
-  AgentCluster.runner(Ledger).pipe(
-    Layer.provide([model, ToolCallingManager.unbounded()]),
-    Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" }))
-  )
+const runnerOn = (filename: string) => onFile(AgentCluster.runner(Ledger).pipe(Layer.provide([model, ToolCallingManager.unbounded()])), filename)
 
 describe("a start's run options", () => {
   it.live("state, budget and settings reach the runner's Agent.run: the slot decoded, the settings sent to the model, the budget enforced", () =>

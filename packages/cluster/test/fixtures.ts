@@ -7,8 +7,8 @@
  * `guarded` (needs approval, waits on the gate; call `guarded-<n>`), then "guarded <n>";
  * anything else → "hello".
  */
-import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
-import type { Layer } from "effect"
+import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
+import { Layer } from "effect"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
 
 /** Executions per call id, in this process. */
@@ -108,3 +109,11 @@ export const freshSchema = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)))
   return `${pgUrl}${pgUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
 }).pipe(Effect.orDie)
+
+/** `runner` (an entity served, with its model) on the embedded cluster of the file `filename`, polling every 100 ms. */
+export const onFile = <E, R>(runner: Layer.Layer<never, E, R>, filename: string) =>
+  runner.pipe(Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" })))
+
+/** The bank agent's runner on the embedded cluster of the file `filename`. */
+export const bankRunnerOn = (filename: string) =>
+  onFile(AgentCluster.runner(Bank).pipe(Layer.provide([bankModel, ToolCallingManager.unbounded()])), filename)
