@@ -4,7 +4,8 @@
  * process's time origin until the first run's answer: node's own start, the import and the
  * run). `agentfx`: `@agentfx/core` and `effect/Effect`, then one `Agent.run` on the scripted
  * model answering with text, until its `Completed`. `floor`: nothing to import; the
- * hand-written loop's one model call. `effect`: the `effect` barrel alone (reference), no run.
+ * hand-written loop's one model call. `effect`: `effect/Effect` and `effect/Schema` alone —
+ * what agentfx's effects and data need before agentfx loads a module (reference), no run.
  */
 const mode = process.argv[2]
 const start = performance.now()
@@ -19,7 +20,7 @@ const completed = async (): Promise<string> => {
     return exit._tag === "Completed" ? exit.text : exit._tag
   }
   if (mode === "effect") {
-    await import("effect")
+    await Promise.all([import("effect/Effect"), import("effect/Schema")])
     imported = performance.now()
     return "done"
   }

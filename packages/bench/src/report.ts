@@ -168,19 +168,26 @@ const rows = (config: Config): ReadonlyArray<Row> => [
   { scenario: "S", label: "ES modules loaded", metric: "modules", unit: "" },
   {
     scenario: "S",
-    label: "reference — the `effect` barrel alone: import",
+    label: "reference — `effect/Effect` and `effect/Schema` alone (no agentfx, no run): from the process's start to imported",
+    metric: "effectCompletedMs",
+    floorMetric: "completedMs",
+    unit: "ms"
+  },
+  {
+    scenario: "S",
+    label: "reference — `effect/Effect` and `effect/Schema` alone: import",
     metric: "effectImportMs",
     floorMetric: "importMs",
     unit: "ms"
   },
   {
     scenario: "S",
-    label: "reference — the `effect` barrel alone: whole process",
+    label: "reference — `effect/Effect` and `effect/Schema` alone: whole process",
     metric: "effectProcessMs",
     floorMetric: "processMs",
     unit: "ms"
   },
-  { scenario: "S", label: "reference — the `effect` barrel alone: ES modules loaded", metric: "effectModules", floorMetric: "modules", unit: "" }
+  { scenario: "S", label: "reference — `effect/Effect` and `effect/Schema` alone: ES modules loaded", metric: "effectModules", floorMetric: "modules", unit: "" }
 ]
 
 const format = (x: number, unit: string): string => {
@@ -254,7 +261,7 @@ const peers = `| | per loop step | per tool call (50-wide batch) | retained heap
 
 /** How each scenario's figures are taken (under its table; E's are in `cancelSection`). */
 const notes: Record<Exclude<ScenarioId, "E">, string> = {
-  S: "Each sample is a fresh `node` process (`src/cold.js`, built JavaScript, no flags), floor and agentfx alternating process by process within the driver's rounds, one unmeasured start first. agentfx: `await import(\"@agentfx/core\")` and `effect/Effect`, then `Agent.run` of an agent without tools on `ScriptedChatModel.layer` answering with text, until its `Completed`; the floor: a node process that imports nothing and awaits one fake model answer. The first row counts from the process's time origin (node's own start-up included), so the floor's figure is node's start-up. An app that imports the `effect` barrel itself pays the reference row's modules whatever agentfx loads. Modules are counted in one more process per side with a loader hook (`src/countModules.js`), not timed.",
+  S: "Each sample is a fresh `node` process (`src/cold.js`, built JavaScript, no flags), floor and agentfx alternating process by process within the driver's rounds, one unmeasured start first. agentfx: `await import(\"@agentfx/core\")` and `effect/Effect`, then `Agent.run` of an agent without tools on `ScriptedChatModel.layer` answering with text, until its `Completed`; the floor: a node process that imports nothing and awaits one fake model answer. The first row counts from the process's time origin (node's own start-up included), so the floor's figure is node's start-up. The reference rows time a process that imports `effect/Effect` and `effect/Schema` and nothing else: what agentfx's effects and data need before any module of agentfx loads (decision 112). Modules are counted in one more process per side with a loader hook (`src/countModules.js`), not timed.",
   A: "A step is the time from one model call to the next (each model answer is time-stamped); the whole-run figure is first to last model call over the steps; the median is over runs.",
   B: "Per tool call: from the first model call to the second (the gate, the 50 calls, their results) over 50.",
   C: "Each run is its own fiber (`ManagedRuntime.runPromise` on a runtime built before the runs start, as a server's is), as each floor run is its own promise. Wall: the tool awaits a 20 ms timer (`Effect.sleep`; the floor: a `setTimeout` promise). Heap: all runs suspended in their tool on a latch, full GC, minus the heap before they started, over the runs; the latch is a promise on both sides (`Effect.promise` in agentfx), so the figure compares runtimes, not latch implementations. The reference rows show what Effect itself costs (bare fibers doing only what the tool does, no agent) and what a run retains when its tool awaits an Effect `Deferred` instead (`Deferred.await` keeps three frames of its own): docs/performance.md.",
