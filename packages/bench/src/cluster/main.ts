@@ -104,7 +104,7 @@ const scenario = (serverUrl: string, size: number) =>
     const floorPerRun = yield* floorCosts
     const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
 
-    const total = 20 + runs + idleDecisions + suspended
+    const total = 20 + runs + idleDecisions + 2 * suspended
     const calls = yield* askAll(runners, "stats", "calls")
     const twice = yield* askAll(runners, "stats", "twice")
     const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`
