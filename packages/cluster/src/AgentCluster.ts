@@ -18,6 +18,7 @@ import type { Layer, Option } from "effect"
 import { Duration, Effect, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
 import * as Protocol from "./internal/protocol.js"
+import * as RunOptions from "./internal/runOptions.js"
 import type * as RunOutcome from "./RunOutcome.js"
 import { Refused } from "./RunOutcome.js"
 
@@ -127,14 +128,36 @@ export const runner = <S extends Agent.Slots, R, A>(
   ) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
 
 /**
- * Options of {@link start} and {@link run}.
+ * Options of {@link start} and {@link run}: `Agent.run`'s, carried to the runner with the start
+ * and checked there as `Agent.run` checks them (a refusal is `Refused`, nothing run). Not
+ * `onConversationBusy`: a conversation's turns wait for each other on its entity. A `context`
+ * policy cannot name a summary model (a service of the sender): the runner's `ChatModel`
+ * writes the summary.
+ *
+ * @example
+ * ```ts
+ * import type { AgentCluster } from "@agentfx/cluster"
+ * const options: AgentCluster.StartOptions = {
+ *   input: "Pay the March invoices",
+ *   conversationId: "c-42",
+ *   budget: { modelCalls: 10 },
+ *   settings: { temperature: 0 }
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export interface StartOptions {
+export interface StartOptions<S extends Agent.Slots = Agent.Slots>
+  extends Pick<Agent.RunOptions<S>, "budget" | "settings" | "toolChoice" | "context">
+{
   /** What the person says: text, or text and files (`Part.text`, `Part.image`, `Part.file`). */
-  readonly input: Agent.RunOptions<any>["input"]
+  readonly input: Agent.RunOptions<S>["input"]
+  /**
+   * Initial values of some of the agent's slots, sent encoded with each slot's schema (a slot
+   * the agent lacks, or a value its schema refuses, is `Refused` with `InvalidRunInput`).
+   */
+  readonly state?: Agent.InitialState<S>
   /** Continue this conversation (kept in `ChatMemory`; its turns run one at a time, in order). Without it the run is ephemeral. */
   readonly conversationId?: string
   /**
@@ -156,11 +179,16 @@ export type ClientError = ClusterError.MailboxFull | ClusterError.AlreadyProcess
 const entityId = (options: { readonly conversationId?: string | undefined; readonly runId: string }) =>
   options.conversationId === undefined ? `run:${options.runId}` : `conversation:${options.conversationId}`
 
-const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options: StartOptions, discard: boolean) =>
+const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options: StartOptions<S>, discard: boolean) =>
   Effect.gen(function*() {
     const runId = options.runId ?? crypto.randomUUID()
     const client = yield* entity.entity.client
-    const payload = { runId, input: options.input, ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }) }
+    const payload = yield* Protocol.checked(Protocol.Start, {
+      runId,
+      input: options.input,
+      ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }),
+      ...yield* RunOptions.encode(entity.agent, runId, options as RunOptions.Options)
+    }, runId, "InvalidRunInput")
     const to = client(entityId({ runId, conversationId: options.conversationId }))
     return {
       runId,
@@ -196,7 +224,7 @@ const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Sch
  */
 export const start = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
-  options: StartOptions
+  options: StartOptions<S>
 ): Effect.Effect<{ readonly runId: string }, ClientError | Refused, Sharding> =>
   Effect.flatMap(send(entity, options, true), ({ reply, runId }) => Effect.as(reply, { runId }))
 
@@ -222,7 +250,7 @@ export const start = <S extends Agent.Slots, R, A>(
  */
 export const run = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
-  options: StartOptions
+  options: StartOptions<S>
 ): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused, Sharding> =>
   Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused>)
 
@@ -285,14 +313,15 @@ export const decide = <S extends Agent.Slots, R, A>(
   Sharding
 > =>
   Effect.gen(function*() {
-    const to = yield* entityOfRun(runId)
-    const client = yield* entity.entity.client
-    return yield* client(to).Decide({
+    const payload = yield* Protocol.checked(Protocol.Decide, {
       runId,
       decision,
       ...(options?.revision === undefined ? {} : { revision: options.revision }),
       ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy })
-    }).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
+    }, runId, "DecisionMismatch")
+    const to = yield* entityOfRun(runId)
+    const client = yield* entity.entity.client
+    return yield* client(to).Decide(payload).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
   })
 
 /**

@@ -11,26 +11,27 @@ import type * as AgentExit from "../AgentExit.js"
 import type { MemoryError } from "../ChatMemory.js"
 import { assistant, type ToolResultMessage } from "../Message.js"
 import type { StoreError } from "../RunStore.js"
-import type { Outcome } from "../ToolCall.js"
+import type { Outcome, ToolCall } from "../ToolCall.js"
 import type { ToolCallingManager } from "../ToolCallingManager.js"
 import { semantic } from "../ToolError.js"
 import type { FilePart } from "../Part.js"
 import { depthOf, fileProblem, type Limits } from "./admit.js"
 import type { BatchItem } from "./batchItem.js"
-import { runs, Done, type ToRun } from "./batchItem.js"
-import type { CallToRun, Executed } from "./executor.js"
+import { runs, Done, Runnable, type ToRun } from "./batchItem.js"
+import type { CallToRun, Executed, Then } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import { untouched } from "./observe.js"
 import type { Recording } from "./record.js"
 import type { RunState } from "./runState.js"
-import { appendMessages, resultMessage } from "./runState.js"
+import { appendMessages, outcomesOf, resultMessage } from "./runState.js"
 import { andThen, settledExit } from "./settled.js"
 
 /**
  * Runs every call of `batch` that has no outcome yet with the current manager, each inside
  * what observes a tool call, then finishes the batch. `undefined`: iterate again. Given
- * `next`, the batch's end goes on with it in the same continuation (no frame of its own).
+ * `iterate` (the loop), the batch's end goes on with the run — its exit, or `iterate` — in the
+ * same continuation (no frame of its own).
  *
  * Not a generator: while the calls run, a run keeps one frame of its batch — the
  * continuation to `afterCalls` — and nothing of the loop (docs/performance.md).
@@ -40,16 +41,19 @@ export const runBatch = (
   run: RunState,
   batch: ReadonlyArray<BatchItem>,
   environmentPause: boolean,
-  next?: RunState["next"]
+  iterate?: Iterate
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
   const toRun = batch.filter(runs)
-  if (toRun.length === 0) return endedThen(afterCalls(agent, run, batch, [], environmentPause), next)
-  const then = continueBatch(agent, run, batch, environmentPause, next)
-  // one call that nothing observes or records runs in this fiber,, the batch's end in its executor's place
+  if (toRun.length === 0) return endedThen(agent, run, afterCalls(agent, run, batch, [], environmentPause), iterate)
+  // a batch of one call keeps the call alone while it runs: its item is made again at the end
+  const then = new BatchEnd(agent, run, batch.length === 1 ? batch[0]!.call : batch, environmentPause, iterate)
+  // one call that nothing observes or records runs in this fiber, the batch's end in its executor's place
   if (toRun.length === 1 && unobserved(run)) return runCall(agent.toolkit, toRun[0]!, run.manager, run.state, then)
   const runOne = runOneOf(agent, run, run.manager)
-  const calls = toRun.length === 1 ? runOne(toRun[0]!) : executeCalls(agent.toolkit, toRun, run.manager.concurrency, runOne)
-  return Effect.flatMap(calls, then)
+  const calls: Effect.Effect<Executed | ReadonlyArray<Executed>, never, any> = toRun.length === 1
+    ? runOne(toRun[0]!)
+    : executeCalls(agent.toolkit, toRun, run.manager.concurrency, runOne)
+  return Effect.flatMap(calls, (executed) => then.ended(executed))
 }
 
 /** Nothing observes the run's tool calls (no listener, tracer or tool middleware) and nothing records them. */
@@ -67,6 +71,7 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
     return (item: CallToRun) => runCall(agent.toolkit, item, manager, state)
   }
   const calls = run.recorder.calls
+  const checked = checkedBy(agent.limits)
   return (item: CallToRun) => {
     const tool = agent.toolkit.entries.get(item.call.name)
     return run.observe.tool(
@@ -75,8 +80,8 @@ const runOneOf = (agent: Agent.Any, run: RunState, manager: ToolCallingManager.S
       (input) => {
         const toRun = input.call === item.call ? item : { call: input.call }
         // held to the limits here too: what observes the call sees the result the history keeps
-        if (calls === undefined) return runCall(agent.toolkit, toRun, manager, state, checkedBy(agent.limits))
-        const call = runCall(agent.toolkit, { ...toRun, started: calls.started(recording, toRun.call) }, manager, state, checkedBy(agent.limits))
+        if (calls === undefined) return runCall(agent.toolkit, toRun, manager, state, checked)
+        const call = runCall(agent.toolkit, { ...toRun, started: calls.started(recording, toRun.call) }, manager, state, checked)
         return Effect.tap(call, (executed) => calls.result(recording, executed.result))
       }
     )
@@ -125,29 +130,52 @@ const filesProblem = (files: ReadonlyArray<FilePart> | undefined, limits: Limits
   return undefined
 }
 
-const checkedBy = (limits: Limits) => (executed: Executed): Effect.Effect<Executed> =>
-  Effect.succeed(mayExceed(executed) ? withinLimits(executed, limits) : executed)
+const checkedBy = (limits: Limits): Then<Executed, never, never> => ({
+  ended: (executed) => Effect.succeed(mayExceed(executed) ? withinLimits(executed, limits) : executed)
+})
 
 /** A result that may be beyond the limits: one whose value is an object or array, or that has files. */
 const mayExceed = (executed: Executed) =>
   executed.result._tag === "Succeeded" && (typeof executed.result.value === "object" || executed.result.files !== undefined)
 
-/** What follows the calls: built apart, so that the frame a waiting run keeps holds only these five. */
-const continueBatch = (
+/**
+ * What follows the calls: their batch's end, then the run's next step when it iterates. An
+ * object, not a closure: the frame a waiting run keeps holds it (docs/performance.md, round 6).
+ */
+class BatchEnd implements Then<AgentExit.AgentExit | undefined, RunError, any> {
+  constructor(
+    readonly agent: Agent.Any,
+    readonly run: RunState,
+    /** The batch, or the call of a batch of one call (its item was to run). */
+    readonly batch: ReadonlyArray<BatchItem> | ToolCall,
+    readonly environmentPause: boolean,
+    readonly iterate: Iterate | undefined
+  ) {}
+
+  ended(executed: Executed | ReadonlyArray<Executed>): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> {
+    const { agent, run, batch } = this
+    const all = Array.isArray(executed) ? executed : [executed as Executed]
+    const items = isItems(batch) ? batch : [Runnable({ call: batch })]
+    return endedThen(agent, run, afterCalls(agent, run, items, all, this.environmentPause), this.iterate)
+  }
+}
+
+const isItems = (batch: ReadonlyArray<BatchItem> | ToolCall): batch is ReadonlyArray<BatchItem> => Array.isArray(batch)
+
+/** The loop, to go on with after a batch (`loop.ts`); passed in, not imported (the loop imports the batch). */
+type Iterate = (agent: Agent.Any, run: RunState) => Effect.Effect<AgentExit.AgentExit, RunError, any>
+
+/**
+ * The batch's end, then, given `iterate`, the run's exit or its next iteration: at once when the
+ * end is settled (a batch without writes, of an ephemeral run).
+ */
+const endedThen = (
   agent: Agent.Any,
   run: RunState,
-  batch: ReadonlyArray<BatchItem>,
-  environmentPause: boolean,
-  next: RunState["next"] | undefined
-) =>
-(executed: Executed | ReadonlyArray<Executed>) =>
-  endedThen(afterCalls(agent, run, batch, Array.isArray(executed) ? executed : [executed as Executed], environmentPause), next)
-
-/** The batch's end, then `next` when given: at once when the end is settled (a batch without writes, of an ephemeral run). */
-const endedThen = (
   ended: Effect.Effect<AgentExit.AgentExit | undefined, RunError, any>,
-  next: RunState["next"] | undefined
-): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => next === undefined ? ended : andThen(ended, next)
+  iterate: Iterate | undefined
+): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> =>
+  iterate === undefined ? ended : andThen(ended, (exit) => exit === undefined ? iterate(agent, run) : Effect.succeed(exit))
 
 /**
  * Ends the batch: folds the executed calls' writes, gives every call of the batch its outcome,
@@ -201,9 +229,10 @@ const finishBatch = (
   }
   const results = new Array<ToolResultMessage>(batch.length)
   let direct = batch.length > 0
+  const added = outcomesOf(run)
   for (let i = 0; i < batch.length; i++) {
     const { call, outcome } = batch[i]!
-    run.outcomes.push(outcome)
+    added.push(outcome)
     results[i] = resultMessage(outcome)
     direct &&= agent.toolkit.entries.get(call.name)?.returnDirect === true && (outcome._tag === "Succeeded" || outcome._tag === "Replied")
   }

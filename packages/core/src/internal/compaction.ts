@@ -120,7 +120,7 @@ const compact = (agent: Agent.Any, run: RunState, policy: Compacting, before: nu
     }
     run.compacted = history.length
     yield* appendMessages(run, [entry])
-    const messages = View.viewAt(history, run.compacted)
+    const messages = View.viewAt(run.history, run.compacted)
     run.estimated = fixedOf(agent) + View.rangeTokens(messages, 0)
     const after = scaled(run, run.estimated)
     yield* annotate(run.traced, () => ({ "agentfx.context.tokens_after": after, "agentfx.context.replaces": entry.replaces }))

@@ -4,8 +4,10 @@
  */
 import type { Duration, ParseResult } from "effect"
 import * as Cause from "effect/Cause"
+import * as Effectable from "effect/Effectable"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
@@ -19,7 +21,7 @@ import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { HandlerKey } from "./handler.js"
 import { invalidArguments, invalidResult } from "./parseError.js"
-import { andThen, settledEither } from "./settled.js"
+import { settledEither, settledExit } from "./settled.js"
 import type { Resumption } from "./suspension.js"
 import { isSuspension, ResumptionKey } from "./suspension.js"
 import { reserveWorker } from "./workerTool.js"
@@ -30,6 +32,18 @@ export interface Executed {
   readonly result: ToolCall.Result
   readonly writes: { readonly [slot: string]: unknown } | undefined
 }
+
+/**
+ * What follows a call, given its result (`ended`). An object that holds what it needs rather
+ * than a closure: a run waiting in a tool keeps it, and a closure with its context is twice
+ * the size (docs/performance.md, round 6).
+ */
+export interface Then<B, E2, R2> {
+  readonly ended: (executed: Executed) => Effect.Effect<B, E2, R2>
+}
+
+/** The call's result, as it is. */
+const returned: Then<Executed, never, never> = { ended: Effect.succeed }
 
 /** The run state every call of a batch reads. */
 export type StateSnapshot = { readonly [slot: string]: unknown }
@@ -97,38 +111,54 @@ export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Eff
 }
 
 /**
- * The handler's attempts with decoded `args`: each attempt inside `Effect.suspend` (the handler
- * is called when the attempt runs), under the deadline, inside the worker reservation and the
- * permit; transient failures retried when the tool says so. A defect is not a failure:
- * `Effect.retry` never retries it.
+ * One call's attempts of its handler, as an effect: each run of it is one attempt — the
+ * handler called then (after the permit, the worker and any earlier call of the batch), under
+ * the deadline, inside the worker reservation and the permit; a tool with retries runs it again
+ * (`retried`). It also holds what the call's frame goes on with (`endingOf`). An object rather
+ * than an `Effect.suspend`, its closure and the closures around it: a run waiting in a tool
+ * keeps it as its frame's effect (docs/performance.md, round 6).
  */
-const attempts = <R>(
-  entry: Toolkit.Entry,
-  prepared: Prepared,
-  policy: ExecutionPolicy,
-  callId: string,
-  state: StateSnapshot,
-  resumption: Resumption | undefined,
-  args: unknown,
-  started: Effect.Effect<void, ToolFailure> | undefined
-) => {
-  const timeout = effectiveTimeout(entry, policy)
-  const handler = entry.tool[HandlerKey] as (
-    args: unknown,
-    context: Tool.CallContext & { readonly [ResumptionKey]?: Resumption }
-  ) => Effect.Effect<unknown, ToolError, R>
-  let attempt = 0
-  const once = Effect.suspend(() => {
-    attempt += 1
-    const context = { callId, toolName: entry.name, attempt, state }
-    const body = handler(args, resumption === undefined ? context : { ...context, [ResumptionKey]: resumption })
+class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
+  /** The attempts started so far (the handler's `attempt`). */
+  made = 0
+  constructor(
+    readonly entry: Toolkit.Entry,
+    readonly prepared: Prepared,
+    readonly policy: ExecutionPolicy,
+    readonly callId: string,
+    readonly state: StateSnapshot,
+    readonly resumption: Resumption | undefined,
+    /** The decoded arguments; set once decoded when an asynchronous schema decodes them. */
+    public args: unknown,
+    readonly started: Effect.Effect<void, ToolFailure> | undefined,
+    /** What follows the call, given its result. */
+    readonly then: Then<B, E2, R2>
+  ) {
+    super()
+  }
+
+  commit(): Effect.Effect<unknown, ToolFailure, any> {
+    this.made += 1
+    const { entry, made } = this
+    const timeout = effectiveTimeout(entry, this.policy)
+    const handler = entry.tool[HandlerKey] as (
+      args: unknown,
+      context: Tool.CallContext & { readonly [ResumptionKey]?: Resumption }
+    ) => Effect.Effect<unknown, ToolError, any>
+    const context = { callId: this.callId, toolName: entry.name, attempt: made, state: this.state }
+    const body = handler(this.args, this.resumption === undefined ? context : { ...context, [ResumptionKey]: this.resumption })
     const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, deadline(entry.name, timeout.value)) : body
     // the first attempt's start is recorded once it holds what it waited for, right before the handler
-    const starting = started !== undefined && attempt === 1 ? Effect.zipRight(started, timed) : timed
+    const starting = this.started !== undefined && made === 1 ? Effect.zipRight(this.started, timed) : timed
     // permit → worker reservation (wait, spawn, import) → (start recorded) → deadline → handler
-    return policy.withPermit(prepared.reserve(starting) as Effect.Effect<unknown, ToolFailure, R>)
-  })
-  return prepared.retry === undefined ? once : Effect.retry(once, prepared.retry)
+    return this.policy.withPermit(this.prepared.reserve(starting) as Effect.Effect<unknown, ToolFailure, any>)
+  }
+}
+
+/** Every attempt of the call: one, or as many as the tool's retries allow for transient failures. A defect is not a failure: `Effect.retry` never retries it. */
+const retried = (attempt: Attempt<unknown, unknown, unknown>): Effect.Effect<unknown, ToolFailure, any> => {
+  const retry = attempt.prepared.retry
+  return retry === undefined ? attempt : Effect.retry(attempt, retry)
 }
 
 const deadline = (toolName: string, duration: Duration.Duration) => ({
@@ -136,8 +166,8 @@ const deadline = (toolName: string, duration: Duration.Duration) => ({
   onTimeout: () => new ToolTimeout({ toolName, timeout: duration })
 })
 
-const failed = (call: ToolCall.ToolCall, error: ToolFailure): Executed => ({
-  result: { _tag: "Failed", callId: call.id, toolName: call.name, error },
+const failed = (callId: string, toolName: string, error: ToolFailure): Executed => ({
+  result: { _tag: "Failed", callId, toolName, error },
   writes: undefined
 })
 
@@ -177,9 +207,9 @@ const rejectedResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
  * Not a generator: while the handler runs, the call keeps one frame alive — the
  * `matchCauseEffect` below, whose handlers encode the value or turn the failure into a result
  * and then go on with `then` (what follows the call: the rest of its batch and run) in that
- * frame's place. Every run suspended in a tool keeps this frame, and nothing else of agentfx
- * when its batch is one call (docs/performance.md); a decode or an encode by a synchronous
- * schema is read at once, without a frame of its own.
+ * frame's place. Every run suspended in a tool keeps this frame and its `Attempt`, and nothing
+ * else of agentfx when its batch is one call (docs/performance.md); a decode or an encode by a
+ * synchronous schema is read at once, without a frame of its own.
  */
 export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   entry: Toolkit.Entry,
@@ -187,64 +217,76 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   policy: ExecutionPolicy,
   state: StateSnapshot,
   options?: CallToRun,
-  then: (executed: Executed) => Effect.Effect<B, E2, R2> = Effect.succeed as never
+  then: Then<B, E2, R2> = returned as never
 ): Effect.Effect<B, E2, R | R2> => {
-  const prepared = prepare(entry)
-  const resumption = options?.resumption
-  const ending = endingOf(entry, prepared, call, then)
-  if (options?.decoded === true) {
-    return Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, options.args, options.started), ending)
-  }
+  const attemptOf = (args: unknown) =>
+    new Attempt(entry, prepare(entry), policy, call.id, state, options?.resumption, args, options?.started, then)
+  if (options?.decoded === true) return attemptsThen(attemptOf(options.args))
   const decoded = decodeArguments(entry, call.args)
   const now = settledEither(decoded)
   if (now === undefined) {
+    const attempt = attemptOf(undefined)
     return Effect.matchCauseEffect(
-      Effect.flatMap(decoded, (args) => attempts<R>(entry, prepared, policy, call.id, state, resumption, args, options?.started)),
-      ending
+      Effect.flatMap(decoded, (args) => {
+        attempt.args = args
+        return retried(attempt)
+      }),
+      endingOf(attempt)
     )
   }
-  return Either.isLeft(now)
-    ? then(failed(call, now.left))
-    : Effect.matchCauseEffect(attempts<R>(entry, prepared, policy, call.id, state, resumption, now.right, options?.started), ending)
+  return Either.isLeft(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
 }
+
+/** The call's attempts in its one frame. */
+const attemptsThen = <B, E2, R2>(attempt: Attempt<B, E2, R2>): Effect.Effect<B, E2, R2> =>
+  Effect.matchCauseEffect(retried(attempt), endingOf(attempt))
 
 /**
  * The handlers of the call's one frame: interruption passes; a failure, a defect or the
- * encoded value becomes the call's result, and `then` goes on with it. Built apart from
- * `executeCall`, so that the frame a waiting call keeps holds these four and nothing else.
+ * encoded value becomes the call's result, and the attempt's `then` goes on with it. Bound to
+ * the attempt, not closures over it: a waiting call's frame keeps them, and a bound function
+ * has no context of its own.
  */
-const endingOf = <B, E2, R2>(
-  entry: Toolkit.Entry,
-  prepared: Prepared,
-  call: ToolCall.ToolCall,
-  then: (executed: Executed) => Effect.Effect<B, E2, R2>
-) => ({
-  onFailure: (cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> => {
-    if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-    const failure = Cause.failureOption(cause)
-    return Option.isSome(failure) ? then(failed(call, failure.value)) : andThen(Effect.map(died(entry, cause), (e) => failed(call, e)), then)
-  },
-  onSuccess: (output: unknown) => andThen(succeeded(entry, prepared, call, output), then)
+const endingOf = <B, E2, R2>(attempt: Attempt<B, E2, R2>) => ({
+  onFailure: (attemptFailed<B, E2, R2>).bind(attempt),
+  onSuccess: (attemptSucceeded<B, E2, R2>).bind(attempt)
 })
 
+function attemptFailed<B, E2, R2>(this: Attempt<B, E2, R2>, cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> {
+  if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const { callId, entry, then } = this
+  const failure = Cause.failureOption(cause)
+  return Option.isSome(failure)
+    ? then.ended(failed(callId, entry.name, failure.value))
+    : endedWith(then, Effect.map(died(entry, cause), (e) => failed(callId, entry.name, e)))
+}
+
+function attemptSucceeded<B, E2, R2>(this: Attempt<B, E2, R2>, output: unknown): Effect.Effect<B, E2, R2> {
+  return endedWith(this.then, succeeded(this, output))
+}
+
+/** `then` of the call's result: at once when the result is settled. */
+const endedWith = <B, E2, R2>(then: Then<B, E2, R2>, result: Effect.Effect<Executed>): Effect.Effect<B, E2, R2> => {
+  const now = settledExit(result)
+  return now !== undefined && Exit.isSuccess(now) ? then.ended(now.value) : Effect.flatMap(result, (executed) => then.ended(executed))
+}
+
 /** A handler's output as a result: a suspension (a delegate's child paused), or the value encoded with `success`. */
-const succeeded = (entry: Toolkit.Entry, prepared: Prepared, call: ToolCall.ToolCall, output: unknown): Effect.Effect<Executed> => {
+const succeeded = (attempt: Attempt<unknown, unknown, unknown>, output: unknown): Effect.Effect<Executed> => {
   if (isSuspension(output)) {
     const { checkpoint, pending, reason } = output.exit
     return Effect.succeed({
-      result: { _tag: "Suspended", callId: call.id, toolName: call.name, reason, pending, checkpoint: checkpoint as JsonValue },
+      result: { _tag: "Suspended", callId: attempt.callId, toolName: attempt.entry.name, reason, pending, checkpoint: checkpoint as JsonValue },
       writes: undefined
     })
   }
-  if (!isOutput(output)) return encodedResult(entry, prepared, call, output, undefined, undefined)
-  return encodedResult(entry, prepared, call, output.value, output.writes, output.files)
+  if (!isOutput(output)) return encodedResult(attempt, output, undefined, undefined)
+  return encodedResult(attempt, output.value, output.writes, output.files)
 }
 
 /** The value encoded with `success` as the call's result, with the handler's writes and files. */
 const encodedResult = (
-  entry: Toolkit.Entry,
-  prepared: Prepared,
-  call: ToolCall.ToolCall,
+  { callId, entry, prepared }: Attempt<unknown, unknown, unknown>,
   value: unknown,
   writes: Executed["writes"],
   files: ReadonlyArray<FilePart> | undefined
@@ -254,30 +296,31 @@ const encodedResult = (
   const now = settledEither(encoded)
   if (now !== undefined) {
     return Either.isRight(now)
-      ? Effect.succeed(succeededWith(call, now.right, writes, files))
-      : Effect.map(rejectedResult(entry, now.left), (e) => failed(call, e))
+      ? Effect.succeed(succeededWith(callId, entry.name, now.right, writes, files))
+      : Effect.map(rejectedResult(entry, now.left), (e) => failed(callId, entry.name, e))
   }
   return Effect.matchEffect(encoded, {
-    onFailure: (error) => Effect.map(rejectedResult(entry, error), (e) => failed(call, e)),
-    onSuccess: (value) => Effect.succeed(succeededWith(call, value, writes, files))
+    onFailure: (error) => Effect.map(rejectedResult(entry, error), (e) => failed(callId, entry.name, e)),
+    onSuccess: (value) => Effect.succeed(succeededWith(callId, entry.name, value, writes, files))
   })
 }
 
 const succeededWith = (
-  call: ToolCall.ToolCall,
+  callId: string,
+  toolName: string,
   encoded: unknown,
   writes: Executed["writes"],
   files: ReadonlyArray<FilePart> | undefined
 ): Executed => ({
   result: files === undefined || files.length === 0
-    ? { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue }
-    : { _tag: "Succeeded", callId: call.id, toolName: call.name, value: encoded as JsonValue, files },
+    ? { _tag: "Succeeded", callId, toolName, value: encoded as JsonValue }
+    : { _tag: "Succeeded", callId, toolName, value: encoded as JsonValue, files },
   writes
 })
 
 /** The result for a call naming a tool the toolkit does not have. */
 export const unknownTool = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): Executed =>
-  failed(call, semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`))
+  failed(call.id, call.name, semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`))
 
 /**
  * Calls one tool outside any run (`ToolCallingManager.call`): the same decode, deadline,
@@ -291,7 +334,7 @@ export const callTool = <R>(
 ): Effect.Effect<unknown, ToolFailure, R> => {
   const prepared = prepare(entry)
   return decodeArguments(entry, args).pipe(
-    Effect.flatMap((decoded) => attempts<R>(entry, prepared, policy, "direct", {}, undefined, decoded, undefined)),
+    Effect.flatMap((decoded) => retried(new Attempt(entry, prepared, policy, "direct", {}, undefined, decoded, undefined, returned))),
     Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
@@ -324,10 +367,10 @@ export const runCall = <R, B = Executed, E2 = never, R2 = never>(
   item: CallToRun,
   policy: ExecutionPolicy,
   state: StateSnapshot,
-  then: (executed: Executed) => Effect.Effect<B, E2, R2> = Effect.succeed as never
+  then: Then<B, E2, R2> = returned as never
 ): Effect.Effect<B, E2, R | R2> => {
   const entry = toolkit.entries.get(item.call.name)
-  return entry === undefined ? then(unknownTool(toolkit, item.call)) : executeCall(entry, item.call, policy, state, item, then)
+  return entry === undefined ? then.ended(unknownTool(toolkit, item.call)) : executeCall(entry, item.call, policy, state, item, then)
 }
 
 /**

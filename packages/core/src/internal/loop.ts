@@ -44,11 +44,14 @@ import { withModelAttributes } from "./tracing.js"
 export const loop = (agent: Agent.Any, run: RunState): Effect.Effect<AgentExit.AgentExit, RunError, any> => {
   if (run.iteration >= agent.maxIterations) return maxIterationsReached(agent, run)
   run.iteration += 1
-  return run.observe.iteration(run.iteration, (then) => iteration(agent, run, then), run.next)
+  return run.observe.iteration(run.iteration, (then) => iteration(agent, run, then), nextOf(agent, run))
 }
 
-/** What follows an iteration, or a batch: the run's exit, or the next iteration. One closure per run (`RunState.next`). */
-export const nextOf = (agent: Agent.Any, run: RunState) => (exit: AgentExit.AgentExit | undefined) =>
+/**
+ * What follows an iteration: the run's exit, or the next iteration. Built where it is given,
+ * not kept by the run: a batch keeps only the loop to go on with (`runBatch`).
+ */
+const nextOf = (agent: Agent.Any, run: RunState): Next => (exit: AgentExit.AgentExit | undefined) =>
   exit === undefined ? loop(agent, run) : Effect.succeed(exit)
 
 /**
@@ -66,8 +69,8 @@ export const continueRun = (
   if (batch.length === 0) return loop(agent, run)
   const stop = stopBefore(agent, run, batch, batch.filter((item) => item._tag === "Waiting"))
   if (stop !== undefined) return stop
-  // its end goes on with `next`: the run's exit
-  return runBatch(agent, run, batch, environmentPause, run.next) as Effect.Effect<AgentExit.AgentExit, RunError, any>
+  // its end goes on with the run: its exit, or its next iteration
+  return runBatch(agent, run, batch, environmentPause, loop) as Effect.Effect<AgentExit.AgentExit, RunError, any>
 }
 
 const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: RunState) {
@@ -157,14 +160,15 @@ const gated = (agent: Agent.Any, run: RunState, { batch, pending }: Gated, then:
   if (stop !== undefined) return endsWith(stop, then)
   const recorded = run.recorder.batch(agent, run, batch)
   const environmentPause = agent.onEnvironmentError === "pause"
-  // a run nothing records goes on at once
+  // a run nothing records goes on at once; given `then` (the run's next step), the batch's end goes on with the loop
+  const iterate = then === undefined ? undefined : loop
   return succeeded(recorded)
-    ? runBatch(agent, run, batch, environmentPause, then)
-    : Effect.flatMap(recorded, () => runBatch(agent, run, batch, environmentPause, then))
+    ? runBatch(agent, run, batch, environmentPause, iterate)
+    : Effect.flatMap(recorded, () => runBatch(agent, run, batch, environmentPause, iterate))
 }
 
-/** What follows an iteration (`RunState.next`). */
-type Next = RunState["next"]
+/** What follows an iteration: the run's exit, or the next iteration (`nextOf`). */
+type Next = (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, any, any>
 
 /** `effect`, then `then` when given (at once when the effect is a success already). */
 const endsWith = <A, E>(

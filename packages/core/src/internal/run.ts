@@ -7,6 +7,7 @@
 import type { Fiber, Scope } from "effect"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Effectable from "effect/Effectable"
 import * as Exit from "effect/Exit"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
@@ -30,12 +31,12 @@ import { budgetProblems, contextProblems, settingsProblems, toolChoiceProblems }
 import { fixedOf } from "./compaction.js"
 import { finishCrashed } from "./crashed.js"
 import { ephemeralId, newId } from "./ids.js"
-import { loop, nextOf } from "./loop.js"
+import { loop } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
 import { conversationBusyProblem } from "./options.js"
 import { alreadyDecided, freshRunId, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
-import { appendMessages, resultMessage } from "./runState.js"
+import { appendMessages, noOutcomes, resultMessage } from "./runState.js"
 import { isTraced } from "./tracing.js"
 
 /**
@@ -58,8 +59,11 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   problems.push(...inputProblems(options.input, agent.limits))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
-  if (options.runId !== undefined && !validRunId(options.runId)) {
-    problems.push(`runId ${JSON.stringify(options.runId)} must be a string of 1 to ${maxRunIdLength} characters, none of them a control character`)
+  for (const key of ["runId", "conversationId"] as const) {
+    const id = options[key]
+    if (id !== undefined && !validId(id)) {
+      problems.push(`${key} ${JSON.stringify(id)} must be a string of 1 to ${maxIdLength} characters, none of them a control character`)
+    }
   }
   return problems
 }
@@ -82,18 +86,21 @@ const inputProblems = (input: RunOptions<Slots>["input"], limits: Limits): Array
 
 const isText = Schema.is(TextPart)
 
-const maxRunIdLength = 256
+const maxIdLength = 256
 
-/** A run id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
-const validRunId = (runId: unknown): boolean =>
-  typeof runId === "string" && runId.length > 0 && runId.length <= maxRunIdLength && !/[\u0000-\u001f\u007f]/.test(runId)
+/** A run or conversation id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
+const validId = (id: unknown): boolean =>
+  typeof id === "string" && id.length > 0 && id.length <= maxIdLength && !/[\u0000-\u001f\u007f]/.test(id)
+
+/** The state of every run of an agent without slots: one frozen object, not one per run (a batch's writes make a new state). */
+const noSlots: { [slot: string]: unknown } = Object.freeze({})
 
 /** The run's initial state: the slots given, the others at their initial value. */
 const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | undefined) => {
-  const state: { [slot: string]: unknown } = {}
+  let state: { [slot: string]: unknown } | undefined
   const slots = agent.slots as Slots
-  for (const name in slots) state[name] = given !== undefined && Object.hasOwn(given, name) ? given[name] : slots[name]!.initial
-  return state
+  for (const name in slots) (state ??= {})[name] = given !== undefined && Object.hasOwn(given, name) ? given[name] : slots[name]!.initial
+  return state ?? noSlots
 }
 
 const noSinks: ReadonlyArray<AgentEvent.Sink> = []
@@ -152,11 +159,9 @@ export const runState = (
     model: Context.get(fiber.currentContext as Context.Context<ChatModel>, ChatModel),
     manager: Context.get(fiber.currentContext as Context.Context<ToolCallingManager>, ToolCallingManager),
     version: fields.version,
-    unrecorded: undefined,
-    next: undefined as never
+    unrecorded: undefined
   }
   run.observe = observerOf(run)
-  run.next = nextOf(agent, run)
   return run
 }
 
@@ -165,46 +170,64 @@ export const runState = (
  * takes its place. A run on an ephemeral conversation and an in-memory store holds nothing
  * and writes nothing until it pauses: it is the loop alone.
  */
-export const startRun = (agent: Any, options: RunOptions<Slots>) =>
-  Effect.withFiberRuntime<AgentExit.AgentExit, unknown, any>((fiber) => {
-    const problems = optionProblems(agent, options)
-    if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
-    const state = initialState(agent, options.state)
-    const runId = options.runId ?? newId()
-    const run = runState(agent, fiber, {
-      runId,
-      conversationId: options.conversationId ?? ephemeralId(runId),
-      ephemeral: options.conversationId === undefined,
-      history: [],
-      state,
-      iteration: 0,
-      modelCalls: 0,
-      budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...definedOnly(options.budget) },
-      usage: emptyUsage,
-      outcomes: [],
-      version: undefined
-    }, options)
-    const input = user(options.input)
-    const files = input.parts?.filter((part) => part._tag === "File")
-    const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: input.text, ...(files === undefined ? {} : { files }) })
-    // an ephemeral conversation starts empty, in the run only (decision 004)
-    if (run.ephemeral) run.history.push(input)
-    if (run.ephemeral && !run.recorder.durable) {
-      // the loop's first steps run when the turn runs its body (after its middleware and any id check), not now
-      const body = Effect.suspend(() => loop(agent, run))
-      // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
-      return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
-    }
-    const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
-    const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
-    return run.observe.turn(
-      "run",
-      started,
-      Effect.scoped(
-        Effect.zipRight(begin(agent, run, memory, input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
-      )
+export const startRun = (agent: Any, options: RunOptions<Slots>): Effect.Effect<AgentExit.AgentExit, unknown, any> =>
+  new StartRun(agent, options)
+
+/**
+ * `Agent.run`'s effect: its agent and options, the start built when it runs. A runtime keeps
+ * the effect it runs for as long as the run lasts (`runPromise` does), so this is all it keeps
+ * of it (docs/performance.md, round 6).
+ */
+class StartRun extends Effectable.Class<AgentExit.AgentExit, unknown, any> {
+  constructor(readonly agent: Any, readonly options: RunOptions<Slots>) {
+    super()
+  }
+
+  commit(): Effect.Effect<AgentExit.AgentExit, unknown, any> {
+    const { agent, options } = this
+    return Effect.withFiberRuntime((fiber) => start(agent, options, fiber))
+  }
+}
+
+const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<AgentExit.AgentExit, unknown, any> => {
+  const problems = optionProblems(agent, options)
+  if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
+  const state = initialState(agent, options.state)
+  const runId = options.runId ?? newId()
+  const run = runState(agent, fiber, {
+    runId,
+    conversationId: options.conversationId ?? ephemeralId(runId),
+    ephemeral: options.conversationId === undefined,
+    history: [],
+    state,
+    iteration: 0,
+    modelCalls: 0,
+    budget: options.budget === undefined ? agent.budget : { ...agent.budget, ...definedOnly(options.budget) },
+    usage: emptyUsage,
+    outcomes: noOutcomes,
+    version: undefined
+  }, options)
+  const input = user(options.input)
+  const files = input.parts?.filter((part) => part._tag === "File")
+  const started = (): AgentEvent.Payload => ({ _tag: "RunStarted", agent: agent.name, input: input.text, ...(files === undefined ? {} : { files }) })
+  // an ephemeral conversation starts empty, in the run only (decision 004)
+  if (run.ephemeral) run.history = [input]
+  if (run.ephemeral && !run.recorder.durable) {
+    // the loop's first steps run when the turn runs its body (after its middleware and any id check), not now
+    const body = Effect.suspend(() => loop(agent, run))
+    // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
+    return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
+  }
+  const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
+  const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
+  return run.observe.turn(
+    "run",
+    started,
+    Effect.scoped(
+      Effect.zipRight(begin(agent, run, memory, input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
     )
-  })
+  )
+}
 
 /**
  * What a run holds and writes before its loop, for the scope of the turn: its conversation

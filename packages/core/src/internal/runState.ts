@@ -3,7 +3,6 @@
  */
 import * as Effect from "effect/Effect"
 import type { RunAlreadyResumed } from "../AgentError.js"
-import type * as AgentExit from "../AgentExit.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
 import { addUsage, isTokenCount } from "../ChatModel.js"
@@ -20,7 +19,8 @@ import type { Recorder } from "./record.js"
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Watchers {
   readonly ephemeral: boolean
-  readonly history: Array<Message>
+  /** The conversation as the run sees it; replaced, not grown, while short (`appendMessages`). */
+  history: Array<Message>
   state: { [slot: string]: unknown }
   /** Model calls made since the iteration budget (re)started. */
   iteration: number
@@ -47,7 +47,8 @@ export interface RunState extends Watchers {
   /** Final answers of this turn fed back for not matching the agent's `output`. */
   outputRetries: number
   usage: Usage
-  readonly outcomes: Array<Outcome>
+  /** The outcomes of the run's calls, in order; `noOutcomes` until its first batch ends (`outcomesOf`). */
+  outcomes: Array<Outcome>
   /** What observes the run's levels, decided when it starts. */
   readonly observe: Observer
   /** Where the run is recorded: read here; written through its recorder. */
@@ -62,9 +63,16 @@ export interface RunState extends Watchers {
   version: number | undefined
   /** The first failure to record a call's start or result in a durable store, or its refusal (the run was lost), if any (the batch then fails with it). */
   unrecorded: StoreError | RunAlreadyResumed | undefined
-  /** What follows an iteration: the run's exit, or the next iteration (`loop.ts`). */
-  readonly next: (exit: AgentExit.AgentExit | undefined) => Effect.Effect<AgentExit.AgentExit, any, any>
 }
+
+/** The outcomes of a run whose calls have none yet: one frozen array, not one per run. */
+export const noOutcomes: Array<Outcome> = Object.freeze([]) as never
+
+/** The run's outcomes, to add to: its own array from its first batch on. */
+export const outcomesOf = (run: RunState): Array<Outcome> => run.outcomes === noOutcomes ? (run.outcomes = []) : run.outcomes
+
+/** The length up to which a history is copied on append rather than grown. */
+const exactUpTo = 16
 
 /**
  * Appends messages to the run's history and, unless the conversation is ephemeral, to
@@ -72,7 +80,11 @@ export interface RunState extends Watchers {
  * (docs/decisions/004-ephemeral-conversations.md).
  */
 export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>): Effect.Effect<void, MemoryError> => {
-  for (const message of messages) run.history.push(message)
+  const history = run.history
+  // a short history is copied at its exact size: an array grown by `push` keeps 16 spare slots,
+  // which a run waiting in a tool would keep too (docs/performance.md, round 6)
+  if (history.length + messages.length <= exactUpTo) run.history = history.concat(messages)
+  else for (const message of messages) history.push(message)
   return run.ephemeral ? Effect.void : Effect.flatMap(ChatMemory, (memory) => memory.append(run.conversationId, messages))
 }
 
