@@ -46,7 +46,7 @@ const only = failoverArg?.split("=")[1]?.split(",") ?? []
 const write = process.argv.includes("--write") && !quick && !failures
 const sizes = quick ? [1, 2] : [1, 2, 4]
 const runs = quick ? 50 : 300
-const suspended = quick ? 100 : 500
+const suspended = quick ? 300 : 500
 const idleDecisions = quick ? 20 : 100
 const concurrency = 64
 
