@@ -46,7 +46,7 @@ const only = failoverArg?.split("=")[1]?.split(",") ?? []
 const write = process.argv.includes("--write") && !quick && !failures
 const sizes = quick ? [1, 2] : [1, 2, 4]
 const runs = quick ? 50 : 300
-const suspended = quick ? 100 : 500
+const suspended = quick ? 300 : 500
 const idleDecisions = quick ? 20 : 100
 const concurrency = 64
 
@@ -104,7 +104,7 @@ const scenario = (serverUrl: string, size: number) =>
     const floorPerRun = yield* floorCosts
     const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
 
-    const total = 20 + runs + idleDecisions + suspended
+    const total = 20 + runs + idleDecisions + 2 * suspended
     const calls = yield* askAll(runners, "stats", "calls")
     const twice = yield* askAll(runners, "stats", "twice")
     const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`

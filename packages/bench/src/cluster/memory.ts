@@ -5,8 +5,10 @@
  * 20 s after its last reply (the engine's reaper checks every 10 s), so the bench waits
  * {@link passivated} before it reads what passivated entities leave.
  *
- * - memory: once every entity is passivated, heap after a full GC in every runner (before);
- *   `suspended` runs paused (64 at a time); heap, and the entities still live (with); after
+ * - memory: `suspended` runs paused (64 at a time), whose heap is not counted: they take what
+ *   the runners keep once, whatever the number of runs (code compiled for these paths, grown
+ *   pools); once their entities are passivated, heap after a full GC in every runner (before);
+ *   `suspended` more paused; heap, and the entities still live (with); after
  *   {@link passivated} more, heap again (passivated). Per suspended run: (passivated − before)
  *   / suspended, what a paused run costs once its entity is gone; and that plus (with −
  *   passivated) / live entities, what it costs while its entity is live;
@@ -74,7 +76,8 @@ const summary = (s: Scenario, runIds: ReadonlyArray<string>, measured: ReadonlyA
   }))
 
 /**
- * The memory of `suspended` paused runs, before and after passivation; then `decisions` of them
+ * The memory of `suspended` paused runs (after as many whose heap is not counted), before and
+ * after passivation; then `decisions` of them
  * (passivated) and `decisions` runs just paused (live) decided one at a time, alternately, so
  * that both find the runners in the same state (the code paths as warm, the heap as collected).
  * The rest stay paused: their run ids are returned.
@@ -85,6 +88,7 @@ export const measure = (s: Scenario, options: { readonly suspended: number; read
     const entities = askAll(s.runners, "entities", "entities")
     const pauseAll = (n: number) => s.inClient(Effect.forEach(Array.from({ length: n }), () => s.pause, { concurrency: 64 }))
 
+    const first = yield* pauseAll(options.suspended)
     yield* Effect.sleep(passivated)
     const before = yield* heap
     const paused = yield* pauseAll(options.suspended)
@@ -109,6 +113,6 @@ export const measure = (s: Scenario, options: { readonly suspended: number; read
       memory,
       live: yield* summary(s, liveIds, measured.filter((_, i) => i % 2 === 0), since),
       reactivated: yield* summary(s, passivatedIds, measured.filter((_, i) => i % 2 === 1), since),
-      rest: paused.slice(options.decisions)
+      rest: [...first, ...paused.slice(options.decisions)]
     }
   })
