@@ -3,6 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { RunAlreadyResumed } from "../AgentError.js"
+import type * as Agent from "../Agent.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
 import { addUsage, isTokenCount } from "../ChatModel.js"
@@ -18,6 +19,7 @@ import type { Recorder } from "./record.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Watchers {
+  readonly agent: Agent.Any
   readonly ephemeral: boolean
   /** The conversation as the run sees it; replaced, not grown, while short (`appendMessages`). */
   history: Array<Message>
