@@ -127,8 +127,7 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
     readonly callId: string,
     readonly state: StateSnapshot,
     readonly resumption: Resumption | undefined,
-    /** The decoded arguments; set once decoded when an asynchronous schema decodes them. */
-    public args: unknown,
+    readonly args: unknown,
     readonly started: Effect.Effect<void, ToolFailure> | undefined,
     /** What follows the call, given its result. */
     readonly then: Then<B, E2, R2>
@@ -224,14 +223,11 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   const decoded = decodeArguments(entry, call.args)
   const now = settledEither(decoded)
   if (now === undefined) {
-    const attempt = attemptOf(undefined)
-    return Effect.matchCauseEffect(
-      Effect.flatMap(decoded, (args) => {
-        attempt.args = args
-        return retried(attempt)
-      }),
-      endingOf(attempt)
-    )
+    // an asynchronous schema: its failure ends the call as an attempt's would; once decoded, the attempts take its place
+    return Effect.matchCauseEffect(decoded, {
+      onFailure: (attemptFailed<B, E2, R2>).bind(attemptOf(undefined)),
+      onSuccess: (args) => attemptsThen(attemptOf(args))
+    })
   }
   return Either.isLeft(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
 }
