@@ -15,9 +15,10 @@ import type { ClusterError } from "@effect/cluster"
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { Sharding } from "@effect/cluster/Sharding"
 import type { Layer, Option } from "effect"
-import { Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
 import * as Protocol from "./internal/protocol.js"
+import * as RunOptions from "./internal/runOptions.js"
 import type * as RunOutcome from "./RunOutcome.js"
 import { Refused } from "./RunOutcome.js"
 
@@ -71,10 +72,34 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
 })
 
 /**
+ * Options of {@link runner}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunnerOptions {
+  /**
+   * How long an entity (a conversation, or an ephemeral run) stays in the runner's memory
+   * with no message in flight. After it, the engine passivates the entity: its handler,
+   * mailbox and fibers go, and a paused run holds nothing in the runner (the run store keeps
+   * its state). Its next message — a decision, the conversation's next turn, a cancel — takes
+   * it on again (one `RunLocation` note). The engine checks every
+   * `max(min(idleTimeout, 30 s), 5 s)`, so an idle entity goes between `idleTimeout` and
+   * `idleTimeout` plus that period after its last reply; an entity driving a run (a message
+   * in flight) never goes. Default 10 seconds (the engine's own default is 1 minute).
+   */
+  readonly idleTimeout?: Duration.DurationInput
+}
+
+/** How long an idle entity stays in memory by default (see {@link RunnerOptions.idleTimeout}). */
+const defaultIdleTimeout = Duration.seconds(10)
+
+/**
  * Serves `entity` on this runner: the runner drives the runs of the entities (conversations,
  * ephemeral runs) of the shards it owns. Needs the cluster (`ClusterPg.layer`,
  * `ClusterSqlite.layer`: sharding, run store and chat memory on one database), a `ChatModel`,
- * and what the agent's tools need.
+ * and what the agent's tools need. An entity with no message in flight for `idleTimeout`
+ * (default 10 s) leaves memory; its next message takes it on again.
  *
  * @example
  * ```ts
@@ -84,7 +109,7 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
  * import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
  *
  * const Support = AgentCluster.make(Agent.make({ name: "support" }))
- * const Runner = AgentCluster.runner(Support).pipe(
+ * const Runner = AgentCluster.runner(Support, { idleTimeout: "30 seconds" }).pipe(
  *   Layer.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Hello.")])),
  *   Layer.provideMerge(ClusterSqlite.layer({ filename: "agentfx.db" }))
  * )
@@ -94,22 +119,45 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
  * @category layers
  */
 export const runner = <S extends Agent.Slots, R, A>(
-  entity: AgentEntity<S, R, A>
+  entity: AgentEntity<S, R, A>,
+  options?: RunnerOptions
 ): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
   entity.entity.toLayer(
     Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never)),
-    { concurrency: "unbounded" }
+    { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
   ) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
 
 /**
- * Options of {@link start} and {@link run}.
+ * Options of {@link start} and {@link run}: `Agent.run`'s, carried to the runner with the start
+ * and checked there as `Agent.run` checks them (a refusal is `Refused`, nothing run). Not
+ * `onConversationBusy`: a conversation's turns wait for each other on its entity. A `context`
+ * policy cannot name a summary model (a service of the sender): the runner's `ChatModel`
+ * writes the summary.
+ *
+ * @example
+ * ```ts
+ * import type { AgentCluster } from "@agentfx/cluster"
+ * const options: AgentCluster.StartOptions = {
+ *   input: "Pay the March invoices",
+ *   conversationId: "c-42",
+ *   budget: { modelCalls: 10 },
+ *   settings: { temperature: 0 }
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export interface StartOptions {
+export interface StartOptions<S extends Agent.Slots = Agent.Slots>
+  extends Pick<Agent.RunOptions<S>, "budget" | "settings" | "toolChoice" | "context">
+{
   /** What the person says: text, or text and files (`Part.text`, `Part.image`, `Part.file`). */
-  readonly input: Agent.RunOptions<any>["input"]
+  readonly input: Agent.RunOptions<S>["input"]
+  /**
+   * Initial values of some of the agent's slots, sent encoded with each slot's schema (a slot
+   * the agent lacks, or a value its schema refuses, is `Refused` with `InvalidRunInput`).
+   */
+  readonly state?: Agent.InitialState<S>
   /** Continue this conversation (kept in `ChatMemory`; its turns run one at a time, in order). Without it the run is ephemeral. */
   readonly conversationId?: string
   /**
@@ -131,11 +179,16 @@ export type ClientError = ClusterError.MailboxFull | ClusterError.AlreadyProcess
 const entityId = (options: { readonly conversationId?: string | undefined; readonly runId: string }) =>
   options.conversationId === undefined ? `run:${options.runId}` : `conversation:${options.conversationId}`
 
-const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options: StartOptions, discard: boolean) =>
+const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options: StartOptions<S>, discard: boolean) =>
   Effect.gen(function*() {
     const runId = options.runId ?? crypto.randomUUID()
     const client = yield* entity.entity.client
-    const payload = { runId, input: options.input, ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }) }
+    const payload = yield* Protocol.checked(Protocol.Start, {
+      runId,
+      input: options.input,
+      ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }),
+      ...yield* RunOptions.encode(entity.agent, runId, options as RunOptions.Options)
+    }, runId, "InvalidRunInput")
     const to = client(entityId({ runId, conversationId: options.conversationId }))
     return {
       runId,
@@ -156,7 +209,7 @@ const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Sch
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -171,7 +224,7 @@ const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Sch
  */
 export const start = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
-  options: StartOptions
+  options: StartOptions<S>
 ): Effect.Effect<{ readonly runId: string }, ClientError | Refused, Sharding> =>
   Effect.flatMap(send(entity, options, true), ({ reply, runId }) => Effect.as(reply, { runId }))
 
@@ -183,7 +236,7 @@ export const start = <S extends Agent.Slots, R, A>(
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -197,7 +250,7 @@ export const start = <S extends Agent.Slots, R, A>(
  */
 export const run = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
-  options: StartOptions
+  options: StartOptions<S>
 ): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused, Sharding> =>
   Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused>)
 
@@ -236,7 +289,7 @@ const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNot
  *
  * @example
  * ```ts
- * import { Effect, Schedule } from "effect"
+ * import { Duration, Effect, Schedule } from "effect"
  * import { Decision } from "@agentfx/core"
  * import { AgentCluster } from "@agentfx/cluster"
  *
@@ -260,14 +313,15 @@ export const decide = <S extends Agent.Slots, R, A>(
   Sharding
 > =>
   Effect.gen(function*() {
-    const to = yield* entityOfRun(runId)
-    const client = yield* entity.entity.client
-    return yield* client(to).Decide({
+    const payload = yield* Protocol.checked(Protocol.Decide, {
       runId,
       decision,
       ...(options?.revision === undefined ? {} : { revision: options.revision }),
       ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy })
-    }).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
+    }, runId, "DecisionMismatch")
+    const to = yield* entityOfRun(runId)
+    const client = yield* entity.entity.client
+    return yield* client(to).Decide(payload).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
   })
 
 /**

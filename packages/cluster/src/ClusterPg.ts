@@ -18,7 +18,7 @@ import type { Duration } from "effect"
 import { Cause, Layer, Option } from "effect"
 import * as Locations from "./internal/locations.js"
 import { serialized } from "./internal/pgSetup.js"
-import { type Timings, timed } from "./internal/settings.js"
+import { failoverConfig, type Timings, timed } from "./internal/settings.js"
 import type { RunLocation } from "./RunLocation.js"
 
 /**
@@ -32,18 +32,23 @@ export interface ClientOptions extends PgClient.PgClientConfig, SqlStore.Options
 
 /**
  * How fast the runners notice a lost runner: a runner's shard locks expire `lockExpiration`
- * after its last refresh (every `lockRefresh`), then the others take its shards and continue
- * its runs. The engine's defaults, 35 s / 10 s, take over in about 30–37 s; 6 s / 2 s in about
- * 6 s. Shorter is not free: a runner whose event loop or database stalls past
- * `lockExpiration` loses its shards while alive (the run store's fences keep every call
- * started once even then).
- *
+ * after its last refresh (every `lockRefresh`); the others see it gone at their next
+ * assignment refresh (every `assignmentRefresh`), then take its shards and continue its runs.
+ * The engine's defaults, 35 s / 10 s / 3 s, take over in about 30–37 s; 6 s / 2 s (and the
+ * default 1 s assignment refresh) in 4–8 s after the kill. Shorter is not free: a runner whose
+ * event loop or database stalls past `lockExpiration` loses its shards while alive (the run
+ * store's fences keep every call started once even then).
  * @since 0.1.0
  * @category models
  */
 export interface Failover {
   readonly lockExpiration: Duration.DurationInput
   readonly lockRefresh: Duration.DurationInput
+  /**
+   * How often a runner reads the cluster's runners and recomputes who owns which shard (one
+   * query per member each time). Default: half `lockRefresh`, at most 3 s (the engine's own).
+   */
+  readonly assignmentRefresh?: Duration.DurationInput
 }
 
 /**
@@ -119,9 +124,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
         ...timed(options, "1 second"),
         runnerAddress: address(options.runnerAddress),
         ...(options.listenAddress === undefined ? {} : { runnerListenAddress: address(options.listenAddress) }),
-        ...(options.failover === undefined
-          ? {}
-          : { shardLockExpiration: options.failover.lockExpiration, shardLockRefreshInterval: options.failover.lockRefresh })
+        ...(options.failover === undefined ? {} : failoverConfig(options.failover))
       }
     }),
     options

@@ -143,7 +143,9 @@ export type RunOutcome = typeof RunOutcome.Type
  * A message refused before it changed anything (its run stays as it was): `reason` is the
  * refusal's tag in `@agentfx/core` (`UnknownDecision`, `IncompleteDecisions`,
  * `InvalidRunInput`, `ConversationBusy`, …), `message` its message. `AgentCluster.decide`
- * and `cancel` turn `RunAlreadyResumed` and `RunNotFound` back into those errors.
+ * and `cancel` turn `RunAlreadyResumed` and `RunNotFound` back into those errors. A message
+ * its schema refuses is refused by the client, before it is stored: a start as
+ * `InvalidRunInput`, a decision as `DecisionMismatch`, the message naming the field.
  *
  * @example
  * ```ts

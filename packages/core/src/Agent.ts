@@ -321,7 +321,11 @@ export interface RunOptions<S extends Slots> {
    * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once.
    */
   readonly runId?: string
-  /** Continue this conversation (kept in `ChatMemory`). Without it the conversation is ephemeral: it lives in the run and its checkpoints only, and never touches `ChatMemory`. */
+  /**
+   * Continue this conversation (kept in `ChatMemory`): 1 to 256 characters, none of them a
+   * control character (else `InvalidRunInput`). Without it the conversation is ephemeral: it
+   * lives in the run and its checkpoints only, and never touches `ChatMemory`.
+   */
   readonly conversationId?: string
   /** Initial values of some slots. */
   readonly state?: InitialState<S>

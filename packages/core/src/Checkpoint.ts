@@ -11,8 +11,22 @@ import { JsonValue } from "./Json.js"
 import { Message } from "./Message.js"
 import { Outcome, ToolCall } from "./ToolCall.js"
 
-/** A run's own model settings (`RunOptions.settings`), as stored. */
-const ModelSettings = Schema.Struct({
+/**
+ * A run's own model settings (`RunOptions.settings`), as stored — and as a run's start carries
+ * them to another process.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Schema.is(Checkpoint.ModelSettings)({ temperature: 0, maxOutputTokens: 500 }) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ModelSettings = Schema.Struct({
   temperature: Schema.optionalWith(Schema.Number, { exact: true }),
   topP: Schema.optionalWith(Schema.Number, { exact: true }),
   maxOutputTokens: Schema.optionalWith(Schema.Number, { exact: true }),
@@ -20,15 +34,42 @@ const ModelSettings = Schema.Struct({
   parallelToolCalls: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 
-/** A run's own context policy (`RunOptions.context`), as stored: without a summary model, which a run's policy never names. */
-const ContextPolicy = Schema.Union(
+/**
+ * A run's own context policy (`RunOptions.context`), as stored: without a summary model, which
+ * a run's policy never names.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint, ContextWindow } from "@agentfx/core"
+ *
+ * Schema.is(Checkpoint.ContextPolicy)(ContextWindow.trim({ maxTokens: 8000 })) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContextPolicy = Schema.Union(
   Schema.TaggedStruct("Full", {}),
   Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }),
   Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })
 )
 
-/** A tool choice other than `"auto"`, as stored. */
-const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
+/**
+ * A tool choice other than `"auto"` (the default), as stored.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Checkpoint } from "@agentfx/core"
+ *
+ * Schema.is(Checkpoint.ToolChoice)({ tool: "search" }) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
 
 /**
  * The checkpoint format's version, which this runtime writes. Version 3 added files (in user

@@ -47,15 +47,18 @@ describe("Agent.run with a given run id", () => {
       expect(executed).toEqual(["t1", "t2"])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 
-  it.effect("an id that is empty, too long or holds a control character is refused before anything runs", () =>
+  it.effect("a run or conversation id that is empty, too long or holds a control character is refused before anything runs", () =>
     Effect.gen(function*() {
-      const { agent } = transfers()
-      for (const runId of ["", "x".repeat(257), "a\nb"]) {
-        const error = yield* Effect.flip(Agent.run(agent, { input: "pay", runId }))
-        expect(error._tag).toBe("InvalidRunInput")
-        expect(error.message).toContain(`runId ${JSON.stringify(runId)} must be a string of 1 to 256 characters`)
+      const { agent, executed } = transfers()
+      for (const id of ["", "x".repeat(257), "a\nb"]) {
+        for (const key of ["runId", "conversationId"] as const) {
+          const error = yield* Effect.flip(Agent.run(agent, { input: "pay", [key]: id }))
+          expect(error._tag).toBe("InvalidRunInput")
+          expect(error.message).toContain(`${key} ${JSON.stringify(id)} must be a string of 1 to 256 characters`)
+        }
       }
       expect(yield* Effect.flatMap(RunStore.RunStore, (store) => store.list())).toEqual([])
+      expect(executed).toEqual([])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 })
 

@@ -6,27 +6,27 @@
  *
  * - throughput: `runs` runs, 64 at a time, each started, paused, decided and completed:
  *   completed runs per second;
- * - latency: decide → the reply of the resumed, completed run, one decision at a time (idle)
- *   and 64 at once (loaded): p50 / p99;
- * - memory: heap after a full GC in every runner, before and with `suspended` paused runs:
- *   bytes per suspended run;
+ * - latency: decide → the reply of the resumed, completed run, one decision at a time (idle: on
+ *   runs just paused, their entities live, and on runs whose entities were passivated) and 64
+ *   at once (loaded): p50 / p99;
+ * - memory: heap after a full GC in every runner, before and with `suspended` paused runs,
+ *   once their entities are passivated and while they were live: bytes per suspended run
+ *   (memory.ts);
  * - where the time goes, apart from the machine's load: the runners' CPU time and the
  *   database's committed transactions (`pg_stat_database`), per run.
  *
  * The floor, on the same runners, measured the same way: an entity whose `Start` and `Decide`
  * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
  *
- * Checks (exact, never a time): every run paused then completed, every call ran exactly once.
+ * Checks (exact, never a time): every run paused then completed, every call ran exactly once,
+ * no entity left live in the runners after the passivation wait.
  *
  * `--failover`: the failure scenarios instead (failover.ts). `--write`: the figures go to
  * RESULTS.md's cluster section too (results.ts).
  */
 import { AgentCluster } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
-import type { Child } from "@agentfx/testing/Process"
-import type { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
@@ -36,7 +36,8 @@ import { failover } from "./failover.js"
 import { type Figures, figureRows, sectionMarkdown } from "./figures.js"
 import { section, withSection } from "./results.js"
 import { Floor } from "./floor.js"
-import { client, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
+import * as Memory from "./memory.js"
+import { askAll, client, cost, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
 
 const quick = process.argv.includes("--quick")
 const failoverArg = process.argv.find((a) => a.startsWith("--failover"))
@@ -52,32 +53,6 @@ const concurrency = 64
 const Bench = AgentCluster.make(benchAgent)
 
 const { check, checks, finish, rows } = Tally.make()
-
-/** Asks a runner `command` (heap, stats): the answer's `key`. */
-const ask = (child: Child, command: string, key: string) =>
-  Effect.suspend(() => {
-    const id = randomUUID()
-    return Effect.zipRight(
-      child.send(`${command} ${id}`),
-      child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
-    )
-  })
-
-/** Sums `key` of every runner's answer to `line`. */
-const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
-  Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
-
-/** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
-const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>
-  Effect.gen(function*() {
-    const committed = sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
-      Effect.map(([row]) => Number(row!.n)),
-      Effect.orDie
-    )
-    const cpu = askAll(runners, "cpu", "cpu")
-    const [cpu0, transactions0] = [yield* cpu, yield* committed]
-    return Effect.map(Effect.all([cpu, committed]), ([cpu1, transactions1]) => ({ cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }))
-  })
 
 const scenario = (serverUrl: string, size: number) =>
   Effect.gen(function*() {
@@ -107,12 +82,10 @@ const scenario = (serverUrl: string, size: number) =>
     const perSecond = runs / ((performance.now() - started) / 1000)
     const perRun = yield* costs
 
-    // memory per suspended run, then idle latency on some of them, then the rest at once
-    const before = yield* askAll(runners, "heap", "heap")
-    const paused = yield* inClient(Effect.forEach(Array.from({ length: suspended }), () => pause, { concurrency }))
-    const after = yield* askAll(runners, "heap", "heap")
-    const idle = yield* inClient(Effect.forEach(paused.slice(0, idleDecisions), decide))
-    yield* inClient(Effect.forEach(paused.slice(idleDecisions), decide, { concurrency }))
+    // memory per suspended run before and after passivation, latency one at a time on live and passivated
+    // entities (memory.ts); then the rest at once
+    const { live, memory, reactivated, rest } = yield* Memory.measure({ runners, sql, inClient, pause, decide }, { suspended, decisions: idleDecisions })
+    yield* inClient(Effect.forEach(rest, decide, { concurrency }))
 
     // the floor: the engine's two persisted messages per run, nothing else
     const floor = yield* inClient(Floor.client)
@@ -131,18 +104,21 @@ const scenario = (serverUrl: string, size: number) =>
     const floorPerRun = yield* floorCosts
     const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
 
-    const total = 20 + runs + suspended
+    const total = 20 + runs + idleDecisions + suspended
     const calls = yield* askAll(runners, "stats", "calls")
     const twice = yield* askAll(runners, "stats", "twice")
     const [record] = yield* sql<{ readonly completed: number; readonly other: number }>`SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS other FROM agentfx_runs`
     check(`${size} runner(s): every run completed`, record!.completed === total && record!.other === 0, JSON.stringify(record))
     check(`${size} runner(s): every call ran exactly once`, calls === 2 * total && twice === 0, `${calls} calls of ${2 * total}, ${twice} twice`)
+    check(`${size} runner(s): every entity passivated after ${Memory.passivated}`, memory.liveAfterWait === 0, `${memory.liveAfterWait} live`)
     return {
       size,
       perSecond,
-      idle: [percentile(idle, 0.5), percentile(idle, 0.99)],
+      idle: live.latency,
       loaded: [percentile(loaded, 0.5), percentile(loaded, 0.99)],
-      heapPerRun: (after - before) / suspended,
+      memory,
+      live,
+      reactivated,
       cpuPerRun: perRun.cpu / runs,
       transactionsPerRun: perRun.transactions / runs,
       floor: {

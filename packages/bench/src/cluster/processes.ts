@@ -81,4 +81,30 @@ export const firstEvent = (children: ReadonlyArray<Child>, event: "started" | "e
     }, timeout)
   ))
 
+/** Asks a runner `command` (heap, stats, cpu, entities): the answer's `key`. */
+const ask = (child: Child, command: string, key: string) =>
+  Effect.suspend(() => {
+    const id = randomUUID()
+    return Effect.zipRight(
+      child.send(`${command} ${id}`),
+      child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
+    )
+  })
+
+/** Sums `key` of every runner's answer to `line`. */
+export const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
+  Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
+
+/** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
+export const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>
+  Effect.gen(function*() {
+    const committed = sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
+      Effect.map(([row]) => Number(row!.n)),
+      Effect.orDie
+    )
+    const cpu = askAll(runners, "cpu", "cpu")
+    const [cpu0, transactions0] = [yield* cpu, yield* committed]
+    return Effect.map(Effect.all([cpu, committed]), ([cpu1, transactions1]) => ({ cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }))
+  })
+
 export type { Child }

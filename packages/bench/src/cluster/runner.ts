@@ -4,10 +4,12 @@
  * shard locks expire after 6 s, refreshed every 2 s; else the engine's defaults, 35 s / 10 s); prints `{"ready":pid}` once its Layer is
  * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
  * `{"id", "calls": executed calls, "twice": calls executed more than once}`; `cpu <id>` →
- * `{"id", "cpu": CPU time used so far, user and system, in ms}`.
+ * `{"id", "cpu": CPU time used so far, user and system, in ms}`; `entities <id>` →
+ * `{"id", "entities": entities active in this runner (of every type)}`.
  */
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
+import { Sharding } from "@effect/cluster"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createInterface } from "node:readline"
@@ -17,6 +19,7 @@ import { FloorLive } from "./floor.js"
 
 const [url, port, settings] = process.argv.slice(2)
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`)
+let activeEntities: Effect.Effect<number> = Effect.succeed(Number.NaN)
 
 createInterface({ input: process.stdin }).on("line", (line) => {
   const [command, id] = line.split(" ")
@@ -28,6 +31,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     say({ id, cpu: (user + system) / 1000 })
   } else if (command === "stats") {
     say({ id, calls: executions.size, twice: [...executions.values()].filter((n) => n > 1).length })
+  } else if (command === "entities") {
+    void Effect.runPromise(activeEntities).then((entities) => say({ id, entities }))
   }
 })
 
@@ -35,7 +40,10 @@ export const Bench = AgentCluster.make(benchAgent)
 
 // runMain: a SIGTERM interrupts the runner, whose Layer then shuts down as a deploy would
 NodeRuntime.runMain(Layer.launch(
-  Layer.effectDiscard(Effect.sync(() => say({ ready: process.pid }))).pipe(
+  Layer.effectDiscard(Effect.map(Sharding.Sharding, (sharding) => {
+    activeEntities = sharding.activeEntityCount
+    say({ ready: process.pid })
+  })).pipe(
     Layer.provideMerge(Layer.merge(AgentCluster.runner(Bench), FloorLive)),
     Layer.provide(benchModel),
     Layer.provide(ClusterPg.layer({

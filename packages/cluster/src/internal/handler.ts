@@ -19,6 +19,7 @@ import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
 import type { Cancel, Decide, Start } from "./protocol.js"
+import * as RunOptions from "./runOptions.js"
 
 type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
@@ -90,13 +91,19 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
         onSuccess: (exit) => Outcome.fromExit(agent, exit)
       })
 
-    const start = ({ conversationId, input, runId }: StartPayload) =>
+    const start = ({ conversationId, input, runId, ...carried }: StartPayload) =>
       Effect.gen(function*() {
         const record = yield* readStore(runId, store.get(runId))
         if (Option.isNone(record)) {
-          const finished = yield* readStore(runId, store.finished(runId))
-          if (Option.isSome(finished)) return Outcome.fromFinished(runId, finished.value)
-          return yield* exitOf(runId, Agent.run(agent, { runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))
+          const options = yield* RunOptions.decode(agent, runId, carried)
+          // the run's first record refuses an id the store has or had (InvalidRunInput): only then is
+          // it asked whether the run finished and was forgotten but for its ending (a SQL store keeps
+          // finished records whole, so `get` already said)
+          return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) })).pipe(
+            Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
+              Effect.flatMap(readStore(runId, store.finished(runId)), (finished) =>
+                Option.isSome(finished) ? Effect.succeed(Outcome.fromFinished(runId, finished.value)) : Effect.fail(refusal)))
+          )
         }
         if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
           return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
@@ -104,25 +111,35 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
         return record.value.status === "running" ? yield* exitOf(runId, Agent.recover(agent, runId)) : Outcome.fromRecord(record.value)
       })
 
-    const decide = ({ decidedBy, decision, revision, runId }: DecidePayload) =>
+    /**
+     * A decision finds its run not paused (the resume read the record and refused, nothing
+     * changed): a message redelivered after a crash. The record says what happened: `running` —
+     * the resume it carried was cut off (nothing else drives this entity's runs), continue it
+     * with the crash rule; ended after this very decision (its reply was not stored) — answer
+     * with how it ended; anything else — the refusal stands.
+     */
+    const redelivered = ({ decidedBy, runId }: DecidePayload, refusal: RunOutcome.Refused) =>
       Effect.gen(function*() {
         const record = yield* readStore(runId, store.get(runId))
-        if (Option.isSome(record) && record.value.agent === agent.name) {
-          const { status } = record.value
-          if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
-          // redelivered after its run ended (its reply was not stored): answer with how it ended
-          if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
-            return Outcome.fromRecord(record.value)
-          }
+        if (Option.isNone(record) || record.value.agent !== agent.name) return yield* Effect.fail(refusal)
+        const { status } = record.value
+        if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
+        if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
+          return Outcome.fromRecord(record.value)
         }
-        return yield* exitOf(
-          runId,
-          Agent.resume(agent, runId, decision, {
-            ...(decidedBy === undefined ? {} : { decidedBy }),
-            ...(revision === undefined ? {} : { revision })
-          })
-        )
+        return yield* Effect.fail(refusal)
       })
+
+    // the resume reads the record first and refuses a run that is not paused before it changes
+    // anything: only then is the record read again, to tell a redelivered decision apart
+    const decide = (payload: DecidePayload) =>
+      exitOf(
+        payload.runId,
+        Agent.resume(agent, payload.runId, payload.decision, {
+          ...(payload.decidedBy === undefined ? {} : { decidedBy: payload.decidedBy }),
+          ...(payload.revision === undefined ? {} : { revision: payload.revision })
+        })
+      ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, refusal)))
 
     return {
       Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),

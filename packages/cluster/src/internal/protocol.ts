@@ -6,18 +6,20 @@
  */
 import { Rpc } from "@effect/rpc"
 import { Decision, Part } from "@agentfx/core"
-import { Schema } from "effect"
+import { Effect, ParseResult, Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
+import * as RunOptions from "./runOptions.js"
 
 /** A run's input: text, or text and files. */
 export const Input = Schema.Union(Schema.String, Schema.Array(Part.InputPart))
 
-/** Starts a run under its id: a start sent twice (same run id) is one message, answered once. */
+/** Starts a run under its id, with its run options: a start sent twice (same run id) is one message, answered once. */
 export const Start = Rpc.make("Start", {
   payload: {
     runId: Schema.String,
     input: Input,
-    conversationId: Schema.optional(Schema.String)
+    conversationId: Schema.optional(Schema.String),
+    ...RunOptions.fields
   },
   primaryKey: ({ runId }) => runId,
   success: RunOutcome,
@@ -47,3 +49,23 @@ export const Cancel = Rpc.make("Cancel", {
 
 /** The messages of an agent's entity (annotated persisted and client-uninterruptible by the entity). */
 export const messages = [Start, Decide, Cancel] as const
+
+/**
+ * `payload` as `message`'s payload fields accept it; else refused as `reason`, naming the
+ * problem, before anything is stored (the message's constructor would die on it).
+ */
+export const checked = <Fields extends Schema.Struct.Fields>(
+  message: { readonly payloadSchema: { readonly fields: Fields } },
+  payload: unknown,
+  runId: string,
+  reason: "InvalidRunInput" | "DecisionMismatch"
+): Effect.Effect<Schema.Struct.Type<Fields>, Refused> =>
+  Effect.mapError(
+    Schema.validate(Schema.Struct(message.payloadSchema.fields))(payload) as Effect.Effect<Schema.Struct.Type<Fields>, ParseResult.ParseError>,
+    (error) =>
+      new Refused({
+        runId,
+        reason,
+        message: `${reason === "InvalidRunInput" ? "Invalid run input" : "Not a decision this cluster can send"}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      })
+  )

@@ -1,6 +1,6 @@
 /** What the cluster's members share of their sharding settings. */
 import type { ShardingConfig } from "@effect/cluster"
-import type { Duration } from "effect"
+import { Duration } from "effect"
 
 /** A runner's timings: how often it polls the message table, how long its shutdown waits. */
 export interface Timings {
@@ -24,4 +24,16 @@ export interface Timings {
 export const timed = (polling: Timings, fallback: Duration.DurationInput): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
   entityMessagePollInterval: polling.pollInterval ?? fallback,
   ...(polling.shutdownTimeout === undefined ? {} : { entityTerminationTimeout: polling.shutdownTimeout })
+})
+
+/** The sharding settings of a runner's failover settings (`ClusterPg.Failover`). */
+export const failoverConfig = (failover: {
+  readonly lockExpiration: Duration.DurationInput
+  readonly lockRefresh: Duration.DurationInput
+  readonly assignmentRefresh?: Duration.DurationInput | undefined
+}): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
+  shardLockExpiration: failover.lockExpiration,
+  shardLockRefreshInterval: failover.lockRefresh,
+  refreshAssignmentsInterval: failover.assignmentRefresh ??
+    Duration.min(Duration.seconds(3), Duration.unsafeDivide(Duration.decode(failover.lockRefresh), 2))
 })

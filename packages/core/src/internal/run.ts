@@ -59,8 +59,11 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   problems.push(...inputProblems(options.input, agent.limits))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
-  if (options.runId !== undefined && !validRunId(options.runId)) {
-    problems.push(`runId ${JSON.stringify(options.runId)} must be a string of 1 to ${maxRunIdLength} characters, none of them a control character`)
+  for (const key of ["runId", "conversationId"] as const) {
+    const id = options[key]
+    if (id !== undefined && !validId(id)) {
+      problems.push(`${key} ${JSON.stringify(id)} must be a string of 1 to ${maxIdLength} characters, none of them a control character`)
+    }
   }
   return problems
 }
@@ -83,11 +86,11 @@ const inputProblems = (input: RunOptions<Slots>["input"], limits: Limits): Array
 
 const isText = Schema.is(TextPart)
 
-const maxRunIdLength = 256
+const maxIdLength = 256
 
-/** A run id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
-const validRunId = (runId: unknown): boolean =>
-  typeof runId === "string" && runId.length > 0 && runId.length <= maxRunIdLength && !/[\u0000-\u001f\u007f]/.test(runId)
+/** A run or conversation id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
+const validId = (id: unknown): boolean =>
+  typeof id === "string" && id.length > 0 && id.length <= maxIdLength && !/[\u0000-\u001f\u007f]/.test(id)
 
 /** The state of every run of an agent without slots: one frozen object, not one per run (a batch's writes make a new state). */
 const noSlots: { [slot: string]: unknown } = Object.freeze({})
