@@ -188,13 +188,13 @@ export const agentfx: Impl = {
     waiting.toolCalls = new Array<number>(runs).fill(0)
     // Each run is its own fiber, as each floor run is its own promise (and as a server runs a
     // request): Effect.forEach({ concurrency: "unbounded" }) would add its own join bookkeeping.
+    // The counts are read once all have ended, as the floor's come back with its runs: a
+    // `.then` per run would be a promise and a closure per suspended run that the floor and the
+    // Effect-alone reference do not keep.
     const runtime = builtRuntime(ScriptedChatModel.layer(concurrentScript, unrecorded))
-    const done = Promise.all(
-      Array.from({ length: runs }, (_, id) =>
-        runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) })).then((exit) =>
-          countsOf(exit, waiting.modelCalls[id]!, waiting.toolCalls[id]!)
-        ))
-    ).finally(() => runtime.dispose())
+    const done = Promise.all(Array.from({ length: runs }, (_, id) => runtime.runPromise(Agent.run(concurrentAgent, { input: String(id) }))))
+      .then((exits) => exits.map((exit, id) => countsOf(exit, waiting.modelCalls[id]!, waiting.toolCalls[id]!)))
+      .finally(() => runtime.dispose())
     return { suspended: () => waiting.suspended, release, done }
   },
 

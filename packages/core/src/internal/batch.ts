@@ -46,7 +46,7 @@ export const runBatch = (
   const toRun = batch.filter(runs)
   if (toRun.length === 0) return endedThen(agent, run, afterCalls(agent, run, batch, [], environmentPause), iterate)
   // a batch of one call keeps the call alone while it runs: its item is made again at the end
-  const then = new BatchEnd(agent, run, batch.length === 1 ? batch[0]!.call : batch, environmentPause, iterate)
+  const then = new BatchEnd(run, batch.length === 1 ? batch[0]!.call : batch, environmentPause, iterate)
   // one call that nothing observes or records runs in this fiber, the batch's end in its executor's place
   if (toRun.length === 1 && unobserved(run)) return runCall(agent.toolkit, toRun[0]!, run.manager, run.state, then)
   const runOne = runOneOf(agent, run, run.manager)
@@ -144,7 +144,6 @@ const mayExceed = (executed: Executed) =>
  */
 class BatchEnd implements Then<AgentExit.AgentExit | undefined, RunError, any> {
   constructor(
-    readonly agent: Agent.Any,
     readonly run: RunState,
     /** The batch, or the call of a batch of one call (its item was to run). */
     readonly batch: ReadonlyArray<BatchItem> | ToolCall,
@@ -153,7 +152,8 @@ class BatchEnd implements Then<AgentExit.AgentExit | undefined, RunError, any> {
   ) {}
 
   ended(executed: Executed | ReadonlyArray<Executed>): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> {
-    const { agent, run, batch } = this
+    const { run, batch } = this
+    const agent = run.agent
     const all = Array.isArray(executed) ? executed : [executed as Executed]
     const items = isItems(batch) ? batch : [Runnable({ call: batch })]
     return endedThen(agent, run, afterCalls(agent, run, items, all, this.environmentPause), this.iterate)

@@ -50,7 +50,7 @@ export const windowOf = (
 ): Window | Effect.Effect<Window, ContextOverflow | CompactionFailed | MemoryError, any> => {
   if (run.compacted === undefined) run.compacted = View.lastCompaction(run.history)
   const messages = View.viewAt(run.history, run.compacted)
-  const policy = run.context
+  const policy = run.runContext ?? agent.context
   if (policy._tag === "Full") return messages
   run.estimated = fixedOf(agent) + View.rangeTokens(messages, 0)
   const tokens = scaled(run, run.estimated)

@@ -123,13 +123,11 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
   made = 0
   constructor(
     readonly entry: Toolkit.Entry,
-    readonly prepared: Prepared,
     readonly policy: ExecutionPolicy,
     readonly callId: string,
     readonly state: StateSnapshot,
     readonly resumption: Resumption | undefined,
-    /** The decoded arguments; set once decoded when an asynchronous schema decodes them. */
-    public args: unknown,
+    readonly args: unknown,
     readonly started: Effect.Effect<void, ToolFailure> | undefined,
     /** What follows the call, given its result. */
     readonly then: Then<B, E2, R2>
@@ -151,13 +149,13 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
     // the first attempt's start is recorded once it holds what it waited for, right before the handler
     const starting = this.started !== undefined && made === 1 ? Effect.zipRight(this.started, timed) : timed
     // permit → worker reservation (wait, spawn, import) → (start recorded) → deadline → handler
-    return this.policy.withPermit(this.prepared.reserve(starting) as Effect.Effect<unknown, ToolFailure, any>)
+    return this.policy.withPermit(prepare(entry).reserve(starting) as Effect.Effect<unknown, ToolFailure, any>)
   }
 }
 
 /** Every attempt of the call: one, or as many as the tool's retries allow for transient failures. A defect is not a failure: `Effect.retry` never retries it. */
 const retried = (attempt: Attempt<unknown, unknown, unknown>): Effect.Effect<unknown, ToolFailure, any> => {
-  const retry = attempt.prepared.retry
+  const retry = prepare(attempt.entry).retry
   return retry === undefined ? attempt : Effect.retry(attempt, retry)
 }
 
@@ -220,19 +218,16 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
   then: Then<B, E2, R2> = returned as never
 ): Effect.Effect<B, E2, R | R2> => {
   const attemptOf = (args: unknown) =>
-    new Attempt(entry, prepare(entry), policy, call.id, state, options?.resumption, args, options?.started, then)
+    new Attempt(entry, policy, call.id, state, options?.resumption, args, options?.started, then)
   if (options?.decoded === true) return attemptsThen(attemptOf(options.args))
   const decoded = decodeArguments(entry, call.args)
   const now = settledEither(decoded)
   if (now === undefined) {
-    const attempt = attemptOf(undefined)
-    return Effect.matchCauseEffect(
-      Effect.flatMap(decoded, (args) => {
-        attempt.args = args
-        return retried(attempt)
-      }),
-      endingOf(attempt)
-    )
+    // an asynchronous schema: its failure ends the call as an attempt's would; once decoded, the attempts take its place
+    return Effect.matchCauseEffect(decoded, {
+      onFailure: (attemptFailed<B, E2, R2>).bind(attemptOf(undefined)),
+      onSuccess: (args) => attemptsThen(attemptOf(args))
+    })
   }
   return Either.isLeft(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
 }
@@ -286,12 +281,12 @@ const succeeded = (attempt: Attempt<unknown, unknown, unknown>, output: unknown)
 
 /** The value encoded with `success` as the call's result, with the handler's writes and files. */
 const encodedResult = (
-  { callId, entry, prepared }: Attempt<unknown, unknown, unknown>,
+  { callId, entry }: Attempt<unknown, unknown, unknown>,
   value: unknown,
   writes: Executed["writes"],
   files: ReadonlyArray<FilePart> | undefined
 ): Effect.Effect<Executed> => {
-  const encoded = prepared.encode(value)
+  const encoded = prepare(entry).encode(value)
   // a synchronous schema's encode is an Either: read at once
   const now = settledEither(encoded)
   if (now !== undefined) {
@@ -334,7 +329,7 @@ export const callTool = <R>(
 ): Effect.Effect<unknown, ToolFailure, R> => {
   const prepared = prepare(entry)
   return decodeArguments(entry, args).pipe(
-    Effect.flatMap((decoded) => retried(new Attempt(entry, prepared, policy, "direct", {}, undefined, decoded, undefined, returned))),
+    Effect.flatMap((decoded) => retried(new Attempt(entry, policy, "direct", {}, undefined, decoded, undefined, returned))),
     Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output

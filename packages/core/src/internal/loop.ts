@@ -120,7 +120,7 @@ const askModel = (agent: Agent.Any, run: RunState, modelCalls: number, messages:
       messages,
       tools: agent.toolDefinitions,
       toolChoice,
-      settings: run.settings,
+      settings: run.runSettings === undefined ? agent.settings : { ...agent.settings, ...run.runSettings },
       output: agent.output?.format,
       runId: run.runId
     }

@@ -28,8 +28,8 @@ export interface Watchers extends Emitter {
   readonly traced: boolean
   /** Model calls made so far (read when the turn ends). */
   readonly iteration: number
-  readonly agentName: string
-  readonly middleware: Layers
+  /** The agent: its name, and its middleware. */
+  readonly agent: { readonly name: string; readonly middleware: Layers }
 }
 
 /** The four levels, each wrapping its body in what observes it. */
@@ -72,7 +72,7 @@ export const untouched: Observer = {
 
 /** The observer of a run: `untouched` when nobody listens, traces or wraps anything. */
 export const observerOf = (watchers: Watchers): Observer => {
-  const { middleware, sinks, traced } = watchers
+  const { agent: { middleware }, sinks, traced } = watchers
   const listened = sinks.length > 0
   if (!listened && !traced && Object.values(middleware).every((level) => level.length === 0)) return untouched
   return {
@@ -92,17 +92,17 @@ const turn = <E, R>(
   body: Effect.Effect<AgentExit.AgentExit, E, R>
 ) =>
   withSpan(watchers.traced, "agentfx.run", () => ({
-    "agentfx.agent": watchers.agentName,
+    "agentfx.agent": watchers.agent.name,
     "agentfx.run.id": watchers.runId,
     "agentfx.conversation.id": watchers.conversationId,
     "agentfx.run.kind": kind,
     "gen_ai.operation.name": "invoke_agent",
-    "gen_ai.agent.name": watchers.agentName,
+    "gen_ai.agent.name": watchers.agent.name,
     "gen_ai.conversation.id": watchers.conversationId
   }))(Effect.gen(function*() {
     yield* emit(watchers, started)
-    const exit = yield* compose(watchers.middleware.turn, () => body as Effect.Effect<AgentExit.AgentExit<any>, any, any>)({
-      agent: watchers.agentName,
+    const exit = yield* compose(watchers.agent.middleware.turn, () => body as Effect.Effect<AgentExit.AgentExit<any>, any, any>)({
+      agent: watchers.agent.name,
       runId: watchers.runId,
       conversationId: watchers.conversationId,
       kind
@@ -117,7 +117,7 @@ const iteration = <E, R>(watchers: Watchers, n: number, body: Effect.Effect<Agen
   withSpan(watchers.traced, "agentfx.iteration", () => ({ "agentfx.iteration": n }))(
     Effect.map(
       compose(
-        watchers.middleware.iteration,
+        watchers.agent.middleware.iteration,
         () => Effect.map(body, Option.fromNullable) as Effect.Effect<Option.Option<AgentExit.AgentExit<any>>, any, any>
       )({
         runId: watchers.runId,
@@ -146,7 +146,7 @@ const model = <R>(
       purpose: input.purpose
     }))
     const started = yield* now(watchers)
-    const response = yield* compose(watchers.middleware.model, call)(input) as Effect.Effect<ChatResponse, ModelError, R>
+    const response = yield* compose(watchers.agent.middleware.model, call)(input) as Effect.Effect<ChatResponse, ModelError, R>
     const finished = yield* now(watchers)
     yield* emit(watchers, () => ({
       _tag: "ModelResponded",
@@ -224,7 +224,7 @@ const tool = <R>(
     ...(Option.isSome(timeout) ? { "agentfx.tool.timeout_ms": Duration.toMillis(timeout.value) } : {})
   }))(Effect.gen(function*() {
     let writes: Executed["writes"]
-    const call = compose<Middleware.ToolInput, Result, never>(watchers.middleware.tool, (i) =>
+    const call = compose<Middleware.ToolInput, Result, never>(watchers.agent.middleware.tool, (i) =>
       Effect.map(execute(i), (executed) => {
         writes = executed.writes
         return executed.result

@@ -3,6 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { RunAlreadyResumed } from "../AgentError.js"
+import type * as Agent from "../Agent.js"
 import type { Budget } from "../Budget.js"
 import type { ChatModel, ModelSettings, ToolChoice, Usage } from "../ChatModel.js"
 import { addUsage, isTokenCount } from "../ChatModel.js"
@@ -18,6 +19,7 @@ import type { Recorder } from "./record.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Watchers {
+  readonly agent: Agent.Any
   readonly ephemeral: boolean
   /** The conversation as the run sees it; replaced, not grown, while short (`appendMessages`). */
   history: Array<Message>
@@ -28,15 +30,11 @@ export interface RunState extends Watchers {
   modelCalls: number
   /** The run's budget: the agent's, with the run's limits and the raises of its resumes. */
   budget: Budget | undefined
-  /** The settings of the run's model calls: the agent's, with the run's own over them. */
-  readonly settings: ModelSettings
-  /** The run's own settings (`RunOptions.settings`), kept in its checkpoints: a resume merges them over the agent's again. */
+  /** The run's own settings (`RunOptions.settings`), over the agent's in its model calls (`settingsOf`), kept in its checkpoints: a resume merges them over the agent's again. */
   readonly runSettings: ModelSettings | undefined
   /** The next model call's tool choice (the run's first call: the run's or agent's; then `"auto"`, after a resume too). */
   toolChoice: ToolChoice
-  /** The context policy of the run's model calls: the run's own, else the agent's. */
-  readonly context: ContextWindow.Policy<any>
-  /** The run's own context policy (`RunOptions.context`), kept in its checkpoints like its settings. */
+  /** The run's own context policy (`RunOptions.context`): its model calls' policy when given (else the agent's), kept in its checkpoints like its settings. */
   readonly runContext: ContextWindow.Policy | undefined
   /** The index of the history's last compaction entry (-1: none); `undefined` until the run's first model call looks. */
   compacted: number | undefined
