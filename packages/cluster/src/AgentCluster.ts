@@ -14,8 +14,8 @@ import { Agent, AgentError, RunStore } from "@agentfx/core"
 import type { ClusterError } from "@effect/cluster"
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { Sharding } from "@effect/cluster/Sharding"
-import type { Layer, Option } from "effect"
-import { Duration, Effect, Schedule } from "effect"
+import type { Option } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
 import * as Protocol from "./internal/protocol.js"
 import * as RunOptions from "./internal/runOptions.js"
@@ -122,10 +122,14 @@ export const runner = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options?: RunnerOptions
 ): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
-  entity.entity.toLayer(
-    Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never)),
-    { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
-  ) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
+  Layer.unwrapEffect(Effect.sync(() => {
+    // one registry per runner: an entity's instances share its turns (the engine may build one while passivating another)
+    const turnsOf = Handler.makeRunnerTurns()
+    return entity.entity.toLayer(
+      Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never, turnsOf)),
+      { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
+    )
+  })) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
 
 /**
  * Options of {@link start} and {@link run}: `Agent.run`'s, carried to the runner with the start

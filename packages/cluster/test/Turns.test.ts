@@ -1,7 +1,7 @@
 /** The entity's turns: starts and decisions one at a time, in the order they arrived. */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { makeTurns } from "../src/internal/handler.js"
+import { makeRunnerTurns, makeTurns } from "../src/internal/handler.js"
 
 describe("turns", () => {
   it.effect("turns run one at a time in arrival order; one interrupted while waiting still keeps the next behind the running one", () =>
@@ -23,5 +23,26 @@ describe("turns", () => {
       expect(log).toEqual(["1 start", "1 end", "3"])
       yield* turns(Effect.sync(() => log.push("4")))
       expect(log).toEqual(["1 start", "1 end", "3", "4"])
+    }))
+
+  it.effect("a runner's turns are shared by an entity's instances: a new instance's turn waits for the old one's run; another entity's does not; the chain goes on after an interrupted turn", () =>
+    Effect.gen(function*() {
+      const turnsOf = makeRunnerTurns()
+      const log: Array<string> = []
+      const release = yield* Deferred.make<void>()
+      // the instance being passivated still drives a run of conversation c-1
+      const old = yield* Effect.fork(turnsOf("conversation:c-1")(Effect.zipRight(Effect.sync(() => log.push("old start")), Deferred.await(release)).pipe(Effect.tap(() => log.push("old end")))))
+      yield* Effect.yieldNow()
+      // the instance the engine built meanwhile, for the conversation's next message, and another conversation
+      const next = yield* Effect.fork(turnsOf("conversation:c-1")(Effect.sync(() => log.push("new"))))
+      const other = yield* Effect.fork(turnsOf("conversation:c-2")(Effect.sync(() => log.push("other"))))
+      yield* Fiber.join(other)
+      yield* Effect.yieldNow()
+      expect(log).toEqual(["old start", "other"])
+      yield* Fiber.interrupt(old)
+      yield* Fiber.join(next)
+      expect(log).toEqual(["old start", "other", "new"])
+      yield* turnsOf("conversation:c-1")(Effect.sync(() => log.push("later")))
+      expect(log).toEqual(["old start", "other", "new", "later"])
     }))
 })

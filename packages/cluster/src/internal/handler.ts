@@ -46,11 +46,37 @@ export const makeTurns = () => {
     })
 }
 
+/** Turns: one at a time, in the order they were asked for. */
+export type Turns = ReturnType<typeof makeTurns>
+
+/**
+ * The turns of each entity on one runner, shared by the entity's instances: the engine can
+ * build a new instance of an entity while the one it is passivating still drives a run (a
+ * message that arrived in the reaper's tick), and the new instance's turns wait for it. An
+ * entity's entry lives while it has turns in flight.
+ */
+export const makeRunnerTurns = () => {
+  const byEntity = new Map<string, { readonly turns: Turns; inFlight: number }>()
+  return (entityId: string): Turns => (self) =>
+    Effect.suspend(() => {
+      let entry = byEntity.get(entityId)
+      if (entry === undefined) byEntity.set(entityId, entry = { turns: makeTurns(), inFlight: 0 })
+      const mine = entry
+      mine.inFlight++
+      return Effect.ensuring(
+        mine.turns(self),
+        Effect.sync(() => {
+          if (--mine.inFlight === 0 && byEntity.get(entityId) === mine) byEntity.delete(entityId)
+        })
+      )
+    })
+}
+
 /** A read of the store whose failure refuses the message (nothing changed). */
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
-/** The entity's handlers for `agent`, with the runner's services in `context`. */
-export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>) =>
+/** The entity's handlers for `agent`, with the runner's services in `context` and its entities' turns in `turnsOf`. */
+export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>, turnsOf: (entityId: string) => Turns) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
@@ -63,7 +89,7 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
         Effect.catchAll((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
       )
     }
-    const turns = makeTurns()
+    const turns = turnsOf(address.entityId)
     const driving = new Map<string, { readonly fiber: Fiber.RuntimeFiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 
     /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
