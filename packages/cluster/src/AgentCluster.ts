@@ -17,6 +17,7 @@ import type { Sharding } from "@effect/cluster/Sharding"
 import type { Option } from "effect"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
+import { durationProblem } from "./internal/settings.js"
 import * as Protocol from "./internal/protocol.js"
 import * as RunOptions from "./internal/runOptions.js"
 import type * as RunOutcome from "./RunOutcome.js"
@@ -86,7 +87,8 @@ export interface RunnerOptions {
    * it on again (one `RunLocation` note). The engine checks every
    * `max(min(idleTimeout, 30 s), 5 s)`, so an idle entity goes between `idleTimeout` and
    * `idleTimeout` plus that period after its last reply; an entity driving a run (a message
-   * in flight) never goes. Default 10 seconds (the engine's own default is 1 minute).
+   * in flight) never goes. Default 10 seconds (the engine's own default is 1 minute). A value
+   * that is not a duration above zero stops the runner's Layer with a defect naming it.
    */
   readonly idleTimeout?: Duration.DurationInput
 }
@@ -122,13 +124,15 @@ export const runner = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options?: RunnerOptions
 ): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
-  Layer.unwrapEffect(Effect.sync(() => {
+  Layer.unwrapEffect(Effect.suspend(() => {
+    const problem = options?.idleTimeout === undefined ? undefined : durationProblem("AgentCluster.runner: idleTimeout", options.idleTimeout)
+    if (problem !== undefined) return Effect.dieMessage(problem)
     // one registry per runner: an entity's instances share its turns (the engine may build one while passivating another)
     const turnsOf = Handler.makeRunnerTurns()
     return entity.entity.toLayer(
       Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never, turnsOf)),
       { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
-    )
+    ).pipe(Effect.succeed)
   })) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
 
 /**
@@ -213,7 +217,7 @@ const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Sch
  *
  * @example
  * ```ts
- * import { Duration, Effect, Schedule } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -240,7 +244,7 @@ export const start = <S extends Agent.Slots, R, A>(
  *
  * @example
  * ```ts
- * import { Duration, Effect, Schedule } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { AgentCluster } from "@agentfx/cluster"
  *
  * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
@@ -293,7 +297,7 @@ const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNot
  *
  * @example
  * ```ts
- * import { Duration, Effect, Schedule } from "effect"
+ * import { Effect, Schedule } from "effect"
  * import { Decision } from "@agentfx/core"
  * import { AgentCluster } from "@agentfx/cluster"
  *

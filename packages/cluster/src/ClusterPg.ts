@@ -18,7 +18,7 @@ import type { Duration } from "effect"
 import { Cause, Layer, Option } from "effect"
 import * as Locations from "./internal/locations.js"
 import { serialized } from "./internal/pgSetup.js"
-import { failoverConfig, type Timings, timed } from "./internal/settings.js"
+import { failoverConfig, failoverProblems, type Timings, timed } from "./internal/settings.js"
 import type { RunLocation } from "./RunLocation.js"
 
 /**
@@ -116,8 +116,10 @@ const address = ({ host, port }: { readonly host: string; readonly port: number 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError> =>
-  member(
+export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError> => {
+  const problems = options.failover === undefined ? [] : failoverProblems(options.failover)
+  if (problems.length > 0) return Layer.fail(new RunStore.StoreError({ message: `ClusterPg.layer: ${problems.join("; ")}` }))
+  return member(
     NodeClusterSocket.layer({
       storage: "sql",
       shardingConfig: {
@@ -129,6 +131,7 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
     }),
     options
   )
+}
 
 /**
  * A client-only member on PostgreSQL: starts, decides, cancels and reads runs; serves no

@@ -1,7 +1,12 @@
-/** What a runner's failover settings become in the engine's sharding settings. */
+/** What a runner's failover settings become in the engine's sharding settings; settings that are not durations. */
+import { ToolCallingManager } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Redacted } from "effect"
+import { join } from "node:path"
+import * as ClusterPg from "../src/ClusterPg.js"
+import { AgentCluster } from "../src/index.js"
 import { failoverConfig } from "../src/internal/settings.js"
+import { Bank, bankModel, onFile, tempDir } from "./fixtures.js"
 
 const millis = (d: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(d!))
 
@@ -20,4 +25,27 @@ describe("failover settings", () => {
   it("an assignment refresh given is used", () => {
     expect(millis(failoverConfig({ lockExpiration: "6 seconds", lockRefresh: "2 seconds", assignmentRefresh: "500 millis" }).refreshAssignmentsInterval)).toBe(500)
   })
+})
+
+describe("settings that are not durations above zero", () => {
+  it.effect("a runner's failover settings: ClusterPg.layer fails with a StoreError naming each, before it connects anywhere", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(ClusterPg.layer({
+        url: Redacted.make("postgres://nobody@127.0.0.1:1/none"),
+        runnerAddress: { host: "127.0.0.1", port: 1 },
+        failover: { lockExpiration: "soon", lockRefresh: 0, assignmentRefresh: -1 } as never
+      })))
+      expect(error).toMatchObject({
+        _tag: "StoreError",
+        message: `ClusterPg.layer: failover.lockExpiration must be a duration above zero, got "soon"; failover.lockRefresh must be a duration above zero, got 0; failover.assignmentRefresh must be a duration above zero, got -1`
+      })
+    }).pipe(Effect.scoped))
+
+  it.live("a runner's idleTimeout: its Layer stops with a defect naming it", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "cluster.db")
+      const runner = onFile(AgentCluster.runner(Bank, { idleTimeout: "whenever" as never }).pipe(Layer.provide([bankModel, ToolCallingManager.unbounded()])), filename)
+      const exit = yield* Effect.exit(Layer.build(runner))
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain(`AgentCluster.runner: idleTimeout must be a duration above zero, got "whenever"`)
+    }).pipe(Effect.scoped), 30_000)
 })

@@ -1,6 +1,6 @@
 /** What the cluster's members share of their sharding settings. */
 import type { ShardingConfig } from "@effect/cluster"
-import { Duration } from "effect"
+import { Duration, Option } from "effect"
 
 /** A runner's timings: how often it polls the message table, how long its shutdown waits. */
 export interface Timings {
@@ -26,7 +26,22 @@ export const timed = (polling: Timings, fallback: Duration.DurationInput): Parti
   ...(polling.shutdownTimeout === undefined ? {} : { entityTerminationTimeout: polling.shutdownTimeout })
 })
 
-/** The sharding settings of a runner's failover settings (`ClusterPg.Failover`). */
+/** The problem with `value` as the setting `name`, which must be a duration above zero; none when it is one. */
+export const durationProblem = (name: string, value: unknown): string | undefined => {
+  const duration = Duration.decodeUnknown(value)
+  return Option.isSome(duration) && Duration.greaterThan(duration.value, Duration.zero)
+    ? undefined
+    : `${name} must be a duration above zero, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`
+}
+
+/** The problems with a runner's failover settings: each given one must be a duration above zero. */
+export const failoverProblems = (failover: object): ReadonlyArray<string> =>
+  Object.entries(failover).flatMap(([name, value]) => {
+    const problem = value === undefined ? undefined : durationProblem(`failover.${name}`, value)
+    return problem === undefined ? [] : [problem]
+  })
+
+/** The sharding settings of a runner's failover settings (`ClusterPg.Failover`), checked by {@link failoverProblems}. */
 export const failoverConfig = (failover: {
   readonly lockExpiration: Duration.DurationInput
   readonly lockRefresh: Duration.DurationInput
