@@ -17,6 +17,7 @@ import type { ScenarioResult } from "./measure.js"
 import type { Collected, Environment } from "./report.js"
 import { sectionOf } from "./cluster/results.js"
 import { allChecks, markdown, summary } from "./report.js"
+import { references } from "./scenarios.js"
 import type { ImplId, ScenarioId } from "./workload.js"
 import { config as configOf, scenarioIds } from "./workload.js"
 
@@ -34,10 +35,10 @@ const child = fileURLToPath(new URL("./child.js", import.meta.url))
 const started = performance.now()
 const loadAtStart = os.loadavg()
 
-const runChild = (scenario: ScenarioId, impl: ImplId): ScenarioResult => {
+const runChild = (scenario: ScenarioId, impl: ImplId, reference = false): ScenarioResult => {
   const result = spawnSync(
     process.execPath,
-    ["--expose-gc", child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : [])],
+    ["--expose-gc", child, scenario, impl, ...(quick ? ["--quick"] : []), ...(inject ? [inject] : []), ...(reference ? ["--reference"] : [])],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 180_000, maxBuffer: 64 * 1024 * 1024 }
   )
   const line = result.stdout?.trim().split("\n").at(-1)
@@ -56,9 +57,11 @@ for (const scenario of only ?? scenarioIds) {
     agentfx: { samples: {} as Record<string, Array<number>>, checks: [] as Array<ScenarioResult["checks"][number]> }
   }
   for (let round = 0; round < rounds; round++) {
-    for (const impl of ["floor", "agentfx"] as const) {
-      process.stderr.write(`scenario ${scenario}, ${impl}, round ${round + 1}/${rounds}\n`)
-      const result = runChild(scenario, impl)
+    // A and B's reference (the floor's loop on Effect alone) runs in a process of its own, reported on agentfx's side
+    const runs = [["floor", false], ["agentfx", false], ...(scenario in references ? [["agentfx", true] as const] : [])] as const
+    for (const [impl, reference] of runs) {
+      process.stderr.write(`scenario ${scenario}, ${reference ? "Effect alone" : impl}, round ${round + 1}/${rounds}\n`)
+      const result = runChild(scenario, impl, reference)
       processes++
       for (const [metric, values] of Object.entries(result.samples)) {
         ;(both[impl].samples[metric] ??= []).push(...values)

@@ -66,6 +66,13 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     target: timesFloor(3)
   },
   { scenario: "A", label: "CPU µs per step (process CPU time of the run / steps; GC threads included)", metric: "cpuPerStepUs", unit: "µs" },
+  {
+    scenario: "A",
+    label: "reference — Effect alone: µs per step of the floor's loop on Effect and Schema (arguments decoded, result encoded), no agent",
+    metric: "effectPerStepUs",
+    floorMetric: "perStepUs",
+    unit: "µs"
+  },
   { scenario: "A", label: "µs per step, first 10 steps", metric: "first10Us", unit: "µs" },
   { scenario: "A", label: "µs per step, last 10 steps", metric: "last10Us", unit: "µs" },
   {
@@ -81,6 +88,13 @@ const rows = (config: Config): ReadonlyArray<Row> => [
     metric: "perCallUs",
     unit: "µs",
     target: timesFloor(8)
+  },
+  {
+    scenario: "B",
+    label: "reference — Effect alone: µs per tool call of the floor's loop on Effect and Schema, each call in a fiber of its own (`Runtime.runFork` on a synchronous scheduler), no agent",
+    metric: "effectPerCallUs",
+    floorMetric: "perCallUs",
+    unit: "µs"
   },
   { scenario: "B", label: "µs per whole run (2 model calls, 50 tool calls)", metric: "runUs", unit: "µs" },
   { scenario: "B", label: "CPU µs per whole run (GC threads included)", metric: "cpuRunUs", unit: "µs" },

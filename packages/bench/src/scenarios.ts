@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { effectLoop } from "./effectLoop.js"
 import type { Impl, Inject } from "./impl.js"
 import type { RunCounts, ScenarioResult } from "./measure.js"
 import {
@@ -33,7 +34,7 @@ const cpuUs = (start: NodeJS.CpuUsage): number => {
 const samplesOf = (...metrics: ReadonlyArray<string>): Samples => Object.fromEntries(metrics.map((m) => [m, []]))
 
 /** A: µs per step over the whole run, over its first 10 and its last 10 steps. */
-const longLoop = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+const longLoop = async (impl: Pick<Impl, "longLoop">, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
   const samples = samplesOf("perStepUs", "first10Us", "last10Us", "growth", "cpuPerStepUs")
   const runs: Array<RunCounts> = []
@@ -54,7 +55,7 @@ const longLoop = async (impl: Impl, config: Config): Promise<ScenarioResult> => 
 }
 
 /** B: µs per tool call of the batch (from the first model call to the second, over the width), and µs per whole run. */
-const wideBatch = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+const wideBatch = async (impl: Pick<Impl, "wideBatch">, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
   const samples = samplesOf("perCallUs", "runUs", "cpuRunUs")
   const runs: Array<RunCounts> = []
@@ -333,4 +334,19 @@ export const scenarios: Record<ScenarioId, (impl: Impl, config: Config, inject: 
   E: cancel,
   W: workers,
   S: coldStart
+}
+
+/** One metric of a reference's result, renamed, and its checks labelled with what ran. */
+const asReference = (result: ScenarioResult, metric: string, as: string): ScenarioResult => ({
+  samples: { [as]: result.samples[metric] ?? [] },
+  checks: result.checks.map((check) => ({ ...check, name: `${check.name} (Effect alone)` }))
+})
+
+/**
+ * A and B for reference, each in a process of its own beside agentfx's: the floor's loop on
+ * Effect and Schema alone (`effectLoop.ts`), its headline figure reported on agentfx's side.
+ */
+export const references: Partial<Record<ScenarioId, (config: Config) => Promise<ScenarioResult>>> = {
+  A: async (config) => asReference(await longLoop(effectLoop, config), "perStepUs", "effectPerStepUs"),
+  B: async (config) => asReference(await wideBatch(effectLoop, config), "perCallUs", "effectPerCallUs")
 }

@@ -11,7 +11,7 @@ import type { CancelSamples } from "../src/cancelReport.js"
 import { cancelFigures, cancelVerdict } from "../src/cancelReport.js"
 import type { Collected } from "../src/report.js"
 import { figures } from "../src/report.js"
-import { scenarios } from "../src/scenarios.js"
+import { references, scenarios } from "../src/scenarios.js"
 import { agentfxCancelWays, cancelMetric, config, longLoopExpected } from "../src/workload.js"
 
 /** A small configuration: the checks are the same, the sizes are not. */
@@ -161,6 +161,17 @@ describe("scenarios", () => {
       }
     })
   }
+
+  it("A and B's references (the floor's loop on Effect alone) end with their exact call counts, one figure per measured run", async () => {
+    for (const [scenario, metric, reps] of [["A", "effectPerStepUs", small.aReps], ["B", "effectPerCallUs", small.bReps]] as const) {
+      const result = await references[scenario]!(small)
+      expect(result.checks.filter((check) => !check.ok)).toEqual([])
+      expect(result.checks.map((check) => check.name).every((name) => name.endsWith("(Effect alone)"))).toBe(true)
+      expect(Object.keys(result.samples)).toEqual([metric])
+      expect(result.samples[metric]!.length).toBe(reps)
+      expect(result.samples[metric]!.every((us) => us > 0)).toBe(true)
+    }
+  })
 
   for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {
     it(`${name}: E cancels every batch, every started call's finalizer runs, no permit held, no live fiber`, async () => {

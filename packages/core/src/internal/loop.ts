@@ -15,7 +15,6 @@ import { reached } from "../Budget.js"
 import type { ChatResponse, ModelMessage } from "../ChatModel.js"
 import { type ChatModel, ModelError, streams } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
-import { match as matchVerdict } from "../Gate.js"
 import { assistant } from "../Message.js"
 import type { ModelInput } from "../Middleware.js"
 import type { ToolCall } from "../ToolCall.js"
@@ -370,14 +369,19 @@ const judged = (
   return Effect.map(verdict, (v) => itemOf(call, args.right, v))
 }
 
-const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem =>
-  matchVerdict(verdict, {
-    Proceed: () => Runnable({ call, decoded: true, args }),
-    Pause: ({ reason }) => Waiting({ call, ...(reason === undefined ? {} : { reason }) }),
-    Reject: ({ message }) =>
-      Done({
+const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem => {
+  // a switch, not `Gate.match`: its cases would be an object and four closures per call
+  switch (verdict._tag) {
+    case "Proceed":
+      return Runnable({ call, decoded: true, args })
+    case "Pause":
+      return Waiting({ call, reason: verdict.reason })
+    case "Reject":
+      return Done({
         call,
-        outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(message === undefined ? {} : { message }) }
-      }),
-    Reply: ({ value }) => Done({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value } })
-  })
+        outcome: { _tag: "Rejected", callId: call.id, toolName: call.name, ...(verdict.message === undefined ? {} : { message: verdict.message }) }
+      })
+    case "Reply":
+      return Done({ call, outcome: { _tag: "Replied", callId: call.id, toolName: call.name, value: verdict.value } })
+  }
+}
