@@ -18,24 +18,13 @@ import * as Schema from "effect/Schema"
 import type { Impl } from "./impl.js"
 import type { RunCounts } from "./measure.js"
 import { nowUs } from "./measure.js"
-import type { Decision } from "./workload.js"
-import { doubleTool, longLoopDecision, stepTool, wideBatchDecision } from "./workload.js"
-
-interface Call {
-  readonly id: string
-  readonly name: string
-  readonly args: unknown
-}
+import type { LoopCall, LoopReply } from "./workload.js"
+import { doubleTool, longLoopDecision, loopReply, stepTool, wideBatchDecision } from "./workload.js"
 
 type Message =
   | { readonly role: "user"; readonly content: string }
-  | { readonly role: "assistant"; readonly content: string; readonly toolCalls: ReadonlyArray<Call> }
+  | { readonly role: "assistant"; readonly content: string; readonly toolCalls: ReadonlyArray<LoopCall> }
   | { readonly role: "tool"; readonly callId: string; readonly content: unknown }
-
-interface Reply {
-  readonly text: string
-  readonly toolCalls: ReadonlyArray<Call>
-}
 
 /** A tool: its arguments decoded, its handler, its result encoded. */
 type Tool = (args: unknown) => Effect.Effect<unknown>
@@ -52,7 +41,7 @@ const tool = <A, I>(parameters: Schema.Schema<A, I>, handler: (args: A) => numbe
 }
 
 /** Runs every call of a batch, each in its own fiber; their results in call order. */
-type Execute = (calls: ReadonlyArray<Call>) => Effect.Effect<ReadonlyArray<unknown>>
+type Execute = (calls: ReadonlyArray<LoopCall>) => Effect.Effect<ReadonlyArray<unknown>>
 
 /** One call: in this fiber (A's single call). */
 const inline = (run: Tool): Execute => (calls) => Effect.map(run(calls[0]!.args), (value) => [value])
@@ -70,16 +59,9 @@ const forked = (run: Tool): Execute => (calls) =>
     })
   })
 
-let nextId = 0
-
-const reply = <A>(name: string, decision: Decision<A>): Reply =>
-  decision._tag === "Text"
-    ? { text: decision.text, toolCalls: [] }
-    : { text: "", toolCalls: decision.args.map((args) => ({ id: `call_${nextId++}`, name, args })) }
-
 /** The loop: model → calls → results appended → model, until the model answers with text. */
 const loop = (
-  model: (messages: ReadonlyArray<Message>) => Reply,
+  model: (messages: ReadonlyArray<Message>) => LoopReply,
   execute: Execute
 ): Effect.Effect<RunCounts> => {
   const messages: Array<Message> = [{ role: "user", content: "go" }]
@@ -122,12 +104,12 @@ export const effectLoop: Pick<Impl, "longLoop" | "wideBatch"> = {
   longLoop: (steps, stamps) =>
     runtime.runPromise(loop((messages) => {
       stamps.push(nowUs())
-      return reply("step", longLoopDecision(steps, lastNumber(messages)))
+      return loopReply("step", longLoopDecision(steps, lastNumber(messages)))
     }, inline(step))),
 
   wideBatch: (width, stamps) =>
     runtime.runPromise(loop((messages) => {
       stamps.push(nowUs())
-      return reply("double", wideBatchDecision(width, lastResults(messages)))
+      return loopReply("double", wideBatchDecision(width, lastResults(messages)))
     }, forked(double)))
 }

@@ -9,37 +9,27 @@ import { Worker } from "node:worker_threads"
 import type { CancelRuns, Impl, TimeoutRuns, WorkerRuns, WorkerWork } from "./impl.js"
 import type { Kill, RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, noTimersLeft, nowUs, ticker } from "./measure.js"
-import type { Config, Decision } from "./workload.js"
+import type { Config, LoopCall, LoopReply } from "./workload.js"
 import {
   concurrentDecision,
   doubleTool,
   longLoopDecision,
+  loopReply,
   stepTool,
   timeoutDecision,
   wideBatchDecision
 } from "./workload.js"
 
-interface Call {
-  readonly id: string
-  readonly name: string
-  readonly args: any
-}
-
 type Message =
   | { readonly role: "user"; readonly content: string }
-  | { readonly role: "assistant"; readonly content: string; readonly toolCalls: ReadonlyArray<Call> }
+  | { readonly role: "assistant"; readonly content: string; readonly toolCalls: ReadonlyArray<LoopCall> }
   | { readonly role: "tool"; readonly callId: string; readonly content: unknown; readonly isError: boolean }
 
 type ToolMessage = Extract<Message, { readonly role: "tool" }>
 
-interface Reply {
-  readonly text: string
-  readonly toolCalls: ReadonlyArray<Call>
-}
-
-type Model = (messages: ReadonlyArray<Message>) => Promise<Reply>
+type Model = (messages: ReadonlyArray<Message>) => Promise<LoopReply>
 type Tool = (args: any, signal: AbortSignal | undefined) => Promise<unknown>
-type Execute = (calls: ReadonlyArray<Call>) => Promise<ReadonlyArray<ToolMessage>>
+type Execute = (calls: ReadonlyArray<LoopCall>) => Promise<ReadonlyArray<ToolMessage>>
 
 /** The loop: model → tools → results appended → model, until the model answers with text. */
 const runLoop = async (input: string, model: Model, execute: Execute): Promise<RunCounts> => {
@@ -57,7 +47,7 @@ const runLoop = async (input: string, model: Model, execute: Execute): Promise<R
 }
 
 /** Runs one call; a thrown error becomes an error result for the model. */
-const invoke = async (tools: Record<string, Tool>, call: Call, signal?: AbortSignal): Promise<ToolMessage> => {
+const invoke = async (tools: Record<string, Tool>, call: LoopCall, signal?: AbortSignal): Promise<ToolMessage> => {
   try {
     return { role: "tool", callId: call.id, content: await tools[call.name]!(call.args, signal), isError: false }
   } catch (error) {
@@ -104,13 +94,6 @@ const bounded = (tools: Record<string, Tool>, semaphore: Semaphore, timeoutMs: n
     }
   }))
 
-let nextId = 0
-/** The model's reply for a decision, calling `tool`. */
-const reply = <A>(tool: string, decision: Decision<A>): Reply =>
-  decision._tag === "Text"
-    ? { text: decision.text, toolCalls: [] }
-    : { text: "", toolCalls: decision.args.map((args) => ({ id: `call_${nextId++}`, name: tool, args })) }
-
 const last = (messages: ReadonlyArray<Message>) => messages[messages.length - 1]!
 
 /** The tool results after the last assistant message. */
@@ -132,7 +115,7 @@ export const floor: Impl = {
   longLoop: (steps, stamps) => {
     const model: Model = async (messages) => {
       stamps.push(nowUs())
-      return reply("step", longLoopDecision(steps, lastNumber(messages)))
+      return loopReply("step", longLoopDecision(steps, lastNumber(messages)))
     }
     return runLoop("go", model, all({ step: async ({ n }) => stepTool(n) }))
   },
@@ -141,7 +124,7 @@ export const floor: Impl = {
     const model: Model = async (messages) => {
       stamps.push(nowUs())
       const results = last(messages).role === "tool" ? lastResults(messages).map((m) => m.content as number) : undefined
-      return reply("double", wideBatchDecision(width, results))
+      return loopReply("double", wideBatchDecision(width, results))
     }
     return runLoop("go", model, all({ double: async ({ i }) => doubleTool(i) }))
   },
@@ -152,7 +135,7 @@ export const floor: Impl = {
     const latch = new Promise<void>((resolve) => (release = resolve))
     const model: Model = async (messages) => {
       const user = messages[0] as { readonly content: string }
-      return reply("wait", concurrentDecision(Number(user.content), lastNumber(messages)))
+      return loopReply("wait", concurrentDecision(Number(user.content), lastNumber(messages)))
     }
     const tools: Record<string, Tool> = {
       wait: async ({ id }) => {
@@ -176,7 +159,7 @@ export const floor: Impl = {
     const model: Model = async (messages) => {
       const user = messages[0] as { readonly content: string }
       if (user.content === "probe") {
-        return last(messages).role === "tool" ? reply("probe", { _tag: "Text", text: "probed" }) : reply("probe", {
+        return last(messages).role === "tool" ? loopReply("probe", { _tag: "Text", text: "probed" }) : loopReply("probe", {
           _tag: "Call",
           args: Array.from({ length: counters.probeWidth }, (_, i) => ({ i }))
         })
@@ -184,7 +167,7 @@ export const floor: Impl = {
       const timedOut = last(messages).role === "tool"
         ? lastResults(messages).filter((m) => m.isError && String(m.content).includes("timed out")).length
         : undefined
-      return reply("hang", timeoutDecision(perRun, timedOut))
+      return loopReply("hang", timeoutDecision(perRun, timedOut))
     }
     const tools: Record<string, Tool> = {
       hang: (_args, signal) =>

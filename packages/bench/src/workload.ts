@@ -91,6 +91,27 @@ export type Decision<Args> = { readonly _tag: "Call"; readonly args: ReadonlyArr
   readonly text: string
 }
 
+/** A tool call as the floor's loop and the Effect-alone reference's model make it. */
+export interface LoopCall {
+  readonly id: string
+  readonly name: string
+  readonly args: unknown
+}
+
+/** The floor's and the Effect-alone reference's model reply: text, or calls. */
+export interface LoopReply {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<LoopCall>
+}
+
+let nextCallId = 0
+
+/** The model's reply for a decision, calling `tool` (the floor's and the Effect-alone reference's). */
+export const loopReply = <A>(tool: string, decision: Decision<A>): LoopReply =>
+  decision._tag === "Text"
+    ? { text: decision.text, toolCalls: [] }
+    : { text: "", toolCalls: decision.args.map((args) => ({ id: `call_${nextCallId++}`, name: tool, args })) }
+
 /** A: the step counter travels through the tool: call `step({ n })` with the last result until it reaches `steps`. */
 export const longLoopDecision = (steps: number, lastResult: number | undefined): Decision<{ readonly n: number }> => {
   const n = lastResult ?? 0
