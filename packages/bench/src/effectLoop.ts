@@ -5,15 +5,15 @@
  * arguments are decoded and its result encoded with its tool's schemas, its handler an effect;
  * the results are appended to a messages array. In B every call of the batch runs in a fiber
  * of its own (what the `unbounded` manager owes each call: its own interruption and deadline),
- * started the cheapest way Effect has: `Runtime.runFork` on a synchronous scheduler, so that a
- * call that does not suspend ends before the next one starts — no scheduler hop, no join.
+ * started the cheapest way Effect has: `Runtime.runFork`, which runs a new fiber at once until
+ * it suspends, so that a call that does not suspend ends before the next one starts — no
+ * scheduler hop, no join.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Runtime from "effect/Runtime"
-import * as Scheduler from "effect/Scheduler"
 import * as Schema from "effect/Schema"
 import type { Impl } from "./impl.js"
 import type { RunCounts } from "./measure.js"
@@ -46,13 +46,11 @@ type Execute = (calls: ReadonlyArray<LoopCall>) => Effect.Effect<ReadonlyArray<u
 /** One call: in this fiber (A's single call). */
 const inline = (run: Tool): Execute => (calls) => Effect.map(run(calls[0]!.args), (value) => [value])
 
-/** Each call in its own fiber, started on a synchronous scheduler (B); the handlers here never suspend. */
+/** Each call in its own fiber, started at once (B); the handlers here never suspend. */
 const forked = (run: Tool): Execute => (calls) =>
   Effect.flatMap(Effect.runtime<never>(), (runtime) => {
-    const scheduler = new Scheduler.SyncScheduler()
     const start = Runtime.runFork(runtime)
-    const fibers = calls.map((call) => start(run(call.args), { scheduler }))
-    scheduler.flush()
+    const fibers = calls.map((call) => start(run(call.args)))
     return Effect.forEach(fibers, (fiber) => {
       const exit = fiber.unsafePoll()
       return exit !== null && Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.die("a call suspended or failed")

@@ -91,7 +91,7 @@ const rows = (config: Config): ReadonlyArray<Row> => [
   },
   {
     scenario: "B",
-    label: "reference — Effect alone: µs per tool call of the floor's loop on Effect and Schema, each call in a fiber of its own (`Runtime.runFork` on a synchronous scheduler), no agent",
+    label: "reference — Effect alone: µs per tool call of the floor's loop on Effect and Schema, each call in a fiber of its own (`Runtime.runFork`), no agent",
     metric: "effectPerCallUs",
     floorMetric: "perCallUs",
     unit: "µs"

@@ -137,7 +137,8 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * schema (an object schema; `Schema.Struct`), and adapters ask their provider for it
    * natively. An answer that does not decode is fed back to the model with the problem (cut
    * after 2,000 characters), up to `outputRetries` times, then the run fails with
-   * `InvalidOutput`; an answer nesting deeper than `limits.depth` is such an answer.
+   * `InvalidOutput`; an answer nesting deeper than `limits.depth` is such an answer. The
+   * count is the run's: its pauses and resumes go on with it (`Checkpoint.outputRetries`).
    */
   readonly output?: Schema.Schema<A, AI>
   /** How often an answer that does not match `output` is fed back (a non-negative integer). Default 2. */
@@ -182,7 +183,7 @@ export type InitialState<S extends Slots> = { readonly [K in keyof S]?: S[K]["in
  * that `Toolkit.validate` refuses (duplicate names, bad timeouts, …), a `maxIterations` that is
  * not a positive integer, an unknown `onEnvironmentError`, slot names or values that are not
  * slots, a checkpoint secret shorter than 32 bytes, a bad name, a gate or middleware that is
- * not a function.
+ * not a function, an `output` schema that has no JSON Schema (a `Schema.BigIntFromSelf` field).
  *
  * @example
  * ```ts
@@ -318,7 +319,9 @@ export interface RunOptions<S extends Slots> {
   /**
    * The run's id (its record's key in the `RunStore`). Default: a new unique id. Given, it must be
    * new to the store: a run id the store has, or had within its retention, is refused
-   * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once.
+   * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once. It
+   * is 1 to 256 characters, none of them a control character, and neither `.` nor `..` (a URL
+   * path would resolve them away: the inbox could not open the run).
    */
   readonly runId?: string
   /**

@@ -15,7 +15,9 @@ const Limit = Schema.Int.pipe(Schema.positive())
 /**
  * A run's limits; each one left out is no limit. `tokens` counts `totalTokens` of every model
  * call of the run (across resumes), `inputTokens` and `outputTokens` theirs; `modelCalls` the
- * model calls, `toolCalls` the calls that ran (not those rejected or answered in their place).
+ * model calls, `toolCalls` the calls that ran: whose handler was called, failed ones included (not
+ * those rejected or answered in their place, nor those that failed before their handler — a
+ * tool the agent does not have, arguments its `parameters` reject, beyond the agent's `limits`).
  *
  * @example
  * ```ts

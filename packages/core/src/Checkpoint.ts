@@ -190,7 +190,10 @@ export type Reason = typeof Reason.Type
  * run's own model settings (`RunOptions.settings`; the agent's are merged under them when the
  * run goes on); `toolChoice` is the tool choice of the run's next model call when it is not
  * `"auto"` — only a run that has not made its first model call has one (decision 062);
- * `context` is the run's own context policy (`RunOptions.context`). `messages` is the whole
+ * `context` is the run's own context policy (`RunOptions.context`). `outputRetries` counts the
+ * final answers already fed back for not matching the agent's `output` (absent: none — a
+ * checkpoint written before the field reads as 0), so that a resume does not grant
+ * `outputRetries` anew. `messages` is the whole
  * history, `Compaction` entries included: what the model was sent is its `ContextWindow.view`.
  * `signature` is an HMAC-SHA256 over all of it when the agent has a `checkpointSecret`.
  *
@@ -218,6 +221,7 @@ export const Checkpoint = Schema.Struct({
   reason: Reason,
   iteration: Schema.Int,
   modelCalls: Schema.Int,
+  outputRetries: Schema.optional(Schema.NonNegativeInt),
   budget: Schema.optional(Budget),
   settings: Schema.optional(ModelSettings),
   toolChoice: Schema.optional(ToolChoice),

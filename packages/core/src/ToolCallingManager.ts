@@ -217,8 +217,9 @@ export const bounded = (
  * order: each call's arguments decoded, its timeout (else the manager's default), permit and
  * retries applied, its value encoded — the executor of an agent run. One call's timeout or
  * failure leaves the others' results intact; a call naming an unknown tool gets a `semantic`
- * failure. Interrupting the batch interrupts every running call (their finalizers run) and is
- * not turned into results. Handlers see an empty state snapshot, and `Tool.output` writes are
+ * failure; a handler that dies, or interrupts itself (`Effect.interrupt`, a join of a fiber it
+ * interrupted), gets a `semantic` failure. Interrupting the batch interrupts every running call
+ * (their finalizers run) and is not turned into results. Handlers see an empty state snapshot, and `Tool.output` writes are
  * dropped: run state belongs to an agent run.
  *
  * @example
@@ -258,8 +259,8 @@ const entries = new WeakMap<Tool.Any, Either.Either<Toolkit.Entry, Toolkit.Inval
  * would send them) decoded with the tool's `parameters`, the tool's timeout (else the
  * manager's `defaultTimeout`), the manager's permit and the tool's retries, the value checked
  * against `success` — the same executor as every call of an agent run. Succeeds with the
- * handler's value; fails with the `ToolError` (bad arguments are `semantic`, a defect a logged
- * `semantic` error) or the `ToolTimeout`, or `InvalidToolkit` for a tool whose options are
+ * handler's value; fails with the `ToolError` (bad arguments are `semantic`, a defect or the
+ * handler's own interruption a logged `semantic` error) or the `ToolTimeout`, or `InvalidToolkit` for a tool whose options are
  * invalid. `Tool.output` writes are dropped.
  *
  * @example

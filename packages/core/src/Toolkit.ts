@@ -127,7 +127,9 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
     Either.match(validateTimeout(tool.timeout), { onLeft: problem, onRight: (d) => timeout = Option.some(d) })
   }
   if (tool.retry !== undefined) {
-    Either.match(validateRetryTimes(tool.retry.times), { onLeft: problem, onRight: () => undefined })
+    // JSON overrides (`Tool.overridesOf`) may carry a null
+    if (typeof tool.retry !== "object" || tool.retry === null) problem(`retry ${String(tool.retry)} is not an object { times, schedule? }`)
+    else Either.match(validateRetryTimes(tool.retry.times), { onLeft: problem, onRight: () => undefined })
   }
   if (typeof tool.needsApproval !== "boolean" && typeof tool.needsApproval !== "function") {
     problem("needsApproval must be a boolean or a function of the decoded arguments")

@@ -3,8 +3,8 @@
  * model: structured output, budgets, model settings and tool choice.
  */
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
-import { Agent, AgentError, type Budget, type Checkpoint, Decision, Gate, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Effect, Either, Redacted, Schema } from "effect"
+import { Agent, AgentError, type Budget, type Checkpoint, Decision, Gate, type Json, RunStore, ScriptedChatModel, Tool, ToolError } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
@@ -123,6 +123,40 @@ describe("structured output", () => {
       ScriptedChatModel.text(`{"city":"Oslo","celsius":5}`)
     ]))))
 
+  it.effect.each(["id", "copy"] as const)("outputRetries counts the answers that did not match across a pause: resumed by %s, the run fails with InvalidOutput at the second", (by) =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [transfer], output: Weather, outputRetries: 1 })
+      const paused = yield* Agent.run(agent, { input: "pay, then report Oslo" })
+      assert(paused._tag === "Paused")
+      expect((paused.checkpoint as Checkpoint.Encoded).outputRetries).toBe(1)
+      const target = by === "id" ? paused.runId : JSON.parse(JSON.stringify(paused.checkpoint))
+      const error = yield* failureOf(Agent.resume(agent, target, Decision.approveAll()))
+      expect(error._tag === "InvalidOutput" && [error.problem, error.text]).toEqual(["it is not JSON", "Paid; still not JSON."])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(3)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.text("Not JSON."),
+      ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { amount: 5 } }),
+      ScriptedChatModel.text("Paid; still not JSON."),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":5}`)
+    ])), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("outputRetries counts the answers that did not match across a signed MaxIterationsReached and its continue", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [lookup], output: Weather, outputRetries: 1, maxIterations: 2, checkpointSecret: Redacted.make("s".repeat(32)) })
+      const stopped = yield* failureOf(Agent.run(agent, { input: "Oslo?" }))
+      assert(stopped._tag === "MaxIterationsReached")
+      const error = yield* failureOf(Agent.resume(agent, stopped.checkpoint, Decision.continue()))
+      expect(error._tag === "InvalidOutput" && error.text).toBe("21 degrees; not JSON either.")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(3)
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.text("Not JSON."),
+      ScriptedChatModel.toolCalls({ id: "l1", name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("21 degrees; not JSON either."),
+      ScriptedChatModel.text(`{"city":"Oslo","celsius":21}`)
+    ]))))
+
   it("with an output schema, the answer tool's name is reserved", () => {
     const finalAnswer = Tool.make("final_answer", {
       description: "clashes",
@@ -144,6 +178,25 @@ describe("structured output", () => {
       "outputRetries -1 is not a non-negative integer",
       "output must describe a JSON object (use Schema.Struct)"
     ])
+  })
+
+  it("an output schema without a JSON Schema is InvalidAgent naming the problem: Left from validate, thrown by make", () => {
+    const output = Schema.Struct({ n: Schema.BigIntFromSelf })
+    const refused = Agent.validate({ output })
+    assert(Either.isLeft(refused))
+    expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
+    const problems = [
+      `output has no JSON Schema: Missing annotation\nat path: ["n"]\ndetails: Generating a JSON Schema for this schema requires a "jsonSchema" annotation\nschema (BigIntKeyword): bigint`
+    ]
+    expect(refused.left.problems).toEqual(problems)
+    let thrown: unknown
+    try {
+      Agent.make({ output })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(AgentError.InvalidAgent)
+    expect((thrown as AgentError.InvalidAgent).problems).toEqual(problems)
   })
 })
 
@@ -341,6 +394,84 @@ describe("budgets", () => {
     }).pipe(Effect.provide(ScriptedChatModel.layer([
       ScriptedChatModel.toolCalls({ name: "lookup", args: { city: "Oslo" } }),
       ScriptedChatModel.text("21 degrees")
+    ]))))
+
+  /** A `lookup` that counts its handler's calls in `handled`, and fails for the city "nowhere". */
+  const countedLookup = (handled: { n: number }) =>
+    Tool.make("lookup", {
+      description: "Looks up the temperature",
+      parameters: Schema.Struct({ city: Schema.String }),
+      success: Schema.Number,
+      handler: ({ city }) =>
+        Effect.suspend(() => {
+          handled.n += 1
+          return city === "nowhere" ? Effect.fail(ToolError.semantic("no such city")) : Effect.succeed(21)
+        })
+    })
+
+  /** A value nested `depth` levels deep: `{ a: { a: … } }`. */
+  const nested = (depth: number): Json.JsonValue => {
+    let value: Json.JsonValue = "bottom"
+    for (let i = 0; i < depth; i++) value = { a: value }
+    return value
+  }
+
+  it.effect("toolCalls counts the calls whose handler ran: an unknown tool, arguments that do not decode, arguments beyond the limits do not count — before a batch, once done, nor after a resume from a copy", () =>
+    Effect.gen(function*() {
+      const handled = { n: 0 }
+      const agent = Agent.make({ tools: [countedLookup(handled)], budget: { toolCalls: 2 } })
+      const stopped = yield* failureOf(Agent.run(agent, { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used, handled.n]).toEqual(["toolCalls", 2, 2, 2])
+      expect(stopped.message).toBe("Budget reached: toolCalls 2 of 2; resume the checkpoint with Decision.continue({ raise }) to go on")
+      expect((stopped.checkpoint as Checkpoint.Encoded).batch.map((item) => item.call.id)).toEqual(["c"])
+      // the copy's outcomes are decoded again: the three calls that never ran still do not count
+      const done = yield* Agent.resume(agent, JSON.parse(JSON.stringify(stopped.checkpoint)), Decision.continue({ raise: { toolCalls: 3 } }))
+      assert(done._tag === "Completed")
+      expect([done.text, handled.n]).toEqual(["done", 3])
+      expect(done.toolCalls.map((o) => `${o.callId} ${o._tag}`)).toEqual(["bad1 Failed", "bad2 Failed", "bad3 Failed", "a Succeeded", "b Succeeded", "c Succeeded"])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls(
+        { id: "bad1", name: "nosuch", args: {} },
+        { id: "bad2", name: "lookup", args: { city: nested(100) } },
+        { id: "bad3", name: "lookup", args: { city: 5 } }
+      ),
+      ScriptedChatModel.toolCalls({ id: "a", name: "lookup", args: { city: "a" } }),
+      ScriptedChatModel.toolCalls({ id: "b", name: "lookup", args: { city: "b" } }),
+      ScriptedChatModel.toolCalls({ id: "c", name: "lookup", args: { city: "c" } }),
+      ScriptedChatModel.text("done")
+    ]))))
+
+  it.effect("a batch of two calls that fail before their handler and one that runs, under toolCalls 1: the one runs, the others are answered with their errors", () =>
+    Effect.gen(function*() {
+      const handled = { n: 0 }
+      const exit = yield* Agent.run(Agent.make({ tools: [countedLookup(handled)], budget: { toolCalls: 1 } }), { input: "go" })
+      assert(exit._tag === "Completed")
+      expect([exit.text, handled.n]).toEqual(["done", 1])
+      expect(exit.toolCalls.map((o) => o._tag === "Failed" ? o.error.message : `${o.callId} ${o._tag}`)).toEqual([
+        `Unknown tool "nosuch". Available tools: lookup`,
+        `Invalid arguments for tool "lookup": city: Expected string, actual 5`,
+        "ok Succeeded"
+      ])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls(
+        { id: "bad1", name: "nosuch", args: {} },
+        { id: "bad2", name: "lookup", args: { city: 5 } },
+        { id: "ok", name: "lookup", args: { city: "Oslo" } }
+      ),
+      ScriptedChatModel.text("done")
+    ]))))
+
+  it.effect("a call whose handler ran and failed counts: the next batch passes toolCalls 1 and does not run", () =>
+    Effect.gen(function*() {
+      const handled = { n: 0 }
+      const stopped = yield* failureOf(Agent.run(Agent.make({ tools: [countedLookup(handled)], budget: { toolCalls: 1 } }), { input: "go" }))
+      assert(stopped._tag === "BudgetExceeded")
+      expect([stopped.limit, stopped.allowed, stopped.used, handled.n]).toEqual(["toolCalls", 1, 1, 1])
+    }).pipe(Effect.provide(ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "f", name: "lookup", args: { city: "nowhere" } }),
+      ScriptedChatModel.toolCalls({ id: "g", name: "lookup", args: { city: "Oslo" } }),
+      ScriptedChatModel.text("done")
     ]))))
 
   it.effect("a continue decision's raise is checked like a budget: an invalid one is InvalidRunInput, and the run stays resumable", () =>

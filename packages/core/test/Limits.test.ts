@@ -68,6 +68,31 @@ describe("limits", () => {
       { id: "e3", name: "echo", args: { text: "c" } }
     ))))
 
+  it.effect("arguments that are not JSON (a BigInt in a large value, a getter that throws), from a model adapter of one's own: errors naming the problem, no defect", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [echo], limits: { argumentBytes: 100 } })
+      const exit = yield* Agent.run(agent, { input: "go" })
+      assert(exit._tag === "Completed")
+      expect(exit.text.split(" | ")).toEqual([
+        "b1: error semantic error: Not run: its arguments cannot be read as JSON: Do not know how to serialize a BigInt; send JSON arguments",
+        "b2: error semantic error: Not run: its arguments cannot be read as JSON: unreadable; send JSON arguments",
+        "b3: a"
+      ])
+    }).pipe(Effect.provide(scriptWith(
+      { id: "b1", name: "echo", args: { text: "x".repeat(200), n: 1n } as unknown as Json.JsonValue },
+      {
+        id: "b2",
+        name: "echo",
+        args: Object.defineProperty({}, "text", {
+          enumerable: true,
+          get: () => {
+            throw new Error("unreadable")
+          }
+        })
+      },
+      { id: "b3", name: "echo", args: { text: "a" } }
+    ))))
+
   it.effect("a result nested deeper than the limit becomes a semantic error", () =>
     Effect.gen(function*() {
       const tree = Tool.make("tree", {

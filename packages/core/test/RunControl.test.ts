@@ -60,6 +60,20 @@ describe("Agent.run with a given run id", () => {
       expect(yield* Effect.flatMap(RunStore.RunStore, (store) => store.list())).toEqual([])
       expect(executed).toEqual([])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a run id \".\" or \"..\" (a URL would resolve it away) is refused before anything runs; one that only starts with dots is not", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      for (const id of [".", ".."]) {
+        const error = yield* Effect.flip(Agent.run(agent, { input: "pay", runId: id }))
+        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
+          `runId ${JSON.stringify(id)} cannot be "." or "..": a URL holding it is resolved to another path, so the run could not be opened or decided; choose another id`
+        ])
+      }
+      expect(yield* Effect.flatMap(RunStore.RunStore, (store) => store.list())).toEqual([])
+      expect(executed).toEqual([])
+      expect(paused(yield* Agent.run(agent, { input: "pay", runId: "..x" })).runId).toBe("..x")
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 })
 
 describe("Agent.resume with the revision the decision was made on", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Schedule, Schema, TestClock } from "effect"
+import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Queue, Schedule, Schema, TestClock } from "effect"
 import { Agent, AgentEvent, ScriptedChatModel, Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -26,6 +26,14 @@ const holding = (expected: number) =>
     })
     return { tool, allStarted, released }
   })
+
+/** A handler that interrupts its own fiber (`Effect.interrupt`). */
+const quitter = Tool.make("quitter", {
+  description: "interrupts itself",
+  parameters: Schema.Struct({}),
+  success: Schema.String,
+  handler: () => Effect.interrupt
+})
 
 describe("ToolCallingManager", () => {
   describe("timeout priority chain", () => {
@@ -159,6 +167,47 @@ describe("ToolCallingManager", () => {
             "fast:a",
             `ToolTimeout(transient): Tool "hang" timed out after 1s`,
             "fast:c"
+          ])
+        }))
+    }
+  })
+
+  describe("a call that yields its fiber (long Effect work)", () => {
+    /**
+     * A handler that yields its fiber 100,000 times (`Effect.yieldNow`, as Effect does by itself
+     * every 2,048 operations) and then returns: its deadline must stop it as any other's. Each
+     * start is offered to `starts`. Bounded, so that a manager that ran it to its end before
+     * anything else (a synchronous scheduler flushed until empty) fails here instead of hanging.
+     */
+    const yielding = (starts: Queue.Queue<void>) =>
+      Tool.make("yielding", {
+        description: "yields its fiber in a loop",
+        parameters: Schema.Struct({ label: Schema.String }),
+        success: Schema.String,
+        timeout: "100 millis",
+        handler: () =>
+          Queue.offer(starts, undefined).pipe(
+            Effect.zipRight(Effect.loop(0, { while: (i) => i < 100_000, step: (i) => i + 1, body: () => Effect.yieldNow(), discard: true })),
+            Effect.as("finished")
+          )
+      })
+
+    for (const [mode, layer] of Object.entries(managers)) {
+      it.effect(`${mode}: its deadline stops it in a batch of two, as alone`, () =>
+        Effect.gen(function*() {
+          const starts = yield* Queue.unbounded<void>()
+          const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(yielding(starts)), callsOf("yielding", 2)).pipe(
+            Effect.provide(layer),
+            Effect.fork
+          )
+          // unbounded and bounded({ permits: 2 }) start both calls at once; sequential starts the second after the first's deadline
+          for (const startsNow of mode === "sequential" ? [1, 1] : [2]) {
+            yield* Queue.takeN(starts, startsNow)
+            yield* TestClock.adjust("100 millis")
+          }
+          expect(summary(yield* Fiber.join(fiber))).toEqual([
+            `ToolTimeout(transient): Tool "yielding" timed out after 100ms`,
+            `ToolTimeout(transient): Tool "yielding" timed out after 100ms`
           ])
         }))
     }
@@ -618,19 +667,70 @@ describe("ToolCallingManager", () => {
         expect(summary(results)).toEqual(["HI"])
       }))
 
-    it.effect("interruption of a handler is never turned into a result", () =>
+    for (const [mode, layer] of Object.entries(managers)) {
+      it.effect(`${mode}: a handler that interrupts itself gets a semantic failure; its siblings' results stand`, () =>
+        Effect.gen(function*() {
+          // the common way to get there: joining a helper fiber the handler interrupted
+          const joiner = Tool.make("joiner", {
+            description: "joins a helper it interrupted",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            handler: () =>
+              Effect.gen(function*() {
+                const helper = yield* Effect.fork(Effect.never)
+                yield* Fiber.interrupt(helper)
+                return yield* Fiber.join(helper)
+              })
+          })
+          const echo = Tool.make("echo", {
+            description: "echoes",
+            parameters: Schema.Struct({ text: Schema.String }),
+            success: Schema.String,
+            handler: ({ text }) => Effect.succeed(text)
+          })
+          const toolkit = Toolkit.make(quitter, joiner, echo)
+          const results = yield* ToolCallingManager.executeBatch(toolkit, [
+            { id: "1", name: "echo", args: { text: "before" } },
+            { id: "2", name: "quitter", args: {} },
+            { id: "3", name: "joiner", args: {} },
+            { id: "4", name: "echo", args: { text: "after" } }
+          ]).pipe(Effect.provide(layer))
+          expect(summary(results)).toEqual([
+            "before",
+            `ToolError(semantic): Tool "quitter" failed unexpectedly`,
+            `ToolError(semantic): Tool "joiner" failed unexpectedly`,
+            "after"
+          ])
+          const called = yield* Effect.either(ToolCallingManager.call(quitter, {}).pipe(Effect.provide(layer)))
+          expect(called._tag === "Left" && called.left._tag === "ToolError" ? called.left.message : called).toBe(
+            `Tool "quitter" failed unexpectedly`
+          )
+        }))
+    }
+
+    it.effect("a run goes on past a handler that interrupts itself: the model is told", () =>
       Effect.gen(function*() {
-        const quitter = Tool.make("quitter", {
-          description: "interrupts itself",
-          parameters: Schema.Struct({}),
-          success: Schema.String,
-          handler: () => Effect.interrupt
-        })
-        const toolkit = Toolkit.make(quitter)
-        const exit = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "quitter", args: {} }]).pipe(
-          Effect.exit
+        const exit = yield* Agent.run(Agent.make({ tools: [quitter] }), { input: "go" }).pipe(
+          Effect.provide(ScriptedChatModel.layer([
+            ScriptedChatModel.toolCalls({ id: "q", name: "quitter", args: {} }),
+            (request) => ScriptedChatModel.text(JSON.stringify(request.messages.at(-1)))
+          ]))
         )
+        expect(exit._tag).toBe("Completed")
+        expect(exit._tag === "Completed" ? exit.text : "").toContain(`Tool \\"quitter\\" failed unexpectedly`)
+      }))
+
+    it.effect("interrupting the batch from outside is still an interruption, never a result", () =>
+      Effect.gen(function*() {
+        const { allStarted, released, tool } = yield* holding(2)
+        const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(tool), [
+          { id: "1", name: "hold", args: { label: "a" } },
+          { id: "2", name: "hold", args: { label: "b" } }
+        ]).pipe(Effect.provide(ToolCallingManager.unbounded()), Effect.fork)
+        yield* Deferred.await(allStarted)
+        const exit = yield* Fiber.interrupt(fiber)
         expect(Exit.isInterrupted(exit)).toBe(true)
+        expect(released.sort()).toEqual(["1", "2"])
       }))
   })
 

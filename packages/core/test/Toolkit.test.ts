@@ -23,7 +23,10 @@ describe("Toolkit", () => {
         tool("infinite", { timeout: Infinity }),
         tool("typo", { timeout: "2 sekonds" as Duration.DurationInput }),
         tool("negative_string", { timeout: "-1 seconds" }),
-        tool("fine", { timeout: "2 seconds" })
+        tool("beyond_timers", { timeout: "25 days" }),
+        tool("beyond_timers_ms", { timeout: 2 ** 31 }),
+        tool("fine", { timeout: "2 seconds" }),
+        tool("longest", { timeout: 2 ** 31 - 1 })
       ]))
       expect(error._tag).toBe("InvalidToolkit")
       expect(error.problems).toEqual([
@@ -32,9 +35,11 @@ describe("Toolkit", () => {
         `tool "negative": timeout -5 is not positive`,
         `tool "infinite": timeout Infinity is not finite`,
         `tool "typo": timeout "2 sekonds" cannot be parsed as a duration`,
-        `tool "negative_string": timeout "-1 seconds" is not positive`
+        `tool "negative_string": timeout "-1 seconds" is not positive`,
+        `tool "beyond_timers": timeout "25 days" is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire`,
+        `tool "beyond_timers_ms": timeout 2147483648 is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire`
       ])
-      expect(error.message).toContain("Invalid toolkit (6 problems)")
+      expect(error.message).toContain("Invalid toolkit (8 problems)")
     }))
 
   it.effect("refuses retry counts that are negative or not integers", () =>
@@ -42,11 +47,14 @@ describe("Toolkit", () => {
       const error = yield* Effect.flip(Toolkit.validate([
         tool("negative", { retry: { times: -1 } }),
         tool("fraction", { retry: { times: 1.5 } }),
+        // JSON overrides may carry a null
+        tool("nothing", Tool.overridesOf(JSON.parse(`{ "retry": null }`))),
         tool("fine", { retry: { times: 0 } })
       ]))
       expect(error.problems).toEqual([
         `tool "negative": retry.times -1 is not a non-negative integer`,
-        `tool "fraction": retry.times 1.5 is not a non-negative integer`
+        `tool "fraction": retry.times 1.5 is not a non-negative integer`,
+        `tool "nothing": retry null is not an object { times, schedule? }`
       ])
     }))
 

@@ -489,6 +489,24 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual([])
     }))
 
+  it.scopedLive("a content type that only starts like application/json is refused (400); application/json with parameters is accepted", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = bank()
+      const inbox = yield* serve([agent])
+      const runId = yield* inbox.pause(agent, "pay Ada 250")
+      const url = `${runs(inbox.origin)}/${runId}/decision`
+      for (const type of ["application/json-foo", "application/jsonp", "application/json+x; charset=utf-8"]) {
+        const refused = yield* request(url, { method: "POST", headers: { "content-type": type }, body: `{"_tag":"ApproveAll"}` })
+        expect([refused.status, refused.body]).toEqual([400, {
+          _tag: "InvalidDecision",
+          message: `Send the decision as application/json (the request's content type is ${JSON.stringify(type)})`
+        }])
+      }
+      expect(executed).toEqual([])
+      const accepted = yield* request(url, { method: "POST", headers: { "content-type": "Application/JSON; charset=utf-8" }, body: `{"_tag":"ApproveAll"}` })
+      expect([accepted.status, accepted.body.runId]).toEqual([202, runId])
+    }))
+
   it.scopedLive("an unknown run: 404; a run of an agent the inbox was not given: 422", () =>
     Effect.gen(function*() {
       const { agent } = bank()

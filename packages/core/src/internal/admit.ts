@@ -59,17 +59,30 @@ const upperBound = (value: unknown): number => {
   return total
 }
 
+/** Why a value is refused: beyond a limit of the agent's (`limit`), or not readable as JSON. */
+export interface Refusal {
+  readonly problem: string
+  readonly limit: boolean
+}
+
 /**
- * Why a value is refused, if it is: deeper than `limits.depth`, or more than
- * `limits.argumentBytes` of JSON. `what` names it in the message ("its arguments", a model's
- * call; "the edited arguments", "the reply", a person's decision).
+ * Why a value is refused, if it is: deeper than `limits.depth`, more than
+ * `limits.argumentBytes` of JSON, or not readable as JSON at all (a `BigInt` in a large value,
+ * a getter that throws: what a model adapter of one's own may hand over). `what` names it in
+ * the message ("its arguments", a model's call; "the edited arguments", "the reply", a
+ * person's decision).
  */
-export const limitProblem = (value: unknown, limits: Limits, what: string): string | undefined => {
-  if (depthOf(value, limits.depth) > limits.depth) return `${what} nest deeper than ${limits.depth} levels`
-  if (upperBound(value) <= limits.argumentBytes) return undefined
-  const bytes = Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
-  if (bytes > limits.argumentBytes) return `${what} are ${bytes} bytes of JSON, more than the ${limits.argumentBytes} allowed`
-  return undefined
+export const limitProblem = (value: unknown, limits: Limits, what: string): Refusal | undefined => {
+  try {
+    if (depthOf(value, limits.depth) > limits.depth) return { problem: `${what} nest deeper than ${limits.depth} levels`, limit: true }
+    if (upperBound(value) <= limits.argumentBytes) return undefined
+    const bytes = Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
+    return bytes > limits.argumentBytes
+      ? { problem: `${what} are ${bytes} bytes of JSON, more than the ${limits.argumentBytes} allowed`, limit: true }
+      : undefined
+  } catch (error) {
+    return { problem: `${what} cannot be read as JSON: ${capped(error instanceof Error ? error.message : String(error))}`, limit: false }
+  }
 }
 
 /**
@@ -106,8 +119,10 @@ export const admit = (
   const admitted = calls.map((call, index): ToolCall => {
     const id = taken === undefined ? ownId(call.id) || "call_0" : uniqueId(ownId(call.id), index, taken)
     if (index >= limits.batchWidth) return refuse(id, call, `Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
-    const problem = limitProblem(call.args, limits, "its arguments")
-    if (problem !== undefined) return refuse(id, call, `Not run: ${problem} (the agent's limit); send smaller arguments`)
+    const refusal = limitProblem(call.args, limits, "its arguments")
+    if (refusal !== undefined) {
+      return refuse(id, call, refusal.limit ? `Not run: ${refusal.problem} (the agent's limit); send smaller arguments` : `Not run: ${refusal.problem}; send JSON arguments`)
+    }
     return id === call.id ? call : { ...call, id }
   })
   return { calls: admitted, refused }

@@ -100,10 +100,21 @@ const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: 
     problems.push("output must be a Schema")
     return undefined
   }
-  const json = JSONSchema.make(schema)
+  const json = jsonSchemaOf(schema, problems)
+  if (json === undefined) return undefined
   if (!("type" in json) || json.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
   const { $schema: _, ...format } = json
   return { schema, format: { name: "final_answer", schema: format as JSONSchema.JsonSchema7Root }, retries }
+}
+
+/** The output schema's JSON Schema, or `undefined` with the problem (a schema without one throws: a `BigIntFromSelf`, a `Declare`). */
+const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>, problems: Array<string>): JSONSchema.JsonSchema7Root | undefined => {
+  try {
+    return JSONSchema.make(schema)
+  } catch (error) {
+    problems.push(`output has no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
+    return undefined
+  }
 }
 
 /** What the model is told of a tool. */

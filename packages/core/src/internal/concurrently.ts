@@ -4,10 +4,13 @@
  * `Effect.forEach(…, { concurrency: "unbounded" })` forks every element onto the scheduler
  * and joins every child fiber, merging its FiberRefs into the parent: ~11 µs per element
  * (docs/performance.md). Here each effect gets its own fiber from the caller's runtime
- * (context, FiberRefs, supervisor), started at once on a synchronous scheduler: a call that
- * completes without suspending is done before the next starts, with no scheduler hop, no
- * join and nothing to await; only the calls that suspend run on as fibers, which are then
- * awaited.
+ * (context, FiberRefs, supervisor, scheduler), started at once (`Runtime.runFork` runs a new
+ * fiber until it first suspends or yields): a call that completes without suspending is done
+ * before the next starts, with no scheduler hop, no join and nothing to await; only the calls
+ * that suspend or yield run on as fibers, which are then awaited. A call that yields (Effect
+ * yields a fiber every 2,048 operations, or at `Effect.yieldNow`) goes on on the caller's
+ * scheduler, as any fiber: the event loop runs between its slices, so its deadline's timer
+ * fires (a synchronous scheduler flushed here would run such a call to its end first).
  */
 import type { Fiber } from "effect"
 import * as Cause from "effect/Cause"
@@ -15,7 +18,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as F from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
-import * as Scheduler from "effect/Scheduler"
 
 /**
  * Runs `effects` (which cannot fail) concurrently, one fiber each, and returns their values
@@ -29,10 +31,8 @@ export const concurrently = <A, R>(
   Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(restore(Effect.runtime<R>()), (runtime) =>
       Effect.fiberIdWith((parent) => {
-        const scheduler = new Scheduler.SyncScheduler()
         const start = Runtime.runFork(runtime)
-        const fibers = effects.map((effect) => start(effect, { scheduler }))
-        scheduler.flush()
+        const fibers = effects.map((effect) => start(effect))
         const pending = fibers.filter((fiber) => fiber.unsafePoll() === null)
         if (pending.length === 0) return collect(fibers)
         // the first child that dies (before or after the others started) interrupts its

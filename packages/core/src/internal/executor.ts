@@ -176,9 +176,9 @@ const defectMessage = (cause: Cause.Cause<unknown>) => {
 }
 
 /**
- * The `semantic` failure a defect becomes: a short, fixed message for the model (the defect's
- * own message only when the tool exposes defects); the full cause goes to the log (and, with a
- * tracer, to the call's span).
+ * The `semantic` failure a defect (or the handler's own interruption) becomes: a short, fixed
+ * message for the model (the defect's own message only when the tool exposes defects); the full
+ * cause goes to the log (and, with a tracer, to the call's span).
  */
 const died = (entry: Toolkit.Entry, cause: Cause.Cause<unknown>) =>
   Effect.as(
@@ -200,7 +200,8 @@ const rejectedResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
 /**
  * Runs one call of a known tool: its arguments decoded (unless `args` holds them already) →
  * the handler's attempts → the success value encoded. Never fails: every failure becomes a
- * `Failed` result. Interruption is not caught.
+ * `Failed` result. An interruption from outside is not caught; the handler's own interruption
+ * is the call's failure (`endingOf`).
  *
  * Not a generator: while the handler runs, the call keeps one frame alive — the
  * `matchCauseEffect` below, whose handlers encode the value or turn the failure into a result
@@ -237,10 +238,13 @@ const attemptsThen = <B, E2, R2>(attempt: Attempt<B, E2, R2>): Effect.Effect<B, 
   Effect.matchCauseEffect(retried(attempt), endingOf(attempt))
 
 /**
- * The handlers of the call's one frame: interruption passes; a failure, a defect or the
- * encoded value becomes the call's result, and the attempt's `then` goes on with it. Bound to
- * the attempt, not closures over it: a waiting call's frame keeps them, and a bound function
- * has no context of its own.
+ * The handlers of the call's one frame: a failure, a defect, the handler's own interruption or
+ * the encoded value becomes the call's result, and the attempt's `then` goes on with it. An
+ * interruption from outside (the run's, or a failing sibling's) never reaches them:
+ * Effect's run loop skips a frame's failure handler while its fiber is being interrupted, so an
+ * interrupted cause seen here is the handler's own (`Effect.interrupt`, or a join of a fiber
+ * it interrupted) — a failure of the call, not of the run. Bound to the attempt, not closures
+ * over it: a waiting call's frame keeps them, and a bound function has no context of its own.
  */
 const endingOf = <B, E2, R2>(attempt: Attempt<B, E2, R2>) => ({
   onFailure: (attemptFailed<B, E2, R2>).bind(attempt),
@@ -248,7 +252,6 @@ const endingOf = <B, E2, R2>(attempt: Attempt<B, E2, R2>) => ({
 })
 
 function attemptFailed<B, E2, R2>(this: Attempt<B, E2, R2>, cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> {
-  if (Cause.isInterrupted(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const { callId, entry, then } = this
   const failure = Cause.failureOption(cause)
   return Option.isSome(failure)
@@ -331,6 +334,8 @@ export const callTool = <R>(
   return decodeArguments(entry, args).pipe(
     Effect.flatMap((decoded) => retried(new Attempt(entry, policy, "direct", {}, undefined, decoded, undefined, returned))),
     Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
+    // the handler's own interruption (an interruption from outside skips this handler)
+    Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.flatMap(died(entry, cause), Effect.fail) : Effect.failCause(cause)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
       return Effect.matchEffect(prepared.encode(value), {

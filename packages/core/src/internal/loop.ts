@@ -17,8 +17,8 @@ import { type ChatModel, ModelError, streams } from "../ChatModel.js"
 import type * as Gate from "../Gate.js"
 import { assistant } from "../Message.js"
 import type { ModelInput } from "../Middleware.js"
-import type { ToolCall } from "../ToolCall.js"
-import type { ToolError } from "../ToolError.js"
+import type { Outcome, ToolCall } from "../ToolCall.js"
+import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
 import { runBatch } from "./batch.js"
@@ -189,14 +189,58 @@ const stopBeforeModelCall = (agent: Agent.Any, run: RunState, over: Over) => {
 const isWindow = (u: ReadonlyArray<ModelMessage> | Effect.Effect<ReadonlyArray<ModelMessage>, unknown, unknown>): u is ReadonlyArray<ModelMessage> =>
   Array.isArray(u)
 
-/** What the run has spent, in its budget's units. */
+/** What the run has spent, in its budget's units: its tool calls are those whose handler was called (`ranHandler`). */
 const spentOf = (run: RunState): Budget.Spent => ({
   tokens: run.usage.totalTokens,
   inputTokens: run.usage.inputTokens,
   outputTokens: run.usage.outputTokens,
   modelCalls: run.modelCalls,
-  toolCalls: run.outcomes.filter((outcome) => outcome._tag === "Succeeded" || outcome._tag === "Failed" || outcome._tag === "Suspended").length
+  toolCalls: countOf(run.outcomes, ranHandler)
 })
+
+const countOf = <A>(items: ReadonlyArray<A>, counts: (item: A) => boolean): number => {
+  let n = 0
+  for (const item of items) if (counts(item)) n += 1
+  return n
+}
+
+/**
+ * Whether an outcome is that of a call whose handler was called: it succeeded, was suspended,
+ * or failed — not before its handler. Rejected, replied and cancelled calls never ran.
+ */
+const ranHandler = (outcome: Outcome): boolean =>
+  outcome._tag === "Succeeded" || outcome._tag === "Suspended" ||
+  (outcome._tag === "Failed" && !failedBeforeHandler(outcome.toolName, outcome.error))
+
+/**
+ * Whether a failure is one a call gets before its handler is called: its tool is unknown
+ * (`unknownTool`, executor.ts), its arguments do not decode (`invalidArguments`, parseError.ts),
+ * or the agent's limits refused it (`admit`). The outcome holds no more than its error, and a
+ * checkpoint keeps only that: the error's words tell (a checkpoint made before this count too).
+ */
+const failedBeforeHandler = (toolName: string, error: ToolFailure): boolean => {
+  if (error._tag !== "ToolError" || error.reason !== "semantic") return false
+  const message = error.message
+  return message.startsWith("Not run: ") ||
+    message.startsWith(`Unknown tool "${toolName}". `) ||
+    message.startsWith(`Invalid arguments for tool "${toolName}": `)
+}
+
+/**
+ * Whether a call of a batch about to run would call its handler — a call waiting for a person
+ * counted as if approved. A call without decoded arguments (the gate's for an unknown tool or
+ * arguments that do not decode; one a person approved; one of a checkpoint) has them decoded
+ * here: a call of an unknown tool, or whose arguments do not decode, fails before its handler.
+ * An asynchronous schema's decoding is not waited for: its call is counted.
+ */
+const callsHandler = (toolkit: Toolkit.Any) => (item: BatchItem): boolean => {
+  if (item._tag === "Done") return false
+  if (item._tag !== "Runnable" || item.decoded === true) return true
+  const tool = toolkit.entries.get(item.call.name)
+  if (tool === undefined) return false
+  const decoded = settledEither(decodeArguments(tool, item.call.args))
+  return decoded === undefined || Either.isRight(decoded)
+}
 
 /**
  * What stops a gated batch before it runs, if anything: the budget (`batchOverBudget`), then
@@ -219,7 +263,8 @@ export const stopBefore = (
 /**
  * The limit a batch about to run is stopped at: a token limit the run has reached (the model
  * call that asked for the batch may have crossed it), or the tool-call limit its calls would
- * pass — the calls that wait for a person counted as if approved. Model calls are counted before
+ * pass — the calls whose handler would be called (`callsHandler`), those that wait for a person
+ * counted as if approved; a call that fails before its handler is not. Model calls are counted before
  * a model call only. `undefined`: the batch runs; so does one with no call to run. (A batch that
  * resumes a delegate's paused child is never stopped: it passed this check before it first ran,
  * and the run has spent nothing since.)
@@ -227,14 +272,14 @@ export const stopBefore = (
 export const batchOverBudget = (run: RunState, batch: ReadonlyArray<BatchItem>): Over | undefined => {
   const budget = run.budget
   if (budget === undefined) return undefined
-  let toRun = 0
-  for (const item of batch) if (runs(item) || item._tag === "Waiting") toRun += 1
-  if (toRun === 0) return undefined
+  if (!batch.some((item) => runs(item) || item._tag === "Waiting")) return undefined
   const spent = spentOf(run)
   const tokens = reached({ tokens: budget.tokens, inputTokens: budget.inputTokens, outputTokens: budget.outputTokens }, spent)
   if (tokens !== undefined) return tokens
   const allowed = budget.toolCalls
-  return allowed !== undefined && spent.toolCalls + toRun > allowed ? { limit: "toolCalls", allowed, used: spent.toolCalls } : undefined
+  if (allowed === undefined) return undefined
+  const toRun = countOf(batch, callsHandler(run.agent.toolkit))
+  return toRun > 0 && spent.toolCalls + toRun > allowed ? { limit: "toolCalls", allowed, used: spent.toolCalls } : undefined
 }
 
 /** A limit of a run's budget that stops it: what it allows, and what the run has used. */

@@ -4,7 +4,14 @@ import * as Either from "effect/Either"
 const show = (input: unknown): string => typeof input === "string" ? JSON.stringify(input) : String(input)
 
 /**
- * Checks a declared timeout: it must parse as a duration that is positive and finite.
+ * The longest a timer waits: Node's `setTimeout` and Effect's clock take at most 2³¹ − 1 ms
+ * (about 24.8 days); Effect's clock never fires a longer sleep.
+ */
+const maxTimerMillis = 2 ** 31 - 1
+
+/**
+ * Checks a declared timeout: it must parse as a duration that is positive, finite and no
+ * longer than a timer can wait (2³¹ − 1 ms, about 24.8 days: a longer one would never fire).
  * Returns the duration, or a sentence saying what is wrong with the input.
  */
 export const validateTimeout = (
@@ -18,6 +25,9 @@ export const validateTimeout = (
   if (!Duration.isFinite(decoded.value)) return Either.left(`${label} ${show(input)} is not finite`)
   if (Duration.lessThanOrEqualTo(decoded.value, Duration.zero)) {
     return Either.left(`${label} ${show(input)} is not positive`)
+  }
+  if (Duration.toMillis(decoded.value) > maxTimerMillis) {
+    return Either.left(`${label} ${show(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire`)
   }
   return Either.right(decoded.value)
 }

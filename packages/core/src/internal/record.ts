@@ -144,6 +144,7 @@ export const checkpointOf = (
     reason,
     iteration: run.iteration,
     modelCalls: run.modelCalls,
+    ...(run.outputRetries === 0 ? {} : { outputRetries: run.outputRetries }),
     ...(run.budget === undefined ? {} : { budget: run.budget }),
     ...(run.runSettings === undefined ? {} : { settings: run.runSettings }),
     ...(run.toolChoice === "auto" ? {} : { toolChoice: run.toolChoice }),

@@ -19,6 +19,7 @@ import type { CallDecision, Decision } from "../Decision.js"
 import { JsonValue } from "../Json.js"
 import type { Message } from "../Message.js"
 import type { ToolCall } from "../ToolCall.js"
+import type * as Toolkit from "../Toolkit.js"
 import { limitProblem } from "./admit.js"
 import { budgetProblems } from "./assemble.js"
 import * as CheckpointCodec from "./checkpoint.js"
@@ -71,8 +72,8 @@ const rejected = (call: ToolCall, message: string | undefined): BatchItem =>
  * show another value than the one that ran).
  */
 const personValueProblem = (agent: Agent.Any, value: unknown, what: string): string | undefined => {
-  const beyond = limitProblem(value, agent.limits, what)
-  if (beyond !== undefined) return `${beyond} (the agent's limit)`
+  const refusal = limitProblem(value, agent.limits, what)
+  if (refusal !== undefined) return refusal.limit ? `${refusal.problem} (the agent's limit)` : refusal.problem
   const json = Schema.decodeUnknownEither(JsonValue)(value)
   return Either.isLeft(json) ? `${what} are not JSON: ${describeParseError(json.left)}` : undefined
 }
@@ -87,18 +88,49 @@ const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<st
 /** Why a person's decision for one call cannot be carried out. */
 type Problem = InvalidEditedArguments["problems"][number]
 
+/**
+ * Why edited arguments, decoded, cannot stand, if they cannot: they are asked of the agent's
+ * gate as the model's would be (decision 117). A gate that would ask a person (`Pause`) or let
+ * the call run lets the edit stand — a person approved it; one that rejects or answers such a
+ * call itself refuses it.
+ */
+const gateOnEdit = (
+  agent: Agent.Any,
+  call: ToolCall,
+  tool: Toolkit.Entry,
+  args: unknown,
+  state: { readonly [slot: string]: unknown }
+): Effect.Effect<string | undefined, never, any> =>
+  Effect.map(agent.gate({ name: call.name, call, args, tool, state }), (verdict) => {
+    switch (verdict._tag) {
+      case "Proceed":
+      case "Pause":
+        return undefined
+      case "Reject":
+        return `the agent's gate says Reject to the edited arguments${verdict.message === undefined ? "" : `: ${JSON.stringify(verdict.message)}`}`
+      case "Reply":
+        return "the agent's gate says Reply to the edited arguments: it answers such a call itself"
+    }
+  })
+
+/**
+ * A `byCall` decision as the resumed run's batch. Edited arguments must be JSON within the
+ * agent's limits, decode with the tool's `parameters`, and pass the agent's gate (`gateOnEdit`):
+ * on every path, whether the checkpoint is trusted or not.
+ */
 const byCall = (
   agent: Agent.Any,
   checkpoint: Checkpoint.Checkpoint,
+  state: { readonly [slot: string]: unknown },
   decisions: ReadonlyMap<string, CallDecision>
-): Effect.Effect<Plan, DecisionError> => {
+): Effect.Effect<Plan, DecisionError, any> => {
   const pending = new Set(checkpoint.pending)
   const unknown = [...decisions.keys()].filter((id) => !pending.has(id))
   if (unknown.length > 0) return Either.left(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
   const missing = checkpoint.pending.filter((id) => !decisions.has(id))
   if (missing.length > 0) return Either.left(new IncompleteDecisions({ callIds: missing }))
   // one per call with a problem, in the batch's order; an edit's is known once its arguments are decoded
-  const problems: Array<Effect.Effect<Problem | undefined>> = []
+  const problems: Array<Effect.Effect<Problem | undefined, never, any>> = []
   const problem = (item: Checkpoint.BatchItem, message: string) =>
     problems.push(Effect.succeed({ callId: item.call.id, toolName: item.call.name, message }))
   const edited = new Map<string, JsonValue>()
@@ -129,13 +161,14 @@ const byCall = (
           problem(item, "the agent has no such tool")
           return fromCheckpoint(item)
         }
-        // decoded as the executor decodes (a tool's parameters may check asynchronously)
-        problems.push(Effect.match(decodeArguments(entry, decision.args), {
-          onFailure: (error) => ({ callId: item.call.id, toolName: item.call.name, message: error.message }),
-          onSuccess: () => undefined
-        }))
+        const call = { ...item.call, args: decision.args }
+        // decoded as the executor decodes (a tool's parameters may check asynchronously), then asked of the gate
+        problems.push(Effect.matchEffect(decodeArguments(entry, decision.args), {
+          onFailure: (error) => Effect.succeed(error.message),
+          onSuccess: (args) => gateOnEdit(agent, call, entry, args, state)
+        }).pipe(Effect.map((message) => message === undefined ? undefined : { callId: call.id, toolName: call.name, message })))
         edited.set(item.call.id, decision.args)
-        return approved({ call: { ...item.call, args: decision.args } })
+        return approved({ call })
       }
     }
   })
@@ -302,7 +335,7 @@ export const plan = (
     environmentPause: agent.onEnvironmentError === "pause",
     budget: checkpoint.budget
   }
-  const own = ((): Effect.Effect<Plan, DecisionError> => {
+  const own = ((): Effect.Effect<Plan, DecisionError, any> => {
     switch (decision._tag) {
       case "ApproveAll":
         return Effect.succeed({
@@ -317,7 +350,7 @@ export const plan = (
           batch: checkpoint.batch.map((item, i) => pending.has(item.call.id) ? rejected(item.call, decision.message) : recorded[i]!)
         })
       case "ByCall":
-        return byCall(agent, checkpoint, decision.decisions)
+        return byCall(agent, checkpoint, state, decision.decisions)
       case "Retry":
         return Effect.succeed({
           ...base,

@@ -6,18 +6,22 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { Any } from "../Agent.js"
-import { InvalidCheckpoint, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
+import { InvalidCheckpoint, InvalidRunInput, RunAlreadyResumed, RunNotFound } from "../AgentError.js"
 import type * as Checkpoint from "../Checkpoint.js"
 import { ChatMemory } from "../ChatMemory.js"
-import type * as Decision from "../Decision.js"
+import * as Decision from "../Decision.js"
 import type { RunRecord, StoreError } from "../RunStore.js"
 import { RunStore } from "../RunStore.js"
 import { recordedBatch } from "./crashed.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import { divergence } from "./diverged.js"
 import { continueRun } from "./loop.js"
+import { capped, describeParseError } from "./parseError.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import * as Resume from "./resume.js"
 import { holdConversation, runState } from "./run.js"
@@ -79,11 +83,53 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
 })
 
+const validateDecision = Schema.validateEither(Decision.Decision)
+
+/** A call decision without the value checked later: edited arguments, a reply's value. */
+const callShapeOf = (decision: unknown): unknown =>
+  Predicate.isTagged(decision, "Approve")
+    ? { ...decision, args: undefined }
+    : Predicate.isTagged(decision, "Reply") && Predicate.hasProperty(decision, "value")
+    ? { ...decision, value: null }
+    : decision
+
 /**
- * Continues a paused run with a decision: validates the checkpoint, the decision and the
- * conversation before anything is consumed, claims the record (`paused@v → running@v+1`: one
- * claimant only), then finishes the paused batch (or iterates again, after
- * `MaxIterationsReached`).
+ * `decision` without the values checked later, by `Resume.plan`, with messages that name what
+ * they concern: edited arguments and a reply's value (`InvalidEditedArguments`, per call: beyond
+ * the agent's limits, not JSON, not decoding), a `continue`'s `raise` (`InvalidRunInput`, every
+ * limit that is wrong). What is left is the decision's shape.
+ */
+const shapeOf = (decision: unknown): unknown => {
+  if (Predicate.isTagged(decision, "Continue")) return { ...decision, raise: undefined }
+  if (Predicate.isTagged(decision, "ByCall") && Predicate.hasProperty(decision, "decisions") && decision.decisions instanceof Map) {
+    return { ...decision, decisions: new Map(Array.from(decision.decisions, ([id, call]) => [id, callShapeOf(call)])) }
+  }
+  return decision
+}
+
+/**
+ * Fails when `decision` is not a `Decision` (its type: `ByCall`'s decisions a `Map` of call
+ * decisions) — a plain object from an HTTP body given as is, say — rather than dying on it
+ * later. Nothing is read or consumed before.
+ */
+const checkShape = (decision: unknown): Effect.Effect<void, InvalidRunInput> => {
+  const valid = validateDecision(shapeOf(decision))
+  return Either.isRight(valid) ? Effect.void : Effect.fail(
+    new InvalidRunInput({
+      problems: [
+        `the decision is not a Decision: ${
+          capped(describeParseError(valid.left))
+        } (build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknown(Decision.Decision))`
+      ]
+    })
+  )
+}
+
+/**
+ * Continues a paused run with a decision: checks that it is one (`checkShape`), validates the
+ * checkpoint, the decision and the conversation before anything is consumed, claims the record
+ * (`paused@v → running@v+1`: one claimant only), then finishes the paused batch (or iterates
+ * again, after `MaxIterationsReached`).
  */
 export const resumeRun = (
   agent: Any,
@@ -92,6 +138,7 @@ export const resumeRun = (
   { decidedBy, revision }: { readonly decidedBy?: string | undefined; readonly revision?: number | undefined }
 ) =>
   Effect.scoped(Effect.gen(function*() {
+    yield* checkShape(decision)
     const store = yield* RunStore
     const found = yield* pausedRecord(agent, store, target, revision)
     const cp = found.decoded.checkpoint
@@ -165,6 +212,7 @@ const runOf = (
       ephemeral: cp.ephemeral,
       state,
       modelCalls: cp.modelCalls,
+      outputRetries: cp.outputRetries,
       usage: cp.usage,
       outcomes: [...cp.outcomes],
       ...fields

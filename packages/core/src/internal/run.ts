@@ -65,8 +65,13 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
       problems.push(`${key} ${JSON.stringify(id)} must be a string of 1 to ${maxIdLength} characters, none of them a control character`)
     }
   }
+  if (options.runId === "." || options.runId === "..") problems.push(dotRunIdProblem(options.runId))
   return problems
 }
+
+/** Why a run id `.` or `..` is refused: a URL path segment of it is normalised away, so a run page (the inbox's `/runs/:id`) could never be opened or decided. */
+const dotRunIdProblem = (id: string): string =>
+  `runId ${JSON.stringify(id)} cannot be "." or "..": a URL holding it is resolved to another path, so the run could not be opened or decided; choose another id`
 
 /** What is wrong with a run's input given as parts: none, or a part that is neither text nor a file within the limits. */
 const inputProblems = (input: RunOptions<Slots>["input"], limits: Limits): Array<string> => {
@@ -119,7 +124,7 @@ export const runState = (
   fields: Pick<
     RunState,
     "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "modelCalls" | "budget" | "usage" | "outcomes" | "version"
-  >,
+  > & { readonly outputRetries?: number | undefined },
   turn: {
     readonly settings?: ModelSettings | undefined
     readonly toolChoice?: ToolChoice | undefined
@@ -144,7 +149,7 @@ export const runState = (
     compacted: undefined,
     tokenScale: 1,
     estimated: 0,
-    outputRetries: 0,
+    outputRetries: fields.outputRetries ?? 0,
     usage: fields.usage,
     outcomes: fields.outcomes,
     sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),

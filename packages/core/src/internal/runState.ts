@@ -42,7 +42,7 @@ export interface RunState extends Watchers {
   tokenScale: number
   /** The estimate (unscaled) of the last view the run's model was sent under a policy; 0 when not estimated. */
   estimated: number
-  /** Final answers of this turn fed back for not matching the agent's `output`. */
+  /** Final answers of this run fed back for not matching the agent's `output`; kept across its pauses (`Checkpoint.outputRetries`). */
   outputRetries: number
   usage: Usage
   /** The outcomes of the run's calls, in order; `noOutcomes` until its first batch ends (`outcomesOf`). */

@@ -1,6 +1,8 @@
 /**
  * The in-memory run store: records of running and paused runs, the ids of finished runs for
- * the retention, and keyed locks.
+ * the retention, and keyed locks. Like a durable store, it keeps its own copy of every
+ * checkpoint it is given and hands out copies: what a caller does with a checkpoint it gave
+ * or was given never changes the record.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -49,6 +51,16 @@ const append = <A>(lists: Map<string, Array<A>>, key: string, value: A): true =>
   return true
 }
 
+/**
+ * A checkpoint as a durable store gives it back: JSON (a checkpoint is encoded JSON; the SQL
+ * stores keep it as JSON text), sharing nothing with `checkpoint`.
+ */
+const jsonCopy = (checkpoint: unknown): unknown => JSON.parse(JSON.stringify(checkpoint))
+
+/** `record` with a copy of its checkpoint, if it has one (a finished or claimed record may have none). */
+const withCopiedCheckpoint = (record: RunRecord): RunRecord =>
+  record.checkpoint === undefined ? record : { ...record, checkpoint: jsonCopy(record.checkpoint) }
+
 const finishedStatus = (status: Status): status is "completed" | "failed" => status === "completed" || status === "failed"
 
 /** See `RunStore.makeInMemory`. */
@@ -75,7 +87,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
     durable: false,
     retentionMillis: retention,
     now: Clock.currentTimeMillis,
-    get: (runId) => Effect.sync(() => Option.fromNullable(records.get(runId))),
+    get: (runId) => Effect.sync(() => Option.map(Option.fromNullable(records.get(runId)), withCopiedCheckpoint)),
     list: (filter) =>
       Effect.sync(() => {
         const matching = [...records.values()].filter((record) =>
@@ -83,13 +95,13 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           (filter?.agent === undefined || record.agent === filter.agent) &&
           (filter?.conversationId === undefined || record.conversationId === filter.conversationId)
         ).sort((a, b) => b.updatedAt - a.updatedAt)
-        return filter?.limit === undefined ? matching : matching.slice(0, filter.limit)
+        return (filter?.limit === undefined ? matching : matching.slice(0, filter.limit)).map(withCopiedCheckpoint)
       }),
     insert: (record) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         prune(now)
         if (records.has(record.runId) || finished.has(record.runId)) return false
-        records.set(record.runId, record)
+        records.set(record.runId, withCopiedCheckpoint(record))
         return true
       }),
     transition: (runId, transition) =>
@@ -110,7 +122,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           status: transition.to,
           version: record.version + 1,
           updatedAt: now,
-          ...(transition.checkpoint === undefined ? {} : { checkpoint: transition.checkpoint }),
+          ...(transition.checkpoint === undefined ? {} : { checkpoint: jsonCopy(transition.checkpoint) }),
           ...decided
         }
         if (finishedStatus(transition.to)) {
@@ -120,7 +132,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         } else {
           records.set(runId, next)
         }
-        return next
+        return withCopiedCheckpoint(next)
       }),
     takeOver: (runId, version) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
@@ -128,7 +140,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         if (record === undefined || !running(runId, version)) return undefined
         const next: RunRecord = { ...record, version: version + 1, updatedAt: now }
         records.set(runId, next)
-        return next
+        return withCopiedCheckpoint(next)
       }),
     recordStarted: (runId, version, callId) => Effect.sync(() => running(runId, version) && append(started, runId, callId)),
     started: (runId) => Effect.sync(() => started.get(runId)?.slice() ?? []),

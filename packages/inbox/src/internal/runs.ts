@@ -36,6 +36,12 @@ const tooLarge = new InvalidDecision({ message: `The body could not be read: lar
  */
 export const maxBodyDepth = 16
 
+/**
+ * Whether a content type is JSON's: `application/json`, with parameters or not
+ * (`application/json; charset=utf-8`); not another type that starts alike (`application/json-seq`).
+ */
+const isJsonContentType = (contentType: string): boolean => /^application\/json[\t ]*(;|$)/i.test(contentType)
+
 const isRecord = (value: unknown): value is { readonly [key: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -123,7 +129,7 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
       .handleRaw("decide", ({ path, request, urlParams }) =>
         Effect.gen(function*() {
           const contentType = request.headers["content-type"] ?? ""
-          if (!/^application\/json\b/i.test(contentType)) {
+          if (!isJsonContentType(contentType)) {
             return yield* new InvalidDecision({ message: `Send the decision as application/json (the request's content type is ${JSON.stringify(contentType)})` })
           }
           // a declared length over the limit is refused before reading; a chunked body stops being read at the limit (the connection is closed)

@@ -1,0 +1,58 @@
+/**
+ * A value given to `Agent.resume` as a decision that is not a `Decision` — a plain object
+ * where `ByCall` holds a `Map`, `null`, an unknown call decision — is refused with a typed
+ * `InvalidRunInput` before anything is read or consumed, never a defect.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+
+const howToBuild = "(build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknown(Decision.Decision))"
+
+const cases: ReadonlyArray<{ readonly label: string; readonly decision: unknown; readonly problem: string }> = [
+  {
+    label: "ByCall with a plain object of decisions",
+    decision: { _tag: "ByCall", decisions: { call_1: { _tag: "Approve" } } },
+    problem: `decisions: Expected ReadonlyMap<string, CallDecision>, actual {"call_1":{"_tag":"Approve"}}`
+  },
+  { label: "null", decision: null, problem: "Expected Decision, actual null" },
+  {
+    label: "ByCall with a Map holding an unknown call decision",
+    decision: { _tag: "ByCall", decisions: new Map([["call_1", { _tag: "Yes" }]]) },
+    problem: `decisions.0.1._tag: Expected "Approve" | "Reject" | "Reply", actual "Yes"`
+  }
+]
+
+describe("Decision shape (Agent.resume)", () => {
+  it.effect("a decision of the wrong shape is InvalidRunInput naming what is wrong; nothing consumed, the run then resumes with approveAll", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      const transfer = Tool.make("transfer", {
+        description: "Sends money",
+        parameters: Schema.Struct({ amount: Schema.Number }),
+        success: Schema.String,
+        needsApproval: true,
+        handler: ({ amount }, { callId }) => Effect.sync(() => ran.push(callId)).pipe(Effect.as(`sent ${amount}`))
+      })
+      const agent = Agent.make({ name: "shape-bank", tools: [transfer] })
+      const paused = yield* Agent.run(agent, { input: "pay" })
+      if (paused._tag !== "Paused") return yield* Effect.dieMessage(`expected a pause, got ${paused._tag}`)
+      const runId = paused.checkpoint.runId
+      const refusals = yield* Effect.forEach(cases, ({ decision }) =>
+        Effect.flip(Agent.resume(agent, runId, decision as Decision.Decision)).pipe(
+          Effect.map((error) => [error._tag, error._tag === "InvalidRunInput" ? error.problems : error.message])
+        ))
+      expect(refusals).toEqual(cases.map(({ problem }) => ["InvalidRunInput", [`the decision is not a Decision: ${problem} ${howToBuild}`]]))
+      expect(ran).toEqual([])
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests).toHaveLength(1)
+      const done = yield* Agent.resume(agent, runId, Decision.approveAll())
+      expect([done._tag, ran]).toEqual(["Completed", ["call_1"]])
+    }).pipe(
+      Effect.provide(ScriptedChatModel.layer([
+        ScriptedChatModel.toolCalls({ id: "call_1", name: "transfer", args: { amount: 250 } }),
+        ScriptedChatModel.text("done")
+      ])),
+      Effect.provide(RunStore.layerMemory())
+    ))
+})
