@@ -246,6 +246,23 @@ for (const format of all) {
         ])
       }).pipe(Effect.scoped))
 
+    it.live("a redirect to another host is refused, never followed: the API key's header never leaves for it", () =>
+      Effect.gen(function*() {
+        const elsewhere = yield* loopback((_req, res) => format.answer(res))
+        for (const streamed of [false, true]) {
+          const error = yield* failure(format, streamed, (res) => {
+            res.writeHead(302, { location: `${elsewhere.url.replace("127.0.0.1", "localhost")}/v1/steal` })
+            res.end()
+          })
+          expect([error.reason, error.message]).toEqual([
+            "invalid-request",
+            expect.stringContaining(`answered HTTP 302, a redirect to http://localhost:`)
+          ])
+          expect(error.message).toContain("redirects are not followed")
+        }
+        expect(elsewhere.requests).toEqual([])
+      }).pipe(Effect.scoped))
+
     it.live("a key echoed where a quote is cut: never a piece of it in the message", () =>
       Effect.gen(function*() {
         for (const site of quoted) {
@@ -257,3 +274,14 @@ for (const format of all) {
       }))
   })
 }
+
+describe("hostile configuration", () => {
+  it.live("a URL password holding a % that starts no escape (50%off) is the password as written, sent as Basic credentials — never a URIError", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((_req, res) => chatCompletions.answer(res))
+      const model = chatCompletions.model(server.url, { apiKey: null, retry: noRetry, baseUrl: (url) => url.replace("//", "//proxyuser:50%off@") })
+      const response = yield* generate().pipe(Effect.provide(model))
+      expect(response.text).toBe("It is sunny in Oslo.")
+      expect(server.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from("proxyuser:50%off").toString("base64")}`)
+    }).pipe(Effect.scoped))
+})

@@ -46,6 +46,31 @@ const callOnlyInFinal = [
   }
 ]
 
+/**
+ * A call announced with empty arguments and none streamed after, whose arguments — and the
+ * answer's text — come only whole in `response.completed`; or the same answer cut at
+ * `max_output_tokens` (`response.incomplete`).
+ */
+const wholeOnlyInFinal = (end: "completed" | "incomplete") => [
+  { type: "response.created", sequence_number: 0, response: Recorded.envelope({ status: "in_progress" }) },
+  {
+    type: "response.output_item.added",
+    sequence_number: 1,
+    output_index: 1,
+    item: { ...functionCall("call_oslo", "Oslo"), arguments: "", status: "in_progress" }
+  },
+  {
+    type: `response.${end}`,
+    sequence_number: 2,
+    response: Recorded.envelope({
+      status: end,
+      ...(end === "incomplete" ? { incomplete_details: { reason: "max_output_tokens" } } : {}),
+      output: [responsesMessage("Checking."), functionCall("call_oslo", "Oslo")],
+      usage: Recorded.usage(20, 5)
+    })
+  }
+]
+
 const expectedSecondInput = [
   { role: "system", content: "You are a weather bot." },
   { role: "user", content: [{ type: "input_text", text: "Weather in Oslo?" }] },
@@ -88,6 +113,27 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
       toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
       finishReason: "tool-calls",
       usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
+    })
+  ],
+  [
+    "a call announced with empty arguments, whole only in response.completed, with the answer's text: both kept, never a call without its arguments",
+    wholeOnlyInFinal("completed"),
+    Either.right({
+      text: "Checking.",
+      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+      finishReason: "tool-calls",
+      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
+    })
+  ],
+  [
+    "the same answer cut at max_output_tokens: length, as Chat Completions and Anthropic say it, never tool-calls",
+    wholeOnlyInFinal("incomplete"),
+    Either.right({
+      text: "Checking.",
+      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+      finishReason: "length",
+      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 },
+      providerFinishReasons: ["max_output_tokens"]
     })
   ],
   [

@@ -5,7 +5,7 @@
  */
 import { Agent, ChatModel, type Json, Message } from "@agentfx/core"
 import { expect } from "@effect/vitest"
-import { Cause, Chunk, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
+import { Cause, Chunk, type Duration, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
 import type * as Http from "node:http"
 import { collect, generate, request, streaming, weatherAgent } from "./fixtures.js"
 import { framed, type ModelOptions, stream, streamedAnswer, type WireFormat } from "./formats.js"
@@ -273,6 +273,15 @@ export const invalidTimeouts = (format: WireFormat): Effect.Effect<void, unknown
         )
       ])
     }
+    // longer than a timer can wait (it would never fire), and a maxRetryAfter that is no duration (a cast away)
+    const beyond = format.model(server.url, { idleTimeout: "25 days", retry: { maxRetryAfter: "abc" as Duration.DurationInput } })
+    const refused = yield* generate().pipe(Effect.provide(beyond), Effect.flip)
+    expect([refused.reason, refused.message]).toEqual([
+      "invalid-request",
+      expect.stringContaining(
+        "idleTimeout 25 days is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire (Duration.infinity disables it); retry.maxRetryAfter must be a duration of zero or more, got abc."
+      )
+    ])
     expect(server.requests).toHaveLength(0)
   }).pipe(Effect.scoped)
 

@@ -28,7 +28,7 @@ describe("bad input to the cluster's client", () => {
         })
         expect(yield* refusedStart({ input: "pay 5", conversationId: "" }, "r-conversation")).toMatchObject({
           reason: "InvalidRunInput",
-          message: `Invalid run input: conversationId "" must be a string of 1 to 256 characters, none of them a control character`
+          message: `Invalid run input: conversationId "" must be a string of 1 to 256 characters, none of them a control character or a lone surrogate`
         })
         expect(yield* Effect.flip(AgentCluster.run(Bank, { input: "pay 5", runId: "a\nb" }))).toMatchObject({
           reason: "InvalidRunInput",

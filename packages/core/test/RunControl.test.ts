@@ -5,7 +5,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, Schema } from "effect"
-import { Agent, type AgentExit, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, type AgentExit, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 
 const transfers = () => {
   const executed: Array<string> = []
@@ -47,10 +47,11 @@ describe("Agent.run with a given run id", () => {
       expect(executed).toEqual(["t1", "t2"])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 
-  it.effect("a run or conversation id that is empty, too long or holds a control character is refused before anything runs", () =>
+  it.effect("a run or conversation id that is empty, too long, or holds a control character or a lone surrogate is refused before anything runs", () =>
     Effect.gen(function*() {
       const { agent, executed } = transfers()
-      for (const id of ["", "x".repeat(257), "a\nb"]) {
+      // a lone surrogate has no UTF-8: a store would keep another id (PostgreSQL: U+FFFD, two ids made one)
+      for (const id of ["", "x".repeat(257), "a\nb", "lone\uD800", "\uDC00x"]) {
         for (const key of ["runId", "conversationId"] as const) {
           const error = yield* Effect.flip(Agent.run(agent, { input: "pay", [key]: id }))
           expect(error._tag).toBe("InvalidRunInput")
@@ -59,6 +60,34 @@ describe("Agent.run with a given run id", () => {
       }
       expect(yield* Effect.flatMap(RunStore.RunStore, (store) => store.list())).toEqual([])
       expect(executed).toEqual([])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
+  it.effect("a start delivered twice on its conversation is refused before it writes there: the first run's pause stands, its input is not added again", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const memory = yield* ChatMemory.ChatMemory
+      const first = paused(yield* Agent.run(agent, { input: "pay", runId: "job-1", conversationId: "conv-a" }))
+      const before = yield* memory.get("conv-a")
+      const again = yield* Effect.flip(Agent.run(agent, { input: "pay", runId: "job-1", conversationId: "conv-a" }))
+      expect(again.message).toContain(`run id "job-1" is taken: the run store has a run with this id (paused)`)
+      expect(yield* memory.get("conv-a")).toEqual(before)
+      const record = yield* Effect.flatMap(RunStore.RunStore, (store) => store.get("job-1"))
+      expect(Option.map(record, (r) => r.status)).toEqual(Option.some("paused"))
+      const resumed = yield* Agent.resume(agent, first.runId, Decision.approveAll())
+      expect([paused(resumed).pending.map((p) => p.call.id), executed]).toEqual([["t2"], ["t1"]])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory()), Effect.provide(ChatMemory.layerMemory)))
+
+  it.effect("who decides (decidedBy) holding a lone surrogate is refused: nothing consumed", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      const error = yield* Effect.flip(Agent.resume(agent, first.runId, Decision.approveAll(), { decidedBy: "ada\uD800" }))
+      expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
+        `decidedBy "ada\\ud800" must be a string without a lone surrogate (a store would record another name)`
+      ])
+      expect(executed).toEqual([])
+      yield* Agent.resume(agent, first.runId, Decision.approveAll(), { decidedBy: "ada" })
+      expect(executed).toEqual(["t1"])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 
   it.effect("a run id \".\" or \"..\" (a URL would resolve it away) is refused before anything runs; one that only starts with dots is not", () =>

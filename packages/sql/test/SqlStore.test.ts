@@ -536,6 +536,14 @@ describe("SqlStore layers", () => {
       expect(refused.message).toBe(`Invalid SQLite option: synchronous must be "full" or "normal" (got "off")`)
     }).pipe(Effect.scoped))
 
+  // real time: the store that finds another migrating waits for it (100 ms apart)
+  it.live("SqliteStore.layer: stores opening one new file at once all start, each on the whole schema (one migrates, the others wait for it)", () =>
+    Effect.gen(function*() {
+      const filename = join(yield* tempDir, "new.db")
+      const start = Effect.flatMap(RunStore.RunStore, (store) => store.list()).pipe(Effect.provide(SqliteStore.layer({ filename })))
+      expect(yield* Effect.all([start, start, start], { concurrency: "unbounded" })).toEqual([[], [], []])
+    }).pipe(Effect.scoped))
+
   it.effect("SqliteStore.layer: a file that cannot be opened is a StoreError with SQLite's message", () =>
     Effect.gen(function*() {
       const missing = join(yield* tempDir, "no", "such", "dir", "agentfx.db")

@@ -122,11 +122,13 @@ const incompleteReason = (response: Json): string | undefined => {
   return typeof reason === "string" ? reason : undefined
 }
 
+/** Why the answer ended: cut short (`length`, `content-filter`: its calls may be cut too, as Chat Completions and Anthropic say), else its calls, else its end. */
 const finishReason = (response: Json, calls: number): ChatModel.FinishReason => {
-  if (calls > 0) return "tool-calls"
-  if (response.status !== "incomplete") return "stop"
   const reason = incompleteReason(response)
-  return reason === "max_output_tokens" ? "length" : reason === "content_filter" ? "content-filter" : "other"
+  if (reason === "max_output_tokens") return "length"
+  if (reason === "content_filter") return "content-filter"
+  if (calls > 0) return "tool-calls"
+  return response.status === "incomplete" ? "other" : "stop"
 }
 
 /** A function call; `item` is its output item's `id`, which argument events name (`item_id`), beside the `call_id` results are sent back under. */
@@ -215,8 +217,8 @@ const decode = (owner: string) => (body: unknown, provider: string): Either.Eith
  * their argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
  * (which replace the deltas). An argument event finds its call by `item_id` (the output item's
  * `id`, not its `call_id`) or `output_index`. The final response adds any call it lists that
- * was not streamed (one that was is known by its item `id` or its `call_id`), and its text when
- * nothing was streamed. A reasoning item with encrypted content is kept from its
+ * was not streamed (one that was is known by its item `id` or its `call_id`, and takes the final
+ * response's whole arguments), and its text when no text was streamed. A reasoning item with encrypted content is kept from its
  * `output_item.done`, or from the final response when none came so. `response.completed` and `response.incomplete` end the answer;
  * `response.failed` and `error` fail it with the server's error. A stream that ends before one
  * of them was cut (`invalid-response`).
@@ -254,13 +256,22 @@ const reader = (owner: string) => (provider: string): StreamReader => {
     }
     for (const key of keys(event, item.id)) byKey.set(key, call)
   }
-  /** The final response's calls: one streamed takes its `call_id` when it had none; one not streamed is added. */
+  /**
+   * The final response's calls: one not streamed is added; one streamed takes the final
+   * response's `call_id`, name and whole arguments where it has them (they replace the deltas,
+   * as `…arguments.done` does: a call announced with empty arguments may get them only here).
+   */
   const complete = (response: Json) => {
     for (const item of callsOf(response)) {
       const whole = callOf(item)
       const known = answer.toolCalls.find((call) => (whole.item.length > 0 && call.item === whole.item) || call.id === whole.id)
-      if (known === undefined) answer.addCall(whole)
-      else known.id = text(item.call_id) || known.id
+      if (known === undefined) {
+        answer.addCall(whole)
+        continue
+      }
+      known.id = text(item.call_id) || known.id
+      known.name = whole.name || known.name
+      known.args = whole.args || known.args
     }
   }
 
@@ -282,7 +293,7 @@ const reader = (owner: string) => (provider: string): StreamReader => {
         const failure = unfinished(response, provider, "mid-stream")
         if (failure !== undefined) return Either.left(failure)
         // a server that streamed nothing: the answer is the final response's output, emitted now
-        const added = streamed || answer.toolCalls.length > 0 ? "" : addText(answer, response)
+        const added = streamed ? "" : addText(answer, response)
         complete(response)
         if (!reasoned) addReasoning(answer, owner, response)
         finishWith(answer, response)

@@ -5,6 +5,7 @@
 import { ChatModel } from "@agentfx/core"
 import type { Either } from "effect"
 import { Duration, Effect, Either as E, Option, Stream } from "effect"
+import type * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 
 /** Both timeouts, checked; `Duration.infinity` where disabled. */
@@ -16,21 +17,38 @@ export interface Resolved {
 export const defaultIdle: Duration.Duration = Duration.minutes(2)
 export const defaultRequest: Duration.Duration = Duration.minutes(10)
 
+/** The longest a timer waits (2³¹ − 1 ms, about 24.8 days): Effect's clock never fires a longer sleep. */
+const maxTimerMillis = 2 ** 31 - 1
+
 const check = (name: string, input: Duration.DurationInput | undefined, fallback: Duration.Duration) => {
   if (input === undefined) return E.right(fallback)
   const decoded = Option.filter(Duration.decodeUnknown(input), (duration) => Duration.greaterThan(duration, Duration.zero))
   return Option.match(decoded, {
     onNone: () => E.left(`${name} must be a positive duration (Duration.infinity disables it), got ${String(input)}`),
-    onSome: E.right
+    onSome: (duration) =>
+      Duration.isFinite(duration) && Duration.toMillis(duration) > maxTimerMillis
+        ? E.left(`${name} ${String(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire (Duration.infinity disables it)`)
+        : E.right(duration)
   })
 }
 
-/** The options with their defaults, or an `invalid-request` naming each bad one. */
-export const resolve = (options: ModelTimeout.Options | undefined, provider: string): Either.Either<Resolved, ChatModel.ModelError> => {
+/** `retry.maxRetryAfter`, when given: a duration of zero or more (else the retry schedule could not be built). */
+const maxRetryAfterProblem = (input: Duration.DurationInput | undefined): ReadonlyArray<string> => {
+  if (input === undefined) return []
+  const decoded = Duration.decodeUnknown(input)
+  return Option.isSome(decoded) && Duration.toMillis(decoded.value) >= 0 ? [] : [`retry.maxRetryAfter must be a duration of zero or more, got ${String(input)}`]
+}
+
+/** The options with their defaults, or an `invalid-request` naming each bad one (the retry's `maxRetryAfter` too). */
+export const resolve = (
+  options: (ModelTimeout.Options & { readonly retry?: ModelRetry.Options | undefined }) | undefined,
+  provider: string
+): Either.Either<Resolved, ChatModel.ModelError> => {
   const idle = check("idleTimeout", options?.idleTimeout, defaultIdle)
   const request = check("requestTimeout", options?.requestTimeout, defaultRequest)
-  if (E.isRight(idle) && E.isRight(request)) return E.right({ idle: idle.right, request: request.right })
-  const problems = [idle, request].flatMap((checked) => (E.isLeft(checked) ? [checked.left] : []))
+  const retry = maxRetryAfterProblem(options?.retry?.maxRetryAfter)
+  if (E.isRight(idle) && E.isRight(request) && retry.length === 0) return E.right({ idle: idle.right, request: request.right })
+  const problems = [...[idle, request].flatMap((checked) => (E.isLeft(checked) ? [checked.left] : [])), ...retry]
   return E.left(new ChatModel.ModelError({ reason: "invalid-request", message: `${provider}: ${problems.join("; ")}.` }))
 }
 

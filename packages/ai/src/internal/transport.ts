@@ -6,7 +6,7 @@
 import { ChatModel, Mask } from "@agentfx/core"
 import * as Sse from "./sse.js"
 import type { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
-import { HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, HttpClientRequest } from "@effect/platform"
 import type { Duration } from "effect"
 import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
@@ -53,8 +53,8 @@ export const endpoint = (options: {
   } catch {
     return Either.left(invalidRequest(`${mask([])(options.url)} is not a URL: check the base URL.`))
   }
-  const user = decodeURIComponent(parsed.username)
-  const password = decodeURIComponent(parsed.password)
+  const user = decodedOrAsIs(parsed.username)
+  const password = decodedOrAsIs(parsed.password)
   parsed.username = ""
   parsed.password = ""
   const url = parsed.toString()
@@ -73,6 +73,18 @@ export const endpoint = (options: {
     headers.authorization = `Basic ${token}`
   }
   return Either.right({ url, provider, headers, mask: mask([]) })
+}
+
+/**
+ * A URL's user or password as it was meant: percent-decoded, or as written when it holds a `%`
+ * that starts no escape (`50%off`: the URL parser keeps it, and it is the password).
+ */
+const decodedOrAsIs = (component: string): string => {
+  try {
+    return decodeURIComponent(component)
+  } catch {
+    return component
+  }
 }
 
 /**
@@ -158,6 +170,26 @@ const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
   )
 
 /**
+ * The request sent without following redirects (`fetch`'s `redirect: "manual"`, with the
+ * `FetchHttpClient.RequestInit` the app gave kept): a redirect would carry the API key's
+ * header (`x-api-key`: `fetch` drops only `authorization`) to whatever host it names, and turn
+ * the POST into a GET whose answer would be taken for the model's.
+ */
+const unredirected = <A, E, R>(execute: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Effect.serviceOption(FetchHttpClient.RequestInit),
+    (init) => Effect.provideService(execute, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" })
+  )
+
+/** A redirect's answer: refused, naming where it points (masked), never followed. */
+const redirected = (target: Endpoint, response: HttpClientResponse.HttpClientResponse): ChatModel.ModelError =>
+  invalidRequest(
+    `${target.provider} answered HTTP ${response.status}, a redirect${
+      response.headers.location === undefined ? "" : ` to ${target.mask(response.headers.location)}`
+    }: redirects are not followed (the request carries the API key); set the base URL to where the API is.`
+  )
+
+/**
  * Builds the body and sends it; a body that cannot be built or encoded (a value nested too
  * deep for `JSON.stringify`) is an `invalid-request`, a non-2xx answer the `ModelError` of
  * its status, quoting the server (its body read as `read` reads it: one that stalls or
@@ -179,8 +211,9 @@ const send = (
       HttpClientRequest.bodyJson(payload),
       Effect.mapError((error) => unencodable(error.reason.error))
     )
-    const response = yield* Effect.mapError(client.execute(request), (error) => networkError(target.provider, error))
+    const response = yield* Effect.mapError(unredirected(client.execute(request)), (error) => networkError(target.provider, error))
     if (response.status >= 200 && response.status < 300) return response
+    if (response.status >= 300 && response.status < 400) return yield* Effect.fail(redirected(target, response))
     const text = yield* errorBody(read(response))
     return yield* Effect.fail(errorFromStatus({
       provider: target.provider,

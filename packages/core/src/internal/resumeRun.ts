@@ -24,7 +24,7 @@ import { continueRun } from "./loop.js"
 import { capped, describeParseError } from "./parseError.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import * as Resume from "./resume.js"
-import { holdConversation, runState } from "./run.js"
+import { holdConversation, loneSurrogate, runState } from "./run.js"
 import type { RunState } from "./runState.js"
 
 /**
@@ -139,6 +139,11 @@ export const resumeRun = (
 ) =>
   Effect.scoped(Effect.gen(function*() {
     yield* checkShape(decision)
+    if (decidedBy !== undefined && (typeof decidedBy !== "string" || loneSurrogate.test(decidedBy))) {
+      return yield* new InvalidRunInput({
+        problems: [`decidedBy ${JSON.stringify(decidedBy)} must be a string without a lone surrogate (a store would record another name)`]
+      })
+    }
     const store = yield* RunStore
     const found = yield* pausedRecord(agent, store, target, revision)
     const cp = found.decoded.checkpoint

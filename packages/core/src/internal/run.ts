@@ -62,7 +62,7 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   for (const key of ["runId", "conversationId"] as const) {
     const id = options[key]
     if (id !== undefined && !validId(id)) {
-      problems.push(`${key} ${JSON.stringify(id)} must be a string of 1 to ${maxIdLength} characters, none of them a control character`)
+      problems.push(`${key} ${JSON.stringify(id)} must be a string of 1 to ${maxIdLength} characters, none of them a control character or a lone surrogate`)
     }
   }
   if (options.runId === "." || options.runId === "..") problems.push(dotRunIdProblem(options.runId))
@@ -93,9 +93,15 @@ const isText = Schema.is(TextPart)
 
 const maxIdLength = 256
 
-/** A run or conversation id a store can key a record by and a log can show: 1 to 256 characters, no control character. */
+/** A UTF-16 surrogate without its pair: no UTF-8 has it, so a store keeps another string (U+FFFD) than the one given. */
+export const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * A run or conversation id a store can key a record by and a log can show: 1 to 256
+ * characters, no control character, no lone surrogate (PostgreSQL would make two such ids one).
+ */
 const validId = (id: unknown): boolean =>
-  typeof id === "string" && id.length > 0 && id.length <= maxIdLength && !/[\u0000-\u001f\u007f]/.test(id)
+  typeof id === "string" && id.length > 0 && id.length <= maxIdLength && !/[\u0000-\u001f\u007f]/.test(id) && !loneSurrogate.test(id)
 
 /** The state of every run of an agent without slots: one frozen object, not one per run (a batch's writes make a new state). */
 const noSlots: { [slot: string]: unknown } = Object.freeze({})
@@ -226,18 +232,23 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.RuntimeFiber
     "run",
     started,
     Effect.scoped(
-      Effect.zipRight(begin(agent, run, memory, input, wait), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
+      Effect.zipRight(begin(agent, run, memory, input, wait, options.runId !== undefined), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
     )
   )
 }
 
 /**
  * What a run holds and writes before its loop, for the scope of the turn: its conversation
- * (one turn at a time) with the input added, and its first record (a durable store's).
+ * (one turn at a time) with the input added, and its first record (a durable store's). A run
+ * id the caller gave (`givenId`) is checked new once the conversation is held and before
+ * anything is written to it: a start delivered twice must not add its input again, nor
+ * supersede the run it repeats (paused on this very conversation). The record's insert still
+ * refuses a taken id atomically, for starts on two conversations at once.
  */
-const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage, wait: boolean) {
+const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage, wait: boolean, givenId: boolean) {
   if (!run.ephemeral) {
     yield* holdConversation(run, wait)
+    if (givenId) yield* freshRunId(run.store, run.runId)
     yield* loadConversation(agent, run, memory, input)
   }
   yield* run.recorder.begin(agent, run)

@@ -127,7 +127,32 @@ const loader = Migrator.fromRecord(migrations)
  */
 const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "23505", "42P07", "42710"])
 
-/** The migrations that ran (none when the schema is up to date), or the database's refusal. */
+/** The id of the last migration: a schema is up to date once the Migrator's table records it. */
+const latestMigration = Math.max(...Object.keys(migrations).map((name) => Number.parseInt(name, 10)))
+
+/**
+ * Another process's migration still under way: the Migrator found its table locked (SQLite
+ * answers a second writer busy) and returned as if nothing were to do, before the schema exists.
+ */
+class MigrationUnderWay extends Error {
+  constructor(readonly recorded: number) {
+    super(`another process is migrating the schema (migration ${recorded} of ${latestMigration} recorded so far)`)
+  }
+}
+
+/** The last migration the Migrator's table records: 0 when it has none, or no table yet. */
+const recordedMigration = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly id: number | string | null }>`SELECT max(migration_id) AS id FROM ${sql(migrationsTable)}`.pipe(
+    Effect.map((rows) => Number(rows[0]?.id ?? 0)),
+    Effect.orElseSucceed(() => 0)
+  )
+
+/**
+ * The migrations that ran (none when the schema is up to date), or the database's refusal.
+ * Once the Migrator returns, the schema must be up to date: a Migrator that found another
+ * process migrating returns at once with nothing done (SQLite's busy answer to its insert), and
+ * is run again until that migration is committed — never a store on a schema that is not there.
+ */
 export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, RunStore.StoreError, SqlClient.SqlClient> = Effect
   .gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -138,7 +163,14 @@ export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: st
     return yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(
       // a migration that fails is a defect of the Migrator's: a typed error here
       Effect.catchAllDefect(Effect.fail),
-      Effect.retry({ while: (error) => concurrentMigration.has(codeOf(error) ?? ""), schedule: Schedule.spaced("100 millis"), times: 20 }),
+      Effect.flatMap((ran) =>
+        Effect.flatMap(recordedMigration(sql), (recorded) => recorded >= latestMigration ? Effect.succeed(ran) : Effect.fail(new MigrationUnderWay(recorded)))
+      ),
+      Effect.retry({
+        while: (error) => error instanceof MigrationUnderWay || concurrentMigration.has(codeOf(error) ?? ""),
+        schedule: Schedule.spaced("100 millis"),
+        times: 50
+      }),
       Effect.mapError((error) => new RunStore.StoreError({ message: `Could not migrate the agentfx schema: ${describe(error)}` }))
     )
   })
