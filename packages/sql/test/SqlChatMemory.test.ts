@@ -65,6 +65,24 @@ for (const dialect of dialects) {
         expect(missing.message).toMatch(dialect.name === "SQLite" ? /^Conversation "c-9": .*no such table: agentfx_messages/ : /^Conversation "c-9": .*relation "agentfx_messages" does not exist/)
       }).pipe(Effect.scoped))
 
+    it.effect("an append of more messages than one INSERT takes is all or nothing: a failing later INSERT leaves the conversation as it was", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const { memory, sql } = yield* storeOn(database)
+        yield* memory.append("c-1", [Message.user("before")])
+        // the database refuses the 1,100th message: the third INSERT of 500 rows
+        if (dialect.name === "SQLite") {
+          yield* sql`CREATE TRIGGER poison BEFORE INSERT ON agentfx_messages WHEN NEW.message LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poisoned'); END`
+        } else {
+          yield* sql`CREATE FUNCTION poison() RETURNS trigger AS $$ BEGIN IF NEW.message LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`
+          yield* sql`CREATE TRIGGER poison BEFORE INSERT ON agentfx_messages FOR EACH ROW EXECUTE FUNCTION poison()`
+        }
+        const many = Array.from({ length: 1_200 }, (_, i) => Message.user(i === 1_099 ? "poison" : `m${i}`))
+        const refused = yield* Effect.flip(memory.append("c-1", many))
+        expect(refused.message).toContain("poisoned")
+        expect(yield* memory.get("c-1")).toEqual([Message.user("before")])
+      }).pipe(Effect.scoped))
+
     it.effect("SqlChatMemory.layer migrates, then provides the memory", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database

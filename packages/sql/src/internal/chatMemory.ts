@@ -29,7 +29,12 @@ export const make = Effect.map(SqlClient.SqlClient, (sql): ChatMemory.ChatMemory
         Effect.map((rows) => rows.map((row) => row.message)),
         Effect.mapError(memoryError(conversationId))
       ),
-    append: (conversationId, messages) => Effect.asVoid(insert(conversationId, messages)).pipe(Effect.mapError(memoryError(conversationId))),
+    // one statement is all or nothing; more (over `rowsPerInsert` messages) are made so by one transaction
+    append: (conversationId, messages) =>
+      (messages.length > rowsPerInsert ? sql.withTransaction(insert(conversationId, messages)) : insert(conversationId, messages)).pipe(
+        Effect.asVoid,
+        Effect.mapError(memoryError(conversationId))
+      ),
     replace: (conversationId, messages) =>
       sql.withTransaction(Effect.zipRight(remove(conversationId), insert(conversationId, messages))).pipe(
         Effect.asVoid,
