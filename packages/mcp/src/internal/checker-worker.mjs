@@ -1,5 +1,6 @@
 // The checker thread of an McpToolkit (see checker.ts for the other side): it compiles the JSON
-// Schemas of a server's tools with the MCP SDK's validator (Ajv, with formats) and checks values
+// Schemas of a server's tools with the MCP SDK's validator (Ajv, with formats; of the schema's
+// dialect, `$schema`: draft-07 by default, 2019-09, 2020-12) and checks values
 // against them, so that a check that never ends — a `pattern` that backtracks catastrophically —
 // blocks this thread only, which the main thread ends at its deadline.
 //
@@ -12,7 +13,24 @@
 //   worker → main  { id, error? }                  (compile: why the schema cannot be compiled)
 //                  { id, valid, errorMessage? }    (check)
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import { Ajv2019 } from "ajv/dist/2019.js"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import addFormats from "ajv-formats"
 import { parentPort, workerData } from "node:worker_threads"
+
+/**
+ * The Ajv for a schema's dialect (its `$schema`): JSON Schema 2020-12 (MCP's default dialect:
+ * `prefixItems`, and `items` after it) and 2019-09 by Ajv's classes for them, with the options
+ * and formats the SDK gives its own; anything else (draft-07, none) by the SDK's default.
+ */
+const ajvFor = (schema) => {
+  const dialect = typeof schema?.$schema === "string" ? schema.$schema : ""
+  const Dialect = dialect.includes("2020-12") ? Ajv2020 : dialect.includes("2019-09") ? Ajv2019 : undefined
+  if (Dialect === undefined) return undefined
+  const ajv = new Dialect({ strict: false, validateFormats: true, validateSchema: false, allErrors: true })
+  addFormats(ajv)
+  return ajv
+}
 
 /** The validators compiled so far, by key, least recently used first; at most `workerData.capacity`. */
 const validators = new Map()
@@ -26,7 +44,7 @@ const validators = new Map()
 const validatorOf = (key, schema) => {
   let validate = validators.get(key)
   if (validate === undefined) {
-    validate = new AjvJsonSchemaValidator().getValidator(schema)
+    validate = new AjvJsonSchemaValidator(ajvFor(schema)).getValidator(schema)
     if (validators.size >= workerData.capacity) validators.delete(validators.keys().next().value)
   } else {
     validators.delete(key)
