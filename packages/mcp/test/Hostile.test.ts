@@ -31,6 +31,23 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
         ])
       }))
 
+    it.effect("answers that are not JSON-RPC (a result that is no object, neither result nor error, an error of the wrong shape): each call fails at once, semantic, naming it; no timeout needed", () =>
+      Effect.gen(function*() {
+        const kinds = ["string", "null", "neither", "error"]
+        const results = yield* batch(yield* tools, [...kinds.map((kind) => ["malformed", { kind }] as const), ["ping", {}] as const]).pipe(
+          Effect.timeout("5 seconds")
+        )
+        const failure = (problem: string) =>
+          `ToolError(semantic): MCP server "hostile", tool "malformed": MCP error -32603: the server's answer is not a JSON-RPC response: ${problem}`
+        expect(results).toEqual([
+          failure("its result is a string, not an object"),
+          failure("its result is null, not an object"),
+          failure("it has neither a result nor an error"),
+          failure("its error is not an object with an integer code and a message"),
+          "pong"
+        ])
+      }))
+
     it.effect("a server that never answers and ignores the cancellation: the timeout ends the call, and the connection stays usable", () =>
       Effect.gen(function*() {
         const all = yield* tools

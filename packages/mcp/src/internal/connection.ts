@@ -12,6 +12,7 @@ import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotoc
 import { Effect } from "effect"
 import type * as McpTransport from "../McpTransport.js"
 import { guardedFetch } from "./httpFetch.js"
+import { answeringInvalidReplies } from "./stdioReplies.js"
 
 /** An open (or once open) connection. `open` turns false when the transport closes or the connection is discarded. */
 export interface Connection {
@@ -109,14 +110,14 @@ const connectOn = (makeTransport: (client: Client) => Transport, listener: Liste
   })
 
 const stdioTransport = (transport: McpTransport.Stdio) => () =>
-  new StdioClientTransport({
+  answeringInvalidReplies(new StdioClientTransport({
     command: transport.command,
     args: [...transport.args],
     // the SDK adds its safe default environment (HOME, PATH, …) to these
     ...(transport.env === undefined ? {} : { env: { ...transport.env } }),
     ...(transport.cwd === undefined ? {} : { cwd: transport.cwd }),
     stderr: transport.stderr
-  })
+  }))
 
 const isClientError = (error: unknown) =>
   error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500
