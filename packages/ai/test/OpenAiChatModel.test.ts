@@ -71,6 +71,14 @@ const wholeOnlyInFinal = (end: "completed" | "incomplete") => [
   }
 ]
 
+/** The answer `wholeOnlyInFinal` gives: the final response's text and call, whole. */
+const wholeFromFinal = (finishReason: ChatModel.FinishReason): ChatModel.ChatResponse => ({
+  text: "Checking.",
+  toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
+  finishReason,
+  usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
+})
+
 const expectedSecondInput = [
   { role: "system", content: "You are a weather bot." },
   { role: "user", content: [{ type: "input_text", text: "Weather in Oslo?" }] },
@@ -118,23 +126,12 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "a call announced with empty arguments, whole only in response.completed, with the answer's text: both kept, never a call without its arguments",
     wholeOnlyInFinal("completed"),
-    Either.right({
-      text: "Checking.",
-      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
-      finishReason: "tool-calls",
-      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
-    })
+    Either.right(wholeFromFinal("tool-calls"))
   ],
   [
     "the same answer cut at max_output_tokens: length, as Chat Completions and Anthropic say it, never tool-calls",
     wholeOnlyInFinal("incomplete"),
-    Either.right({
-      text: "Checking.",
-      toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
-      finishReason: "length",
-      usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 },
-      providerFinishReasons: ["max_output_tokens"]
-    })
+    Either.right({ ...wholeFromFinal("length"), providerFinishReasons: ["max_output_tokens"] })
   ],
   [
     "a call whose deltas name only its item id, its call_id only in response.completed: one call, under its call_id",

@@ -319,15 +319,17 @@ export interface RunOptions<S extends Slots> {
   /**
    * The run's id (its record's key in the `RunStore`). Default: a new unique id. Given, it must be
    * new to the store: a run id the store has, or had within its retention, is refused
-   * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once. It
-   * is 1 to 256 characters, none of them a control character or a lone surrogate, and neither `.` nor `..` (a URL
-   * path would resolve them away: the inbox could not open the run).
+   * (`InvalidRunInput`), so that a start delivered twice (by a queue, a cluster) runs once —
+   * refused before it writes to its conversation. It is 1 to 256 characters, none of them a
+   * control character or a lone surrogate, and neither `.` nor `..` (a URL path would resolve
+   * them away: the inbox could not open the run).
    */
   readonly runId?: string
   /**
    * Continue this conversation (kept in `ChatMemory`): 1 to 256 characters, none of them a
-   * control character or a lone surrogate (else `InvalidRunInput`). Without it the conversation is ephemeral: it
-   * lives in the run and its checkpoints only, and never touches `ChatMemory`.
+   * control character or a lone surrogate (else `InvalidRunInput`). Without it the
+   * conversation is ephemeral: it lives in the run and its checkpoints only, and never touches
+   * `ChatMemory`.
    */
   readonly conversationId?: string
   /** Initial values of some slots. */

@@ -4,8 +4,9 @@
  * `InvalidRunInput` before anything is read or consumed, never a defect.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Effect } from "effect"
+import { Agent, Decision, RunStore, ScriptedChatModel } from "../src/index.js"
+import { type Transfer, transferTool } from "./agentFixtures.js"
 
 const howToBuild = "(build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknown(Decision.Decision))"
 
@@ -26,15 +27,8 @@ const cases: ReadonlyArray<{ readonly label: string; readonly decision: unknown;
 describe("Decision shape (Agent.resume)", () => {
   it.effect("a decision of the wrong shape is InvalidRunInput naming what is wrong; nothing consumed, the run then resumes with approveAll", () =>
     Effect.gen(function*() {
-      const ran: Array<string> = []
-      const transfer = Tool.make("transfer", {
-        description: "Sends money",
-        parameters: Schema.Struct({ amount: Schema.Number }),
-        success: Schema.String,
-        needsApproval: true,
-        handler: ({ amount }, { callId }) => Effect.sync(() => ran.push(callId)).pipe(Effect.as(`sent ${amount}`))
-      })
-      const agent = Agent.make({ name: "shape-bank", tools: [transfer] })
+      const ran: Array<Transfer> = []
+      const agent = Agent.make({ name: "shape-bank", tools: [transferTool(ran)] })
       const paused = yield* Agent.run(agent, { input: "pay" })
       if (paused._tag !== "Paused") return yield* Effect.dieMessage(`expected a pause, got ${paused._tag}`)
       const runId = paused.checkpoint.runId
@@ -47,10 +41,10 @@ describe("Decision shape (Agent.resume)", () => {
       const { requests } = yield* ScriptedChatModel.ScriptedChatModel
       expect(requests).toHaveLength(1)
       const done = yield* Agent.resume(agent, runId, Decision.approveAll())
-      expect([done._tag, ran]).toEqual(["Completed", ["call_1"]])
+      expect([done._tag, ran]).toEqual(["Completed", [{ to: "ada", amount: 250 }]])
     }).pipe(
       Effect.provide(ScriptedChatModel.layer([
-        ScriptedChatModel.toolCalls({ id: "call_1", name: "transfer", args: { amount: 250 } }),
+        ScriptedChatModel.toolCalls({ id: "call_1", name: "transfer", args: { to: "ada", amount: 250 } }),
         ScriptedChatModel.text("done")
       ])),
       Effect.provide(RunStore.layerMemory())

@@ -3,18 +3,15 @@
  * by run id (a trusted record) and from an unsigned copy — once they decode (decision 117).
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Agent, Decision, Gate, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Effect } from "effect"
+import { Agent, Decision, Gate, RunStore, ScriptedChatModel } from "../src/index.js"
+import { type Transfer, transferTool } from "./agentFixtures.js"
 
 /** A bank whose gate rejects transfers above 10,000, answers transfers to "bot" itself, and asks a person about the others. */
 const bank = () => {
-  const ran: Array<{ readonly to: string; readonly amount: number }> = []
-  const transfer = Tool.make("transfer", {
-    description: "Sends money",
-    parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
-    success: Schema.String,
-    handler: (args) => Effect.sync(() => ran.push(args)).pipe(Effect.as(`sent ${args.amount} to ${args.to}`))
-  })
+  const ran: Array<Transfer> = []
+  // the gate decides alone: the tool's own approval rule is not asked
+  const transfer = transferTool(ran, { needsApproval: false })
   const agent = Agent.make({
     name: "edited-bank",
     tools: [transfer],

@@ -207,4 +207,19 @@ describe("hostile checkpoints", () => {
         "nested deeper than 320 levels (the agent's depth limit and the checkpoint's own structure)"
       ])
     }).pipe(Effect.provide(RunStore.layerMemory()), Effect.provide(scriptWith())))
+
+  it.effect("a copy holding what JSON cannot carry (a BigInt beside its fields) is InvalidCheckpoint (malformed), never a defect; the pause stays resumable", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [anything] })
+      const paused = yield* Agent.run(agent, { input: "go" })
+      assert(paused._tag === "Paused")
+      const copy = { ...JSON.parse(JSON.stringify(paused.checkpoint)), note: 1n }
+      // imported into another store (a process that never saw the run), and offered to this one
+      for (const store of [RunStore.layerMemory(), undefined]) {
+        const resumed = Agent.resume(agent, copy, Decision.approveAll())
+        const refused = yield* Effect.flip(store === undefined ? resumed : Effect.provide(resumed, store))
+        expect(refused._tag === "InvalidCheckpoint" && [refused.reason, refused.detail]).toEqual(["malformed", "not JSON: note: expected a JSON value, got bigint"])
+      }
+      expect((yield* Agent.resume(agent, paused.runId, Decision.approveAll()))._tag).toBe("Completed")
+    }).pipe(Effect.provide(RunStore.layerMemory()), Effect.provide(scriptWith({ id: "s1", name: "store", args: { data: 1 } }))))
 })

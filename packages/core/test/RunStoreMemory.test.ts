@@ -4,22 +4,16 @@
  * what a resume by run id runs.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Redacted, Schema } from "effect"
-import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Effect, Option, Redacted } from "effect"
+import { Agent, Decision, RunStore, ScriptedChatModel } from "../src/index.js"
+import { type Transfer, transferTool } from "./agentFixtures.js"
 
 /** `transfer` needs approval; each run of its handler is recorded with its arguments. */
 const bank = (options: { readonly signed?: boolean } = {}) => {
-  const ran: Array<{ readonly to: string; readonly amount: number }> = []
-  const transfer = Tool.make("transfer", {
-    description: "Sends money",
-    parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
-    success: Schema.String,
-    needsApproval: true,
-    handler: (args) => Effect.sync(() => ran.push(args)).pipe(Effect.as(`sent ${args.amount} to ${args.to}`))
-  })
+  const ran: Array<Transfer> = []
   const agent = Agent.make({
     name: "memory-store-bank",
-    tools: [transfer],
+    tools: [transferTool(ran)],
     ...(options.signed === true ? { checkpointSecret: Redacted.make("a-secret-of-at-least-thirty-two-bytes!") } : {})
   })
   return { agent, ran }
@@ -45,24 +39,22 @@ const redact = (checkpoint: unknown) => {
 }
 
 describe("RunStore.makeInMemory", () => {
-  it.effect("the pause's checkpoint and pending calls are copies: edited by the app, the resume by run id runs what was approved", () =>
-    Effect.gen(function*() {
-      const { agent, ran } = bank()
-      const paused = yield* pausedRun(agent)
-      ;(paused.pending[0]!.call as { args: unknown }).args = { to: "mallory", amount: 99999 }
-      redact(paused.checkpoint)
-      const done = yield* Agent.resume(agent, paused.checkpoint.runId, Decision.approveAll())
-      expect([done._tag, ran]).toEqual(["Completed", [{ to: "ada", amount: 250 }]])
-    }).pipe(Effect.provide(model)))
-
-  it.effect("with a checkpointSecret, a pause's checkpoint edited by the app leaves the record's signature intact: the resume by run id completes", () =>
-    Effect.gen(function*() {
-      const { agent, ran } = bank({ signed: true })
-      const paused = yield* pausedRun(agent)
-      redact(paused.checkpoint)
-      const done = yield* Agent.resume(agent, paused.checkpoint.runId, Decision.approveAll())
-      expect([done._tag, ran]).toEqual(["Completed", [{ to: "ada", amount: 250 }]])
-    }).pipe(Effect.provide(model)))
+  for (const signed of [false, true]) {
+    it.effect(
+      signed
+        ? "with a checkpointSecret, a pause edited by the app leaves the record's signature intact: the resume by run id completes"
+        : "the pause's checkpoint and pending calls are copies: edited by the app, the resume by run id runs what was approved",
+      () =>
+        Effect.gen(function*() {
+          const { agent, ran } = bank({ signed })
+          const paused = yield* pausedRun(agent)
+          ;(paused.pending[0]!.call as { args: unknown }).args = { to: "mallory", amount: 99999 }
+          redact(paused.checkpoint)
+          const done = yield* Agent.resume(agent, paused.checkpoint.runId, Decision.approveAll())
+          expect([done._tag, ran]).toEqual(["Completed", [{ to: "ada", amount: 250 }]])
+        }).pipe(Effect.provide(model))
+    )
+  }
 
   it.effect("a record read with get or list and edited does not change the next read, nor what the resume runs", () =>
     Effect.gen(function*() {

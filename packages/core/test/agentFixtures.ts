@@ -11,6 +11,22 @@ export class Executions {
   }
 }
 
+/** The arguments of a `transferTool` call. */
+export interface Transfer {
+  readonly to: string
+  readonly amount: number
+}
+
+/** `transfer` `{ to, amount }`, which needs a person's approval unless told not to; each run of its handler is pushed to `ran` with its arguments. */
+export const transferTool = (ran: Array<Transfer>, options: { readonly needsApproval?: boolean } = {}) =>
+  Tool.make("transfer", {
+    description: "Sends money",
+    parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: options.needsApproval ?? true,
+    handler: (args) => Effect.sync(() => ran.push(args)).pipe(Effect.as(`sent ${args.amount} to ${args.to}`))
+  })
+
 export const weatherTool = (executions: Executions) =>
   Tool.make("get_weather", {
     description: "Current weather for a city",

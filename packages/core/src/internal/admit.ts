@@ -10,6 +10,7 @@ import { type FilePart, FilePart as FilePartSchema, inlineBytes } from "../Part.
 import type { ToolCall } from "../ToolCall.js"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
+import { notRun } from "./beforeHandler.js"
 import { capped, describeParseError } from "./parseError.js"
 
 /** The limits a run holds the model's calls to. */
@@ -112,16 +113,16 @@ export const admit = (
 ): { readonly calls: ReadonlyArray<ToolCall>; readonly refused: ReadonlyMap<string, ToolError> | undefined } => {
   const taken = calls.length > 1 ? new Set<string>() : undefined
   let refused: Map<string, ToolError> | undefined
-  const refuse = (id: string, call: ToolCall, message: string): ToolCall => {
-    ;(refused ??= new Map()).set(id, semantic(message))
+  const refuse = (id: string, call: ToolCall, why: string): ToolCall => {
+    ;(refused ??= new Map()).set(id, semantic(notRun(why)))
     return { id, name: call.name, args: {} }
   }
   const admitted = calls.map((call, index): ToolCall => {
     const id = taken === undefined ? ownId(call.id) || "call_0" : uniqueId(ownId(call.id), index, taken)
-    if (index >= limits.batchWidth) return refuse(id, call, `Not run: a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
+    if (index >= limits.batchWidth) return refuse(id, call, `a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
     const refusal = limitProblem(call.args, limits, "its arguments")
     if (refusal !== undefined) {
-      return refuse(id, call, refusal.limit ? `Not run: ${refusal.problem} (the agent's limit); send smaller arguments` : `Not run: ${refusal.problem}; send JSON arguments`)
+      return refuse(id, call, refusal.limit ? `${refusal.problem} (the agent's limit); send smaller arguments` : `${refusal.problem}; send JSON arguments`)
     }
     return id === call.id ? call : { ...call, id }
   })

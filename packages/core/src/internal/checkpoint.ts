@@ -2,12 +2,13 @@
  * Encoding, signing, verifying and decoding checkpoints.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { InvalidCheckpoint } from "../AgentError.js"
 import * as Checkpoint from "../Checkpoint.js"
-import type { JsonValue } from "../Json.js"
+import { JsonValue } from "../Json.js"
 import type * as Slot from "../Slot.js"
 import { depthOf } from "./admit.js"
 import { contextProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
@@ -73,6 +74,8 @@ export const encode = (
 
 const refuse = (reason: InvalidCheckpoint["reason"], detail: string) => Effect.fail(new InvalidCheckpoint({ reason, detail }))
 
+const isJson = Schema.decodeUnknownEither(JsonValue)
+
 /**
  * Decodes a checkpoint for `owner`, refusing foreign, tampered, malformed or unknown-version
  * ones; one of an older readable version is migrated to the current one once its signature
@@ -92,6 +95,9 @@ export const decode = (
     if (depthOf(input, depthLimit) > depthLimit) {
       return yield* refuse("malformed", `nested deeper than ${depthLimit} levels (the agent's depth limit and the checkpoint's own structure)`)
     }
+    // a copy is JSON, as stores keep it and signatures cover it: a value JSON cannot carry (a BigInt, a function) is no copy
+    const json = isJson(input)
+    if (Either.isLeft(json)) return yield* refuse("malformed", `not JSON: ${describeParseError(json.left)}`)
     if (typeof raw.version !== "number" || !Checkpoint.readableVersions.includes(raw.version)) {
       return yield* refuse(
         "version",

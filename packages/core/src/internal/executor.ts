@@ -19,6 +19,7 @@ import type * as ToolCall from "../ToolCall.js"
 import { semantic, ToolTimeout } from "../ToolError.js"
 import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
+import { unknownToolMessage } from "./beforeHandler.js"
 import { HandlerKey } from "./handler.js"
 import { invalidArguments, invalidResult } from "./parseError.js"
 import { settledEither, settledExit } from "./settled.js"
@@ -318,7 +319,7 @@ const succeededWith = (
 
 /** The result for a call naming a tool the toolkit does not have. */
 export const unknownTool = (toolkit: Toolkit.Any, call: ToolCall.ToolCall): Executed =>
-  failed(call.id, call.name, semantic(`Unknown tool "${call.name}". Available tools: ${[...toolkit.entries.keys()].join(", ") || "none"}`))
+  failed(call.id, call.name, semantic(unknownToolMessage(call.name, [...toolkit.entries.keys()])))
 
 /**
  * Calls one tool outside any run (`ToolCallingManager.call`): the same decode, deadline,

@@ -18,9 +18,10 @@ import type * as Gate from "../Gate.js"
 import { assistant } from "../Message.js"
 import type { ModelInput } from "../Middleware.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
-import type { ToolError, ToolFailure } from "../ToolError.js"
+import type { ToolError } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
+import { failedBeforeHandler } from "./beforeHandler.js"
 import { runBatch } from "./batch.js"
 import { calibrate, windowOf } from "./compaction.js"
 import { emit } from "./events.js"
@@ -211,20 +212,6 @@ const countOf = <A>(items: ReadonlyArray<A>, counts: (item: A) => boolean): numb
 const ranHandler = (outcome: Outcome): boolean =>
   outcome._tag === "Succeeded" || outcome._tag === "Suspended" ||
   (outcome._tag === "Failed" && !failedBeforeHandler(outcome.toolName, outcome.error))
-
-/**
- * Whether a failure is one a call gets before its handler is called: its tool is unknown
- * (`unknownTool`, executor.ts), its arguments do not decode (`invalidArguments`, parseError.ts),
- * or the agent's limits refused it (`admit`). The outcome holds no more than its error, and a
- * checkpoint keeps only that: the error's words tell (a checkpoint made before this count too).
- */
-const failedBeforeHandler = (toolName: string, error: ToolFailure): boolean => {
-  if (error._tag !== "ToolError" || error.reason !== "semantic") return false
-  const message = error.message
-  return message.startsWith("Not run: ") ||
-    message.startsWith(`Unknown tool "${toolName}". `) ||
-    message.startsWith(`Invalid arguments for tool "${toolName}": `)
-}
 
 /**
  * Whether a call of a batch about to run would call its handler — a call waiting for a person

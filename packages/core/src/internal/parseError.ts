@@ -1,6 +1,7 @@
 import * as ParseResult from "effect/ParseResult"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
+import { invalidArgumentsMessage } from "./beforeHandler.js"
 
 /**
  * The most characters of a problem with an answer that the model is told (and
@@ -25,7 +26,7 @@ export const describeParseError = (error: ParseResult.ParseError): string =>
 
 /** The semantic error the model reads for arguments a tool's `parameters` schema rejects. */
 export const invalidArguments = (toolName: string, error: ParseResult.ParseError): ToolError =>
-  semantic(`Invalid arguments for tool "${toolName}": ${describeParseError(error)}`)
+  semantic(invalidArgumentsMessage(toolName, describeParseError(error)))
 
 /** The semantic error the model reads for a value a tool's `success` schema rejects. */
 export const invalidResult = (toolName: string, error: ParseResult.ParseError): ToolError =>

@@ -7,7 +7,7 @@
  * Lines that are no answer (junk, a notification the SDK does not know) are dropped as before.
  */
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 
@@ -40,29 +40,48 @@ const messageOf = (line: string): JSONRPCMessage => {
   throw parsed.error
 }
 
+/**
+ * The SDK's `ReadBuffer` with its own bytes (none of the SDK's private fields read): the same
+ * limit per message, failing with the SDK's own words (`connection.ts` names the limit from
+ * them), the same lines, each read by `messageOf`.
+ */
 class AnswerReadBuffer extends ReadBuffer {
+  private pending: Buffer | undefined
+  constructor(private readonly maxBytes: number) {
+    super({ maxBufferSize: maxBytes })
+  }
+
+  override append(chunk: Buffer): void {
+    const size = (this.pending?.length ?? 0) + chunk.length
+    if (size > this.maxBytes) {
+      this.clear()
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.maxBytes} bytes`)
+    }
+    this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
+  }
+
   override readMessage(): JSONRPCMessage | null {
-    const buffer = (this as unknown as { _buffer?: Buffer })._buffer
-    if (buffer === undefined) return null
-    const index = buffer.indexOf("\n")
-    if (index === -1) return null
-    const line = buffer.toString("utf8", 0, index).replace(/\r$/, "")
-    ;(this as unknown as { _buffer?: Buffer })._buffer = buffer.subarray(index + 1)
+    const index = this.pending?.indexOf("\n") ?? -1
+    if (this.pending === undefined || index === -1) return null
+    const line = this.pending.toString("utf8", 0, index).replace(/\r$/, "")
+    this.pending = this.pending.subarray(index + 1)
     return messageOf(line)
+  }
+
+  override clear(): void {
+    this.pending = undefined
   }
 }
 
 /**
  * `transport` reading its server's lines as above. It replaces the SDK 1.32's `ReadBuffer`
- * (a private field, `_readBuffer`, set in the constructor); a transport without one is left as
- * it is (a later SDK: `McpToolkit.test.ts` pins the behaviour).
+ * (its private field `_readBuffer`, set in the constructor); a transport without one is left
+ * as it is — a later SDK that renames it reads as the SDK does (`Hostile.test.ts` pins the
+ * behaviour, and fails then).
  */
 export const answeringInvalidReplies = (transport: StdioClientTransport): StdioClientTransport => {
   const target = transport as unknown as { _readBuffer?: unknown }
-  if (target._readBuffer instanceof ReadBuffer) {
-    // the same limit per message as the SDK's (10 MiB unless the transport was given another)
-    const maxBufferSize = (target._readBuffer as unknown as { _maxBufferSize?: number })._maxBufferSize
-    target._readBuffer = new AnswerReadBuffer(maxBufferSize === undefined ? undefined : { maxBufferSize })
-  }
+  // the SDK's default limit per message: the transports agentfx makes are given no other
+  if (target._readBuffer instanceof ReadBuffer) target._readBuffer = new AnswerReadBuffer(STDIO_DEFAULT_MAX_BUFFER_SIZE)
   return transport
 }
