@@ -7,9 +7,9 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { AgentExit, Message } from "@agentfx/core"
-import * as Prompt from "@effect/cli/Prompt"
+import * as Prompt from "effect/cli/Prompt"
 import { NodeRuntime, NodeTerminal } from "@effect/platform-node"
-import { Console, Effect, Either, Schema } from "effect"
+import { Console, Effect, Result, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced, tracedTool } from "./trace.js"
 
@@ -53,7 +53,7 @@ const script: ScriptedChatModel.Script = [
   })
 ]
 
-const isJson = (text: string) => Either.isRight(Either.try(() => JSON.parse(text)))
+const isJson = (text: string) => Result.isSuccess(Result.try(() => JSON.parse(text)))
 
 /** Asks about one pending call: approve, edit (JSON, asked again until it parses), reject or reply. */
 const decide = ({ call }: AgentExit.PendingCall) =>
@@ -98,10 +98,10 @@ const decideAndResume = (agent: Agent.Agent, paused: AgentExit.Paused) =>
     while (true) {
       for (const pending of toAsk) decisions[pending.call.id] = yield* decide(pending)
       const resumed = yield* Agent.resume(agent, paused.checkpoint, Decision.byCall(decisions)).pipe(
-        Effect.map(Either.right),
-        Effect.catchTag("InvalidEditedArguments", (refused) => Effect.succeed(Either.left(refused.problems)))
+        Effect.map(Result.succeed),
+        Effect.catchTag("InvalidEditedArguments", (refused) => Effect.succeed(Result.fail(refused.problems)))
       )
-      if (Either.isRight(resumed)) return resumed.right
+      if (Result.isSuccess(resumed)) return resumed.right
       for (const problem of resumed.left) yield* Console.log(`  ${problem.callId}: ${problem.message}`)
       const refused = new Set(resumed.left.map((problem) => problem.callId))
       toAsk = paused.pending.filter((pending) => refused.has(pending.call.id))

@@ -21,7 +21,7 @@ const search = Tool.make("search_docs", {
   timeout: "1 second", // per attempt, once a permit is held: queueing behind others does not count
   handler: ({ query }, { callId }) =>
     Effect.acquireUseRelease(
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => {
           running += 1
           mostAtOnce = Math.max(mostAtOnce, running)
@@ -29,7 +29,7 @@ const search = Tool.make("search_docs", {
         Effect.suspend(() => log(`  search [${callId}] "${query}" started (${running} running)`))
       ),
       () => Effect.sleep("300 millis").pipe(Effect.as([`${query}: guide`, `${query}: reference`])),
-      () => Effect.sync(() => void (running -= 1)).pipe(Effect.zipRight(log(`  search [${callId}] "${query}" done`)))
+      () => Effect.sync(() => void (running -= 1)).pipe(Effect.andThen(log(`  search [${callId}] "${query}" done`)))
     )
 })
 

@@ -25,7 +25,7 @@ const getWeather = Tool.make("get_weather", {
   handler: ({ city }, context) =>
     tracedTool(
       context,
-      Effect.sleep("80 millis").pipe(Effect.zipRight(
+      Effect.sleep("80 millis").pipe(Effect.andThen(
         weather[city] === undefined
           ? Effect.fail(ToolError.semantic(`unknown city "${city}"; known: ${Object.keys(weather).join(", ")}`))
           : Effect.succeed({ city, ...weather[city] })

@@ -20,7 +20,7 @@ let primaryCalls = 0
 const failing = () =>
   Effect.suspend(() => {
     primaryCalls += 1
-    return Console.log(`  [${at()}] big-model: ${overloaded.message}`).pipe(Effect.zipRight(Effect.fail(overloaded)))
+    return Console.log(`  [${at()}] big-model: ${overloaded.message}`).pipe(Effect.andThen(Effect.fail(overloaded)))
   })
 const Primary = Layer.succeed(ChatModel.ChatModel, {
   model: "big-model",
@@ -43,7 +43,7 @@ const Backup = Layer.effect(
     return {
       model: "small-model",
       provider: "backup-cloud",
-      generate: (request) => Effect.zipRight(asked, scripted.generate(request)),
+      generate: (request) => Effect.andThen(asked, scripted.generate(request)),
       stream: (request) => Stream.concat(Stream.drain(Stream.fromEffect(asked)), scripted.stream(request))
     }
   })

@@ -15,7 +15,7 @@ import { modelFromEnv } from "./model.js"
 
 /** A status service on 127.0.0.1 that accepts requests and never answers. */
 const hangingService = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly server: Http.Server }>((resume) => {
+  Effect.callback<{ readonly url: string; readonly server: Http.Server }>((resume) => {
     const server = Http.createServer((req) => {
       const began = performance.now()
       Effect.runFork(log(`  service: got ${req.method} ${req.url}; not answering`))
@@ -27,7 +27,7 @@ const hangingService = Effect.acquireRelease(
       resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }))
     })
   }),
-  ({ server }) => Effect.sync(() => server.closeAllConnections()).pipe(Effect.zipRight(Effect.async<void>((resume) => {
+  ({ server }) => Effect.sync(() => server.closeAllConnections()).pipe(Effect.andThen(Effect.callback<void>((resume) => {
     server.close(() => resume(Effect.void))
   })))
 )

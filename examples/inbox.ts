@@ -14,7 +14,7 @@
 import { Agent, type Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import { Authorization, Inbox } from "@agentfx/inbox"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Redacted, Schema } from "effect"
 import { tmpdir } from "node:os"

@@ -22,7 +22,7 @@ const env = (name: string): string | undefined => {
 }
 
 const lazy = <M, E>(load: () => Promise<M>, make: (module: M) => Layer.Layer<ChatModel.ChatModel, E>) =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(load), make))
+  Layer.unwrap(Effect.map(Effect.promise(load), make))
 
 const announce = <E>(line: string, layer: Layer.Layer<ChatModel.ChatModel, E>) =>
   Layer.merge(layer, Layer.effectDiscard(Console.log(`model: ${line}\n`)))

@@ -57,7 +57,7 @@ const agent = Agent.make({
 
 const firstProcess = Effect.gen(function*() {
   const exit = yield* Agent.run(agent, { input: "Pay invoice INV-7", conversationId: "ap-1" })
-  if (exit._tag !== "Paused") return yield* Effect.dieMessage("expected the run to pause")
+  if (exit._tag !== "Paused") return yield* Effect.die(new Error("expected the run to pause"))
   console.log(`[process ${process.pid}] paused for ${exit.reason}; pending: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
   const file = join(tmpdir(), `agentfx-checkpoint-${process.pid}.json`)
   writeFileSync(file, JSON.stringify(exit.checkpoint))
@@ -75,7 +75,7 @@ const secondProcess = (file: string) =>
     const exit = yield* Agent.resume(resumed, checkpoint, Decision.byCall({
       call_pay: Decision.approve({ args: { number: "INV-7", amount: 1000 } })
     }))
-    if (exit._tag !== "Completed") return yield* Effect.dieMessage("expected the run to complete")
+    if (exit._tag !== "Completed") return yield* Effect.die(new Error("expected the run to complete"))
     console.log(`[process ${process.pid}] completed: ${exit.text}`)
     console.log(`[process ${process.pid}] tool calls: ${exit.toolCalls.map((o) => `${o.toolName}=${o._tag}`).join(", ")}`)
   })

@@ -40,7 +40,7 @@ const model = ScriptedChatModel.layer((request) => {
 const firstProcess = (filename: string) =>
   Effect.gen(function*() {
     const exit = yield* Agent.run(agent, { input: "Send 250 to my landlord", conversationId: "rent" })
-    if (exit._tag !== "Paused") return yield* Effect.dieMessage("expected the run to pause")
+    if (exit._tag !== "Paused") return yield* Effect.die(new Error("expected the run to pause"))
     yield* say(`paused for ${exit.reason}: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
     yield* say(`run ${exit.runId} is recorded in the store; resuming it in a new process (only its id is passed)`)
     const self = fileURLToPath(import.meta.url)
@@ -56,7 +56,7 @@ const secondProcess = (filename: string, runId: string) =>
     const paused = yield* Effect.flatMap(RunStore.RunStore, (store) => store.list({ status: "paused" }))
     yield* say(`paused runs in the store: ${paused.map((r) => `${r.runId} (${r.agent}, conversation ${r.conversationId})`).join(", ")}`)
     const exit = yield* Agent.resume(agent, runId, Decision.approveAll(), { decidedBy: "ada@example.com" })
-    if (exit._tag !== "Completed") return yield* Effect.dieMessage("expected the run to complete")
+    if (exit._tag !== "Completed") return yield* Effect.die(new Error("expected the run to complete"))
     yield* say(`completed: ${exit.text}`)
     const again = yield* Effect.flip(Agent.resume(agent, runId, Decision.approveAll()))
     yield* say(`resumed again? ${again._tag}`)

@@ -15,7 +15,7 @@ import { showExit, traced } from "./trace.js"
 const Outfit = Schema.Struct({
   city: Schema.String,
   celsius: Schema.Number,
-  sky: Schema.Literal("sunny", "cloudy", "rain", "snow"),
+  sky: Schema.Literals(["sunny", "cloudy", "rain", "snow"]),
   wear: Schema.Array(Schema.String)
 })
 

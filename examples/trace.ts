@@ -65,7 +65,7 @@ export const tracedTool = <A, E, R>(context: Tool.CallContext, handler: Effect.E
     const began = performance.now()
     const took = () => `${Math.round(performance.now() - began)} ms`
     return log(`  tool ${context.toolName} [${context.callId}] started`).pipe(
-      Effect.zipRight(handler),
+      Effect.andThen(handler),
       Effect.tap(() => log(`  tool ${context.toolName} [${context.callId}] finished after ${took()}`)),
       Effect.tapError((error) => log(`  tool ${context.toolName} [${context.callId}] failed after ${took()}: ${String(error)}`)),
       Effect.onInterrupt(() => log(`  tool ${context.toolName} [${context.callId}] interrupted after ${took()}`))

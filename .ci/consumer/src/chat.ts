@@ -6,7 +6,7 @@
  */
 import { ScriptedChatModel } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { payments, script } from "./payments.js"
@@ -22,7 +22,7 @@ const post = (origin: string, body: unknown) =>
 
 const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
-  if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("the chat endpoint is not on TCP")
+  if (server.address._tag !== "TcpAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
   const ask = { id: "chat-1", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Pay ada 500." }] }] }
   const paused = yield* post(origin, ask)

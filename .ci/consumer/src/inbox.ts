@@ -8,7 +8,7 @@
  */
 import { Agent, ScriptedChatModel } from "@agentfx/core"
 import { Inbox } from "@agentfx/inbox"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Logger } from "effect"
 import { readFileSync } from "node:fs"
@@ -30,7 +30,7 @@ const get = (url: string) =>
 const program = Effect.gen(function*() {
   const paused = yield* Agent.run(payments, { input: "Pay ada 500." })
   const server = yield* HttpServer.HttpServer
-  if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("the inbox is not on TCP")
+  if (server.address._tag !== "TcpAddress") return yield* Effect.die(new Error("the inbox is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
   const page = yield* get(`${origin}/inbox`)
   yield* Console.log(`GET /inbox: ${page.status} ${page.type}`)

@@ -30,7 +30,7 @@ const completion = (message: object) => ({
 
 /** Answers the first request with a tool call, the next with the tool's result. */
 const server = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
+  Effect.callback<Http.Server>((resume) => {
     let requests = 0
     const server = Http.createServer((req, res) => {
       let body = ""

@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { StoreLive } from "./payments.js"
 
 export const TempStore = (name: string) =>
-  Layer.unwrapScoped(Effect.map(
+  Layer.unwrap(Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), `agentfx-consumer-${name}-`))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))

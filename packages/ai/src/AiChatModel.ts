@@ -7,10 +7,10 @@
  * @since 0.1.0
  */
 import { ChatModel, Mask } from "@agentfx/core"
-import { LanguageModel } from "@effect/ai"
-import type { AiError } from "@effect/ai"
-import type { ParseResult } from "effect"
-import { Cause, Clock, Effect, Either, Layer, Option, Redacted, Stream } from "effect"
+import { LanguageModel } from "effect/ai"
+import type { AiError } from "effect/ai"
+import type { SchemaIssue } from "effect"
+import { Cause, Clock, Effect, Result, Layer, Option, Redacted, Stream } from "effect"
 import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
@@ -77,7 +77,7 @@ export interface Options extends ModelTimeout.Options {
  * @example
  * ```ts
  * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
- * import { FetchHttpClient } from "@effect/platform"
+ * import { FetchHttpClient } from "effect/http"
  * import { Layer, Redacted } from "effect"
  * import { ChatModel, Mask } from "@agentfx/core"
  * import { AiChatModel } from "@agentfx/ai"
@@ -121,7 +121,7 @@ export const fromLanguageModel = (
     const generateText = (request: ChatModel.ChatRequest) => {
       const apply = applied(request)
       const call = model.generateText(callOptions(request))
-      return apply === undefined ? Effect.zipRight(warn(request.settings), call) : apply(call)
+      return apply === undefined ? Effect.andThen(warn(request.settings), call) : apply(call)
     }
     /** The stream, run in the context `withSettings` makes. */
     const streamText = (request: ChatModel.ChatRequest) => {
@@ -133,11 +133,11 @@ export const fromLanguageModel = (
     }
 
     const generate = (request: ChatModel.ChatRequest) =>
-      Either.match(timeouts, {
-        onLeft: Effect.fail,
-        onRight: ({ request: requestTimeout }) =>
+      Result.match(timeouts, {
+        onFailure: Effect.fail,
+        onSuccess: ({ request: requestTimeout }) =>
           generateText(request).pipe(
-            Effect.catchAll(toModelError),
+            Effect.catch(toModelError),
             Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
             Effect.map((response): ChatModel.ChatResponse => {
               const reasoning = response.reasoning.flatMap((part) => Internal.reasoningOf(part.text, part.metadata))
@@ -173,8 +173,8 @@ export const fromLanguageModel = (
         }
         const none = Effect.succeed<Array<ChatModel.StreamPart>>([])
         const parts = streamText(request).pipe(
-          Stream.catchAll((error) => Stream.fromEffect(toModelError(error))),
-          Stream.catchAllCause((cause) =>
+          Stream.catch((error) => Stream.fromEffect(toModelError(error))),
+          Stream.catchCause((cause) =>
             Option.match(Option.flatMap(Cause.dieOption(cause), tooDeep), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
           ),
           (raw) => Timeout.idle(raw, bounds.idle, provider),
@@ -207,7 +207,7 @@ export const fromLanguageModel = (
                 return Effect.succeed([])
             }
           }),
-          Stream.flattenIterables
+          Stream.flattenIterable
         )
         const done = Effect.suspend(() =>
           Effect.map(answer.response(), (response): ChatModel.StreamPart => ({
@@ -219,9 +219,9 @@ export const fromLanguageModel = (
       })
 
     const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
-      Either.match(timeouts, {
-        onLeft: (error) => Stream.fail(error),
-        onRight: (bounds) => ModelRetry.retryStream(attempt(request, bounds), options?.retry)
+      Result.match(timeouts, {
+        onFailure: (error) => Stream.fail(error),
+        onSuccess: (bounds) => ModelRetry.retryStream(attempt(request, bounds), options?.retry)
       }).pipe(
         Stream.mapError(mask),
         Stream.withSpan("AiChatModel.stream", { attributes: { provider } })
@@ -236,7 +236,7 @@ export const fromLanguageModel = (
  * @example
  * ```ts
  * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
- * import { FetchHttpClient } from "@effect/platform"
+ * import { FetchHttpClient } from "effect/http"
  * import { Config, Layer } from "effect"
  * import { AiChatModel } from "@agentfx/ai"
  *

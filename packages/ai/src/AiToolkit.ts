@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import { Tool, ToolError } from "@agentfx/core"
-import type { Toolkit as AiToolkitModule } from "@effect/ai"
-import { AiError, Tool as AiTool } from "@effect/ai"
-import { Context, Data, Effect, Either, Option, Schema } from "effect"
+import type { Toolkit as AiToolkitModule } from "effect/ai"
+import { AiError, Tool as AiTool } from "effect/ai"
+import { Context, Data, Effect, Result, Option, Schema } from "effect"
 
 /**
  * What an imported tool can be told beyond what the `@effect/ai` tool says: the agentfx tool
@@ -97,9 +97,9 @@ const describeFailure = (tool: AiTool.Any, failure: unknown): string => {
   if (failure instanceof Error && failure.message.length > 0 && !failure.message.startsWith("{")) {
     return "_tag" in failure && typeof failure._tag === "string" ? `${failure._tag}: ${failure.message}` : failure.message
   }
-  return Either.match(Schema.encodeUnknownEither(tool.failureSchema as Schema.Schema<unknown, unknown>)(failure), {
-    onLeft: () => String(failure),
-    onRight: (encoded) => JSON.stringify(encoded)
+  return Result.match(Schema.encodeUnknownResult(tool.failureSchema as Schema.Schema<unknown, unknown>)(failure), {
+    onFailure: () => String(failure),
+    onSuccess: (encoded) => JSON.stringify(encoded)
   })
 }
 
@@ -146,7 +146,7 @@ const hintsOf = (tool: AiTool.Any) => {
  *
  * @example
  * ```ts
- * import { Tool as AiTool, Toolkit as AiToolkitModule } from "@effect/ai"
+ * import { Tool as AiTool, Toolkit as AiToolkitModule } from "effect/ai"
  * import { Effect, Schema } from "effect"
  * import { Agent } from "@agentfx/core"
  * import { AiToolkit } from "@agentfx/ai"
@@ -185,7 +185,7 @@ export const fromAiToolkit = <Tools extends Record<string, AiTool.Any>>(
     const hints = hintsOf(tool)
     const override = overrides[tool.name] ?? {}
     const parameters = tool.parametersSchema as unknown as Schema.Schema<unknown, unknown>
-    const encodeParameters = Schema.encode(parameters)
+    const encodeParameters = Schema.encodeEffect(parameters)
     const description = AiTool.getDescription(tool as AiTool.Tool<string, any>) ??
       Option.getOrElse(Context.getOption(tool.annotations, AiTool.Title), () => "")
     return Tool.make(tool.name, {

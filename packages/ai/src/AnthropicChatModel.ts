@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
-import { FetchHttpClient, HttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import type { ConfigError } from "effect"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as Wire from "./internal/anthropic.js"
 import { viaAnswerTool } from "./internal/answerTool.js"
@@ -61,16 +61,16 @@ export interface Options extends ModelTimeout.Options {
  */
 export const defaultMaxTokens = 4096
 
-const invalidOption = (message: string) => Either.left(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: ${message}` }))
+const invalidOption = (message: string) => Result.fail(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: ${message}` }))
 
-const wireFor = (options: Options, owner: string): Either.Either<WireModel.WireFormat, ChatModel.ModelError> => {
+const wireFor = (options: Options, owner: string): Result.Result<WireModel.WireFormat, ChatModel.ModelError> => {
   const maxTokens = options.maxTokens ?? defaultMaxTokens
   if (!Number.isInteger(maxTokens) || maxTokens <= 0) return invalidOption(`maxTokens must be a positive integer, got ${maxTokens}.`)
   const budget = options.thinking?.budgetTokens
   if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024)) {
     return invalidOption(`thinking.budgetTokens must be an integer of at least 1024, got ${budget}.`)
   }
-  return Either.right(Wire.wire(options.model, maxTokens, owner, options.thinking))
+  return Result.succeed(Wire.wire(options.model, maxTokens, owner, options.thinking))
 }
 
 /**
@@ -85,7 +85,7 @@ const wireFor = (options: Options, owner: string): Either.Either<WireModel.WireF
  *
  * @example
  * ```ts
- * import { FetchHttpClient } from "@effect/platform"
+ * import { FetchHttpClient } from "effect/http"
  * import { Layer, Redacted } from "effect"
  * import { ChatModel } from "@agentfx/core"
  * import { AnthropicChatModel } from "@agentfx/ai"
@@ -158,6 +158,6 @@ export const layerConfig = (
     readonly thinking?: Wire.Thinking
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(readProviderConfig("ANTHROPIC", "claude-sonnet-4-5", options), (config) => layer({ ...options, ...config }))
   )

@@ -6,9 +6,9 @@
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
-import { FetchHttpClient, HttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import type { ConfigError } from "effect"
-import { Config, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, Effect, Result, Layer, Option, Redacted } from "effect"
 import * as Wire from "./internal/chatCompletions.js"
 import { optionalString, requiredString } from "./internal/config.js"
 import { reasoningOwner } from "./internal/content.js"
@@ -53,16 +53,16 @@ export interface Options extends ModelTimeout.Options {
 }
 
 /** `maxTokensField` with its default for `baseUrl`, or the `invalid-request` naming a bad value. */
-const maxTokensField = (options: Options): Either.Either<Wire.MaxTokensField, ChatModel.ModelError> => {
+const maxTokensField = (options: Options): Result.Result<Wire.MaxTokensField, ChatModel.ModelError> => {
   const field = options.maxTokensField
-  if (field === "max_tokens" || field === "max_completion_tokens") return Either.right(field)
+  if (field === "max_tokens" || field === "max_completion_tokens") return Result.succeed(field)
   if (field !== undefined) {
-    return Either.left(new ChatModel.ModelError({
+    return Result.fail(new ChatModel.ModelError({
       reason: "invalid-request",
       message: `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got ${JSON.stringify(field)}.`
     }))
   }
-  return Either.right(URL.canParse(options.baseUrl) && new URL(options.baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens")
+  return Result.succeed(URL.canParse(options.baseUrl) && new URL(options.baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens")
 }
 
 /**
@@ -76,7 +76,7 @@ const maxTokensField = (options: Options): Either.Either<Wire.MaxTokensField, Ch
  *
  * @example
  * ```ts
- * import { FetchHttpClient } from "@effect/platform"
+ * import { FetchHttpClient } from "effect/http"
  * import { Layer } from "effect"
  * import { ChatModel } from "@agentfx/core"
  * import { ChatCompletionsModel } from "@agentfx/ai"
@@ -96,7 +96,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
     const owner = reasoningOwner(options.providerName ?? "chat-completions", url)
     return WireModel.make(client, {
       ...options,
-      wire: Either.map(maxTokensField(options), (field) => Wire.wire(options.model, field, owner)),
+      wire: Result.map(maxTokensField(options), (field) => Wire.wire(options.model, field, owner)),
       endpoint: endpoint({
         url,
         provider: (url) => `the Chat Completions server at ${url}`,
@@ -146,7 +146,7 @@ export const layerConfig = (options?: ModelTimeout.Options & {
   readonly retry?: ModelRetry.Options
   readonly maxTokensField?: Options["maxTokensField"]
 }): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     const baseUrl = yield* (options?.baseUrl ?? requiredString("AGENTFX_BASE_URL"))
     const model = yield* (options?.model ?? requiredString("AGENTFX_MODEL"))
     const apiKey = yield* (options?.apiKey ?? Config.map(optionalString("AGENTFX_API_KEY"), Option.map(Redacted.make)))

@@ -27,7 +27,7 @@ export interface Options {
    * quota, say) fails the call at once with its `rate-limited` error, `retryAfterMillis`
    * set. Default 60 seconds.
    */
-  readonly maxRetryAfter?: Duration.DurationInput
+  readonly maxRetryAfter?: Duration.Input
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { ChatModel } from "@agentfx/core"
 import type { Duration } from "effect"
-import { Effect, Either, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import * as Internal from "./internal/timeout.js"
 
 /**
@@ -25,13 +25,13 @@ export interface Options {
    * `ping` events too (for `AiChatModel`, which sees no bytes: any stream part). `generate`
    * reads no stream: only `requestTimeout` bounds it. Default `defaultIdleTimeout` (2 minutes).
    */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
   /**
    * The longest one attempt may take, from sending the request to the last byte of the
    * answer, streamed or not. Each retry is a new attempt with the full time; the waits
    * between attempts are not counted. Default `defaultRequestTimeout` (10 minutes).
    */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -88,9 +88,9 @@ export const effect = <A, R>(
   options: Options | undefined,
   provider: string
 ): Effect.Effect<A, ChatModel.ModelError, R> =>
-  Either.match(Internal.resolve(options, provider), {
-    onLeft: Effect.fail,
-    onRight: (resolved) => Internal.request(self, resolved.request, provider)
+  Result.match(Internal.resolve(options, provider), {
+    onFailure: Effect.fail,
+    onSuccess: (resolved) => Internal.request(self, resolved.request, provider)
   })
 
 /**
@@ -116,7 +116,7 @@ export const stream = <A, R>(
   options: Options | undefined,
   provider: string
 ): Stream.Stream<A, ChatModel.ModelError, R> =>
-  Either.match(Internal.resolve(options, provider), {
-    onLeft: Stream.fail,
-    onRight: (resolved) => Internal.requestStream(Internal.idle(self, resolved.idle, provider), resolved.request, provider)
+  Result.match(Internal.resolve(options, provider), {
+    onFailure: Stream.fail,
+    onSuccess: (resolved) => Internal.requestStream(Internal.idle(self, resolved.idle, provider), resolved.request, provider)
   })

@@ -6,9 +6,9 @@
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
-import { FetchHttpClient, HttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import type { ConfigError } from "effect"
-import { Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Result, Layer, Redacted } from "effect"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import { reasoningOwner } from "./internal/content.js"
 import * as Wire from "./internal/responses.js"
@@ -56,7 +56,7 @@ export interface Options extends ModelTimeout.Options {
  *
  * @example
  * ```ts
- * import { FetchHttpClient } from "@effect/platform"
+ * import { FetchHttpClient } from "effect/http"
  * import { Layer, Redacted } from "effect"
  * import { ChatModel } from "@agentfx/core"
  * import { OpenAiChatModel } from "@agentfx/ai"
@@ -77,7 +77,7 @@ export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Servic
     return WireModel.make(client, {
       ...options,
       providerName: "openai",
-      wire: Either.right(Wire.wire(options.model, options.strict ?? false, reasoningOwner("openai", url), reasoning)),
+      wire: Result.succeed(Wire.wire(options.model, options.strict ?? false, reasoningOwner("openai", url), reasoning)),
       endpoint: endpoint({
         url,
         provider: () => "OpenAI",
@@ -130,6 +130,6 @@ export const layerConfig = (
     readonly reasoning?: boolean
   }
 ): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(readProviderConfig("OPENAI", "gpt-4.1-mini", options), (config) => layer({ ...options, ...config }))
   )

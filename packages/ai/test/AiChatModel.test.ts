@@ -1,7 +1,7 @@
 import { ChatModel, type Json, Message } from "@agentfx/core"
-import { LanguageModel, type Response } from "@effect/ai"
+import { LanguageModel, type Response } from "effect/ai"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Stream, TestClock } from "effect"
 import { AiChatModel } from "../src/index.js"
@@ -208,8 +208,8 @@ describe("AiChatModel", () => {
       const layer = scripted({ stream: Stream.concat(Stream.make<Array<Response.StreamPartEncoded>>({ type: "text-delta", id: "1", delta: "Hel" }), Stream.never) }, {
         idleTimeout: "20 seconds"
       })
-      const fiber = yield* Effect.fork(
-        Effect.flatMap(ChatModel.ChatModel, (m) => m.stream({ system: undefined, messages: [], tools: [], toolChoice: "auto" }).pipe(Stream.either, Stream.runCollect)).pipe(
+      const fiber = yield* Effect.forkChild(
+        Effect.flatMap(ChatModel.ChatModel, (m) => m.stream({ system: undefined, messages: [], tools: [], toolChoice: "auto" }).pipe(Stream.result, Stream.runCollect)).pipe(
           Effect.provide(layer)
         )
       )
@@ -226,7 +226,7 @@ describe("AiChatModel", () => {
 
   it.effect("requestTimeout bounds generate", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(generate().pipe(Effect.provide(scripted({}, { provider: "Google", requestTimeout: "2 minutes" })), Effect.flip))
+      const fiber = yield* Effect.forkChild(generate().pipe(Effect.provide(scripted({}, { provider: "Google", requestTimeout: "2 minutes" })), Effect.flip))
       yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 120_000)))
       yield* TestClock.adjust("2 minutes")
       const error = yield* Fiber.join(fiber)
@@ -236,7 +236,7 @@ describe("AiChatModel", () => {
   it.effect("requestTimeout bounds a stream whose parts keep coming", () =>
     Effect.gen(function*() {
       const ticking = Stream.map(Stream.fromSchedule(Schedule.spaced("5 seconds")), (): Response.StreamPartEncoded => ({ type: "text-delta", id: "1", delta: "." }))
-      const fiber = yield* Effect.fork(collect().pipe(Effect.provide(scripted({ stream: ticking }, { requestTimeout: "30 seconds" })), Effect.flip))
+      const fiber = yield* Effect.forkChild(collect().pipe(Effect.provide(scripted({ stream: ticking }, { requestTimeout: "30 seconds" })), Effect.flip))
       yield* TestClock.adjust("30 seconds")
       expect((yield* Fiber.join(fiber)).message).toBe("the language model did not finish within 30s (requestTimeout).")
     }))

@@ -1,18 +1,18 @@
 import type { ToolCall } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
-import { AiError, Tool as AiTool, Toolkit as AiToolkitModule } from "@effect/ai"
+import { AiError, Tool as AiTool, Toolkit as AiToolkitModule } from "effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, JSONSchema, Layer, Option, Schema, TestClock } from "effect"
+import { Context, Effect, Fiber, JsonSchema, Layer, Option, Schema, TestClock } from "effect"
 import { AiToolkit } from "../src/index.js"
 
 class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { message: Schema.String }) {}
 class Quota extends Schema.TaggedError<Quota>()("Quota", { remaining: Schema.Number }) {}
 
-class Clock extends Context.Tag("test/Clock")<Clock, { readonly today: Date }>() {}
+class Clock extends Context.Service<Clock, { readonly today: Date }>()("test/Clock") {}
 
 const GetWeather = AiTool.make("GetWeather", {
   description: "Current weather for a city",
-  parameters: { city: Schema.String.annotations({ description: "City name" }) },
+  parameters: { city: Schema.String.annotate({ description: "City name" }) },
   success: Schema.Struct({ city: Schema.String, tempC: Schema.Number }),
   failure: NotFound,
   failureMode: "return"
@@ -29,12 +29,12 @@ const Charge = AiTool.make("Charge", {
   description: "Charges a card",
   parameters: { amount: Schema.Number },
   success: Schema.String,
-  failure: Schema.Union(Quota, ToolError.ToolError)
+  failure: Schema.Union([Quota, ToolError.ToolError])
 })
 
 const Forecast = AiTool.make("Forecast", {
   description: "Asks a remote service",
-  parameters: { outcome: Schema.Literal("network", "429", "503", "400", "malformed") },
+  parameters: { outcome: Schema.Literals(["network", "429", "503", "400", "malformed"]) },
   success: Schema.String,
   failure: AiError.AiError
 }).annotate(AiTool.Readonly, true)
@@ -107,7 +107,7 @@ describe("AiToolkit.fromAiToolkit", () => {
         ["Charge", "Charges a card", true, ["effect-ai", "destructive", "openWorld"]],
         ["Forecast", "Asks a remote service", false, ["effect-ai", "readOnly", "idempotent", "openWorld"]]
       ])
-      expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toEqual(JSONSchema.make(GetWeather.parametersSchema))
+      expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toEqual(JsonSchema.make(GetWeather.parametersSchema))
       expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toMatchObject({
         type: "object",
         required: ["city"],
@@ -184,7 +184,7 @@ describe("AiToolkit.fromAiToolkit", () => {
       const toolkit = Toolkit.make(...tools)
       const charge = toolkit.entries.get("Charge")!
       expect([charge.needsApproval, charge.serial, charge.returnDirect]).toEqual([false, true, true])
-      const fiber = yield* Effect.fork(run(tools, [["Charge", { amount: 0 }]]))
+      const fiber = yield* Effect.forkChild(run(tools, [["Charge", { amount: 0 }]]))
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(fiber)).toEqual([`ToolTimeout(transient): Tool "Charge" timed out after 1s`])
     }))

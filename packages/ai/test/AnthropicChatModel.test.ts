@@ -204,7 +204,7 @@ describe("AnthropicChatModel (Messages API)", () => {
         Effect.provide(model(server.url)),
         Effect.timeout("300 millis"),
         Effect.flip,
-        Effect.fork
+        Effect.forkChild
       )
       yield* eventually(() => server.requests.length === 1)
       expect((yield* Fiber.join(fiber))._tag).toBe("TimeoutException")

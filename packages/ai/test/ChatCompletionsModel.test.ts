@@ -1,6 +1,6 @@
 import { Agent, ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { ConfigProvider, Effect, Layer, Redacted, Schedule, Stream } from "effect"
 import { ChatCompletionsModel } from "../src/index.js"
 import { collect, generate, request, streaming, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"

@@ -34,7 +34,7 @@ const run = (
   format: WireFormat,
   streamed: boolean,
   handler: (res: Http.ServerResponse, index: number) => void,
-  timeouts: { readonly idleTimeout: Duration.DurationInput; readonly requestTimeout: Duration.DurationInput } = generous
+  timeouts: { readonly idleTimeout: Duration.Input; readonly requestTimeout: Duration.Input } = generous
 ) =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res, index) => handler(res, index))

@@ -5,7 +5,7 @@
  */
 import { Agent, type ChatModel, Part, Tool } from "@agentfx/core"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { AiChatModel } from "../src/index.js"

@@ -175,7 +175,7 @@ for (const format of all) {
             res.write(start)
           })
           const model = format.model(server.url, { retry: noRetry, idleTimeout: "30 seconds", requestTimeout: "10 minutes" })
-          const fiber = yield* Effect.fork(collect().pipe(Effect.provide(model), Effect.flip))
+          const fiber = yield* Effect.forkChild(collect().pipe(Effect.provide(model), Effect.flip))
           yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 30_000)))
           yield* TestClock.adjust("29999 millis")
           expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)

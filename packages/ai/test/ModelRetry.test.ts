@@ -1,6 +1,6 @@
 import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Effect, Either, Fiber, Schedule, Stream, TestClock } from "effect"
+import { Chunk, Clock, Effect, Result, Fiber, Schedule, Stream, TestClock } from "effect"
 import { unwritable } from "../src/internal/wireJson.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload, retryAfterMillis } from "../src/internal/httpError.js"
 import { ModelRetry } from "../src/index.js"
@@ -125,7 +125,7 @@ describe("ModelRetry", () => {
     it.effect("waits at least the Retry-After before the next attempt, even when the schedule is faster", () =>
       Effect.gen(function*() {
         const { attempts, call } = flaky([rateLimited(5000)])
-        const fiber = yield* Effect.fork(ModelRetry.retry(call, spaced))
+        const fiber = yield* Effect.forkChild(ModelRetry.retry(call, spaced))
         yield* TestClock.adjust("4999 millis")
         expect(attempts).toEqual([0])
         yield* TestClock.adjust("1 millis")
@@ -136,7 +136,7 @@ describe("ModelRetry", () => {
     it.effect("keeps the schedule's delay when it is longer than the Retry-After", () =>
       Effect.gen(function*() {
         const { attempts, call } = flaky([rateLimited(5), rateLimited()])
-        const fiber = yield* Effect.fork(ModelRetry.retry(call, spaced))
+        const fiber = yield* Effect.forkChild(ModelRetry.retry(call, spaced))
         yield* TestClock.adjust("1 second")
         expect(yield* Fiber.join(fiber)).toBe("ok")
         expect(attempts).toEqual([0, 10, 20])
@@ -146,9 +146,9 @@ describe("ModelRetry", () => {
       Effect.gen(function*() {
         const unavailable = new ChatModel.ModelError({ reason: "unavailable", message: "HTTP 503", status: 503 })
         const { attempts, call } = flaky(Array.from({ length: 10 }, () => unavailable))
-        const fiber = yield* Effect.fork(Effect.either(ModelRetry.retry(call)))
+        const fiber = yield* Effect.forkChild(Effect.result(ModelRetry.retry(call)))
         yield* TestClock.adjust("1 minute")
-        expect(yield* Fiber.join(fiber)).toEqual(Either.left(unavailable))
+        expect(yield* Fiber.join(fiber)).toEqual(Result.fail(unavailable))
         expect(attempts).toHaveLength(4)
         const gaps = attempts.slice(1).map((at, i) => at - attempts[i]!)
         gaps.forEach((gap, i) => {
@@ -185,7 +185,7 @@ describe("ModelRetry", () => {
     it.effect("retries a stream that failed before its first element, honouring Retry-After", () =>
       Effect.gen(function*() {
         const { attempts, call } = flaky([rateLimited(2000)])
-        const fiber = yield* Effect.fork(Stream.runCollect(ModelRetry.retryStream(Stream.fromEffect(call), spaced)))
+        const fiber = yield* Effect.forkChild(Stream.runCollect(ModelRetry.retryStream(Stream.fromEffect(call), spaced)))
         yield* TestClock.adjust("2 seconds")
         expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["ok"])
         expect(attempts).toEqual([0, 2000])

@@ -9,7 +9,7 @@ describe("ModelTimeout", () => {
 
   it.effect("effect: fails with unavailable naming the provider once requestTimeout has passed, not before", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.flip(ModelTimeout.effect(Effect.never, { requestTimeout: "45 seconds" }, "my model")))
+      const fiber = yield* Effect.forkChild(Effect.flip(ModelTimeout.effect(Effect.never, { requestTimeout: "45 seconds" }, "my model")))
       yield* TestClock.adjust("44999 millis")
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
       yield* TestClock.adjust("1 millis")
@@ -20,8 +20,8 @@ describe("ModelTimeout", () => {
   it.effect("stream: idleTimeout between elements; requestTimeout on the whole stream even while elements keep coming", () =>
     Effect.gen(function*() {
       const ticking = Stream.fromSchedule(Schedule.spaced("10 seconds"))
-      const idle = yield* Effect.fork(Stream.runCollect(ModelTimeout.stream(Stream.concat(Stream.make(1), Stream.never), { idleTimeout: "20 seconds" }, "m")).pipe(Effect.flip))
-      const whole = yield* Effect.fork(Stream.runCount(ModelTimeout.stream(ticking, { idleTimeout: "20 seconds", requestTimeout: "1 minute" }, "m")).pipe(Effect.flip))
+      const idle = yield* Effect.forkChild(Stream.runCollect(ModelTimeout.stream(Stream.concat(Stream.make(1), Stream.never), { idleTimeout: "20 seconds" }, "m")).pipe(Effect.flip))
+      const whole = yield* Effect.forkChild(Stream.runCount(ModelTimeout.stream(ticking, { idleTimeout: "20 seconds", requestTimeout: "1 minute" }, "m")).pipe(Effect.flip))
       yield* TestClock.adjust("1 minute")
       expect((yield* Fiber.join(idle)).message).toBe("m sent nothing for 20s (idleTimeout).")
       expect((yield* Fiber.join(whole)).message).toBe("m did not finish within 1m (requestTimeout).")
@@ -33,7 +33,7 @@ describe("ModelTimeout", () => {
       expect([bad.reason, bad.message]).toEqual(["invalid-request", "m: requestTimeout must be a positive duration (Duration.infinity disables it), got 0."])
       const badStream = yield* Effect.flip(Stream.runCollect(ModelTimeout.stream(Stream.make(1), { idleTimeout: Number.NaN }, "m")))
       expect(badStream.message).toBe("m: idleTimeout must be a positive duration (Duration.infinity disables it), got NaN.")
-      const off = yield* Effect.fork(ModelTimeout.effect(Effect.as(Effect.sleep("3 hours"), "done"), { requestTimeout: Duration.infinity }, "m"))
+      const off = yield* Effect.forkChild(ModelTimeout.effect(Effect.as(Effect.sleep("3 hours"), "done"), { requestTimeout: Duration.infinity }, "m"))
       yield* TestClock.adjust("3 hours")
       expect(yield* Fiber.join(off)).toBe("done")
     }))

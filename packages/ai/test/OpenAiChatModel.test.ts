@@ -1,6 +1,6 @@
 import { Agent, type ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer, Redacted, Schedule } from "effect"
+import { ConfigProvider, Effect, Result, Layer, Redacted, Schedule } from "effect"
 import { OpenAiChatModel } from "../src/index.js"
 import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"
 import * as Features from "./features.js"
@@ -98,12 +98,12 @@ const sunny = (usage: ChatModel.Usage, finishReason: ChatModel.FinishReason = "s
  * this adapter (through `@effect/ai-openai`), `unnumbered`, `refusal`, `errorNested`,
  * `errorFlat`, `failedServerError` and `failedUnknownCode` came out wrong (docs/decisions/020).
  */
-const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Either.Either<ChatModel.ChatResponse, readonly [string, string]>]> = [
-  ["a plain answer", Recorded.text, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Result.Result<ChatModel.ChatResponse, readonly [string, string]>]> = [
+  ["a plain answer", Recorded.text, Result.succeed(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
   [
     "two parallel calls, arguments in deltas then whole in .done events",
     Recorded.parallelCalls,
-    Either.right({
+    Result.succeed({
       text: "",
       toolCalls: [
         { id: "call_oslo", name: "get_weather", args: { city: "Oslo" } },
@@ -116,7 +116,7 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "text streamed, a call only in response.completed: the call is kept, never an answer without it",
     callOnlyInFinal,
-    Either.right({
+    Result.succeed({
       text: "Let me check.",
       toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
       finishReason: "tool-calls",
@@ -126,35 +126,35 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "a call announced with empty arguments, whole only in response.completed, with the answer's text: both kept, never a call without its arguments",
     wholeOnlyInFinal("completed"),
-    Either.right(wholeFromFinal("tool-calls"))
+    Result.succeed(wholeFromFinal("tool-calls"))
   ],
   [
     "the same answer cut at max_output_tokens: length, as Chat Completions and Anthropic say it, never tool-calls",
     wholeOnlyInFinal("incomplete"),
-    Either.right({ ...wholeFromFinal("length"), providerFinishReasons: ["max_output_tokens"] })
+    Result.succeed({ ...wholeFromFinal("length"), providerFinishReasons: ["max_output_tokens"] })
   ],
   [
     "a call whose deltas name only its item id, its call_id only in response.completed: one call, under its call_id",
     Recorded.callIdAtTheEnd,
-    Either.right({
+    Result.succeed({
       text: "",
       toolCalls: [{ id: "call_oslo", name: "get_weather", args: { city: "Oslo" } }],
       finishReason: "tool-calls",
       usage: { inputTokens: 20, outputTokens: 5, totalTokens: 25 }
     })
   ],
-  ["events without sequence_number", Recorded.unnumbered, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
-  ["keepalive events between deltas", Recorded.keepalive, Either.right(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
-  ["a reasoning item before the answer", Recorded.reasoning, Either.right(sunny({ inputTokens: 30, outputTokens: 27, totalTokens: 57 }))],
+  ["events without sequence_number", Recorded.unnumbered, Result.succeed(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+  ["keepalive events between deltas", Recorded.keepalive, Result.succeed(sunny({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))],
+  ["a reasoning item before the answer", Recorded.reasoning, Result.succeed(sunny({ inputTokens: 30, outputTokens: 27, totalTokens: 57 }))],
   [
     "a refusal",
     Recorded.refusal,
-    Either.right({ text: "I'm sorry, I can't help with that.", toolCalls: [], finishReason: "refusal", usage: { inputTokens: 25, outputTokens: 9, totalTokens: 34 } })
+    Result.succeed({ text: "I'm sorry, I can't help with that.", toolCalls: [], finishReason: "refusal", usage: { inputTokens: 25, outputTokens: 9, totalTokens: 34 } })
   ],
   [
     "response.incomplete (max_output_tokens)",
     Recorded.incomplete,
-    Either.right({
+    Result.succeed({
       text: "It is sunny",
       toolCalls: [],
       finishReason: "length",
@@ -165,27 +165,27 @@ const expectations: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, Eith
   [
     "the error event as sent: code and message nested under error",
     Recorded.errorNested,
-    Either.left(["unavailable", "OpenAI failed mid-stream (server_error): The server had an error processing your request. Sorry about that! You can retry your request."])
+    Result.fail(["unavailable", "OpenAI failed mid-stream (server_error): The server had an error processing your request. Sorry about that! You can retry your request."])
   ],
   [
     "the error event in the reference's flat shape",
     Recorded.errorFlat,
-    Either.left(["rate-limited", "OpenAI failed mid-stream (rate_limit_exceeded): Rate limit reached for gpt-4.1-mini on tokens per min (TPM)."])
+    Result.fail(["rate-limited", "OpenAI failed mid-stream (rate_limit_exceeded): Rate limit reached for gpt-4.1-mini on tokens per min (TPM)."])
   ],
   [
     "response.failed with server_error: an error, never an empty answer",
     Recorded.failedServerError,
-    Either.left(["unavailable", "OpenAI failed mid-stream (server_error): An error occurred while processing your request. You can retry your request."])
+    Result.fail(["unavailable", "OpenAI failed mid-stream (server_error): An error occurred while processing your request. You can retry your request."])
   ],
   [
     "response.failed with a code outside the generated schema",
     Recorded.failedUnknownCode,
-    Either.left(["invalid-request", "OpenAI failed mid-stream (context_length_exceeded): Your input exceeds the context window of this model."])
+    Result.fail(["invalid-request", "OpenAI failed mid-stream (context_length_exceeded): Your input exceeds the context window of this model."])
   ],
   [
     "a stream cut before response.completed",
     Recorded.cut,
-    Either.left(["invalid-response", "OpenAI's stream ended before the answer did (no response.completed): the connection was cut"])
+    Result.fail(["invalid-response", "OpenAI's stream ended before the answer did (no response.completed): the connection was cut"])
   ]
 ]
 
@@ -234,14 +234,14 @@ describe("OpenAiChatModel (Responses API)", () => {
         Effect.gen(function*() {
           const server = yield* loopback((_req, res) => sse(res, events, { named: true }))
           const tools = (yield* weatherAgent).toolDefinitions
-          const parts = yield* collect(request({ tools })).pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.either)
-          if (Either.isRight(expected)) {
-            const done = Either.isRight(parts) ? parts.right.at(-1) : undefined
+          const parts = yield* collect(request({ tools })).pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.result)
+          if (Result.isSuccess(expected)) {
+            const done = Result.isSuccess(parts) ? parts.right.at(-1) : undefined
             expect(done).toEqual({ _tag: "Done", response: { ...expected.right, provider: "openai" } })
-            const deltas = Either.isRight(parts) ? parts.right.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
+            const deltas = Result.isSuccess(parts) ? parts.right.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
             expect(deltas.join("")).toBe(expected.right.text)
           } else {
-            expect(Either.isLeft(parts) && [parts.left.reason, parts.left.message]).toEqual(expected.left)
+            expect(Result.isFailure(parts) && [parts.left.reason, parts.left.message]).toEqual(expected.left)
           }
         }).pipe(Effect.scoped))
     }

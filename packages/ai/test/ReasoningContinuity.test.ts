@@ -7,7 +7,7 @@
  */
 import { Agent, ChatModel, Decision, Message, type Part, Tool } from "@agentfx/core"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, ExecutionPlan, Layer, Redacted, Schema } from "effect"
 import { AiChatModel, AnthropicChatModel, ChatCompletionsModel, OpenAiChatModel } from "../src/index.js"

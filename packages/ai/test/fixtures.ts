@@ -5,7 +5,7 @@ import type { ModelRetry } from "../src/index.js"
 /** A weather tool with an optional parameter, so the schema sent shows `required` faithfully. */
 export const weatherTool = Tool.make("get_weather", {
   description: "Current weather for a city",
-  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literal("C", "F")) }),
+  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literals(["C", "F"])) }),
   success: Schema.String,
   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
 })

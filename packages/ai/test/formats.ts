@@ -15,8 +15,8 @@ import * as Responses from "./recordings/responses.js"
 /** What a test may change of an adapter Layer. */
 export interface ModelOptions {
   readonly retry?: ModelRetry.Options
-  readonly idleTimeout?: Duration.DurationInput
-  readonly requestTimeout?: Duration.DurationInput
+  readonly idleTimeout?: Duration.Input
+  readonly requestTimeout?: Duration.Input
   /** `null`: no key (where the adapter allows none). */
   readonly apiKey?: string | null
   /** Replaces `http://127.0.0.1:<port>` in the base URL (e.g. to add credentials). */

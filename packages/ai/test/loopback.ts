@@ -28,7 +28,7 @@ export interface Loopback {
 /** Starts the server for the scope; closing the scope closes every connection. */
 export const loopback = (handler: Handler) =>
   Effect.acquireRelease(
-    Effect.async<Loopback & { readonly server: Http.Server }>((resume) => {
+    Effect.callback<Loopback & { readonly server: Http.Server }>((resume) => {
       const requests: Array<Recorded> = []
       const aborted: Array<number> = []
       const server = Http.createServer((req, res) => {
@@ -57,7 +57,7 @@ export const loopback = (handler: Handler) =>
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -73,7 +73,7 @@ export const eventually = (condition: () => boolean | Effect.Effect<boolean>, mi
     while (true) {
       const holds = condition()
       if (typeof holds === "boolean" ? holds : yield* holds) return
-      if (performance.now() > end) return yield* Effect.dieMessage("condition not met in time")
+      if (performance.now() > end) return yield* Effect.die(new Error("condition not met in time"))
       yield* realSleep(5)
     }
   })

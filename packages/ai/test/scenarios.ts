@@ -5,7 +5,7 @@
  */
 import { Agent, ChatModel, type Json, Message } from "@agentfx/core"
 import { expect } from "@effect/vitest"
-import { Cause, Chunk, type Duration, Effect, Either, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
+import { Cause, Chunk, type Duration, Effect, Result, Exit, Fiber, Option, Schedule, Stream, TestClock, Tracer } from "effect"
 import type * as Http from "node:http"
 import { collect, generate, request, streaming, weatherAgent } from "./fixtures.js"
 import { framed, type ModelOptions, stream, streamedAnswer, type WireFormat } from "./formats.js"
@@ -17,12 +17,12 @@ const noRetry = { schedule: Schedule.stop }
 const partsAndError = (req: ChatModel.ChatRequest = request()) =>
   Effect.flatMap(ChatModel.ChatModel, (m) =>
     m.stream(req).pipe(
-      Stream.either,
+      Stream.result,
       Stream.runCollect,
       Effect.map((all) => {
         const items = Chunk.toArray(all)
-        const parts = items.flatMap((item) => (Either.isRight(item) ? [item.right] : []))
-        const error = items.flatMap((item) => (Either.isLeft(item) ? [item.left] : []))[0]
+        const parts = items.flatMap((item) => (Result.isSuccess(item) ? [item.right] : []))
+        const error = items.flatMap((item) => (Result.isFailure(item) ? [item.left] : []))[0]
         return { parts, error }
       })
     ))
@@ -70,7 +70,7 @@ export const abortedWhenInterrupted = (format: WireFormat): Effect.Effect<void, 
     const server = yield* loopback((_req, res) => hang(res))
     const fiber = yield* Agent.run(yield* weatherAgent, { input: "Weather?" }).pipe(
       Effect.provide(format.model(server.url)),
-      Effect.fork
+      Effect.forkChild
     )
     yield* eventually(() => server.requests.length === 1)
     expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
@@ -207,7 +207,7 @@ export const idleTimeout = (format: WireFormat): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => hangAfter(res, framed(format, format.streamed.before)))
     const model = format.model(server.url, { retry: noRetry, idleTimeout: "30 seconds", requestTimeout: "10 minutes" })
-    const fiber = yield* Effect.fork(partsAndError().pipe(Effect.provide(model)))
+    const fiber = yield* Effect.forkChild(partsAndError().pipe(Effect.provide(model)))
     yield* eventually(() => Effect.map(TestClock.sleeps(), Chunk.some((at) => at === 30_000)))
     yield* TestClock.adjust("29999 millis")
     expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -230,7 +230,7 @@ export const requestTimeout = (format: WireFormat): Effect.Effect<void, unknown>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res, index) => (index === 0 ? hang(res) : format.answer(res)))
     const retry = { schedule: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(1))) }
-    const fiber = yield* Effect.fork(generate().pipe(Effect.provide(format.model(server.url, { retry, requestTimeout: "1 minute" })), Effect.either))
+    const fiber = yield* Effect.forkChild(generate().pipe(Effect.provide(format.model(server.url, { retry, requestTimeout: "1 minute" })), Effect.result))
     yield* eventually(() => server.requests.length === 1)
     yield* TestClock.adjust("59999 millis")
     expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -238,7 +238,7 @@ export const requestTimeout = (format: WireFormat): Effect.Effect<void, unknown>
     yield* eventually(() => server.aborted.length === 1)
     yield* TestClock.adjust("1 second")
     const result = yield* Fiber.join(fiber)
-    expect(result).toEqual(Either.right(sunny(format)))
+    expect(result).toEqual(Result.succeed(sunny(format)))
     expect(server.requests).toHaveLength(2)
   }).pipe(Effect.scoped)
 
@@ -246,7 +246,7 @@ export const requestTimeout = (format: WireFormat): Effect.Effect<void, unknown>
 export const requestTimeoutError = (format: WireFormat): Effect.Effect<ChatModel.ModelError, unknown> =>
   Effect.gen(function*() {
     const server = yield* loopback((_req, res) => hang(res))
-    const fiber = yield* Effect.fork(generate().pipe(Effect.provide(format.model(server.url, { retry: noRetry, requestTimeout: "90 seconds" })), Effect.flip))
+    const fiber = yield* Effect.forkChild(generate().pipe(Effect.provide(format.model(server.url, { retry: noRetry, requestTimeout: "90 seconds" })), Effect.flip))
     yield* eventually(() => server.requests.length === 1)
     yield* TestClock.adjust("90 seconds")
     const error = yield* Fiber.join(fiber)
@@ -274,7 +274,7 @@ export const invalidTimeouts = (format: WireFormat): Effect.Effect<void, unknown
       ])
     }
     // longer than a timer can wait (it would never fire), and a maxRetryAfter that is no duration (a cast away)
-    const beyond = format.model(server.url, { idleTimeout: "25 days", retry: { maxRetryAfter: "abc" as Duration.DurationInput } })
+    const beyond = format.model(server.url, { idleTimeout: "25 days", retry: { maxRetryAfter: "abc" as Duration.Input } })
     const refused = yield* generate().pipe(Effect.provide(beyond), Effect.flip)
     expect([refused.reason, refused.message]).toEqual([
       "invalid-request",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Chunk, Effect, Result, Stream } from "effect"
 import * as Sse from "../src/internal/sse.js"
 
 /** The events of `text` sent as these byte chunks, decoded as the transport decodes them. */
@@ -54,10 +54,10 @@ describe("Sse.events", () => {
       )
       const lines = Stream.concat(Stream.make(bytes("data: 1\n\n")), Stream.repeatValue(bytes("data: x\n")))
       const collect = (chunks: Stream.Stream<Uint8Array>, limit = 10_000) =>
-        Effect.either(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(chunks))))
-      expect(yield* collect(endless)).toEqual(Either.left("too large"))
-      expect(yield* collect(lines)).toEqual(Either.left("too large"))
+        Effect.result(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(chunks))))
+      expect(yield* collect(endless)).toEqual(Result.fail("too large"))
+      expect(yield* collect(lines)).toEqual(Result.fail("too large"))
       // one character over, inside a single chunk with the events around it
-      expect(yield* collect(Stream.make(bytes("data: 1234\n\ndata: 123456\n\ndata: 1\n\n")), 13)).toEqual(Either.left("too large"))
+      expect(yield* collect(Stream.make(bytes("data: 1234\n\ndata: 123456\n\ndata: 1\n\n")), 13)).toEqual(Result.fail("too large"))
     }))
 })

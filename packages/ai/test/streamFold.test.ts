@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { StreamFold, usageOf } from "../src/internal/streamFold.js"
 
 const fold = () =>
@@ -15,9 +15,9 @@ describe("StreamFold", () => {
     empty.addText("Sunny.")
     empty.addRefusal("")
     empty.finish("stop", "stop")
-    expect([refused.response(), empty.response()].map(Either.map((r) => [r.text, r.finishReason, r.providerFinishReasons]))).toEqual([
-      Either.right(["Well, no.", "refusal", ["stop"]]),
-      Either.right(["Sunny.", "stop", ["stop"]])
+    expect([refused.response(), empty.response()].map(Result.map((r) => [r.text, r.finishReason, r.providerFinishReasons]))).toEqual([
+      Result.succeed(["Well, no.", "refusal", ["stop"]]),
+      Result.succeed(["Sunny.", "stop", ["stop"]])
     ])
   })
 
@@ -27,7 +27,7 @@ describe("StreamFold", () => {
     answer.addUsage({ output: 7, input: -1 })
     answer.addUsage({ output: Number.POSITIVE_INFINITY, note: "x" })
     answer.end()
-    expect(Either.map(answer.response(), (r) => r.usage)).toEqual(Either.right({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))
+    expect(Result.map(answer.response(), (r) => r.usage)).toEqual(Result.succeed({ inputTokens: 30, outputTokens: 7, totalTokens: 37 }))
   })
 
   it("calls in the order they began, arguments from their text (parsed; not JSON: the raw string) or else their value", () => {
@@ -37,7 +37,7 @@ describe("StreamFold", () => {
     answer.addCall({ id: "c", name: "h", args: "not json", input: {} })
     first.name = "f2"
     answer.end()
-    expect(Either.map(answer.response(), (r) => r.toolCalls)).toEqual(Either.right([
+    expect(Result.map(answer.response(), (r) => r.toolCalls)).toEqual(Result.succeed([
       { id: "a", name: "f2", args: { deep: [1] } },
       { id: "b", name: "g", args: { x: 1 } },
       { id: "c", name: "h", args: "not json" }
@@ -52,12 +52,12 @@ describe("StreamFold", () => {
     stopped.finish("tool-calls", undefined)
     const ended = fold()
     ended.end()
-    expect(Either.mapLeft(cut.response(), (e) => [e.reason, e.message])).toEqual(
-      Either.left(["invalid-response", "P's stream ended before the answer did (no the_end): the connection was cut"])
+    expect(Result.mapError(cut.response(), (e) => [e.reason, e.message])).toEqual(
+      Result.fail(["invalid-response", "P's stream ended before the answer did (no the_end): the connection was cut"])
     )
-    expect([stopped.response(), ended.response()].map(Either.map((r) => [r.finishReason, r.providerFinishReasons]))).toEqual([
-      Either.right(["tool-calls", undefined]),
-      Either.right(["unknown", undefined])
+    expect([stopped.response(), ended.response()].map(Result.map((r) => [r.finishReason, r.providerFinishReasons]))).toEqual([
+      Result.succeed(["tool-calls", undefined]),
+      Result.succeed(["unknown", undefined])
     ])
   })
 })

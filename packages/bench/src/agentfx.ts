@@ -140,8 +140,8 @@ const concurrentScript: ScriptedChatModel.StepFunction = (request) => {
 /** C: what each run's tool awaits, and how the driver releases the latch. */
 const waitFor = (wait: Wait): { readonly effect: Effect.Effect<void>; readonly release: () => void } => {
   if (wait === "deferred-latch") {
-    const latch = Deferred.unsafeMake<void>(FiberId.none)
-    return { effect: Deferred.await(latch), release: () => Deferred.unsafeDone(latch, Effect.void) }
+    const latch = Deferred.makeUnsafe<void>(FiberId.none)
+    return { effect: Deferred.await(latch), release: () => Deferred.doneUnsafe(latch, Effect.void) }
   }
   if (wait === "latch") {
     let release!: () => void
@@ -247,7 +247,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
   const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
   /** Model calls per input: each run has its own input. */
   const modelCalls = new Map<string, number>()
-  const probeLatch = Deferred.unsafeMake<void>(FiberId.none)
+  const probeLatch = Deferred.makeUnsafe<void>(FiberId.none)
   const perRun = cfg.timeouts / cfg.dRuns
   const hang = Tool.make("hang", {
     description: "Never returns",
@@ -256,8 +256,8 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
     timeout: Duration.millis(cfg.timeoutMs),
     handler: ({ i }) =>
       Effect.sync(() => counters.started++).pipe(
-        Effect.zipRight(inject === "fiber" && i === 0 ? Effect.forkDaemon(Effect.never) : Effect.void),
-        Effect.zipRight(Effect.never),
+        Effect.andThen(inject === "fiber" && i === 0 ? Effect.forkDetach(Effect.never) : Effect.void),
+        Effect.andThen(Effect.never),
         Effect.onInterrupt(() => Effect.sync(() => counters.interrupted++))
       )
   })
@@ -265,7 +265,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
     description: "Waits for the probe latch",
     parameters: NumberArgs("i"),
     success: Schema.Number,
-    handler: ({ i }) => Effect.sync(() => counters.probeStarted++).pipe(Effect.zipRight(Deferred.await(probeLatch)), Effect.as(i))
+    handler: ({ i }) => Effect.sync(() => counters.probeStarted++).pipe(Effect.andThen(Deferred.await(probeLatch)), Effect.as(i))
   })
   const hold = Tool.make("hold", {
     description: "Holds its permit forever (the injected permit leak)",
@@ -297,7 +297,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
       const inputs = Array.from({ length: cfg.dRuns }, (_, k) => `hang ${round}.${k}`)
       round++
       const workload = Effect.gen(function*() {
-        if (inject === "permit") yield* Effect.forkDaemon(Agent.run(agent, { input: "hold" }))
+        if (inject === "permit") yield* Effect.forkDetach(Agent.run(agent, { input: "hold" }))
         return yield* Effect.forEach(inputs, (input) => Agent.run(agent, { input }), { concurrency: "unbounded" })
       })
       const exits = await runtime.runPromise(Effect.supervised(workload, tracker))
@@ -321,7 +321,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
         return countsOf(exit, modelCalls.get("probe") ?? 0, counters.probeStarted)
       },
       started: () => counters.probeStarted,
-      release: () => Deferred.unsafeDone(probeLatch, Effect.void)
+      release: () => Deferred.doneUnsafe(probeLatch, Effect.void)
     },
     close: () => runtime.dispose()
   }
@@ -335,17 +335,17 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
  * the runtime. The reference way runs the same work with `Effect.forEach`, no agentfx.
  */
 const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
-  const round = { width: 0, expected: 0, taken: 0, released: 0, allHeld: Deferred.unsafeMake<void>(FiberId.none) }
-  const planted: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+  const round = { width: 0, expected: 0, taken: 0, released: 0, allHeld: Deferred.makeUnsafe<void>(FiberId.none) }
+  const planted: Array<Fiber.Fiber<unknown, unknown>> = []
   /** A call's work: take the resource, wait forever, release it in the finalizer. */
   const holdResource = (i: number) =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
-        if (++round.taken === round.expected) Deferred.unsafeDone(round.allHeld, Effect.void)
+        if (++round.taken === round.expected) Deferred.doneUnsafe(round.allHeld, Effect.void)
       }),
       () =>
         inject === "fiber" && i === 0
-          ? Effect.zipRight(Effect.tap(Effect.forkDaemon(Effect.never), (fiber) => planted.push(fiber)), Effect.never)
+          ? Effect.andThen(Effect.tap(Effect.forkDetach(Effect.never), (fiber) => planted.push(fiber)), Effect.never)
           : Effect.never,
       () => Effect.sync(() => round.released++)
     )
@@ -381,7 +381,7 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
   const cancelOnce = (way: CancelWay, track: boolean) =>
     Effect.gen(function*() {
       const tracker = track ? yield* Supervisor.track : undefined
-      const fiber = yield* Effect.fork(tracker === undefined ? work(way) : Effect.supervised(work(way), tracker))
+      const fiber = yield* Effect.forkChild(tracker === undefined ? work(way) : Effect.supervised(work(way), tracker))
       yield* Deferred.await(round.allHeld)
       const started = round.taken
       const cpu = process.cpuUsage()
@@ -408,7 +408,7 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
       round.expected = runningCalls(way, width, cfg.ePermits - (inject === "permit" && way.endsWith("-bounded") ? 1 : 0))
       round.taken = 0
       round.released = 0
-      round.allHeld = Deferred.unsafeMake<void>(FiberId.none)
+      round.allHeld = Deferred.makeUnsafe<void>(FiberId.none)
       return runtimes[way.endsWith("-bounded") ? "bounded" : "unbounded"].runPromise(cancelOnce(way, track))
     },
     close: async () => {

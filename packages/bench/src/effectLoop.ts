@@ -30,8 +30,8 @@ type Message =
 type Tool = (args: unknown) => Effect.Effect<unknown>
 
 const tool = <A, I>(parameters: Schema.Schema<A, I>, handler: (args: A) => number): Tool => {
-  const decode = Schema.decodeUnknown(parameters)
-  const encode = Schema.encode(Schema.Number)
+  const decode = Schema.decodeUnknownEffect(parameters)
+  const encode = Schema.encodeEffect(Schema.Number)
   return (args) =>
     decode(args).pipe(
       Effect.flatMap((decoded) => Effect.sync(() => handler(decoded))),

@@ -18,7 +18,7 @@ import { Agent, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/cor
 import * as PgStore from "@agentfx/sql/PgStore"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { startPostgres } from "@agentfx/testing/Postgres"
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, Schema, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
@@ -62,7 +62,7 @@ const sqliteStore = (synchronous: "full" | "normal") =>
     const context = yield* Layer.build(SqliteStore.layer({ filename: join(dir, "bench.db"), synchronous }))
     const { agent } = bankAgent()
     const paused = yield* Agent.run(agent, { input: "100", conversationId: "bench" }).pipe(Effect.provide(context), Effect.provide(model))
-    if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
+    if (paused._tag !== "Paused") return yield* Effect.die(new Error("expected a pause"))
     return { context, checkpoint: paused.checkpoint }
   })
 
@@ -79,7 +79,7 @@ const stepCost = (synchronous: "full" | "normal") =>
     const step = Effect.gen(function*() {
       const pausedAt = yield* store.transition("s1", { from: { status: "running", version }, to: "paused", checkpoint })
       const claimed = yield* store.transition("s1", { from: { status: "paused", version: version + 1 }, to: "running", checkpoint })
-      if (pausedAt === undefined || claimed === undefined) return yield* Effect.dieMessage("a transition was refused")
+      if (pausedAt === undefined || claimed === undefined) return yield* Effect.die(new Error("a transition was refused"))
       version += 2
       for (let i = 0; i < 3; i++) yield* store.recordOutcome("s1", version, outcome(i))
     })
@@ -119,7 +119,7 @@ const cycles = Effect.gen(function*() {
       const start = performance.now()
       for (let i = 0; i < count; i++) {
         const exit = yield* Agent.run(agent, { input: String(i), conversationId: `cycle-${i}` })
-        if (exit._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
+        if (exit._tag !== "Paused") return yield* Effect.die(new Error("expected a pause"))
         yield* Agent.resume(agent, exit.runId, Decision.approveAll())
       }
       return { each: (performance.now() - start) / count, ran: [...executions.values()].filter((n) => n === 1).length }
@@ -175,7 +175,7 @@ const resumes = (floor: PgClient.PgClient) => Effect.gen(function*() {
   const { agent, executions } = bankAgent()
   const runIds = yield* Effect.forEach(Array.from({ length: runs }, (_, i) => i), (i) =>
     Effect.flatMap(Agent.run(agent, { input: String(i), conversationId: `s2-${i}` }), (exit) =>
-      exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.dieMessage("expected a pause")), { concurrency: 8 })
+      exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.die(new Error("expected a pause"))), { concurrency: 8 })
   // claimant k takes the runs from k·runs/8 on, wrapping around: each meets every run
   const order = (k: number) => runIds.map((_, i) => runIds[(i + Math.floor((k * runs) / claimants)) % runs]!)
   const outcomes = new Map<string, number>()
@@ -184,7 +184,7 @@ const resumes = (floor: PgClient.PgClient) => Effect.gen(function*() {
     Effect.forEach(order(k), (runId) =>
       Agent.resume(agent, runId, Decision.approveAll()).pipe(
         Effect.map((exit) => exit._tag as string),
-        Effect.catchAll((error) => Effect.succeed(error._tag as string)),
+        Effect.catch((error) => Effect.succeed(error._tag as string)),
         Effect.map((tag) => void outcomes.set(tag, (outcomes.get(tag) ?? 0) + 1))
       ), { discard: true }), { concurrency: "unbounded", discard: true }))
   const seconds = (performance.now() - start) / 1000

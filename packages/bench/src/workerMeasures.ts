@@ -20,7 +20,7 @@ export type { Kill } from "./measure.js"
 const Text = Schema.Struct({ text: Schema.String })
 
 /** A worker tool `name` running export `exportName` of `module` on `{ text }`. */
-export const workerTool = (name: string, exportName: string, module: URL, timeout?: Duration.DurationInput) =>
+export const workerTool = (name: string, exportName: string, module: URL, timeout?: Duration.Input) =>
   Tool.make(name, {
     description: `${exportName} in a worker`,
     parameters: Text,

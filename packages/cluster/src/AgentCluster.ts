@@ -11,9 +11,9 @@
  */
 import type { ChatModel, Decision } from "@agentfx/core"
 import { Agent, AgentError, RunStore } from "@agentfx/core"
-import type { ClusterError } from "@effect/cluster"
-import { ClusterSchema, Entity } from "@effect/cluster"
-import type { Sharding } from "@effect/cluster/Sharding"
+import type { ClusterError } from "effect/cluster"
+import { ClusterSchema, Entity } from "effect/cluster"
+import type { Sharding } from "effect/cluster/Sharding"
 import type { Option } from "effect"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Handler from "./internal/handler.js"
@@ -90,7 +90,7 @@ export interface RunnerOptions {
    * in flight) never goes. Default 10 seconds (the engine's own default is 1 minute). A value
    * that is not a duration above zero stops the runner's Layer with a defect naming it.
    */
-  readonly idleTimeout?: Duration.DurationInput
+  readonly idleTimeout?: Duration.Input
 }
 
 /** How long an idle entity stays in memory by default (see {@link RunnerOptions.idleTimeout}). */
@@ -124,9 +124,9 @@ export const runner = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options?: RunnerOptions
 ): Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel> =>
-  Layer.unwrapEffect(Effect.suspend(() => {
+  Layer.unwrap(Effect.suspend(() => {
     const problem = options?.idleTimeout === undefined ? undefined : durationProblem("AgentCluster.runner: idleTimeout", options.idleTimeout)
-    if (problem !== undefined) return Effect.dieMessage(problem)
+    if (problem !== undefined) return Effect.die(new Error(problem))
     // one registry per runner: an entity's instances share its turns (the engine may build one while passivating another)
     const turnsOf = Handler.makeRunnerTurns()
     return entity.entity.toLayer(

@@ -12,7 +12,7 @@ import type { Agent, Decision } from "@agentfx/core"
 import type { AgentError } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import type { LiveEvent, RunDriver } from "@agentfx/inbox"
-import type { Sharding } from "@effect/cluster/Sharding"
+import type { Sharding } from "effect/cluster/Sharding"
 import { Clock, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
 import * as AgentCluster from "./AgentCluster.js"
 import * as RunLocation from "./RunLocation.js"
@@ -33,7 +33,7 @@ import type * as RunOutcome from "./RunOutcome.js"
  */
 export interface Options {
   /** How often the run store is read for the decision's claim, until the runner's reply comes. Default 50 milliseconds. */
-  readonly claimPoll?: Duration.DurationInput
+  readonly claimPoll?: Duration.Input
 }
 
 /**
@@ -52,7 +52,7 @@ export interface Options {
  * import type { Agent } from "@agentfx/core"
  *
  * declare const support: Agent.Agent
- * const InboxLive = Layer.unwrapEffect(
+ * const InboxLive = Layer.unwrap(
  *   Effect.map(ClusterInbox.driver(), (driver) => Inbox.layer({ agents: [support], driver }))
  * ).pipe(Layer.provide(ClusterPg.layerClient({ url: process.env.DATABASE_URL! as never })))
  * ```
@@ -63,7 +63,7 @@ export interface Options {
 export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, never, Sharding | RunStore.RunStore | RunLocation.RunLocation> =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Sharding | RunStore.RunStore | RunLocation.RunLocation>()
-    const poll = Duration.decode(options?.claimPoll ?? "50 millis")
+    const poll = Duration.fromInputUnsafe(options?.claimPoll ?? "50 millis")
     const entities = new Map<string, AgentCluster.AgentEntity<any, any, any>>()
     const entityOf = (agent: Agent.Any) => {
       let entity = entities.get(agent.name)
@@ -72,7 +72,7 @@ export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, ne
     }
 
     const resume: RunDriver.RunDriver["resume"] = (agent, paused, decision, decidedBy) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+      Stream.unwrap(Effect.gen(function*() {
         const reply = yield* Effect.forkScoped(
           AgentCluster.decide(entityOf(agent), paused.runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
         )
@@ -100,7 +100,7 @@ export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, ne
       location: (record) =>
         RunLocation.of(record).pipe(
           Effect.map(Option.map(({ runner }) => runner)),
-          Effect.catchAll(() => Effect.succeed(Option.none<string>())),
+          Effect.catch(() => Effect.succeed(Option.none<string>())),
           Effect.provide(context)
         )
     }
@@ -111,7 +111,7 @@ const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.D
   Effect.flatMap(RunStore.RunStore, (store) =>
     store.get(paused.runId).pipe(
       // a failed read is read again: the runner's reply ends the wait whatever the store says
-      Effect.catchAll(() => Effect.succeed(Option.none<RunStore.RunRecord>())),
+      Effect.catch(() => Effect.succeed(Option.none<RunStore.RunRecord>())),
       Effect.flatMap((record) =>
         Option.isSome(record) && record.value.version > paused.version && record.value.decidedBy === decidedBy
           ? Effect.succeed(record.value)
@@ -124,7 +124,7 @@ const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.D
 const readClaim = (runId: string) =>
   Effect.flatMap(RunStore.RunStore, (store) => store.get(runId)).pipe(
     Effect.map(Option.getOrUndefined),
-    Effect.catchAll(() => Effect.succeed(undefined))
+    Effect.catch(() => Effect.succeed(undefined))
   )
 
 const resumedEvent = (agent: Agent.Any, paused: RunStore.RunRecord, decision: Decision.Decision, decidedBy: string, claim: RunStore.RunRecord | undefined) =>

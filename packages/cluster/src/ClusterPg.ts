@@ -10,8 +10,8 @@ import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import * as SqlStore from "@agentfx/sql/SqlStore"
 import * as PgStore from "@agentfx/sql/PgStore"
-import { RunnerAddress } from "@effect/cluster"
-import type { Sharding } from "@effect/cluster/Sharding"
+import { RunnerAddress } from "effect/cluster"
+import type { Sharding } from "effect/cluster/Sharding"
 import { NodeClusterSocket } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
 import type { Duration } from "effect"
@@ -42,13 +42,13 @@ export interface ClientOptions extends PgClient.PgClientConfig, SqlStore.Options
  * @category models
  */
 export interface Failover {
-  readonly lockExpiration: Duration.DurationInput
-  readonly lockRefresh: Duration.DurationInput
+  readonly lockExpiration: Duration.Input
+  readonly lockRefresh: Duration.Input
   /**
    * How often a runner reads the cluster's runners and recomputes who owns which shard (one
    * query per member each time). Default: half `lockRefresh`, at most 3 s (the engine's own).
    */
-  readonly assignmentRefresh?: Duration.DurationInput
+  readonly assignmentRefresh?: Duration.Input
 }
 
 /**
@@ -83,9 +83,9 @@ const storeOptions = ({ leaseTtl, retention }: SqlStore.Options): SqlStore.Optio
 const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgClient.PgClientConfig => client
 
 /** A member's cluster Layer over the store's client, its setup failures as `StoreError`s. */
-const member = <E>(cluster: Layer.Layer<Sharding, E, import("@effect/sql/SqlClient").SqlClient>, options: ClientOptions) =>
+const member = <E>(cluster: Layer.Layer<Sharding, E, import("effect/sql/SqlClient").SqlClient>, options: ClientOptions) =>
   serialized(Layer.merge(cluster, Locations.layer)).pipe(
-    Layer.catchAllCause((cause) =>
+    Layer.catchCause((cause) =>
       Cause.isInterruptedOnly(cause)
         ? Layer.failCause(cause as Cause.Cause<never>)
         : Layer.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))),

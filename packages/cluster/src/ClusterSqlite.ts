@@ -10,8 +10,8 @@ import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import * as SqlStore from "@agentfx/sql/SqlStore"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { SingleRunner } from "@effect/cluster"
-import type { Sharding } from "@effect/cluster/Sharding"
+import { SingleRunner } from "effect/cluster"
+import type { Sharding } from "effect/cluster/Sharding"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
@@ -69,7 +69,7 @@ const store = (options: ClientOptions) =>
 export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError | RunnerLocked | ConfigError> =>
   SingleRunner.layer({ runnerStorage: "sql", shardingConfig: timed(options, "500 millis") }).pipe(
     Layer.provideMerge(store(options)),
-    Layer.provide(Layer.scopedDiscard(LockFile.acquire(options.filename)))
+    Layer.provide(Layer.effectDiscard(LockFile.acquire(options.filename)))
   )
 
 /**

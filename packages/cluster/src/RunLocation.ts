@@ -46,12 +46,12 @@ export interface Location {
  * @since 0.1.0
  * @category services
  */
-export class RunLocation extends Context.Tag("@agentfx/cluster/RunLocation")<RunLocation, {
+export class RunLocation extends Context.Service<RunLocation, {
   /** Notes that `runner` took on the entity `entityId` of `agent`. */
   readonly enter: (agent: string, entityId: string, runner: string) => Effect.Effect<void, RunStore.StoreError>
   /** Where the entity `entityId` of `agent` was last taken on, if anywhere. */
   readonly find: (agent: string, entityId: string) => Effect.Effect<Option.Option<Location>, RunStore.StoreError>
-}>() {}
+}>()("@agentfx/cluster/RunLocation") {}
 
 /**
  * The entity a run belongs to: `conversation:<id>`, or `run:<id>` for an ephemeral run.

@@ -73,7 +73,7 @@ export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
 export class Paused extends Schema.TaggedClass<Paused>()("Paused", {
   runId: Schema.String,
   conversationId: Schema.String,
-  reason: Schema.Literal("approval", "environment"),
+  reason: Schema.Literals(["approval", "environment"]),
   revision: Schema.Int,
   pending: Schema.Array(PendingCall)
 }) {}
@@ -114,7 +114,7 @@ export class Failed extends Schema.TaggedClass<Failed>()("Failed", {
  */
 export class Ended extends Schema.TaggedClass<Ended>()("Ended", {
   runId: Schema.String,
-  status: Schema.Literal("completed", "failed"),
+  status: Schema.Literals(["completed", "failed"]),
   decidedBy: Schema.optional(Schema.String)
 }) {}
 
@@ -131,7 +131,7 @@ export class Ended extends Schema.TaggedClass<Ended>()("Ended", {
  * @since 0.1.0
  * @category schemas
  */
-export const RunOutcome = Schema.Union(Completed, Paused, Failed, Ended)
+export const RunOutcome = Schema.Union([Completed, Paused, Failed, Ended])
 
 /**
  * @since 0.1.0
@@ -161,6 +161,6 @@ export class Refused extends Schema.TaggedError<Refused>("@agentfx/cluster/Refus
   runId: Schema.String,
   reason: Schema.String,
   message: Schema.String,
-  status: Schema.optional(Schema.Literal("running", "paused", "completed", "failed", "finished")),
+  status: Schema.optional(Schema.Literals(["running", "paused", "completed", "failed", "finished"])),
   decidedBy: Schema.optional(Schema.String)
 }) {}

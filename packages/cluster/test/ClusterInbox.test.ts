@@ -5,7 +5,7 @@
  */
 import { Decision, type RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Chunk, Effect, Result, Option, Stream } from "effect"
 import { join } from "node:path"
 import { AgentCluster, RunLocation } from "../src/index.js"
 import * as ClusterInbox from "../src/ClusterInbox.js"
@@ -37,8 +37,8 @@ describe("ClusterInbox.driver", () => {
         expect(events[1]).toMatchObject({ text: "paid 7" })
         expect([claimed.status, claimed.decidedBy]).toEqual(["completed", "ada"])
 
-        const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.either)
-        expect(Either.isLeft(again) && again.left).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
+        const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.result)
+        expect(Result.isFailure(again) && again.left).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
         expect(executions.get("transfer-7")).toBe(1)
       }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)

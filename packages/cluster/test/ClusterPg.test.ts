@@ -5,7 +5,7 @@
  */
 import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Redacted } from "effect"
+import { Effect, Result, Exit, Layer, Redacted } from "effect"
 import * as ClusterPg from "../src/ClusterPg.js"
 import { AgentCluster } from "../src/index.js"
 import { Bank, bankModel, executions, freePort, freshSchema } from "./fixtures.js"
@@ -41,11 +41,11 @@ describe("ClusterPg", () => {
       const [ada, bob] = yield* Effect.all([
         AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }),
         AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "bob" })
-      ].map((decide) => Effect.either(decide)), { concurrency: "unbounded" }).pipe(Effect.provide(client))
-      const outcomes = [ada, bob].filter(Either.isRight).map((r) => r.right)
-      const refusals = [ada, bob].filter(Either.isLeft).map((l) => l.left)
+      ].map((decide) => Effect.result(decide)), { concurrency: "unbounded" }).pipe(Effect.provide(client))
+      const outcomes = [ada, bob].filter(Result.isSuccess).map((r) => r.right)
+      const refusals = [ada, bob].filter(Result.isFailure).map((l) => l.left)
       expect(outcomes).toMatchObject([{ _tag: "Completed", text: "paid 11" }])
-      const winner = Either.isRight(ada) ? "ada" : "bob"
+      const winner = Result.isSuccess(ada) ? "ada" : "bob"
       expect(refusals).toMatchObject([{ _tag: "RunAlreadyResumed", runId: paused.runId, status: "completed", decidedBy: winner }])
       expect(executions.get("transfer-11")).toBe(1)
     }).pipe(Effect.scoped), 60_000)

@@ -84,12 +84,12 @@ describe("ClusterSqlite", () => {
       const filename = join(yield* tempDir, "cluster.db")
       const holder = spawn(process.execPath, ["--conditions=@agentfx/source", "--import", "tsx", fileURLToPath(new URL("./fixtures/holdRunnerLock.ts", import.meta.url)), filename], { stdio: ["ignore", "pipe", "inherit"] })
       yield* Effect.addFinalizer(() => Effect.sync(() => holder.kill("SIGKILL")))
-      yield* Effect.async<void>((resume) => {
+      yield* Effect.callback<void>((resume) => {
         holder.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("held") && resume(Effect.void))
       })
       const refused = yield* Effect.flip(Layer.build(bankRunnerOn(filename)))
       expect(refused).toMatchObject({ _tag: "RunnerLocked", pid: holder.pid })
-      yield* Effect.async<void>((resume) => {
+      yield* Effect.callback<void>((resume) => {
         holder.once("exit", () => resume(Effect.void))
         holder.kill("SIGKILL")
       })
@@ -125,7 +125,7 @@ describe("ClusterSqlite", () => {
       const filename = join(yield* tempDir, "cluster.db")
       gate.wait = Effect.never
       const runner = yield* Layer.build(bankRunnerOn(filename))
-      const reply = yield* Effect.fork(AgentCluster.run(Bank, { input: "block 2", runId: "cancel-me" }).pipe(Effect.provide(runner)))
+      const reply = yield* Effect.forkChild(AgentCluster.run(Bank, { input: "block 2", runId: "cancel-me" }).pipe(Effect.provide(runner)))
       yield* until(() => executions.get("block-2") === 1)
       yield* AgentCluster.cancel(Bank, "cancel-me", { cancelledBy: "bob" }).pipe(Effect.provide(runner))
       expect(yield* Fiber.join(reply)).toMatchObject({ _tag: "Failed", runId: "cancel-me", error: "Cancelled", message: "Run cancel-me was cancelled by bob" })

@@ -9,7 +9,7 @@
  * pause 5 s after the start, so the checks before `5 s + idleTimeout` find them idle for less.
  */
 import { ChatMemory, Decision, ToolCallingManager } from "@agentfx/core"
-import { Sharding } from "@effect/cluster"
+import { Sharding } from "effect/cluster"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { join } from "node:path"
@@ -26,13 +26,13 @@ const runnerOn = (filename: string, options?: AgentCluster.RunnerOptions) =>
 /** Runs `effect` while the test clock moves on a millisecond at a time (the engine sleeps briefly as it starts and sends). */
 const driven = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
+    const fiber = yield* Effect.forkChild(effect)
     for (let ms = 0; ms < 5_000; ms++) {
       const exit = yield* Fiber.poll(fiber)
       if (Option.isSome(exit)) return yield* exit.value
       yield* TestClock.adjust("1 millis")
     }
-    return yield* Effect.dieMessage("not done after 5 s of the test clock")
+    return yield* Effect.die(new Error("not done after 5 s of the test clock"))
   })
 
 /** The entities live in the runner once the fibers the clock woke have run. */
@@ -55,7 +55,7 @@ const started = (options?: AgentCluster.RunnerOptions) =>
 /** `runId`'s run, paused: its revision. */
 const paused = (options: AgentCluster.StartOptions) =>
   Effect.flatMap(driven(AgentCluster.run(Bank, options)), (outcome) =>
-    outcome._tag === "Paused" ? Effect.succeed(outcome) : Effect.dieMessage(`expected Paused, got ${outcome._tag}`))
+    outcome._tag === "Paused" ? Effect.succeed(outcome) : Effect.die(new Error(`expected Paused, got ${outcome._tag}`)))
 
 /** A paused run's entity is live until `5 s + idle` (ms) and gone at the reaper's next check after it, `5 s + idle + period`. */
 const passivatedAfter = (idle: number, period: number, options?: AgentCluster.RunnerOptions) =>
@@ -74,13 +74,13 @@ const passivatedAfter = (idle: number, period: number, options?: AgentCluster.Ru
   })
 
 describe("passivation (AgentCluster.runner's idleTimeout)", () => {
-  it.scoped("by default an idle entity is passivated 10 s after its last reply, not before: live at 14.9 s though the reaper checked at 10 s, gone at its check at 20 s", () =>
+  it.effect("by default an idle entity is passivated 10 s after its last reply, not before: live at 14.9 s though the reaper checked at 10 s, gone at its check at 20 s", () =>
     passivatedAfter(10_000, 10_000), 30_000)
 
-  it.scoped("idleTimeout is the entity's: with 1 minute it is live at 64.9 s though the reaper checked at 30 s and 60 s, gone at its check at 90 s", () =>
+  it.effect("idleTimeout is the entity's: with 1 minute it is live at 64.9 s though the reaper checked at 30 s and 60 s, gone at its check at 90 s", () =>
     passivatedAfter(60_000, 30_000, { idleTimeout: "1 minute" }), 30_000)
 
-  it.scoped("after passivation a decision takes the entity on again and completes the run once; the conversation's next turn follows it in order; a cancel ends a run paused and passivated", () =>
+  it.effect("after passivation a decision takes the entity on again and completes the run once; the conversation's next turn follows it in order; a cancel ends a run paused and passivated", () =>
     Effect.gen(function*() {
       yield* Effect.provide(
         Effect.gen(function*() {
@@ -113,14 +113,14 @@ describe("passivation (AgentCluster.runner's idleTimeout)", () => {
       )
     }), 30_000)
 
-  it.scoped("an entity driving a run is never passivated: a decision whose tool waits past three checks keeps it; it goes one idle timeout after the reply", () =>
+  it.effect("an entity driving a run is never passivated: a decision whose tool waits past three checks keeps it; it goes one idle timeout after the reply", () =>
     Effect.gen(function*() {
       const held = yield* Deferred.make<void>()
       gate.wait = Deferred.await(held)
       yield* Effect.provide(
         Effect.gen(function*() {
           const run = yield* paused({ input: "guard 21" })
-          const decision = yield* Effect.fork(AgentCluster.decide(Bank, run.runId, Decision.approveAll()))
+          const decision = yield* Effect.forkChild(AgentCluster.decide(Bank, run.runId, Decision.approveAll()))
           yield* driven(Effect.suspend(() => executions.get("guarded-21") === 1 ? Effect.void : Effect.fail("waiting")).pipe(Effect.eventually))
           yield* at(30_100)
           expect(yield* live).toBe(1)
@@ -136,7 +136,7 @@ describe("passivation (AgentCluster.runner's idleTimeout)", () => {
       )
     }).pipe(Effect.ensuring(Effect.sync(() => gate.wait = Effect.void))), 30_000)
 
-  it.scoped("decisions sent at the instant of the reaper's check each complete their run once: those sent before it in the live entity, which it then keeps, the others in the entity taken on again", () =>
+  it.effect("decisions sent at the instant of the reaper's check each complete their run once: those sent before it in the live entity, which it then keeps, the others in the entity taken on again", () =>
     Effect.gen(function*() {
       const runs = 20
       yield* Effect.provide(
@@ -149,7 +149,7 @@ describe("passivation (AgentCluster.runner's idleTimeout)", () => {
             Effect.gen(function*() {
               if (i === runs / 2) yield* at(20_000)
               yield* Effect.yieldNow()
-              return yield* Effect.fork(AgentCluster.decide(Bank, run.runId, Decision.approveAll()))
+              return yield* Effect.forkChild(AgentCluster.decide(Bank, run.runId, Decision.approveAll()))
             }))
           const outcomes = yield* driven(Fiber.joinAll(decisions))
           expect(outcomes.map((o) => o._tag)).toEqual(Array.from({ length: runs }, () => "Completed"))

@@ -8,7 +8,7 @@ import { AgentCluster } from "../src/index.js"
 import { failoverConfig } from "../src/internal/settings.js"
 import { Bank, bankModel, onFile, tempDir } from "./fixtures.js"
 
-const millis = (d: Duration.DurationInput | undefined) => Duration.toMillis(Duration.decode(d!))
+const millis = (d: Duration.Input | undefined) => Duration.toMillis(Duration.fromInputUnsafe(d!))
 
 describe("failover settings", () => {
   it("lock expiration and refresh go to the engine as given; the assignment refresh defaults to half the lock refresh", () => {

@@ -9,7 +9,7 @@
  */
 import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import { Layer } from "effect"
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
 import { Effect, Redacted, Schema } from "effect"
@@ -33,7 +33,7 @@ const counted = (name: string, options: { readonly needsApproval?: boolean; read
     idempotent: options.idempotent ?? false,
     handler: (_, call) =>
       Effect.sync(() => executions.set(call.callId, (executions.get(call.callId) ?? 0) + 1)).pipe(
-        Effect.zipRight(options.handler ?? Effect.void),
+        Effect.andThen(options.handler ?? Effect.void),
         Effect.as(`${name} done`)
       )
   })
@@ -90,7 +90,7 @@ export const tempDir = Effect.acquireRelease(
 )
 
 /** A free TCP port of this host (for a runner's address). */
-export const freePort = Effect.async<number>((resume) => {
+export const freePort = Effect.callback<number>((resume) => {
   const server = createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Effect, Redacted, Schema, Stream } from "effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import type { InvalidAgent, ResumeError, RunAlreadyResumed, RunError, RunNotFound } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
@@ -183,15 +183,15 @@ export type InitialState<S extends Slots> = { readonly [K in keyof S]?: S[K]["in
  * that `Toolkit.validate` refuses (duplicate names, bad timeouts, …), a `maxIterations` that is
  * not a positive integer, an unknown `onEnvironmentError`, slot names or values that are not
  * slots, a checkpoint secret shorter than 32 bytes, a bad name, a gate or middleware that is
- * not a function, an `output` schema that has no JSON Schema (a `Schema.BigIntFromSelf` field).
+ * not a function, an `output` schema that has no JSON Schema (a `Schema.BigInt` field).
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Agent } from "@agentfx/core"
  *
  * const checked = Agent.validate({ name: "has spaces" })
- * if (Either.isLeft(checked)) console.error(checked.left.message)
+ * if (Result.isFailure(checked)) console.error(checked.left.message)
  * ```
  *
  * @since 0.1.0
@@ -207,8 +207,8 @@ export const validate = <
   RC = never
 >(
   options: Options<Tools, S, RG, RM, A, AI, RC>
-): Either.Either<Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A>, InvalidAgent> =>
-  Either.map(
+): Result.Result<Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A>, InvalidAgent> =>
+  Result.map(
     Assemble.assemble(options as Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown, unknown>),
     (fields) => ({ [TypeId]: variance, ...fields }) as unknown as Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A>
   )
@@ -253,7 +253,7 @@ export const make = <
   RC = never
 >(
   options: Options<Tools, S, RG, RM, A, AI, RC>
-): Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A> => Either.getOrThrowWith(validate(options), (error) => error)
+): Agent<S, Tool.Requirements<Tools[number]> | RG | RM | RC, A> => Result.getOrThrowWith(validate(options), (error) => error)
 
 /**
  * A tool that runs `agent` as a sub-agent: the model sends `{ input }`, the child's answer is

@@ -18,11 +18,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Agent } from "@agentfx/core"
  *
  * const checked = Agent.validate({ maxIterations: 0 })
- * if (Either.isLeft(checked)) console.error(checked.left.problems) // ["maxIterations 0 is not a positive integer"]
+ * if (Result.isFailure(checked)) console.error(checked.left.problems) // ["maxIterations 0 is not a positive integer"]
  * ```
  *
  * @since 0.1.0

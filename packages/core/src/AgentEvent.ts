@@ -7,7 +7,7 @@
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
+import * as FiberRef from "effect/References"
 import * as GlobalValue from "effect/GlobalValue"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
@@ -501,7 +501,7 @@ export type Sink = (event: AgentEvent) => void
  *
  * @example
  * ```ts
- * import { Effect, FiberRef, HashSet } from "effect"
+ * import { Effect, References, HashSet } from "effect"
  * import { AgentEvent } from "@agentfx/core"
  *
  * const listening = Effect.map(FiberRef.get(AgentEvent.currentSinks), (sinks) => HashSet.size(sinks) > 0)
@@ -570,7 +570,7 @@ export const layer = (
   observer: (event: AgentEvent) => Effect.Effect<void, unknown>,
   options?: ObserverOptions
 ): Layer.Layer<never, InvalidObserverOptions> =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.gen(function*() {
       const capacity = options?.capacity ?? 4096
       if (!Number.isInteger(capacity) || capacity < 1) {
@@ -587,7 +587,7 @@ export const layer = (
       yield* Queue.take(queue).pipe(
         Effect.tap(() => warnOnce),
         Effect.flatMap((event) => Effect.suspend(() => observer(event))),
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("An agent event observer failed", cause)
         ),
         Effect.forever,

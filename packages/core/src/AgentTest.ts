@@ -12,7 +12,7 @@ import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as TestServices from "effect/TestServices"
 import * as Agent from "./Agent.js"
 import type { ResumeError, RunError } from "./AgentError.js"
@@ -96,7 +96,7 @@ export class UnexpectedExit extends Data.TaggedError("UnexpectedExit")<{
  */
 export const settle = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.gen(function*() {
-    const fiber = yield* Effect.fork(self)
+    const fiber = yield* Effect.forkChild(self)
     while (true) {
       // lets every forked fiber run until it waits
       yield* TestClock.adjust(Duration.zero)

@@ -37,7 +37,7 @@ export const Budget = Schema.Struct({
   outputTokens: Schema.optional(Limit),
   modelCalls: Schema.optional(Limit),
   toolCalls: Schema.optional(Limit)
-}).annotations({ identifier: "Budget" })
+}).annotate({ identifier: "Budget" })
 
 /**
  * @since 0.1.0

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { ExecutionPlan, JSONSchema, Layer, Scope } from "effect"
+import type { ExecutionPlan, JsonSchema, Layer, Scope } from "effect"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -23,7 +23,7 @@ import type { ToolCall } from "./ToolCall.js"
 export interface ToolDefinition {
   readonly name: string
   readonly description: string
-  readonly parameters: JSONSchema.JsonSchema7Root
+  readonly parameters: JsonSchema.JsonSchema7Root
 }
 
 /**
@@ -72,7 +72,7 @@ export interface ModelSettings {
  */
 export interface OutputFormat {
   readonly name: string
-  readonly schema: JSONSchema.JsonSchema7Root
+  readonly schema: JsonSchema.JsonSchema7Root
 }
 
 /**
@@ -127,16 +127,7 @@ export interface ChatRequest {
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literal(
-  "stop",
-  "tool-calls",
-  "length",
-  "content-filter",
-  "refusal",
-  "error",
-  "other",
-  "unknown"
-)
+export const FinishReason = Schema.Literals(["stop", "tool-calls", "length", "content-filter", "refusal", "error", "other", "unknown"])
 
 /**
  * @since 0.1.0
@@ -291,16 +282,7 @@ export type StreamPart =
  * @since 0.1.0
  * @category schemas
  */
-export const ModelErrorReason = Schema.Literal(
-  "rate-limited",
-  "unavailable",
-  "network",
-  "invalid-request",
-  "unauthorized",
-  "invalid-response",
-  "script-exhausted",
-  "other"
-)
+export const ModelErrorReason = Schema.Literals(["rate-limited", "unavailable", "network", "invalid-request", "unauthorized", "invalid-response", "script-exhausted", "other"])
 
 /**
  * A model call failed.
@@ -354,7 +336,7 @@ export class ModelError extends Schema.TaggedError<ModelError>("@agentfx/core/Mo
  * @since 0.1.0
  * @category services
  */
-export class ChatModel extends Context.Tag("@agentfx/core/ChatModel")<ChatModel, ChatModel.Service>() {}
+export class ChatModel extends Context.Service<ChatModel, ChatModel.Service>()("@agentfx/core/ChatModel") {}
 
 /**
  * @since 0.1.0

@@ -49,11 +49,7 @@ export const ModelSettings = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ContextPolicy = Schema.Union(
-  Schema.TaggedStruct("Full", {}),
-  Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }),
-  Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })
-)
+export const ContextPolicy = Schema.Union([Schema.TaggedStruct("Full", {}), Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }), Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })])
 
 /**
  * A tool choice other than `"auto"` (the default), as stored.
@@ -69,7 +65,7 @@ export const ContextPolicy = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const ToolChoice = Schema.Union(Schema.Literal("none", "required"), Schema.Struct({ tool: Schema.String }))
+export const ToolChoice = Schema.Union([Schema.Literals(["none", "required"]), Schema.Struct({ tool: Schema.String })])
 
 /**
  * The checkpoint format's version, which this runtime writes. Version 3 added files (in user
@@ -120,7 +116,7 @@ export const readableVersions: ReadonlyArray<number> = [2, version]
  * @since 0.1.0
  * @category schemas
  */
-export const Verdict = Schema.Literal("proceed", "pause")
+export const Verdict = Schema.Literals(["proceed", "pause"])
 
 /**
  * One call of the batch the run paused in: its outcome when it already has one (executed,
@@ -171,7 +167,7 @@ export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Reason = Schema.Literal("approval", "environment", "max-iterations", "budget", "running")
+export const Reason = Schema.Literals(["approval", "environment", "max-iterations", "budget", "running"])
 
 /**
  * @since 0.1.0
@@ -202,7 +198,7 @@ export type Reason = typeof Reason.Type
  * import { Schema } from "effect"
  * import { Checkpoint } from "@agentfx/core"
  *
- * const isCheckpoint = Schema.is(Schema.encodedSchema(Checkpoint.Checkpoint))
+ * const isCheckpoint = Schema.is(Schema.toEncoded(Checkpoint.Checkpoint))
  * ```
  *
  * @since 0.1.0
@@ -229,11 +225,11 @@ export const Checkpoint = Schema.Struct({
   messages: Schema.Array(Message),
   batch: Schema.Array(BatchItem),
   pending: Schema.Array(Schema.String),
-  state: Schema.Record({ key: Schema.String, value: JsonValue }),
+  state: Schema.Record(Schema.String, JsonValue),
   usage: Usage,
   outcomes: Schema.Array(Outcome),
   signature: Schema.optional(Schema.String)
-}).annotations({ identifier: "Checkpoint" })
+}).annotate({ identifier: "Checkpoint" })
 
 /**
  * A decoded checkpoint.
@@ -256,7 +252,7 @@ export interface Encoded extends Schema.Schema.Encoded<typeof Checkpoint> {}
  * The checkpoint's fields as every readable version has them: version 2 is version 3 without
  * files and reasoning, which version 3 added as optional fields.
  */
-const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literal(2, version) })
+const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literals([2, version]) })
 
 /**
  * A checkpoint of any version this runtime reads ({@link readableVersions}), decoded as the
@@ -270,7 +266,7 @@ const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literal(2
  * import { Schema } from "effect"
  * import { Checkpoint } from "@agentfx/core"
  *
- * const read = Schema.decodeUnknown(Checkpoint.AnyVersion) // a record's checkpoint, v2 or v3
+ * const read = Schema.decodeUnknownEffect(Checkpoint.AnyVersion) // a record's checkpoint, v2 or v3
  * ```
  *
  * @since 0.1.0
@@ -278,10 +274,10 @@ const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literal(2
  */
 export const AnyVersion: Schema.Schema<Checkpoint, Schema.Schema.Encoded<typeof Readable>> = Schema.transform(
   Readable,
-  Schema.typeSchema(Checkpoint),
+  Schema.toType(Checkpoint),
   {
     strict: true,
     decode: (read) => ({ ...read, version }),
     encode: (current) => current
   }
-).annotations({ identifier: "Checkpoint" })
+).annotate({ identifier: "Checkpoint" })

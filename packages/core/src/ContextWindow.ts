@@ -136,7 +136,7 @@ export const defaultInstructions =
  * import { Context } from "effect"
  * import { Agent, ChatModel, ContextWindow } from "@agentfx/core"
  *
- * class SummaryModel extends Context.Tag("app/SummaryModel")<SummaryModel, ChatModel.ChatModel.Service>() {}
+ * class SummaryModel extends Context.Service<SummaryModel, ChatModel.ChatModel.Service>()("app/SummaryModel") {}
  *
  * // the agent requires SummaryModel: provide it, e.g. Layer.effect(SummaryModel, OpenAiChatModel.make(…))
  * const agent = Agent.make({ context: ContextWindow.summarize({ maxTokens: 100_000, keepLast: 8, model: SummaryModel }) })

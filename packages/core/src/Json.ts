@@ -4,8 +4,8 @@
  * @since 0.1.0
  */
 import type * as AST from "effect/SchemaAST"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Either from "effect/Result"
+import * as ParseResult from "effect/SchemaIssue"
 import * as Schema from "effect/Schema"
 
 /**
@@ -29,8 +29,8 @@ export type JsonValue =
  * @example
  * ```ts
  * import type { AST } from "effect/SchemaAST"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Either from "effect/Result"
+import * as ParseResult from "effect/SchemaIssue"
 import * as Schema from "effect/Schema"
  * import { Json } from "@agentfx/core"
  *
@@ -69,13 +69,13 @@ export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(
  * `input` as a JSON value, or what is not JSON in it, with its path. Iterative: a value nested
  * a hundred thousand levels deep (a hostile body) is checked without exhausting the stack.
  */
-const checked = (input: unknown, ast: AST.AST): Either.Either<JsonValue, ParseResult.ParseIssue> => {
+const checked = (input: unknown, ast: AST.AST): Result.Result<JsonValue, ParseResult.ParseIssue> => {
   const pending: Array<readonly [value: unknown, path: string]> = [[input, ""]]
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, path] = next
     const problem = notJson(value)
     if (problem !== undefined) {
-      return Either.left(new ParseResult.Type(ast, input, path === "" ? `Expected a JSON value, got ${problem}` : `${path.slice(1)}: expected a JSON value, got ${problem}`))
+      return Result.fail(new ParseResult.Type(ast, input, path === "" ? `Expected a JSON value, got ${problem}` : `${path.slice(1)}: expected a JSON value, got ${problem}`))
     }
     // children pushed last first: the first problem in document order is the one reported
     if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) pending.push([value[i], `${path}.${i}`])
@@ -84,7 +84,7 @@ const checked = (input: unknown, ast: AST.AST): Either.Either<JsonValue, ParseRe
       for (let i = keys.length - 1; i >= 0; i--) pending.push([(value as Record<string, unknown>)[keys[i]!], `${path}.${keys[i]}`])
     }
   }
-  return Either.right(input as JsonValue)
+  return Result.succeed(input as JsonValue)
 }
 
 /** What makes one value (not its children) something JSON cannot carry. */

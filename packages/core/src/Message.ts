@@ -169,7 +169,7 @@ export interface CompactionMessage extends Schema.Schema.Type<typeof CompactionM
  * @since 0.1.0
  * @category schemas
  */
-export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolResultMessage, CompactionMessage)
+export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolResultMessage, CompactionMessage])
 
 /**
  * @since 0.1.0

@@ -42,10 +42,7 @@ const MediaType = Schema.String.pipe(Schema.filter((type) => /^[\w.+-]+\/[\w.+*-
  * @since 0.1.0
  * @category schemas
  */
-export const FileSource = Schema.Union(
-  Schema.TaggedStruct("Url", { url: Url }),
-  Schema.TaggedStruct("Base64", { data: Base64 })
-)
+export const FileSource = Schema.Union([Schema.TaggedStruct("Url", { url: Url }), Schema.TaggedStruct("Base64", { data: Base64 })])
 
 /**
  * @since 0.1.0
@@ -79,7 +76,7 @@ export const FilePart = Schema.TaggedStruct("File", {
   mediaType: MediaType,
   name: Schema.optionalWith(Schema.String, { exact: true }),
   source: FileSource
-}).annotations({ identifier: "FilePart" })
+}).annotate({ identifier: "FilePart" })
 
 /**
  * @since 0.1.0
@@ -100,7 +97,7 @@ export interface FilePart extends Schema.Schema.Type<typeof FilePart> {}
  * @since 0.1.0
  * @category schemas
  */
-export const TextPart = Schema.TaggedStruct("Text", { text: Schema.String }).annotations({ identifier: "TextPart" })
+export const TextPart = Schema.TaggedStruct("Text", { text: Schema.String }).annotate({ identifier: "TextPart" })
 
 /**
  * @since 0.1.0
@@ -124,7 +121,7 @@ export interface TextPart extends Schema.Schema.Type<typeof TextPart> {}
  * @since 0.1.0
  * @category schemas
  */
-export const InputPart = Schema.Union(TextPart, FilePart)
+export const InputPart = Schema.Union([TextPart, FilePart])
 
 /**
  * @since 0.1.0
@@ -159,7 +156,7 @@ export const ReasoningPart = Schema.TaggedStruct("Reasoning", {
   provider: Schema.String,
   text: Schema.String,
   data: JsonValue
-}).annotations({ identifier: "ReasoningPart" })
+}).annotate({ identifier: "ReasoningPart" })
 
 /**
  * @since 0.1.0

@@ -30,7 +30,7 @@ import { Outcome } from "./ToolCall.js"
  * @since 0.1.0
  * @category schemas
  */
-export const Status = Schema.Literal("running", "paused", "completed", "failed")
+export const Status = Schema.Literals(["running", "paused", "completed", "failed"])
 
 /**
  * @since 0.1.0
@@ -73,7 +73,7 @@ export const RunRecord = Schema.Struct({
    * `paused → running` transition), until it pauses again: when its decision was made.
    */
   decidedAt: Schema.optional(Schema.Number)
-}).annotations({ identifier: "RunRecord" })
+}).annotate({ identifier: "RunRecord" })
 
 /**
  * @since 0.1.0
@@ -289,7 +289,7 @@ export interface MemoryOptions {
    * checkpoint is refused (`RunAlreadyResumed`) rather than run again; a checkpoint older
    * than this cannot be imported. Default 24 hours. The record itself is not kept.
    */
-  readonly retention?: import("effect").Duration.DurationInput
+  readonly retention?: import("effect").Duration.Input
 }
 
 /**

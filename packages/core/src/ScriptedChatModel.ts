@@ -64,10 +64,10 @@ export type Script = ReadonlyArray<Step | StepFunction> | StepFunction
  * @since 0.1.0
  * @category services
  */
-export class ScriptedChatModel extends Context.Tag("@agentfx/core/ScriptedChatModel")<
+export class ScriptedChatModel extends Context.Service<
   ScriptedChatModel,
   { readonly requests: ReadonlyArray<ChatRequest> }
->() {}
+>()("@agentfx/core/ScriptedChatModel") {}
 
 /**
  * A step that answers with text.

@@ -5,7 +5,7 @@
  */
 import type { Duration, Schedule } from "effect"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
+import * as JSONSchema from "effect/JsonSchema"
 import * as Option from "effect/Option"
 import * as Pipeable from "effect/Pipeable"
 import * as Schema from "effect/Schema"
@@ -208,7 +208,7 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
    * synchronous code that never yields is not stopped — use `isolation: "worker"`, where the
    * timeout terminates the worker.
    */
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   /** Retries of `transient` failures (timeouts included). */
   readonly retry?: RetryPolicy
   /** `true`: any batch containing this tool runs sequentially, whatever the manager. */
@@ -254,7 +254,7 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
  * @category models
  */
 export interface Overrides {
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   readonly retry?: RetryPolicy
   readonly needsApproval?: boolean
   readonly serial?: boolean
@@ -402,7 +402,7 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly description: string
   readonly parameters: Schema.Schema<Params, any>
   readonly success: Schema.Schema<Success, any>
-  readonly timeout: Duration.DurationInput | undefined
+  readonly timeout: Duration.Input | undefined
   readonly retry: RetryPolicy | undefined
   readonly serial: boolean
   readonly returnDirect: boolean
@@ -594,13 +594,13 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
  * @since 0.1.0
  * @category accessors
  */
-export const parametersJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
+export const parametersJsonSchema = (tool: Any): JsonSchema.JsonSchema7Root =>
   Option.getOrElse(
-    SchemaAST.getJSONSchemaAnnotation(tool.parameters.ast) as Option.Option<JSONSchema.JsonSchema7Root>,
+    SchemaAST.getJSONSchemaAnnotation(tool.parameters.ast) as Option.Option<JsonSchema.JsonSchema7Root>,
     () => derivedJsonSchema(tool)
   )
 
-const derivedJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
+const derivedJsonSchema = (tool: Any): JsonSchema.JsonSchema7Root =>
   isEmptyStruct(SchemaAST.encodedAST(tool.parameters.ast))
     ? {
       $schema: "http://json-schema.org/draft-07/schema#",
@@ -609,7 +609,7 @@ const derivedJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
       properties: {},
       additionalProperties: false
     }
-    : JSONSchema.make(tool.parameters)
+    : JsonSchema.make(tool.parameters)
 
 /**
  * Yields to the event loop through a macrotask (`setImmediate`), so that timers — and with
@@ -643,7 +643,7 @@ const derivedJsonSchema = (tool: Any): JSONSchema.JsonSchema7Root =>
  * @since 0.1.0
  * @category utils
  */
-export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+export const yieldToEventLoop: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })

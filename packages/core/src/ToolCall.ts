@@ -26,7 +26,7 @@ export const ToolCall = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   args: JsonValue
-}).annotations({ identifier: "ToolCall" })
+}).annotate({ identifier: "ToolCall" })
 
 /**
  * @since 0.1.0
@@ -54,7 +54,7 @@ export const Succeeded = Schema.TaggedStruct("Succeeded", {
   toolName: Schema.String,
   value: JsonValue,
   files: Schema.optionalWith(Schema.Array(FilePart), { exact: true })
-}).annotations({ identifier: "ToolCall.Succeeded" })
+}).annotate({ identifier: "ToolCall.Succeeded" })
 
 /**
  * @since 0.1.0
@@ -80,7 +80,7 @@ export const Failed = Schema.TaggedStruct("Failed", {
   callId: Schema.String,
   toolName: Schema.String,
   error: ToolFailure
-}).annotations({ identifier: "ToolCall.Failed" })
+}).annotate({ identifier: "ToolCall.Failed" })
 
 /**
  * @since 0.1.0
@@ -106,10 +106,10 @@ export interface Failed extends Schema.Schema.Type<typeof Failed> {}
 export const Suspended = Schema.TaggedStruct("Suspended", {
   callId: Schema.String,
   toolName: Schema.String,
-  reason: Schema.Literal("approval", "environment"),
+  reason: Schema.Literals(["approval", "environment"]),
   pending: Schema.Array(Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure), reason: Schema.optional(Schema.String) })),
   checkpoint: JsonValue
-}).annotations({ identifier: "ToolCall.Suspended" })
+}).annotate({ identifier: "ToolCall.Suspended" })
 
 /**
  * @since 0.1.0
@@ -131,7 +131,7 @@ export interface Suspended extends Schema.Schema.Type<typeof Suspended> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Result = Schema.Union(Succeeded, Failed, Suspended)
+export const Result = Schema.Union([Succeeded, Failed, Suspended])
 
 /**
  * @since 0.1.0
@@ -157,7 +157,7 @@ export const Rejected = Schema.TaggedStruct("Rejected", {
   callId: Schema.String,
   toolName: Schema.String,
   message: Schema.optional(Schema.String)
-}).annotations({ identifier: "ToolCall.Rejected" })
+}).annotate({ identifier: "ToolCall.Rejected" })
 
 /**
  * @since 0.1.0
@@ -183,7 +183,7 @@ export const Replied = Schema.TaggedStruct("Replied", {
   callId: Schema.String,
   toolName: Schema.String,
   value: JsonValue
-}).annotations({ identifier: "ToolCall.Replied" })
+}).annotate({ identifier: "ToolCall.Replied" })
 
 /**
  * @since 0.1.0
@@ -208,7 +208,7 @@ export interface Replied extends Schema.Schema.Type<typeof Replied> {}
 export const Cancelled = Schema.TaggedStruct("Cancelled", {
   callId: Schema.String,
   toolName: Schema.String
-}).annotations({ identifier: "ToolCall.Cancelled" })
+}).annotate({ identifier: "ToolCall.Cancelled" })
 
 /**
  * @since 0.1.0
@@ -231,7 +231,7 @@ export interface Cancelled extends Schema.Schema.Type<typeof Cancelled> {}
  * @since 0.1.0
  * @category schemas
  */
-export const Outcome = Schema.Union(Succeeded, Failed, Suspended, Rejected, Replied, Cancelled)
+export const Outcome = Schema.Union([Succeeded, Failed, Suspended, Rejected, Replied, Cancelled])
 
 /**
  * @since 0.1.0

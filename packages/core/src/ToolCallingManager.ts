@@ -8,7 +8,7 @@ import type { Duration } from "effect"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Bulkhead } from "./internal/bulkhead.js"
@@ -78,7 +78,7 @@ export interface Options {
    * Deadline for one attempt of a tool that declares no `timeout` of its own. Must be
    * positive and finite. Without it (and without the tool's), a tool runs unbounded.
    */
-  readonly defaultTimeout?: Duration.DurationInput
+  readonly defaultTimeout?: Duration.Input
 }
 
 /**
@@ -120,12 +120,12 @@ const checkOptions = (
   options: Options | undefined,
   problems: Array<string>
 ): Option.Option<Duration.Duration> =>
-  options?.defaultTimeout === undefined ? Option.none() : Either.match(validateTimeout(options.defaultTimeout, "defaultTimeout"), {
-    onLeft: (problem) => {
+  options?.defaultTimeout === undefined ? Option.none() : Result.match(validateTimeout(options.defaultTimeout, "defaultTimeout"), {
+    onFailure: (problem) => {
       problems.push(problem)
       return Option.none()
     },
-    onRight: Option.some
+    onSuccess: Option.some
   })
 
 const layerFrom = (
@@ -252,7 +252,7 @@ export const executeBatch = <R>(
       (executed) => executed.map((e) => e.result)
     ))
 
-const entries = new WeakMap<Tool.Any, Either.Either<Toolkit.Entry, Toolkit.InvalidToolkit>>()
+const entries = new WeakMap<Tool.Any, Result.Result<Toolkit.Entry, Toolkit.InvalidToolkit>>()
 
 /**
  * Calls one tool with the current manager, outside any agent run: `args` (encoded, as a model
@@ -288,10 +288,10 @@ export const call = <T extends Tool.Any>(
   Effect.flatMap(ToolCallingManager, (manager) => {
     let entry = entries.get(tool)
     if (entry === undefined) {
-      entry = Either.map(Toolkit.validate([tool]), (toolkit) => toolkit.entries.get(tool.name)!)
+      entry = Result.map(Toolkit.validate([tool]), (toolkit) => toolkit.entries.get(tool.name)!)
       entries.set(tool, entry)
     }
-    return Either.isLeft(entry)
+    return Result.isFailure(entry)
       ? Effect.fail(entry.left)
       : callTool<Tool.Requirements<T>>(entry.right, args, manager) as Effect.Effect<
         Tool.Success<T>,

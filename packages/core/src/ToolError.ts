@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category models
  */
-export const Reason = Schema.Literal("transient", "semantic", "environment")
+export const Reason = Schema.Literals(["transient", "semantic", "environment"])
 
 /**
  * @since 0.1.0
@@ -168,7 +168,7 @@ export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("@agentfx/core/
  * @since 0.1.0
  * @category models
  */
-export const ToolFailure = Schema.Union(ToolError, ToolTimeout)
+export const ToolFailure = Schema.Union([ToolError, ToolTimeout])
 
 /**
  * @since 0.1.0

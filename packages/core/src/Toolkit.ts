@@ -3,9 +3,9 @@
  *
  * @since 0.1.0
  */
-import type { Duration, JSONSchema, Schedule } from "effect"
+import type { Duration, JsonSchema, Schedule } from "effect"
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Option from "effect/Option"
 import * as Pipeable from "effect/Pipeable"
 import { validateRetryTimes, validateTimeout } from "./internal/options.js"
@@ -37,7 +37,7 @@ export interface Entry {
   readonly name: string
   readonly description: string
   /** JSON Schema of the parameters, as sent to model providers. */
-  readonly parametersJsonSchema: JSONSchema.JsonSchema7Root
+  readonly parametersJsonSchema: JsonSchema.JsonSchema7Root
   /** The tool's own timeout; `None` defers to the manager's `defaultTimeout`. */
   readonly timeout: Option.Option<Duration.Duration>
   /** Retries of transient failures (0 when the tool declares none). */
@@ -88,11 +88,11 @@ export type Requirements<T> = T extends Toolkit<infer R> ? R : never
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Toolkit } from "@agentfx/core"
  *
  * const checked = Toolkit.validate([])
- * if (Either.isLeft(checked)) console.error(checked.left.problems)
+ * if (Result.isFailure(checked)) console.error(checked.left.problems)
  * ```
  *
  * @since 0.1.0
@@ -116,7 +116,7 @@ const Proto = {
   }
 }
 
-const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> => {
+const checkTool = (tool: Tool.Any): Result.Result<Entry, ReadonlyArray<string>> => {
   const problems: Array<string> = []
   const problem = (what: string) => problems.push(`tool "${tool.name}": ${what}`)
   if (!NamePattern.test(tool.name)) {
@@ -124,18 +124,18 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
   }
   let timeout = Option.none<Duration.Duration>()
   if (tool.timeout !== undefined) {
-    Either.match(validateTimeout(tool.timeout), { onLeft: problem, onRight: (d) => timeout = Option.some(d) })
+    Result.match(validateTimeout(tool.timeout), { onFailure: problem, onSuccess: (d) => timeout = Option.some(d) })
   }
   if (tool.retry !== undefined) {
     // JSON overrides (`Tool.overridesOf`) may carry a null
     if (typeof tool.retry !== "object" || tool.retry === null) problem(`retry ${String(tool.retry)} is not an object { times, schedule? }`)
-    else Either.match(validateRetryTimes(tool.retry.times), { onLeft: problem, onRight: () => undefined })
+    else Result.match(validateRetryTimes(tool.retry.times), { onFailure: problem, onSuccess: () => undefined })
   }
   if (typeof tool.needsApproval !== "boolean" && typeof tool.needsApproval !== "function") {
     problem("needsApproval must be a boolean or a function of the decoded arguments")
   }
   checkIsolation(tool.isolation).forEach(problem)
-  let parametersJsonSchema: JSONSchema.JsonSchema7Root | undefined
+  let parametersJsonSchema: JsonSchema.JsonSchema7Root | undefined
   try {
     parametersJsonSchema = Tool.parametersJsonSchema(tool)
     if (!("type" in parametersJsonSchema) || parametersJsonSchema.type !== "object") {
@@ -145,16 +145,16 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
     problem(`parameters have no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
   }
   if (problems.length > 0 || parametersJsonSchema === undefined || tool.isolation._tag === "Invalid") {
-    return Either.left(problems)
+    return Result.fail(problems)
   }
-  return Either.right({
+  return Result.succeed({
     tool,
     name: tool.name,
     description: tool.description,
     parametersJsonSchema,
     timeout,
     retryTimes: tool.retry?.times ?? 0,
-    retrySchedule: Option.fromNullable(tool.retry?.schedule),
+    retrySchedule: Option.fromNullishOr(tool.retry?.schedule),
     serial: tool.serial,
     returnDirect: tool.returnDirect,
     idempotent: tool.idempotent,
@@ -174,7 +174,7 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
  *
  * @example
  * ```ts
- * import { Effect, Either, Schema } from "effect"
+ * import { Effect, Result, Schema } from "effect"
  * import { Tool, Toolkit } from "@agentfx/core"
  *
  * const echo = Tool.make("echo", {
@@ -191,7 +191,7 @@ const checkTool = (tool: Tool.Any): Either.Either<Entry, ReadonlyArray<string>> 
  */
 export const validate = <const Tools extends ReadonlyArray<Tool.Any>>(
   tools: Tools
-): Either.Either<Toolkit<Tool.Requirements<Tools[number]>>, InvalidToolkit> => {
+): Result.Result<Toolkit<Tool.Requirements<Tools[number]>>, InvalidToolkit> => {
   const problems: Array<string> = []
   const counts = new Map<string, number>()
   for (const tool of tools) counts.set(tool.name, (counts.get(tool.name) ?? 0) + 1)
@@ -200,14 +200,14 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any>>(
   }
   const entries = new Map<string, Entry>()
   for (const tool of tools) {
-    Either.match(checkTool(tool), {
-      onLeft: (found) => problems.push(...found),
-      onRight: (entry) => entries.set(entry.name, entry)
+    Result.match(checkTool(tool), {
+      onFailure: (found) => problems.push(...found),
+      onSuccess: (entry) => entries.set(entry.name, entry)
     })
   }
   return problems.length > 0
-    ? Either.left(new InvalidToolkit({ problems }))
-    : Either.right(Object.assign(Object.create(Proto), { [TypeId]: TypeId, entries }))
+    ? Result.fail(new InvalidToolkit({ problems }))
+    : Result.succeed(Object.assign(Object.create(Proto), { [TypeId]: TypeId, entries }))
 }
 
 /**
@@ -234,7 +234,7 @@ export const validate = <const Tools extends ReadonlyArray<Tool.Any>>(
  */
 export const make = <const Tools extends ReadonlyArray<Tool.Any>>(
   ...tools: Tools
-): Toolkit<Tool.Requirements<Tools[number]>> => Either.getOrThrowWith(validate(tools), (error) => error)
+): Toolkit<Tool.Requirements<Tools[number]>> => Result.getOrThrowWith(validate(tools), (error) => error)
 
 /**
  * A toolkit with no tools: the model can only answer in text.

@@ -9,7 +9,7 @@ import type { Duration } from "effect"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Layer from "effect/Layer"
 import { validateTimeout } from "./internal/options.js"
 import { Pool } from "./internal/workerPool.js"
@@ -35,7 +35,7 @@ import type { ToolError } from "./ToolError.js"
  * @since 0.1.0
  * @category services
  */
-export class WorkerPool extends Context.Tag("@agentfx/core/WorkerPool")<WorkerPool, WorkerPool.Service>() {}
+export class WorkerPool extends Context.Service<WorkerPool, WorkerPool.Service>()("@agentfx/core/WorkerPool") {}
 
 /**
  * @since 0.1.0
@@ -163,7 +163,7 @@ export interface Options {
    * tool's own timeout starts. Exceeding it terminates the worker and fails the call with an
    * `environment` error. Positive and finite; default 30 seconds.
    */
-  readonly startupTimeout?: Duration.DurationInput
+  readonly startupTimeout?: Duration.Input
 }
 
 /**
@@ -220,7 +220,7 @@ export class InvalidWorkerPool extends Data.TaggedError("InvalidWorkerPool")<{
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<WorkerPool, InvalidWorkerPool> =>
-  Layer.scoped(
+  Layer.effect(
     WorkerPool,
     Effect.suspend(() => {
       const problems: Array<string> = []
@@ -228,8 +228,8 @@ export const layer = (options: Options): Layer.Layer<WorkerPool, InvalidWorkerPo
         problems.push(`size ${options.size} is not a positive integer`)
       }
       const startupTimeout = validateTimeout(options.startupTimeout ?? "30 seconds", "startupTimeout")
-      if (Either.isLeft(startupTimeout)) problems.push(startupTimeout.left)
-      if (problems.length > 0 || Either.isLeft(startupTimeout)) return Effect.fail(new InvalidWorkerPool({ problems }))
+      if (Result.isFailure(startupTimeout)) problems.push(startupTimeout.left)
+      if (problems.length > 0 || Result.isFailure(startupTimeout)) return Effect.fail(new InvalidWorkerPool({ problems }))
       return Effect.map(
         Effect.acquireRelease(Effect.sync(() => new Pool(options.size, startupTimeout.right)), (pool) => pool.close),
         (pool): WorkerPool.Service => ({

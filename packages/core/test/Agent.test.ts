@@ -187,7 +187,7 @@ describe("Agent", () => {
         const tools = [weatherTool(executions)]
         const gate: Gate.Gate = ({ call }) =>
           Effect.sync(() => log.push(`gate ${call.id} (executed so far: ${executions.counts.get_weather ?? 0})`)).pipe(
-            Effect.zipRight(
+            Effect.andThen(
               call.id === "c2"
                 ? Gate.reject({ message: "not that city" })
                 : call.id === "c3"
@@ -260,7 +260,7 @@ describe("Agent", () => {
         const executions = new Executions()
         const agent = Agent.make({
           tools: [weatherTool(executions), emailTool(executions)],
-          gate: (input) => Effect.sync(() => gated.push(input.call.id)).pipe(Effect.zipRight(Gate.needsApproval(input)))
+          gate: (input) => Effect.sync(() => gated.push(input.call.id)).pipe(Effect.andThen(Gate.needsApproval(input)))
         })
         const exit = yield* Agent.run(agent, { input: "go" })
         expect(gated).toEqual(["w1"])
@@ -378,9 +378,9 @@ describe("Agent", () => {
         })
         const agent = Agent.make({
           tools: [slow],
-          gate: () => Effect.sleep("10 minutes").pipe(Effect.zipRight(Gate.proceed()))
+          gate: () => Effect.sleep("10 minutes").pipe(Effect.andThen(Gate.proceed()))
         })
-        const fiber = yield* Effect.fork(Agent.run(agent, { input: "go" }))
+        const fiber = yield* Effect.forkChild(Agent.run(agent, { input: "go" }))
         yield* TestClock.adjust("10 minutes")
         yield* TestClock.adjust("500 millis")
         const exit = yield* Fiber.join(fiber)
@@ -453,10 +453,10 @@ describe("Agent", () => {
         const modelCalled = yield* Deferred.make<void>()
         const fiber = yield* Agent.run(agent, { input: "a" }).pipe(
           Effect.provide(Layer.merge(
-            ScriptedChatModel.layer(() => Deferred.succeed(modelCalled, undefined).pipe(Effect.zipRight(Effect.never))),
+            ScriptedChatModel.layer(() => Deferred.succeed(modelCalled, undefined).pipe(Effect.andThen(Effect.never))),
             memory.layer
           )),
-          Effect.fork
+          Effect.forkChild
         )
         yield* Deferred.await(modelCalled)
         yield* Fiber.interrupt(fiber)
@@ -524,7 +524,7 @@ describe("Agent", () => {
             Effect.provide(Layer.mergeAll(script, manager, Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
               if (logLevel._tag === "Warning") warnings.push(String(message))
             })))),
-            Effect.fork
+            Effect.forkChild
           )
           yield* TestClock.adjust("1 minute")
           const exit = yield* Fiber.join(fiber)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, FiberRef, HashSet, Layer, Logger, Stream } from "effect"
+import { Chunk, Deferred, Effect, References, HashSet, Layer, Logger, Stream } from "effect"
 import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
@@ -101,7 +101,7 @@ describe("AgentEvent", () => {
       const seen: Array<string> = []
       const warnings: Array<string> = []
       const blocked = AgentEvent.layer(
-        (event) => Effect.sync(() => seen.push(event._tag)).pipe(Effect.zipRight(Deferred.await(release))),
+        (event) => Effect.sync(() => seen.push(event._tag)).pipe(Effect.andThen(Deferred.await(release))),
         { capacity: 1 }
       )
       yield* Effect.scoped(Effect.gen(function*() {

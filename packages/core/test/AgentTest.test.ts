@@ -16,7 +16,7 @@ describe("AgentTest", () => {
 
   it.effect("settle keeps the failure of what it runs", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(AgentTest.settle(Effect.zipRight(Effect.sleep("1 second"), Effect.fail("late"))))
+      const error = yield* Effect.flip(AgentTest.settle(Effect.andThen(Effect.sleep("1 second"), Effect.fail("late"))))
       expect(error).toBe("late")
     }))
 

@@ -8,7 +8,7 @@ describe("ChatMemory", () => {
     Effect.gen(function*() {
       const { allStarted, released, tool } = yield* holdingTool(1)
       const agent = Agent.make({ tools: [tool] })
-      const fiber = yield* Effect.fork(Agent.run(agent, { input: "hang", conversationId: "c-heal" }))
+      const fiber = yield* Effect.forkChild(Agent.run(agent, { input: "hang", conversationId: "c-heal" }))
       yield* Deferred.await(allStarted)
       yield* Fiber.interrupt(fiber)
       expect(released).toEqual(["h1"])
@@ -38,7 +38,7 @@ describe("ChatMemory", () => {
       const agent = Agent.make({ tools: [tool] })
       const fiber = yield* Agent.run(agent, { input: "hang", conversationId: "c-many" }).pipe(
         Effect.provide(ToolCallingManager.unbounded()),
-        Effect.fork
+        Effect.forkChild
       )
       yield* Deferred.await(allStarted)
       yield* Fiber.interrupt(fiber)

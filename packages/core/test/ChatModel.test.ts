@@ -68,7 +68,7 @@ describe("ChatModel.fallback", () => {
       { provide: secondary.layer }
     ))
     return Effect.gen(function*() {
-      const fiber = yield* Effect.fork(generate)
+      const fiber = yield* Effect.forkChild(generate)
       yield* TestClock.adjust("999 millis")
       expect(primary.log).toEqual(["unavailable"])
       yield* TestClock.adjust("1 millis")
@@ -125,7 +125,7 @@ describe("ChatModel.fallback", () => {
   })
 
   it.effect("a step's while may need services: the fallback's Layer requires them", () => {
-    class FallbackRule extends Context.Tag("test/FallbackRule")<FallbackRule, { readonly on: ReadonlyArray<string> }>() {}
+    class FallbackRule extends Context.Service<FallbackRule, { readonly on: ReadonlyArray<string> }>()("test/FallbackRule") {}
     const primary = fake("primary", ["unavailable"])
     const secondary = fake("secondary", ["answer"])
     const Model: Layer.Layer<ChatModel.ChatModel, never, FallbackRule> = ChatModel.fallback(ExecutionPlan.make(

@@ -143,7 +143,7 @@ describe("Checkpoint", () => {
   it.effect("the schema decodes what the runtime encodes", () =>
     Effect.gen(function*() {
       const { checkpoint } = yield* setup
-      const decoded = yield* Schema.decodeUnknown(Checkpoint.Checkpoint)(checkpoint)
+      const decoded = yield* Schema.decodeUnknownEffect(Checkpoint.Checkpoint)(checkpoint)
       expect(decoded.pending).toEqual(["m1"])
     }).pipe(Effect.provide(layer)))
 })

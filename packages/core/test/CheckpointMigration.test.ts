@@ -52,10 +52,10 @@ describe("Checkpoint migration", () => {
   it.effect("Checkpoint.AnyVersion reads version 2 as version 3 (what readers of a store's records use); Checkpoint.Checkpoint reads version 3 only", () =>
     Effect.gen(function*() {
       const checkpoint = written()
-      const migrated = yield* Schema.decodeUnknown(Checkpoint.AnyVersion)(checkpoint)
+      const migrated = yield* Schema.decodeUnknownEffect(Checkpoint.AnyVersion)(checkpoint)
       expect(migrated.version).toBe(3)
       expect(migrated.messages).toEqual(checkpoint.messages)
-      expect(Schema.is(Schema.encodedSchema(Checkpoint.Checkpoint))(checkpoint)).toBe(false)
-      expect(yield* Schema.encode(Checkpoint.AnyVersion)(migrated)).toMatchObject({ version: 3, runId: "run-v2-memory" })
+      expect(Schema.is(Schema.toEncoded(Checkpoint.Checkpoint))(checkpoint)).toBe(false)
+      expect(yield* Schema.encodeEffect(Checkpoint.AnyVersion)(migrated)).toMatchObject({ version: 3, runId: "run-v2-memory" })
     }))
 })

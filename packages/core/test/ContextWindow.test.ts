@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, Schema, Stream } from "effect"
+import { Context, Effect, Result, Layer, Schema, Stream } from "effect"
 import {
   Agent,
   type AgentEvent,
@@ -77,7 +77,7 @@ const pairing = (messages: ReadonlyArray<ChatModel.ModelMessage>): string => {
 
 const compactions = (messages: ReadonlyArray<Message.Message>) => messages.filter((m): m is Message.CompactionMessage => m._tag === "Compaction")
 
-class SummaryModel extends Context.Tag("test/SummaryModel")<SummaryModel, ChatModel.ChatModel.Service>() {}
+class SummaryModel extends Context.Service<SummaryModel, ChatModel.ChatModel.Service>()("test/SummaryModel") {}
 
 /** A summary model that records what it is asked and answers with `answer` (an effect: a failure, say). */
 const summaryModel = (answer: (request: ChatModel.ChatRequest) => Effect.Effect<ChatModel.ChatResponse, ChatModel.ModelError>) => {
@@ -208,7 +208,7 @@ describe("ContextWindow.summarize", () => {
         tools: [readPage],
         system,
         context: ContextWindow.summarize({ maxTokens: 1_000, keepLast: 2, model: SummaryModel }),
-        middleware: [Middleware.make({ model: (input, next) => Effect.sync(() => purposes.push(input.purpose)).pipe(Effect.zipRight(next(input))) })]
+        middleware: [Middleware.make({ model: (input, next) => Effect.sync(() => purposes.push(input.purpose)).pipe(Effect.andThen(next(input))) })]
       })
       const events = yield* Agent.stream(agent, { input: "Read the report", conversationId: "c-sum" }).pipe(
         Stream.runCollect,
@@ -358,7 +358,7 @@ describe("ContextWindow policies and runs", () => {
   it("Agent.make refuses a policy that cannot hold, naming every problem", () => {
     const problems = (context: unknown, more: Partial<Agent.Options<[], {}, never, never>> = {}) => {
       const checked = Agent.validate({ ...more, context: context as ContextWindow.Policy })
-      return Either.isLeft(checked) ? checked.left.problems : []
+      return Result.isFailure(checked) ? checked.left.problems : []
     }
     expect(problems(ContextWindow.summarize({ maxTokens: 50, keepLast: -1, instructions: " " }), { system: "x".repeat(400) })).toEqual([
       "context.maxTokens 50 leaves no room for messages: the system prompt and tool definitions alone are about 100 tokens",

@@ -259,7 +259,7 @@ describe("Decision (Agent.resume)", () => {
 })
 
 describe("Decision schema", () => {
-  const decode = Schema.decodeUnknown(Decision.Decision)
+  const decode = Schema.decodeUnknownEffect(Decision.Decision)
 
   it.effect("an HTTP body decodes into a decision; ByCall's object becomes a Map that keeps any call id", () =>
     Effect.gen(function*() {
@@ -279,7 +279,7 @@ describe("Decision schema", () => {
         ["__proto__", { _tag: "Reject", message: "no" }],
         ["constructor", { _tag: "Reply", value: "Blue." }]
       ])
-      const encoded = yield* Schema.encode(Decision.Decision)(decision)
+      const encoded = yield* Schema.encodeEffect(Decision.Decision)(decision)
       expect(JSON.parse(JSON.stringify(encoded))).toEqual(body)
       expect(Object.keys((encoded as { decisions: object }).decisions)).toEqual(["call_1", "__proto__", "constructor"])
     }))

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { Agent, Decision, RunStore, ScriptedChatModel } from "../src/index.js"
 import { type Transfer, transferTool } from "./agentFixtures.js"
 
-const howToBuild = "(build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknown(Decision.Decision))"
+const howToBuild = "(build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknownEffect(Decision.Decision))"
 
 const cases: ReadonlyArray<{ readonly label: string; readonly decision: unknown; readonly problem: string }> = [
   {
@@ -30,7 +30,7 @@ describe("Decision shape (Agent.resume)", () => {
       const ran: Array<Transfer> = []
       const agent = Agent.make({ name: "shape-bank", tools: [transferTool(ran)] })
       const paused = yield* Agent.run(agent, { input: "pay" })
-      if (paused._tag !== "Paused") return yield* Effect.dieMessage(`expected a pause, got ${paused._tag}`)
+      if (paused._tag !== "Paused") return yield* Effect.die(new Error(`expected a pause, got ${paused._tag}`))
       const runId = paused.checkpoint.runId
       const refusals = yield* Effect.forEach(cases, ({ decision }) =>
         Effect.flip(Agent.resume(agent, runId, decision as Decision.Decision)).pipe(

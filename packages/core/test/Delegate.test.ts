@@ -44,7 +44,7 @@ describe("Agent.toTool", () => {
       const hangingModel = Layer.succeed(ChatModel.ChatModel, ChatModel.fromGenerate((request) =>
         request.system === childSystem
           ? Effect.sync(() => childEvents.push("child model called")).pipe(
-            Effect.zipRight(Effect.never),
+            Effect.andThen(Effect.never),
             Effect.onInterrupt(() => Effect.sync(() => childEvents.push("child model interrupted")))
           )
           : Effect.succeed(request.messages.at(-1)!._tag === "User"
@@ -69,7 +69,7 @@ describe("Agent.toTool", () => {
       })
       const fiber = yield* Agent.run(parent, { input: "research!" }).pipe(
         Effect.provide(Layer.merge(hangingModel, memory.layer)),
-        Effect.fork
+        Effect.forkChild
       )
       yield* TestClock.adjust("1 second")
       const exit = yield* Fiber.join(fiber)
@@ -91,7 +91,7 @@ describe("Agent.toTool", () => {
       })
       const fiber = yield* Agent.run(parent, { input: "go" }).pipe(
         Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
-        Effect.fork
+        Effect.forkChild
       )
       yield* TestClock.adjust("2 seconds")
       const exit = yield* Fiber.join(fiber)
@@ -116,7 +116,7 @@ describe("Agent.toTool options", () => {
               Agent.toTool(child, { name: "work", description: "works", ...(manager === undefined ? {} : { manager }) })
             ]
           })
-          const fiber = yield* Effect.fork(Agent.run(parent, { input: "go" }))
+          const fiber = yield* Effect.forkChild(Agent.run(parent, { input: "go" }))
           yield* TestClock.adjust("1 second")
           const early = fiber.unsafePoll()
           yield* TestClock.adjust("2 seconds")

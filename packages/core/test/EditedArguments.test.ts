@@ -33,7 +33,7 @@ const model = ScriptedChatModel.layer((request) =>
 
 const pausedRun = (agent: Agent.Any) =>
   Effect.flatMap(Agent.run(agent, { input: "pay ada" }), (exit) =>
-    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.dieMessage(`expected a pause, got ${exit._tag}`))
+    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.die(new Error(`expected a pause, got ${exit._tag}`)))
 
 const copyOf = (checkpoint: unknown): unknown => JSON.parse(JSON.stringify(checkpoint))
 

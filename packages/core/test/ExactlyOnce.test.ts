@@ -47,7 +47,7 @@ const model = ScriptedChatModel.layer((request) =>
 
 const pausedRun = (agent: Agent.Any, conversationId?: string) =>
   Effect.flatMap(Agent.run(agent, { input: "pay ada", ...(conversationId === undefined ? {} : { conversationId }) }), (exit) =>
-    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.dieMessage("expected a pause"))
+    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.die(new Error("expected a pause")))
 
 const copyOf = (checkpoint: unknown) => JSON.parse(JSON.stringify(checkpoint))
 
@@ -153,8 +153,8 @@ describe("exactly once", () => {
       const processB = Layer.mergeAll(Layer.succeed(RunStore.RunStore, store), ChatMemory.layerMemory)
       const paused = yield* pausedRun(agent, "c-1").pipe(Effect.provide(processA))
       const results = yield* Effect.all([
-        Effect.either(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processA))),
-        Effect.either(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processB)))
+        Effect.result(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processA))),
+        Effect.result(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processB)))
       ], { concurrency: "unbounded" })
       expect(results.map((r) => r._tag === "Right" ? r.right._tag : r.left._tag).sort()).toEqual(["Completed", "RunAlreadyResumed"])
       expect(executed.filter((id) => id === "t1")).toHaveLength(1)
@@ -292,7 +292,7 @@ describe("nothing runs that no verdict allowed", () => {
     Agent.run(agent, { input: "write" }).pipe(
       Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
       Effect.provide(RunStore.layerMemory()),
-      Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.dieMessage("expected an environment pause"))
+      Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.die(new Error("expected an environment pause")))
     )
 
   it.effect("an environment pause resumed with report() elsewhere does not run a call slipped into its batch", () =>
@@ -400,11 +400,11 @@ describe("one conversation, one record", () => {
       // something else holds both conversations (another turn, or another process's lease)
       const holder = yield* Scope.make()
       for (const conversation of ["c-held", "c-held-2"]) {
-        expect(yield* Scope.extend(store.lease(`conversation:${conversation}`, { owner: "another-turn", wait: false }), holder)).toBe(true)
+        expect(yield* Scope.provide(store.lease(`conversation:${conversation}`, { owner: "another-turn", wait: false }), holder)).toBe(true)
       }
       const busy = yield* Effect.flip(Agent.resume(failing.agent, pausedFailing.runId, Decision.approveAll()))
       expect(busy._tag === "ConversationBusy" && busy.conversationId).toBe("c-held")
-      const queued = yield* Effect.fork(Agent.resume(waiting.agent, pausedWaiting.runId, Decision.approveAll()))
+      const queued = yield* Effect.forkChild(Agent.resume(waiting.agent, pausedWaiting.runId, Decision.approveAll()))
       yield* TestClock.adjust("1 minute")
       expect(queued.unsafePoll()).toBeNull()
       expect(waiting.executed).toEqual([])
@@ -423,17 +423,17 @@ describe("one conversation, one record", () => {
         description: "takes a minute",
         parameters: Schema.Struct({}),
         success: Schema.String,
-        handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Effect.sleep("1 minute"), "slow done"))
+        handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Effect.sleep("1 minute"), "slow done"))
       })
       const agent = Agent.make({ tools: [slow] })
       const script = ScriptedChatModel.layer((request) =>
         request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ name: "slow", args: {} }) : ScriptedChatModel.text("ok")
       )
       const result = yield* Effect.gen(function*() {
-        const first = yield* Effect.fork(Agent.run(agent, { input: "one", conversationId: "c" }))
+        const first = yield* Effect.forkChild(Agent.run(agent, { input: "one", conversationId: "c" }))
         yield* Deferred.await(started)
         const busy = yield* Effect.flip(Agent.run(agent, { input: "two", conversationId: "c" }))
-        const queued = yield* Effect.fork(Agent.run(agent, { input: "three", conversationId: "c", onConversationBusy: "wait" }))
+        const queued = yield* Effect.forkChild(Agent.run(agent, { input: "three", conversationId: "c", onConversationBusy: "wait" }))
         yield* TestClock.adjust("1 minute")
         yield* Fiber.join(first)
         yield* TestClock.adjust("1 minute")

@@ -3,7 +3,7 @@
  * model: structured output, budgets, model settings and tool choice.
  */
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Effect, Either, Redacted, Schema } from "effect"
+import { Effect, Result, Redacted, Schema } from "effect"
 import { Agent, AgentError, type Budget, type Checkpoint, Decision, Gate, type Json, RunStore, ScriptedChatModel, Tool, ToolError } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
@@ -165,7 +165,7 @@ describe("structured output", () => {
       handler: () => Effect.succeed("")
     })
     const refused = Agent.validate({ tools: [finalAnswer], output: Weather })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left.problems).toEqual([
       `tool name "final_answer" is reserved for the final answer of an agent with an output schema (adapters may send it as a tool)`
     ])
@@ -173,7 +173,7 @@ describe("structured output", () => {
 
   it("an output schema that is not an object, or negative retries, are refused when the agent is made", () => {
     const refused = Agent.validate({ output: Schema.String, outputRetries: -1 })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left.problems).toEqual([
       "outputRetries -1 is not a non-negative integer",
       "output must describe a JSON object (use Schema.Struct)"
@@ -181,9 +181,9 @@ describe("structured output", () => {
   })
 
   it("an output schema without a JSON Schema is InvalidAgent naming the problem: Left from validate, thrown by make", () => {
-    const output = Schema.Struct({ n: Schema.BigIntFromSelf })
+    const output = Schema.Struct({ n: Schema.BigInt })
     const refused = Agent.validate({ output })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
     const problems = [
       `output has no JSON Schema: Missing annotation\nat path: ["n"]\ndetails: Generating a JSON Schema for this schema requires a "jsonSchema" annotation\nschema (BigIntKeyword): bigint`
@@ -202,7 +202,7 @@ describe("structured output", () => {
 
 /** The run's failure; a run that ends otherwise fails the test naming how it ended. */
 const failureOf = <A extends { readonly _tag: string }, E, R>(run: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.either(run), (ended) => Either.isLeft(ended) ? Effect.succeed(ended.left) : Effect.dieMessage(`expected a failure, the run ended ${ended.right._tag}`))
+  Effect.flatMap(Effect.result(run), (ended) => Result.isFailure(ended) ? Effect.succeed(ended.left) : Effect.die(new Error(`expected a failure, the run ended ${ended.right._tag}`)))
 
 describe("budgets", () => {
   /** Calls `lookup` for ever, 10 input and 2 output tokens per model call. */
@@ -498,7 +498,7 @@ describe("budgets", () => {
   it("a budget that is not positive integers, or names no limit, is refused when the agent is made", () => {
     const budget = { tokens: 0, toolCalls: 1.5, calls: 3 }
     const refused = Agent.validate({ budget })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
     expect(refused.left.problems).toEqual([
       "budget.tokens 0 is not a positive integer",
@@ -615,7 +615,7 @@ describe("model settings and tool choice", () => {
       settings: { temperature: 3, topP: 0, maxOutputTokens: -1, stop: [""] },
       toolChoice: { tool: "missing" }
     })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left.problems).toEqual([
       `toolChoice {"tool":"missing"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`,
       "settings.temperature 3 is not between 0 and 2",

@@ -14,8 +14,8 @@ import {
   type WorkerPool
 } from "../src/index.js"
 
-class Clock extends Context.Tag("test/Clock")<Clock, { readonly now: string }>() {}
-class Ledger extends Context.Tag("test/Ledger")<Ledger, { readonly balance: number }>() {}
+class Clock extends Context.Service<Clock, { readonly now: string }>()("test/Clock") {}
+class Ledger extends Context.Service<Ledger, { readonly balance: number }>()("test/Ledger") {}
 
 const Text = Schema.Struct({ a: Schema.String })
 

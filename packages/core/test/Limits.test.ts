@@ -3,7 +3,7 @@
  * defect, never a conversation that later turns cannot use.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Redacted, Schema } from "effect"
+import { Effect, Result, Redacted, Schema } from "effect"
 import { Agent, ChatMemory, Decision, Json, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
@@ -109,7 +109,7 @@ describe("limits", () => {
 
   it("limits are checked when the agent is made", () => {
     const refused = Agent.validate({ limits: { depth: 5000, argumentBytes: 0, batchWidth: 1.5 } })
-    assert(Either.isLeft(refused))
+    assert(Result.isFailure(refused))
     expect(refused.left.problems).toEqual([
       "limits.depth 5000 is not an integer from 1 to 1000",
       "limits.argumentBytes 0 is not a positive integer",
@@ -176,8 +176,8 @@ describe("hostile decisions", () => {
       const body = (value: Json.JsonValue) => JSON.stringify({ _tag: "ByCall", decisions: { a: { _tag: "Approve", args: { data: value } }, b: { _tag: "Reply", value } } })
       // built as text: JSON.stringify itself cannot write a value this deep
       const deepText = body("__deep__").replaceAll(`"__deep__"`, "[".repeat(100_000) + "]".repeat(100_000))
-      const decoded = Schema.decodeUnknownEither(Schema.parseJson(Decision.Decision))(deepText)
-      assert(Either.isRight(decoded))
+      const decoded = Schema.decodeUnknownResult(Schema.fromJsonString(Decision.Decision))(deepText)
+      assert(Result.isSuccess(decoded))
       const refused = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, decoded.right))
       expect(refused._tag === "InvalidEditedArguments" && refused.problems).toEqual([
         { callId: "a", toolName: "store", message: "the edited arguments nest deeper than 64 levels (the agent's limit)" },
@@ -188,8 +188,8 @@ describe("hostile decisions", () => {
     }).pipe(Effect.provide(scriptWith({ id: "a", name: "store", args: { data: 1 } }, { id: "b", name: "store", args: { data: 2 } }))))
 
   it("JsonValue names what JSON cannot carry, with its path", () => {
-    const refused = Schema.decodeUnknownEither(Json.JsonValue)({ a: [1, { b: NaN }], c: new Date(0) })
-    assert(Either.isLeft(refused))
+    const refused = Schema.decodeUnknownResult(Json.JsonValue)({ a: [1, { b: NaN }], c: new Date(0) })
+    assert(Result.isFailure(refused))
     expect(refused.left.message).toContain("a.1.b: expected a JSON value, got NaN")
     expect(Schema.is(Json.JsonValue)({ c: new Date(0) })).toBe(false)
     expect(Schema.is(Json.JsonValue)({ a: [1, null, "x", { b: true }] })).toBe(true)

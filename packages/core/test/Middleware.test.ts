@@ -6,22 +6,22 @@ const recorder = (log: Array<string>, label: string) =>
   Middleware.make({
     turn: (input, next) =>
       Effect.sync(() => log.push(`${label}>turn:${input.kind}`)).pipe(
-        Effect.zipRight(next(input)),
+        Effect.andThen(next(input)),
         Effect.tap((exit) => log.push(`${label}<turn:${exit._tag}`))
       ),
     iteration: (input, next) =>
       Effect.sync(() => log.push(`${label}>iteration:${input.iteration}`)).pipe(
-        Effect.zipRight(next(input)),
+        Effect.andThen(next(input)),
         Effect.tap((exit) => log.push(`${label}<iteration:${Option.match(exit, { onNone: () => "continue", onSome: (e) => e._tag })}`))
       ),
     model: (input, next) =>
       Effect.sync(() => log.push(`${label}>model:${input.request.messages.length}`)).pipe(
-        Effect.zipRight(next(input)),
+        Effect.andThen(next(input)),
         Effect.tap((response) => log.push(`${label}<model:${response.toolCalls.length}`))
       ),
     tool: (input, next) =>
       Effect.sync(() => log.push(`${label}>tool:${input.call.id}`)).pipe(
-        Effect.zipRight(next(input)),
+        Effect.andThen(next(input)),
         Effect.tap((result) => log.push(`${label}<tool:${result._tag}`))
       )
   })
@@ -108,12 +108,12 @@ describe("Middleware", () => {
         middleware: [{
           tool: (input, next) =>
             Effect.sleep("5 seconds").pipe(
-              Effect.zipRight(next(input)),
+              Effect.andThen(next(input)),
               Effect.tap((result) => seen.push(result._tag === "Failed" ? result.error.message : String(result._tag)))
             )
         }]
       })
-      const fiber = yield* Effect.fork(Agent.run(agent, { input: "go" }))
+      const fiber = yield* Effect.forkChild(Agent.run(agent, { input: "go" }))
       yield* TestClock.adjust("5 seconds")
       expect(seen).toEqual([])
       yield* TestClock.adjust("1 second")
@@ -138,7 +138,7 @@ describe("Middleware", () => {
       const agent = Agent.make({ tools: [careful] })
       const paused = yield* Agent.run(agent, { input: "go", conversationId: "c1" })
       yield* TestClock.adjust("10 minutes")
-      const fiber = yield* Effect.fork(Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.approveAll()))
+      const fiber = yield* Effect.forkChild(Agent.resume(agent, paused._tag === "Paused" ? paused.checkpoint : null, Decision.approveAll()))
       yield* TestClock.adjust("500 millis")
       const exit = yield* Fiber.join(fiber)
       expect(exit._tag === "Completed" && exit.toolCalls).toEqual([

@@ -159,14 +159,14 @@ describe("Agent.cancel", () => {
         needsApproval: true,
         handler: ({ to }, { callId }) =>
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Deferred.await(release)),
-            Effect.zipRight(Effect.sync(() => executed.push(callId))),
+            Effect.andThen(Deferred.await(release)),
+            Effect.andThen(Effect.sync(() => executed.push(callId))),
             Effect.as(`sent to ${to}`)
           )
       })
       const agent = Agent.make({ name: "bank", tools: [transfer] })
       const first = paused(yield* Agent.run(agent, { input: "pay" }))
-      const resumed = yield* Effect.fork(Agent.resume(agent, first.runId, Decision.approveAll()))
+      const resumed = yield* Effect.forkChild(Agent.resume(agent, first.runId, Decision.approveAll()))
       yield* Deferred.await(started)
       yield* Agent.cancel(agent, first.runId)
       yield* Deferred.succeed(release, undefined)

@@ -26,7 +26,7 @@ const model = ScriptedChatModel.layer([
 
 const pausedRun = (agent: Agent.Any) =>
   Effect.flatMap(Agent.run(agent, { input: "pay ada" }), (exit) =>
-    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.dieMessage(`expected a pause, got ${exit._tag}`))
+    exit._tag === "Paused" ? Effect.succeed(exit) : Effect.die(new Error(`expected a pause, got ${exit._tag}`)))
 
 /** What app code might do to a checkpoint it was given: redact the arguments of every call it shows. */
 const redact = (checkpoint: unknown) => {

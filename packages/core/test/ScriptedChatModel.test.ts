@@ -35,7 +35,7 @@ describe("ScriptedChatModel", () => {
   it.effect("a function script answers every request; steps may take virtual time", () =>
     Effect.gen(function*() {
       const model = yield* ChatModel.ChatModel
-      const fiber = yield* Effect.fork(model.generate(request("slow")))
+      const fiber = yield* Effect.forkChild(model.generate(request("slow")))
       yield* TestClock.adjust("999 millis")
       expect(fiber.unsafePoll()).toBeNull()
       yield* TestClock.adjust("1 millis")

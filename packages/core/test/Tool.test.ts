@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
 import { Tool, type ToolCall, ToolCallingManager, Toolkit, type WorkerPool } from "../src/index.js"
 
-class WeatherApi extends Context.Tag("test/WeatherApi")<WeatherApi, { readonly current: (city: string) => string }>() {}
+class WeatherApi extends Context.Service<WeatherApi, { readonly current: (city: string) => string }>()("test/WeatherApi") {}
 
 const getWeather = Tool.make("get_weather", {
   description: "Current weather for a city",

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, ParseResult, Queue, Schedule, Schema, TestClock } from "effect"
+import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, SchemaIssue, Queue, Schedule, Schema, TestClock } from "effect"
 import { Agent, AgentEvent, ScriptedChatModel, Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -20,7 +20,7 @@ const holding = (expected: number) =>
       success: Schema.String,
       handler: (_, { callId }) =>
         Effect.suspend(() => ++started === expected ? Deferred.succeed(allStarted, undefined) : Effect.void).pipe(
-          Effect.zipRight(Effect.never),
+          Effect.andThen(Effect.never),
           Effect.ensuring(Effect.sync(() => released.push(callId)))
         )
     })
@@ -42,7 +42,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(sleeper("slow", { millis: 10_000, timeout: "1 second" }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
           Effect.provide(ToolCallingManager.sequential({ defaultTimeout: "5 seconds" })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("999 millis")
         expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -55,7 +55,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(sleeper("slow", { millis: 10_000 }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(
           Effect.provide(ToolCallingManager.unbounded({ defaultTimeout: "5 seconds" })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("4999 millis")
         expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -66,7 +66,7 @@ describe("ToolCallingManager", () => {
     it.effect("with neither, a tool runs unbounded", () =>
       Effect.gen(function*() {
         const toolkit = Toolkit.make(sleeper("slow", { millis: 3_600_000 }))
-        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(Effect.fork)
+        const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(Effect.forkChild)
         yield* TestClock.adjust("3599999 millis")
         expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
         yield* TestClock.adjust("1 millis")
@@ -86,12 +86,12 @@ describe("ToolCallingManager", () => {
           retry: { times: 3 },
           handler: (_, { attempt }) =>
             Effect.sync(() => attempts.push(attempt)).pipe(
-              Effect.zipRight(attempt < 3 ? Effect.never : Effect.succeed(`attempt ${attempt}`))
+              Effect.andThen(attempt < 3 ? Effect.never : Effect.succeed(`attempt ${attempt}`))
             )
         })
         const toolkit = Toolkit.make(flaky)
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "flaky", args: {} }]).pipe(
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("1 second")
         expect(attempts).toEqual([1, 2])
@@ -111,12 +111,12 @@ describe("ToolCallingManager", () => {
           handler: () =>
             Effect.clockWith((clock) => clock.currentTimeMillis).pipe(
               Effect.tap((now) => startedAt.push(now)),
-              Effect.zipRight(Effect.fail(ToolError.transient("HTTP 429")))
+              Effect.andThen(Effect.fail(ToolError.transient("HTTP 429")))
             )
         })
         const toolkit = Toolkit.make(down)
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "c1", name: "down", args: {} }]).pipe(
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("1 hour")
         expect(summary(yield* Fiber.join(fiber))).toEqual(["ToolError(transient): HTTP 429"])
@@ -132,7 +132,7 @@ describe("ToolCallingManager", () => {
             parameters: Schema.Struct({}),
             success: Schema.String,
             retry: { times: 5 },
-            handler: () => Effect.sync(() => calls++).pipe(Effect.zipRight(Effect.fail(error)))
+            handler: () => Effect.sync(() => calls++).pipe(Effect.andThen(Effect.fail(error)))
           })
         const toolkit = Toolkit.make(
           make("bad", ToolError.semantic("no such city")),
@@ -159,7 +159,7 @@ describe("ToolCallingManager", () => {
             { id: "a", name: "fast", args: { label: "a" } },
             { id: "b", name: "hang", args: { label: "b" } },
             { id: "c", name: "fast", args: { label: "c" } }
-          ]).pipe(Effect.provide(layer), Effect.fork)
+          ]).pipe(Effect.provide(layer), Effect.forkChild)
           yield* TestClock.adjust("2 seconds")
           const results = yield* Fiber.join(fiber)
           expect(results.map((r) => r.callId)).toEqual(["a", "b", "c"])
@@ -187,7 +187,7 @@ describe("ToolCallingManager", () => {
         timeout: "100 millis",
         handler: () =>
           Queue.offer(starts, undefined).pipe(
-            Effect.zipRight(Effect.loop(0, { while: (i) => i < 100_000, step: (i) => i + 1, body: () => Effect.yieldNow(), discard: true })),
+            Effect.andThen(Effect.loop(0, { while: (i) => i < 100_000, step: (i) => i + 1, body: () => Effect.yieldNow(), discard: true })),
             Effect.as("finished")
           )
       })
@@ -198,7 +198,7 @@ describe("ToolCallingManager", () => {
           const starts = yield* Queue.unbounded<void>()
           const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(yielding(starts)), callsOf("yielding", 2)).pipe(
             Effect.provide(layer),
-            Effect.fork
+            Effect.forkChild
           )
           // unbounded and bounded({ permits: 2 }) start both calls at once; sequential starts the second after the first's deadline
           for (const startsNow of mode === "sequential" ? [1, 1] : [2]) {
@@ -220,7 +220,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(sleeper("work", { millis: 1000, probe }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 100)).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 4 })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("1 second")
         expect(probe.finished).toBe(4)
@@ -238,7 +238,7 @@ describe("ToolCallingManager", () => {
         const batch = ToolCallingManager.executeBatch(toolkit, callsOf("work", 10))
         const fiber = yield* Effect.all([batch, batch, batch], { concurrency: "unbounded" }).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 3 })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("10 seconds")
         yield* Fiber.join(fiber)
@@ -253,13 +253,13 @@ describe("ToolCallingManager", () => {
         const layer = ToolCallingManager.bounded({ permits: 2 })
         const batch = ToolCallingManager.executeBatch(toolkit, callsOf("work", 4))
         const perRun = yield* Effect.all([batch, batch, batch].map((run) => Effect.provide(run, layer)), { concurrency: "unbounded" })
-          .pipe(Effect.fork)
+          .pipe(Effect.forkChild)
         yield* TestClock.adjust("2 seconds")
         yield* Fiber.join(perRun)
         expect(probe.max).toBe(6)
         const shared = yield* Effect.gen(function*() {
           const manager = yield* ToolCallingManager.ToolCallingManager
-          const fiber = yield* Effect.fork(Effect.all([batch, batch, batch], { concurrency: "unbounded" }))
+          const fiber = yield* Effect.forkChild(Effect.all([batch, batch, batch], { concurrency: "unbounded" }))
           yield* TestClock.adjust("10 millis")
           const busy = yield* manager.freePermits
           yield* TestClock.adjust("6 seconds")
@@ -282,7 +282,7 @@ describe("ToolCallingManager", () => {
           const after = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 120))
           return { timedOut, after }
         }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 40 })))
-        const fiber = yield* Effect.fork(program)
+        const fiber = yield* Effect.forkChild(program)
         yield* TestClock.adjust("25 seconds")
         yield* TestClock.adjust("1 second")
         expect(probe.finished).toBe(40)
@@ -301,10 +301,10 @@ describe("ToolCallingManager", () => {
           sleeper("work", { millis: 1000, probe })
         )
         yield* Effect.gen(function*() {
-          const hanging = yield* Effect.fork(ToolCallingManager.executeBatch(toolkit, callsOf("hang", 6)))
+          const hanging = yield* Effect.forkChild(ToolCallingManager.executeBatch(toolkit, callsOf("hang", 6)))
           yield* TestClock.adjust("1 second")
           yield* Fiber.interrupt(hanging)
-          const fiber = yield* Effect.fork(ToolCallingManager.executeBatch(toolkit, callsOf("work", 4)))
+          const fiber = yield* Effect.forkChild(ToolCallingManager.executeBatch(toolkit, callsOf("work", 4)))
           yield* TestClock.adjust("1 second")
           expect(probe.finished).toBe(2)
           yield* TestClock.adjust("1 second")
@@ -320,13 +320,13 @@ describe("ToolCallingManager", () => {
           description: "records when it starts",
           parameters: Schema.Struct({ label: Schema.String }),
           success: Schema.String,
-          handler: ({ label }) => Effect.sync(() => order.push(label)).pipe(Effect.zipRight(Effect.sleep(1000)), Effect.as(label))
+          handler: ({ label }) => Effect.sync(() => order.push(label)).pipe(Effect.andThen(Effect.sleep(1000)), Effect.as(label))
         })
         const toolkit = Toolkit.make(record)
         const calls = ["a", "b", "c", "d", "e"].map((label) => ({ id: label, name: "record", args: { label } }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("5 seconds")
         expect(summary(yield* Fiber.join(fiber))).toEqual(["a", "b", "c", "d", "e"])
@@ -338,7 +338,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(sleeper("work", { millis: 800, timeout: "1 second" }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("work", 3)).pipe(
           Effect.provide(ToolCallingManager.bounded({ permits: 1 })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("3 seconds")
         expect(summary(yield* Fiber.join(fiber))).toEqual(["work:0", "work:1", "work:2"])
@@ -346,7 +346,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("invalid options are refused with a typed error naming each", () =>
       Effect.gen(function*() {
-        const error = yield* Layer.build(ToolCallingManager.bounded({ permits: 0, defaultTimeout: "soon" as Duration.DurationInput })).pipe(
+        const error = yield* Layer.build(ToolCallingManager.bounded({ permits: 0, defaultTimeout: "soon" as Duration.Input })).pipe(
           Effect.scoped,
           Effect.flip
         )
@@ -370,7 +370,7 @@ describe("ToolCallingManager", () => {
             probe.max = 0
             const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(
               Effect.provide(ToolCallingManager.unbounded()),
-              Effect.fork
+              Effect.forkChild
             )
             yield* TestClock.adjust("10 seconds")
             yield* Fiber.join(fiber)
@@ -400,11 +400,11 @@ describe("ToolCallingManager", () => {
                   return started.length === expected ? Deferred.succeed(allStarted, undefined) : Effect.void
                 }),
                 () => Effect.sync(() => released.push(callId))
-              ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+              ).pipe(Effect.andThen(Effect.never), Effect.scoped)
           })
           const toolkit = Toolkit.make(hold)
           const calls = ["1", "2", "3", "4"].map((id) => ({ id, name: "hold", args: {} }))
-          const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(Effect.provide(layer), Effect.fork)
+          const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(Effect.provide(layer), Effect.forkChild)
           yield* Deferred.await(allStarted)
           const exit = yield* Fiber.interrupt(fiber)
           expect(Exit.isInterrupted(exit)).toBe(true)
@@ -446,7 +446,7 @@ describe("ToolCallingManager", () => {
 
     it.effect("the declared timeout interrupts the handler at its virtual deadline", () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(ToolCallingManager.call(sleeper("slow", { millis: 5000, timeout: "1 second" }), { label: "a" }))
+        const fiber = yield* Effect.forkChild(ToolCallingManager.call(sleeper("slow", { millis: 5000, timeout: "1 second" }), { label: "a" }))
         yield* TestClock.adjust("999 millis")
         expect(fiber.unsafePoll()).toBeNull()
         yield* TestClock.adjust("1 millis")
@@ -458,7 +458,7 @@ describe("ToolCallingManager", () => {
       Effect.gen(function*() {
         const fiber = yield* ToolCallingManager.call(sleeper("slow", { millis: 5000 }), { label: "a" }).pipe(
           Effect.provide(ToolCallingManager.sequential({ defaultTimeout: "2 seconds" })),
-          Effect.fork
+          Effect.forkChild
         )
         yield* TestClock.adjust("2 seconds")
         expect((yield* Effect.flip(Fiber.join(fiber)))._tag).toBe("ToolTimeout")
@@ -467,7 +467,7 @@ describe("ToolCallingManager", () => {
     it.effect("transient failures are retried per the tool's policy, spaced by its schedule", () =>
       Effect.gen(function*() {
         const attempts: Array<number> = []
-        const fiber = yield* Effect.fork(ToolCallingManager.call(flaky(2, attempts), { n: "1" }))
+        const fiber = yield* Effect.forkChild(ToolCallingManager.call(flaky(2, attempts), { n: "1" }))
         yield* TestClock.adjust("1 second")
         expect(attempts).toEqual([1, 2])
         yield* TestClock.adjust("1 second")
@@ -503,7 +503,7 @@ describe("ToolCallingManager", () => {
         const work = sleeper("work", { millis: 1000, probe })
         const fiber = yield* Effect.all(Array.from({ length: 6 }, (_, i) => ToolCallingManager.call(work, { label: `${i}` })), {
           concurrency: "unbounded"
-        }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 2 })), Effect.fork)
+        }).pipe(Effect.provide(ToolCallingManager.bounded({ permits: 2 })), Effect.forkChild)
         yield* TestClock.adjust("3 seconds")
         expect(yield* Fiber.join(fiber)).toEqual(["work:0", "work:1", "work:2", "work:3", "work:4", "work:5"])
         expect(probe.max).toBe(2)
@@ -557,7 +557,7 @@ describe("ToolCallingManager", () => {
             const manager = yield* ToolCallingManager.ToolCallingManager
             const round = Effect.gen(function*() {
               const { allStarted, released, tool } = yield* holding(running)
-              const fiber = yield* Effect.fork(start(tool))
+              const fiber = yield* Effect.forkChild(start(tool))
               yield* Deferred.await(allStarted)
               const wall = performance.now()
               const cpu = process.cpuUsage()
@@ -677,7 +677,7 @@ describe("ToolCallingManager", () => {
             success: Schema.String,
             handler: () =>
               Effect.gen(function*() {
-                const helper = yield* Effect.fork(Effect.never)
+                const helper = yield* Effect.forkChild(Effect.never)
                 yield* Fiber.interrupt(helper)
                 return yield* Fiber.join(helper)
               })
@@ -701,7 +701,7 @@ describe("ToolCallingManager", () => {
             `ToolError(semantic): Tool "joiner" failed unexpectedly`,
             "after"
           ])
-          const called = yield* Effect.either(ToolCallingManager.call(quitter, {}).pipe(Effect.provide(layer)))
+          const called = yield* Effect.result(ToolCallingManager.call(quitter, {}).pipe(Effect.provide(layer)))
           expect(called._tag === "Left" && called.left._tag === "ToolError" ? called.left.message : called).toBe(
             `Tool "quitter" failed unexpectedly`
           )
@@ -726,7 +726,7 @@ describe("ToolCallingManager", () => {
         const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(tool), [
           { id: "1", name: "hold", args: { label: "a" } },
           { id: "2", name: "hold", args: { label: "b" } }
-        ]).pipe(Effect.provide(ToolCallingManager.unbounded()), Effect.fork)
+        ]).pipe(Effect.provide(ToolCallingManager.unbounded()), Effect.forkChild)
         yield* Deferred.await(allStarted)
         const exit = yield* Fiber.interrupt(fiber)
         expect(Exit.isInterrupted(exit)).toBe(true)

@@ -21,7 +21,7 @@ describe("Toolkit", () => {
         tool("zero", { timeout: 0 }),
         tool("negative", { timeout: -5 }),
         tool("infinite", { timeout: Infinity }),
-        tool("typo", { timeout: "2 sekonds" as Duration.DurationInput }),
+        tool("typo", { timeout: "2 sekonds" as Duration.Input }),
         tool("negative_string", { timeout: "-1 seconds" }),
         tool("beyond_timers", { timeout: "25 days" }),
         tool("beyond_timers_ms", { timeout: 2 ** 31 }),

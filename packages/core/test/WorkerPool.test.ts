@@ -14,7 +14,7 @@ const toolsModule = new URL("./workers/tools.mjs", import.meta.url)
 
 /** A worker tool calling `exportName` of `test/workers/tools.mjs` (or of `module`). */
 const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Schema<S, SE>, options: {
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   readonly retry?: Tool.RetryPolicy
   readonly module?: URL
   readonly exposeDefects?: boolean
@@ -34,8 +34,8 @@ const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Sch
 const Echoed = Schema.Struct({ text: Schema.String, threadId: Schema.Number })
 const Interval = Schema.Struct({ start: Schema.Number, end: Schema.Number })
 const echo = workerTool("echo", "echo", Echoed)
-const spin = (timeout?: Duration.DurationInput, name = "spin") => workerTool(name, "spin", Schema.String, timeout ? { timeout } : {})
-const busy = (timeout: Duration.DurationInput) => workerTool("busy", "busy", Interval, { timeout })
+const spin = (timeout?: Duration.Input, name = "spin") => workerTool(name, "spin", Schema.String, timeout ? { timeout } : {})
+const busy = (timeout: Duration.Input) => workerTool("busy", "busy", Interval, { timeout })
 
 type Args = { readonly [key: string]: Json.JsonValue }
 
@@ -304,7 +304,7 @@ describe("WorkerPool", () => {
       const [a, b] = summary(results as any) as Array<{ start: number; end: number }>
       return a!.start < b!.end && b!.start < a!.end
     }
-    const twoBusyCalls = (timeout: Duration.DurationInput) =>
+    const twoBusyCalls = (timeout: Duration.Input) =>
       // each call works 600 ms: run one after the other, the second's wait (600 ms) plus its work would pass a 1 s deadline
       ToolCallingManager.executeBatch(Toolkit.make(busy(timeout)), [call("busy", { millis: 600 }, "a"), call("busy", { millis: 600 }, "b")])
 
@@ -320,7 +320,7 @@ describe("WorkerPool", () => {
         const queued = yield* twoBusyCalls("1 second").pipe(Effect.provide(WorkerPool.layer({ size: 1 })))
         expect(queued.map((r) => r._tag)).toEqual(["Succeeded", "Succeeded"])
         expect(overlaps(queued)).toBe(false)
-        const parallel = yield* Effect.zipRight(
+        const parallel = yield* Effect.andThen(
           twoBusyCalls("5 seconds"), // spawns both workers
           twoBusyCalls("5 seconds") // both warm: they start together
         ).pipe(Effect.provide(WorkerPool.layer({ size: 2 })))
@@ -334,7 +334,7 @@ describe("WorkerPool", () => {
         yield* ToolCallingManager.executeBatch(toolkit, [call("busy", { millis: 50 }, "a"), call("busy", { millis: 50 }, "b")])
         const threads = yield* fewestThreads(100)
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, [call("spin", {}, "a"), call("spin", {}, "b")]).pipe(
-          Effect.fork
+          Effect.forkChild
         )
         yield* untilBusy(2)
         yield* Effect.sleep("100 millis") // both are spinning now
@@ -369,7 +369,7 @@ describe("WorkerPool", () => {
         yield* echoThread(toolkit) // warm: the spin starts at once
         const running = yield* runOne(toolkit, "spin").pipe(
           Effect.provideService(WorkerPool.WorkerPool, pool),
-          Effect.forkDaemon
+          Effect.forkDetach
         )
         yield* untilBusy(1)
         yield* Effect.sleep("50 millis")

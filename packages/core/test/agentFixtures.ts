@@ -61,7 +61,7 @@ export const diskTool = (executions: Executions, environment: { fixed: boolean }
     success: Schema.String,
     handler: (args) =>
       Effect.sync(() => executions.record("write_disk", args)).pipe(
-        Effect.zipRight(environment.fixed ? Effect.succeed(`wrote ${args.data}`) : Effect.fail(ToolError.environment("disk full")))
+        Effect.andThen(environment.fixed ? Effect.succeed(`wrote ${args.data}`) : Effect.fail(ToolError.environment("disk full")))
       )
   })
 
@@ -73,10 +73,10 @@ export const trackedMemory = () => {
   const read = new Set<string>()
   const service: ChatMemory.ChatMemory.Service = {
     ...inner,
-    get: (id) => Effect.sync(() => read.add(id)).pipe(Effect.zipRight(inner.get(id))),
-    append: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.zipRight(inner.append(id, messages))),
-    replace: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.zipRight(inner.replace(id, messages))),
-    remove: (id) => Effect.sync(() => removed.add(id)).pipe(Effect.zipRight(inner.remove(id)))
+    get: (id) => Effect.sync(() => read.add(id)).pipe(Effect.andThen(inner.get(id))),
+    append: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.andThen(inner.append(id, messages))),
+    replace: (id, messages) => Effect.sync(() => created.add(id)).pipe(Effect.andThen(inner.replace(id, messages))),
+    remove: (id) => Effect.sync(() => removed.add(id)).pipe(Effect.andThen(inner.remove(id)))
   }
   return { service, created, removed, read, layer: Layer.succeed(ChatMemory.ChatMemory, service) }
 }
@@ -103,7 +103,7 @@ export const holdingTool = (expected: number) =>
         Effect.acquireRelease(
           Effect.suspend(() => ++started === expected ? Deferred.succeed(allStarted, undefined) : Effect.void),
           () => Effect.sync(() => released.push(callId))
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+        ).pipe(Effect.andThen(Effect.never), Effect.scoped)
     })
     return { tool, allStarted, released }
   })

@@ -7,14 +7,14 @@ const held = (log: { started: number; released: Array<number> }, value: number, 
   Effect.acquireRelease(
     Effect.sync(() => void log.started++),
     () => Effect.sync(() => void log.released.push(value))
-  ).pipe(Effect.zipRight(gate), Effect.as(value), Effect.scoped)
+  ).pipe(Effect.andThen(gate), Effect.as(value), Effect.scoped)
 
 describe("concurrently", () => {
   it.effect("runs every effect at once and returns the values in order", () =>
     Effect.gen(function*() {
       const log = { started: 0, released: [] as Array<number> }
       const gate = yield* Deferred.make<void>()
-      const fiber = yield* concurrently([3, 1, 2].map((v) => held(log, v, Deferred.await(gate)))).pipe(Effect.fork)
+      const fiber = yield* concurrently([3, 1, 2].map((v) => held(log, v, Deferred.await(gate)))).pipe(Effect.forkChild)
       while (log.started < 3) yield* Effect.yieldNow()
       expect(log.released).toEqual([])
       yield* Deferred.succeed(gate, undefined)
@@ -27,8 +27,8 @@ describe("concurrently", () => {
       let releasedWhenCallerSawInterruption = -1
       const fiber = yield* concurrently([1, 2, 3, 4].map((v) => held(log, v, Effect.never))).pipe(
         Effect.onInterrupt(() => Effect.sync(() => (releasedWhenCallerSawInterruption = log.released.length))),
-        Effect.zipRight(Effect.never), // the caller's fiber goes on: children must not wait for it to end
-        Effect.fork
+        Effect.andThen(Effect.never), // the caller's fiber goes on: children must not wait for it to end
+        Effect.forkChild
       )
       while (log.started < 4) yield* Effect.yieldNow()
       expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
@@ -40,7 +40,7 @@ describe("concurrently", () => {
       const log = { started: 0, released: [] as Array<number> }
       // dies once the three others hold their resource
       const boom: Effect.Effect<number> = Effect.suspend(() =>
-        log.started < 3 ? Effect.zipRight(Effect.yieldNow(), boom) : Effect.die("boom")
+        log.started < 3 ? Effect.andThen(Effect.yieldNow(), boom) : Effect.die("boom")
       )
       const exit = yield* concurrently([
         held(log, 1, Effect.never),

@@ -267,15 +267,15 @@ export const conformance = <R>(
               Effect.iterate(0, {
                 while: (n) => n >= 0 && n < 100,
                 body: (n) =>
-                  Effect.map(Effect.zipRight(Effect.yieldNow(), store.recordStarted(runId, 1, `w${w}-${n}`)), (ok) => {
+                  Effect.map(Effect.andThen(Effect.yieldNow(), store.recordStarted(runId, 1, `w${w}-${n}`)), (ok) => {
                     if (!ok) return -1
                     accepted.push(`w${w}-${n}`)
-                    if (accepted.length === 40) Deferred.unsafeDone(enough, Exit.void)
+                    if (accepted.length === 40) Deferred.doneUnsafe(enough, Exit.void)
                     return n + 1
                   })
               })
             yield* store.insert(record(runId, { status: "running" }))
-            const writers = yield* Effect.fork(Effect.all(Array.from({ length: 8 }, (_, w) => writer(w)), { concurrency: "unbounded" }))
+            const writers = yield* Effect.forkChild(Effect.all(Array.from({ length: 8 }, (_, w) => writer(w)), { concurrency: "unbounded" }))
             yield* Deferred.await(enough)
             expect((yield* store.takeOver(runId, 1))?.version).toBe(2)
             const read = yield* store.started(runId)
@@ -290,11 +290,11 @@ export const conformance = <R>(
       withStore((store) =>
         Effect.gen(function*() {
           const first = yield* Scope.make()
-          expect(yield* Scope.extend(store.lease("conversation:c", { owner: "a", wait: false }), first)).toBe(true)
+          expect(yield* Scope.provide(store.lease("conversation:c", { owner: "a", wait: false }), first)).toBe(true)
           expect(yield* Effect.scoped(store.lease("conversation:c", { owner: "b", wait: false }))).toBe(false)
           expect(yield* Effect.scoped(store.lease("conversation:other", { owner: "b", wait: false }))).toBe(true)
           const waited = yield* Deferred.make<boolean>()
-          const waiter = yield* Effect.fork(
+          const waiter = yield* Effect.forkChild(
             Effect.scoped(Effect.flatMap(store.lease("conversation:c", { owner: "b", wait: true }), (held) => Deferred.succeed(waited, held)))
           )
           yield* TestClock.adjust("1 second")
@@ -313,7 +313,7 @@ export const conformance = <R>(
         if (paused._tag !== "Paused") throw new Error("expected a pause")
         const copy = JSON.parse(JSON.stringify(paused.checkpoint))
         const results = yield* Effect.all(
-          [paused.runId, copy, paused.runId, copy, paused.runId].map((target) => Effect.either(Agent.resume(agent, target, Decision.approveAll()))),
+          [paused.runId, copy, paused.runId, copy, paused.runId].map((target) => Effect.result(Agent.resume(agent, target, Decision.approveAll()))),
           { concurrency: "unbounded" }
         )
         expect(results.filter((r) => r._tag === "Right").map((r) => r.right._tag)).toEqual(["Completed"])

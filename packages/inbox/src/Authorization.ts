@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiMiddleware, HttpApiSchema, HttpServerRequest } from "@effect/platform"
+import { HttpApiMiddleware, HttpApiSchema, HttpServerRequest } from "effect/http"
 import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 
@@ -27,7 +27,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@agentfx/inbox/Unauthorized")(
   "Unauthorized",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 401 })
+  HttpApiSchema.annotate({ status: 401 })
 ) {}
 
 /**
@@ -46,7 +46,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@agentfx/inb
 export class Forbidden extends Schema.TaggedError<Forbidden>("@agentfx/inbox/Forbidden")(
   "Forbidden",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 403 })
+  HttpApiSchema.annotate({ status: 403 })
 ) {}
 
 /**
@@ -104,7 +104,7 @@ export type Authorize = (request: HttpServerRequest.HttpServerRequest) => Effect
  * @since 0.1.0
  * @category services
  */
-export class Decider extends Context.Tag("@agentfx/inbox/Decider")<Decider, string>() {}
+export class Decider extends Context.Service<Decider, string>()("@agentfx/inbox/Decider") {}
 
 /**
  * The middleware of the inbox's API endpoints: runs the hook, provides the `Decider`.
@@ -121,7 +121,7 @@ export class Decider extends Context.Tag("@agentfx/inbox/Decider")<Decider, stri
  * @category middleware
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@agentfx/inbox/Authorization", {
-  failure: Schema.Union(Unauthorized, Forbidden),
+  failure: Schema.Union([Unauthorized, Forbidden]),
   provides: Decider
 }) {}
 
@@ -166,7 +166,7 @@ export const tokenCookie = "agentfx-inbox-token"
  *
  * @example
  * ```ts
- * import { HttpServerRequest } from "@effect/platform"
+ * import { HttpServerRequest } from "effect/http"
  * import { Authorization } from "@agentfx/inbox"
  *
  * declare const request: HttpServerRequest.HttpServerRequest

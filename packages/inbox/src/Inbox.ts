@@ -7,9 +7,9 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import type { HttpApiGroup } from "@effect/platform"
-import { HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
-import type { HttpServerError } from "@effect/platform"
+import type { HttpApiGroup } from "effect/http"
+import { HttpLayerRouter, HttpServer, HttpServerResponse } from "effect/http"
+import type { HttpServerError } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Data, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -94,7 +94,7 @@ export class InvalidInbox extends Data.TaggedError("InvalidInbox")<{ readonly pr
  *
  * @example
  * ```ts
- * import { HttpApiBuilder } from "@effect/platform"
+ * import { HttpApiBuilder } from "effect/http"
  * import { Layer } from "effect"
  * import { Agent } from "@agentfx/core"
  * import { Inbox, InboxApi } from "@agentfx/inbox"
@@ -123,7 +123,7 @@ export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
   }
   if (twice.size > 0) problems.push(`agents: names used twice: ${[...twice].join(", ")} (a run's record names its agent)`)
   if (problems.length > 0) throw new InvalidInbox({ problems })
-  const runs = Layer.unwrapScoped(
+  const runs = Layer.unwrap(
     Effect.gen(function*() {
       const live = Live.make(yield* Effect.context<any>(), yield* Effect.scope, options.driver)
       return Runs.layer(agents, live, options.driver?.location)
@@ -139,7 +139,7 @@ export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
  *
  * @example
  * ```ts
- * import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+ * import { HttpLayerRouter, HttpServerResponse } from "effect/http"
  * import { NodeHttpServer } from "@effect/platform-node"
  * import { Layer } from "effect"
  * import { createServer } from "node:http"
@@ -226,7 +226,7 @@ const isAddressInUse = (error: HttpServerError.ServeError) =>
  *
  * @example
  * ```ts
- * import { HttpServer } from "@effect/platform"
+ * import { HttpServer } from "effect/http"
  * import { Effect, Layer } from "effect"
  * import { Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Inbox } from "@agentfx/inbox"
@@ -247,7 +247,7 @@ export const serve = <R, D extends RunDriver.RunDriver | undefined = undefined>(
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> => {
   const listen = { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }
   const server = NodeHttpServer.layer(createServer, listen).pipe(
-    Layer.catchAll((error) => Layer.fail(isAddressInUse(error) ? new PortInUse(listen) : error))
+    Layer.catch((error) => Layer.fail(isAddressInUse(error) ? new PortInUse(listen) : error))
   )
   return HttpLayerRouter.serve(
     Layer.mergeAll(routes(options), HttpLayerRouter.add("GET", "/", HttpServerResponse.redirect("/inbox", { status: 303 }))),

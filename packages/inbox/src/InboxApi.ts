@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { Checkpoint, Decision, Json, Message } from "@agentfx/core"
-import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema } from "effect/http"
 import { Schema } from "effect"
 import { Authorization, Forbidden, Unauthorized } from "./Authorization.js"
 
@@ -60,7 +60,7 @@ export const RunSummary = Schema.Struct({
   pausedAt: Schema.Number,
   ageMillis: Schema.Number,
   pending: Schema.Array(PendingSummary)
-}).annotations({ identifier: "RunSummary" })
+}).annotate({ identifier: "RunSummary" })
 
 /**
  * @since 0.1.0
@@ -93,7 +93,7 @@ export const PendingCall = Schema.Struct({
   args: Json.JsonValue,
   why: Schema.String,
   error: Schema.optional(Schema.Struct({ reason: Schema.String, message: Schema.String }))
-}).annotations({ identifier: "PendingCall" })
+}).annotate({ identifier: "PendingCall" })
 
 /**
  * @since 0.1.0
@@ -126,7 +126,7 @@ export const RunDetail = Schema.Struct({
   accepts: Schema.Array(Schema.String),
   /** Where the run is driven, when the inbox's driver says (a cluster runner's address). */
   runner: Schema.optional(Schema.String)
-}).annotations({ identifier: "RunDetail" })
+}).annotate({ identifier: "RunDetail" })
 
 /**
  * @since 0.1.0
@@ -153,7 +153,7 @@ export const DecisionAccepted = Schema.Struct({
   decidedBy: Schema.String,
   decidedAt: Schema.Number,
   events: Schema.String
-}).annotations({ identifier: "DecisionAccepted" })
+}).annotate({ identifier: "DecisionAccepted" })
 
 /**
  * @since 0.1.0
@@ -178,7 +178,7 @@ export interface DecisionAccepted extends Schema.Schema.Type<typeof DecisionAcce
 export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agentfx/inbox/InvalidDecision")(
   "InvalidDecision",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 400 })
+  HttpApiSchema.annotate({ status: 400 })
 ) {}
 
 /**
@@ -197,7 +197,7 @@ export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agent
 export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox/RunNotFound")(
   "RunNotFound",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 404 })
+  HttpApiSchema.annotate({ status: 404 })
 ) {}
 
 /**
@@ -216,7 +216,7 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox
 export class NoLiveEvents extends Schema.TaggedError<NoLiveEvents>("@agentfx/inbox/NoLiveEvents")(
   "NoLiveEvents",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 404 })
+  HttpApiSchema.annotate({ status: 404 })
 ) {}
 
 /**
@@ -243,7 +243,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
     decidedAt: Schema.optional(Schema.Number),
     message: Schema.String
   },
-  HttpApiSchema.annotations({ status: 409 })
+  HttpApiSchema.annotate({ status: 409 })
 ) {}
 
 /**
@@ -262,7 +262,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@agentfx/inbox/ConversationBusy")(
   "ConversationBusy",
   { conversationId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 409 })
+  HttpApiSchema.annotate({ status: 409 })
 ) {}
 
 /**
@@ -288,7 +288,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
     callIds: Schema.optional(Schema.Array(Schema.String)),
     problems: Schema.optional(Schema.Array(Schema.Struct({ callId: Schema.String, toolName: Schema.String, message: Schema.String })))
   },
-  HttpApiSchema.annotations({ status: 422 })
+  HttpApiSchema.annotate({ status: 422 })
 ) {}
 
 /**
@@ -307,7 +307,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
 export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inbox/UnknownAgent")(
   "UnknownAgent",
   { agent: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 422 })
+  HttpApiSchema.annotate({ status: 422 })
 ) {}
 
 /**
@@ -326,7 +326,7 @@ export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inb
 export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/inbox/Unavailable")(
   "Unavailable",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
+  HttpApiSchema.annotate({ status: 503 })
 ) {}
 
 const runId = HttpApiSchema.param("runId", Schema.String)
@@ -419,7 +419,7 @@ export class RunsGroup extends HttpApiGroup.make("inboxRuns")
  *
  * @example
  * ```ts
- * import { OpenApi } from "@effect/platform"
+ * import { OpenApi } from "effect/http /* TODO platform:OpenApi */"
  * import { InboxApi } from "@agentfx/inbox"
  *
  * const spec = OpenApi.fromApi(InboxApi.Api)

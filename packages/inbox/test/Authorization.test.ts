@@ -2,9 +2,9 @@
  * Who may use the inbox: the default hook (loopback clients, or a token) on the hook itself
  * and through a real server; a hook of one's own, whose name is recorded with the claim.
  */
-import { HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Result, Option, Redacted } from "effect"
 import * as Http from "node:http"
 import { Authorization, DecisionLog } from "../src/index.js"
 import { bank, decide, events, request, serve } from "./fixtures.js"
@@ -13,11 +13,11 @@ const requestFrom = (headers: Record<string, string>, remoteAddress = "127.0.0.1
   HttpServerRequest.fromWeb(new Request("http://127.0.0.1:4180/inbox/api/runs", { headers })).modify({ remoteAddress })
 
 const judge = (authorize: Authorization.Authorize, headers: Record<string, string>, remoteAddress?: string) =>
-  Effect.runSync(Effect.either(authorize(requestFrom(headers, remoteAddress))))
+  Effect.runSync(Effect.result(authorize(requestFrom(headers, remoteAddress))))
 
 /** A GET with exactly these headers (fetch would not send `Host` as given). */
 const rawGet = (origin: string, path: string, headers: Record<string, string>) =>
-  Effect.async<{ status: number; body: any }>((resume) => {
+  Effect.callback<{ status: number; body: any }>((resume) => {
     const url = new URL(origin)
     const req = Http.request({ host: url.hostname, port: url.port, path, headers, setHost: headers.host === undefined }, (res) => {
       let body = ""
@@ -31,14 +31,14 @@ describe("Authorization.loopbackOrToken, without a token", () => {
   const authorize = Authorization.loopbackOrToken()
 
   it("admits loopback clients (IPv4, IPv6, IPv4-mapped) by the name they give, else as \"local\"", () => {
-    expect(judge(authorize, { host: "127.0.0.1:4180" })).toEqual(Either.right("local"))
-    expect(judge(authorize, { host: "localhost:4180", "x-agentfx-reviewer": "Ada" }, "::1")).toEqual(Either.right("Ada"))
-    expect(judge(authorize, { host: "[::1]:4180" }, "::ffff:127.0.0.1")).toEqual(Either.right("local"))
+    expect(judge(authorize, { host: "127.0.0.1:4180" })).toEqual(Result.succeed("local"))
+    expect(judge(authorize, { host: "localhost:4180", "x-agentfx-reviewer": "Ada" }, "::1")).toEqual(Result.succeed("Ada"))
+    expect(judge(authorize, { host: "[::1]:4180" }, "::ffff:127.0.0.1")).toEqual(Result.succeed("local"))
   })
 
   it("refuses a client on another machine (403)", () => {
     const refused = judge(authorize, { host: "192.168.1.20:4180" }, "192.168.1.7")
-    expect(Either.isLeft(refused) && refused.left).toEqual(new Authorization.Forbidden({
+    expect(Result.isFailure(refused) && refused.left).toEqual(new Authorization.Forbidden({
       message: "The inbox admits clients on this machine only (this one is 192.168.1.7); configure a token to open it to others"
     }))
   })
@@ -49,25 +49,25 @@ describe("Authorization.loopbackOrToken, without a token", () => {
       judge(authorize, { host: "127.0.0.1:4180", forwarded: "for=203.0.113.9" }),
       judge(authorize, { host: "evil.example:4180" }),
       judge(authorize, { host: "127.0.0.1:4180", origin: "http://evil.example" })
-    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
     expect(messages).toEqual([
       "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
       "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
       `Forbidden: Host "evil.example:4180" is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token`,
       "Forbidden: A request from another origin (http://evil.example) cannot use the inbox"
     ])
-    expect(judge(authorize, { host: "127.0.0.1:4180", origin: "http://127.0.0.1:4180" })).toEqual(Either.right("local"))
+    expect(judge(authorize, { host: "127.0.0.1:4180", origin: "http://127.0.0.1:4180" })).toEqual(Result.succeed("local"))
   })
 
   it("the name: URI-decoded, control characters dropped, at most 64 characters; an undecodable one is no name", () => {
-    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": encodeURIComponent("Zoë\u0007 Ödegaard ") })).toEqual(Either.right("Zoë Ödegaard"))
-    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "x".repeat(100) })).toEqual(Either.right("x".repeat(64)))
-    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "%E0%A4%A" })).toEqual(Either.right("local"))
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": encodeURIComponent("Zoë\u0007 Ödegaard ") })).toEqual(Result.succeed("Zoë Ödegaard"))
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "x".repeat(100) })).toEqual(Result.succeed("x".repeat(64)))
+    expect(judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": "%E0%A4%A" })).toEqual(Result.succeed("local"))
   })
 
   it("a name is cut at 64 characters, not inside one: an emoji at the cut is kept whole", () => {
     const named = judge(authorize, { host: "127.0.0.1", "x-agentfx-reviewer": encodeURIComponent(`${"a".repeat(63)}😀b`) })
-    expect(named).toEqual(Either.right(`${"a".repeat(63)}😀`))
+    expect(named).toEqual(Result.succeed(`${"a".repeat(63)}😀`))
   })
 })
 
@@ -75,13 +75,13 @@ describe("Authorization.loopbackOrToken, with a token", () => {
   const authorize = Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") })
 
   it("admits any client that presents it, as a bearer token or the cookie; else 401", () => {
-    expect(judge(authorize, { authorization: "Bearer s3cret-token" }, "192.168.1.7")).toEqual(Either.right("token holder"))
-    expect(judge(authorize, { cookie: "agentfx-inbox-token=s3cret-token", "x-agentfx-reviewer": "Ada" }, "192.168.1.7")).toEqual(Either.right("Ada"))
+    expect(judge(authorize, { authorization: "Bearer s3cret-token" }, "192.168.1.7")).toEqual(Result.succeed("token holder"))
+    expect(judge(authorize, { cookie: "agentfx-inbox-token=s3cret-token", "x-agentfx-reviewer": "Ada" }, "192.168.1.7")).toEqual(Result.succeed("Ada"))
     const messages = [
       judge(authorize, {}, "127.0.0.1"),
       judge(authorize, { authorization: "Bearer s3cret-tokem" }),
       judge(authorize, { cookie: "agentfx-inbox-token=s3cret" })
-    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
     expect(messages).toEqual([
       "Unauthorized: A token is required: send Authorization: Bearer <token>, or open the inbox with its ?token= link once",
       "Unauthorized: The token is not valid",
@@ -99,7 +99,7 @@ describe("Authorization.loopbackOrToken, with a token", () => {
       judge(authorize, { ...token, host: "localhost:4180", origin: "null" }),
       judge(authorize, { ...token, host: "localhost:4180", origin: "ftp://localhost:4180" }),
       judge(authorize, { host: "inbox.example.com", origin: "https://evil.example" }, "10.0.0.2")
-    ].map((r) => Either.isLeft(r) ? `${r.left._tag}: ${r.left.message}` : `admitted as ${r.right}`)
+    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : `admitted as ${r.right}`)
     expect(judged).toEqual([
       "admitted as token holder",
       "admitted as token holder",
@@ -133,7 +133,7 @@ describe("Authorization.loopbackOrToken, with a token that cannot guard anything
 })
 
 describe("authorization through the server", () => {
-  it.scopedLive("the default refuses a rebinding Host, a proxied request and another origin with 403 JSON; admits 127.0.0.1", () =>
+  it.live("the default refuses a rebinding Host, a proxied request and another origin with 403 JSON; admits 127.0.0.1", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
@@ -148,7 +148,7 @@ describe("authorization through the server", () => {
       expect([crossSite.status, crossSite.body]).toEqual([403, { _tag: "Forbidden", message: "A request from another origin (http://evil.example) cannot use the inbox" }])
     }))
 
-  it.scopedLive("with a token: 401 without it; a ?token= link with a wrong token is a 401 and sets nothing; the right one sets the cookie (HttpOnly, SameSite=Strict) and the cookie admits, but not from another origin", () =>
+  it.live("with a token: 401 without it; a ?token= link with a wrong token is a 401 and sets nothing; the right one sets the cookie (HttpOnly, SameSite=Strict) and the cookie admits, but not from another origin", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent], { authorize: Authorization.loopbackOrToken({ token: Redacted.make("s3cret-token") }) })
@@ -182,7 +182,7 @@ describe("authorization through the server", () => {
       expect(stream.events.at(-1)!.data._tag).toBe("RunCompleted")
     }))
 
-  it.scopedLive("a hook of one's own: its refusal is the answer; its name is who decided, in the store's record and the decision log", () =>
+  it.live("a hook of one's own: its refusal is the answer; its name is who decided, in the store's record and the decision log", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const authorize: Authorization.Authorize = (req) => {

@@ -23,7 +23,7 @@ const withLogs = <A, E, R>(body: (logged: ReadonlyArray<string>) => Effect.Effec
 
 /** A POST whose answer may come before its body is sent (the server stops reading): the answer as read off the socket, whatever happens to the upload. */
 const earlyAnswer = (url: string, body: string) =>
-  Effect.async<{ status: number; body: any }>((resume) => {
+  Effect.callback<{ status: number; body: any }>((resume) => {
     const { hostname, pathname, port } = new URL(url)
     let received = ""
     const socket = Net.connect(Number(port), hostname, () => {
@@ -39,7 +39,7 @@ const earlyAnswer = (url: string, body: string) =>
   })
 
 describe("GET /inbox/api/runs", () => {
-  it.scopedLive("lists the paused runs of the inbox's agents, with their pending calls; a run of another agent is not listed", () =>
+  it.live("lists the paused runs of the inbox's agents, with their pending calls; a run of another agent is not listed", () =>
     Effect.gen(function*() {
       const one = bank("bank")
       const other = bank("other-bank")
@@ -64,7 +64,7 @@ describe("GET /inbox/api/runs", () => {
       expect(bad.body._tag).toBe("HttpApiDecodeError")
     }))
 
-  it.scopedLive("a store that fails is a 503 with its message", () =>
+  it.live("a store that fails is a 503 with its message", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent], {
@@ -77,7 +77,7 @@ describe("GET /inbox/api/runs", () => {
 })
 
 describe("a record that cannot be read", () => {
-  it.scopedLive("is left out of the list; asked for alone, it is a 503 naming the run and what is wrong", () =>
+  it.live("is left out of the list; asked for alone, it is a 503 naming the run and what is wrong", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const broken = (record: RunStore.RunRecord): RunStore.RunRecord => ({ ...record, checkpoint: { format: "agentfx/checkpoint", version: 2 } })
@@ -99,7 +99,7 @@ describe("a record that cannot be read", () => {
 })
 
 describe("a record written by the previous version (checkpoint format 2)", () => {
-  it.scopedLive("is read like one of today's: listed, and shown with its calls and conversation", () =>
+  it.live("is read like one of today's: listed, and shown with its calls and conversation", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const older = (record: RunStore.RunRecord): RunStore.RunRecord => ({ ...record, checkpoint: { ...(record.checkpoint as object), version: 2 } })
@@ -119,7 +119,7 @@ describe("a record written by the previous version (checkpoint format 2)", () =>
 })
 
 describe("GET /inbox/api/runs/:runId", () => {
-  it.scopedLive("a paused run: its calls with their tool's description and JSON Schema, the arguments, the conversation, the decisions that fit", () =>
+  it.live("a paused run: its calls with their tool's description and JSON Schema, the arguments, the conversation, the decisions that fit", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
@@ -150,7 +150,7 @@ describe("GET /inbox/api/runs/:runId", () => {
       expect(reply.body.pending[0].parameters.properties.amount).toMatchObject({ type: "number", exclusiveMinimum: 0, maximum: 10_000 })
     }))
 
-  it.scopedLive("why each call waits: the reason its gate recorded, or that it gave none", () =>
+  it.live("why each call waits: the reason its gate recorded, or that it gave none", () =>
     Effect.gen(function*() {
       const twoCalls = ScriptedChatModel.layer(() =>
         ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }, { id: "b1", name: "balance", args: {} })
@@ -167,7 +167,7 @@ describe("GET /inbox/api/runs/:runId", () => {
       expect(reply.body.why).toBe("its gate asked a person about 2 calls: nothing of the batch runs before they are decided")
     }))
 
-  it.scopedLive("an unknown run is a 404; a run of an agent the inbox was not given is a 422", () =>
+  it.live("an unknown run is a 404; a run of an agent the inbox was not given is a 422", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const other = bank("other-bank")
@@ -187,7 +187,7 @@ describe("GET /inbox/api/runs/:runId", () => {
 })
 
 describe("an environment pause", () => {
-  it.scopedLive("shows the failed call with its error and accepts Retry or Report; Retry runs the call again", () =>
+  it.live("shows the failed call with its error and accepts Retry or Report; Retry runs the call again", () =>
     Effect.gen(function*() {
       let attempts = 0
       const upload = Tool.make("transfer", {
@@ -223,7 +223,7 @@ describe("an environment pause", () => {
 })
 
 describe("a run out of iterations", () => {
-  it.scopedLive("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
+  it.live("is listed with reason max-iterations and accepts Continue; a run that stops again ends its stream with RunFailed", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "looper", tools: [balance], maxIterations: 1 })
       const looping = ScriptedChatModel.layer(() => ScriptedChatModel.toolCalls({ id: "b1", name: "balance", args: {} }))
@@ -254,7 +254,7 @@ describe("a run out of iterations", () => {
 })
 
 describe("a run out of budget", () => {
-  it.scopedLive("is listed with reason budget and accepts Continue; without a raise it stops again at once; with one it completes; a bad raise is a 400", () =>
+  it.live("is listed with reason budget and accepts Continue; without a raise it stops again at once; with one it completes; a bad raise is a 400", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "metered", tools: [balance], budget: { modelCalls: 1 } })
       const asksOnce = ScriptedChatModel.layer((request) =>
@@ -298,7 +298,7 @@ describe("a run out of budget", () => {
 })
 
 describe("POST /inbox/api/runs/:runId/decision", () => {
-  it.scopedLive("approves: 202 with who decided and when; the run completes; the events stream to the end; the run is no longer listed", () =>
+  it.live("approves: 202 with who decided and when; the run completes; the events stream to the end; the run is no longer listed", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -336,7 +336,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       })
     }))
 
-  it.scopedLive("edited arguments that do not decode: 422 naming the call and the problem; the run stays paused; fixed, they run", () =>
+  it.live("edited arguments that do not decode: 422 naming the call and the problem; the run stays paused; fixed, they run", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -356,7 +356,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual(["t1 Ada 5"])
     }))
 
-  it.scopedLive("a body nested thousands of levels deep, never a 500: in edited arguments or a reply, 422 naming the agent's limit; elsewhere (a raise, a reason, a tag, an unexpected field), 400 naming the inbox's; the run stays paused", () =>
+  it.live("a body nested thousands of levels deep, never a 500: in edited arguments or a reply, 422 naming the agent's limit; elsewhere (a raise, a reason, a tag, an unexpected field), 400 naming the inbox's; the run stays paused", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -391,7 +391,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual([])
     }))
 
-  it.scopedLive("per call: approve one, reject one with a reason, answer one in its place; only the approved one runs, the model reads the reason and the reply", () =>
+  it.live("per call: approve one, reject one with a reason, answer one in its place; only the approved one runs, the model reads the reason and the reply", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const three = ScriptedChatModel.layer((request) => {
@@ -407,7 +407,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       })
       const inbox = yield* serve([agent], { model: three })
       const paused = yield* inbox.inStores(Agent.run(agent, { input: "pay all three", conversationId: "c-3" }).pipe(Effect.provide(three)))
-      if (paused._tag !== "Paused") return yield* Effect.dieMessage("expected a pause")
+      if (paused._tag !== "Paused") return yield* Effect.die(new Error("expected a pause"))
       const reply = yield* decide(inbox.origin, paused.runId, {
         _tag: "ByCall",
         decisions: {
@@ -435,7 +435,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       ])
     }))
 
-  it.scopedLive("decisions that do not fit the pending calls: 422 UnknownDecision, IncompleteDecisions, DecisionMismatch; nothing runs", () =>
+  it.live("decisions that do not fit the pending calls: 422 UnknownDecision, IncompleteDecisions, DecisionMismatch; nothing runs", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -463,7 +463,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(executed).toEqual([])
     }))
 
-  it.scopedLive("a body that is not a decision: 400 for another content type (one that only starts like application/json too), bad JSON, a body over 4 MiB, or a value of another shape; application/json with parameters is accepted", () =>
+  it.live("a body that is not a decision: 400 for another content type (one that only starts like application/json too), bad JSON, a body over 4 MiB, or a value of another shape; application/json with parameters is accepted", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -495,7 +495,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect([accepted.status, accepted.body.runId]).toEqual([202, runId])
     }))
 
-  it.scopedLive("an unknown run: 404; a run of an agent the inbox was not given: 422", () =>
+  it.live("an unknown run: 404; a run of an agent the inbox was not given: 422", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const other = bank("other-bank")
@@ -508,7 +508,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       expect(other.executed).toEqual([])
     }))
 
-  it.scopedLive("another holder of the conversation: 409 ConversationBusy, nothing consumed; once it lets go, the decision goes through", () =>
+  it.live("another holder of the conversation: 409 ConversationBusy, nothing consumed; once it lets go, the decision goes through", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])
@@ -534,7 +534,7 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
 
 describe("two people deciding one run", () => {
   for (const conversationId of ["c-shared", undefined]) {
-    it.scopedLive(`eight decisions at once (${conversationId === undefined ? "ephemeral run" : "named conversation"}): one 202, seven 409 naming the winner; the transfer runs once`, () =>
+    it.live(`eight decisions at once (${conversationId === undefined ? "ephemeral run" : "named conversation"}): one 202, seven 409 naming the winner; the transfer runs once`, () =>
       Effect.gen(function*() {
         const { agent, executed } = bank()
         const inbox = yield* serve([agent])
@@ -559,7 +559,7 @@ describe("two people deciding one run", () => {
 })
 
 describe("a decision made on what a person saw", () => {
-  it.scopedLive("a tab still showing an earlier pause (the run was decided and paused again): 409 naming who decided, nothing runs; the run's new revision decides it", () =>
+  it.live("a tab still showing an earlier pause (the run was decided and paused again): 409 naming who decided, nothing runs; the run's new revision decides it", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       // the model asks for a second transfer after the first, reusing its call id (as scripted and some adapters' ids do)
@@ -572,7 +572,7 @@ describe("a decision made on what a person saw", () => {
       const inbox = yield* serve([agent], { model: twice })
       const runId = yield* inbox.inStores(Agent.run(agent, { input: "pay Ada 250" }).pipe(
         Effect.provide(twice),
-        Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.dieMessage("expected a pause"))
+        Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.die(new Error("expected a pause")))
       ))
       // two people open the run: both see Ada's transfer, at one revision
       const seen = yield* request(`${runs(inbox.origin)}/${runId}`)
@@ -616,7 +616,7 @@ describe("a decision made on what a person saw", () => {
 })
 
 describe("GET /inbox/api/runs/:runId/events", () => {
-  it.scopedLive("a run this inbox did not resume: 404 NoLiveEvents", () =>
+  it.live("a run this inbox did not resume: 404 NoLiveEvents", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
@@ -629,7 +629,7 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       }])
     }))
 
-  it.scopedLive("Last-Event-ID: a reconnecting client gets the events after it; a run that pauses again ends its stream with RunPaused", () =>
+  it.live("Last-Event-ID: a reconnecting client gets the events after it; a run that pauses again ends its stream with RunPaused", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const twice = ScriptedChatModel.layer((request) => {
@@ -655,7 +655,7 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       expect(executed).toEqual(["t1 Ada 10", "t2 Bob 20"])
     }))
 
-  it.scopedLive("a run whose model fails after the claim ends its stream with RunFailed", () =>
+  it.live("a run whose model fails after the claim ends its stream with RunFailed", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const failing = ScriptedChatModel.layer(() => Effect.fail(new ChatModel.ModelError({ reason: "invalid-request", message: "the provider answered 400" })))
@@ -669,7 +669,7 @@ describe("GET /inbox/api/runs/:runId/events", () => {
 })
 
 describe("a run that dies after its claim", () => {
-  it.scopedLive("its followers get RunFailed with a fixed message, never the defect's own; the cause goes to the log", () =>
+  it.live("its followers get RunFailed with a fixed message, never the defect's own; the cause goes to the log", () =>
     withLogs((logged) =>
       Effect.gen(function*() {
         const { agent, executed } = bank()
@@ -698,7 +698,7 @@ describe("a run that dies after its claim", () => {
 })
 
 describe("a decision log that fails", () => {
-  it.scopedLive("a log whose record dies (its database is gone): the decision is still answered 202 and the run completes; the failure goes to the log", () =>
+  it.live("a log whose record dies (its database is gone): the decision is still answered 202 and the run completes; the failure goes to the log", () =>
     withLogs((logged) =>
       Effect.gen(function*() {
         const { agent, executed } = bank()
@@ -731,11 +731,11 @@ describe("stopping the inbox", () => {
         parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
         success: Schema.String,
         needsApproval: true,
-        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never), Effect.onInterrupt(() => Effect.sync(() => (finalized = true))))
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.never), Effect.onInterrupt(() => Effect.sync(() => (finalized = true))))
       })
       const agent = Agent.make({ name: "slow-bank", tools: [slow] })
       const scope = yield* Scope.make()
-      const inbox = yield* Scope.extend(serve([agent]), scope)
+      const inbox = yield* Scope.provide(serve([agent]), scope)
       const runId = yield* inbox.pause(agent, "pay Ada 250")
       const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
       const response = yield* Effect.promise(() => fetch(`${inbox.origin}${reply.body.events}`))
@@ -745,7 +745,7 @@ describe("stopping the inbox", () => {
       while (!text.includes(`"_tag":"ToolStarted"`)) text += decoder.decode((yield* Effect.promise(() => reader.read())).value)
       yield* Deferred.await(started)
       const closing = Date.now()
-      const closed = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closed = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       for (;;) {
         const chunk = yield* Effect.promise(() => reader.read())
         if (chunk.done) break
@@ -760,7 +760,7 @@ describe("stopping the inbox", () => {
 })
 
 describe("the page", () => {
-  it.scopedLive("GET /inbox serves the page under a content security policy (its import map admitted by hash); its assets and @cfworker/json-schema's modules; an unknown asset is a 404; / redirects", () =>
+  it.live("GET /inbox serves the page under a content security policy (its import map admitted by hash); its assets and @cfworker/json-schema's modules; an unknown asset is a 404; / redirects", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
@@ -803,7 +803,7 @@ describe("Inbox.layer", () => {
     )
   })
 
-  it.scopedLive("Inbox.routes mounts beside a server's own routes", () =>
+  it.live("Inbox.routes mounts beside a server's own routes", () =>
     Effect.gen(function*() {
       const { HttpLayerRouter, HttpServer, HttpServerResponse } = yield* Effect.promise(() => import("@effect/platform"))
       const { NodeHttpServer } = yield* Effect.promise(() => import("@effect/platform-node"))
@@ -831,7 +831,7 @@ describe("Inbox.layer", () => {
 describe("Inbox.serve", () => {
   const stores = Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory, model)
 
-  it.scopedLive("logs the page's address once it listens", () =>
+  it.live("logs the page's address once it listens", () =>
     withLogs((logged) =>
       Effect.gen(function*() {
         const { HttpServer } = yield* Effect.promise(() => import("@effect/platform"))
@@ -844,14 +844,14 @@ describe("Inbox.serve", () => {
       })
     ))
 
-  it.scopedLive("a port that is taken fails it with PortInUse, naming the port and what to do", () =>
+  it.live("a port that is taken fails it with PortInUse, naming the port and what to do", () =>
     Effect.gen(function*() {
       const { Inbox } = yield* Effect.promise(() => import("../src/index.js"))
       const taken = yield* Effect.acquireRelease(
-        Effect.async<Net.Server>((resume) => {
+        Effect.callback<Net.Server>((resume) => {
           const server = Net.createServer().listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
-        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+        (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
       )
       const port = (taken.address() as Net.AddressInfo).port
       const error = yield* Effect.flip(Layer.build(Inbox.serve({ agents: [bank().agent], port }).pipe(Layer.provide(stores))))

@@ -11,7 +11,7 @@ import { LiveEvent, type RunDriver } from "../src/index.js"
 import { bank, decide, events, model, request, serve } from "./fixtures.js"
 
 describe("an inbox with a RunDriver", () => {
-  it.scopedLive("sends the decision to the driver, which runs it with its own model; the page names the runner; a second decision is refused", () =>
+  it.live("sends the decision to the driver, which runs it with its own model; the page names the runner; a second decision is refused", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const sent: Array<string> = []

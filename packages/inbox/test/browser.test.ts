@@ -60,7 +60,7 @@ describe("the inbox in Chromium", () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const { agent, executed } = bank()
-      const inbox = await Effect.runPromise(Scope.extend(serve([agent]), scope))
+      const inbox = await Effect.runPromise(Scope.provide(serve([agent]), scope))
       const runId = await Effect.runPromise(inbox.pause(agent, "pay Ada 250", "c-browser"))
 
       const ada = await person(inbox.origin, "Ada")
@@ -175,7 +175,7 @@ describe("the inbox in Chromium", () => {
         const results = request.messages.filter((m): m is Message.ToolResultMessage => m._tag === "ToolResult")
         return ScriptedChatModel.text(results.map((r) => `${r.callId}${r.isError ? " (error)" : ""}: ${JSON.stringify(r.content)}`).join("; "))
       })
-      const inbox = await Effect.runPromise(Scope.extend(serve([agent], { model: twoCalls }), scope))
+      const inbox = await Effect.runPromise(Scope.provide(serve([agent], { model: twoCalls }), scope))
       const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input: "pay Ada and Bob", conversationId: "c-two" }).pipe(Effect.provide(twoCalls))))
       if (paused._tag !== "Paused") throw new Error("expected a pause")
       const runId = paused.runId
@@ -238,7 +238,7 @@ describe("the inbox in Chromium", () => {
         if (results === 1) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: hostile, amount: 9000 } })
         return ScriptedChatModel.text("Both sent")
       })
-      const inbox = await Effect.runPromise(Scope.extend(serve([agent], { model: twice }), scope))
+      const inbox = await Effect.runPromise(Scope.provide(serve([agent], { model: twice }), scope))
       const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input: "pay Ada 250", conversationId: "c-stale" }).pipe(Effect.provide(twice))))
       if (paused._tag !== "Paused") throw new Error("expected a pause")
       const open = async (who: Awaited<ReturnType<typeof person>>) => {
@@ -288,7 +288,7 @@ describe("the inbox in Chromium", () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const { agent } = bank()
-      const inbox = await Effect.runPromise(Scope.extend(serve([agent]), scope))
+      const inbox = await Effect.runPromise(Scope.provide(serve([agent]), scope))
       const dot = Part.image({ name: "dot.png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" })
       const input = [Part.text("pay Ada 250"), dot, Part.image({ url: "https://example.com/elsewhere.png" }), Part.file({ mediaType: "application/pdf", name: "invoice.pdf", data: "JVBERi0=" })]
       const paused = await Effect.runPromise(inbox.inStores(Agent.run(agent, { input, conversationId: "c-files" }).pipe(Effect.provide(model))))

@@ -6,7 +6,7 @@
  */
 import { Tool } from "@agentfx/core"
 import { describe as group, expect, it } from "@effect/vitest"
-import { Arbitrary, Effect, Either, FastCheck, Schema } from "effect"
+import { Arbitrary, Effect, Result, FastCheck, Schema } from "effect"
 import { check } from "../static/check.js"
 
 const jsonSchemaOf = (parameters: Schema.Schema<any, any>) =>
@@ -16,7 +16,7 @@ interface Item extends Schema.Schema.Encoded<typeof Item> {}
 const Item: Schema.Struct<{ name: Schema.filter<typeof Schema.String>; children: Schema.Array$<Schema.suspend<Item, Item, never>> }> = Schema.Struct({
   name: Schema.String.pipe(Schema.minLength(1)),
   children: Schema.Array(Schema.suspend((): Schema.Schema<Item> => Item))
-}).annotations({ identifier: "Item" })
+}).annotate({ identifier: "Item" })
 
 const schemas = {
   transfer: Schema.Struct({
@@ -26,20 +26,17 @@ const schemas = {
   }),
   kinds: Schema.Struct({
     count: Schema.Int.pipe(Schema.between(1, 10)),
-    mode: Schema.Literal("fast", "slow"),
+    mode: Schema.Literals(["fast", "slow"]),
     flag: Schema.Boolean,
     note: Schema.NullOr(Schema.String),
     tags: Schema.Array(Schema.String.pipe(Schema.pattern(/^[a-z]+$/))).pipe(Schema.maxItems(3)),
-    pair: Schema.Tuple(Schema.String, Schema.Finite),
+    pair: Schema.Tuple([Schema.String, Schema.Finite]),
     step: Schema.Finite.pipe(Schema.multipleOf(5))
   }),
   union: Schema.Struct({
-    target: Schema.Union(
-      Schema.Struct({ kind: Schema.Literal("email"), address: Schema.String }),
-      Schema.Struct({ kind: Schema.Literal("sms"), phone: Schema.String.pipe(Schema.pattern(/^\+\d+$/)) })
-    )
+    target: Schema.Union([Schema.Struct({ kind: Schema.Literal("email"), address: Schema.String }), Schema.Struct({ kind: Schema.Literal("sms"), phone: Schema.String.pipe(Schema.pattern(/^\+\d+$/)) })])
   }),
-  record: Schema.Struct({ limits: Schema.Record({ key: Schema.String, value: Schema.Finite.pipe(Schema.nonNegative()) }) }),
+  record: Schema.Struct({ limits: Schema.Record(Schema.String, Schema.Finite.pipe(Schema.nonNegative())) }),
   recursive: Schema.Struct({ root: Item })
 }
 
@@ -91,7 +88,7 @@ group("check (static/check.js)", () => {
     // and the Schemas refuse every one of them
     for (const [name, value] of cases) {
       const schema: Schema.Schema<unknown, unknown> = schemas[name] as any
-      expect(Either.isLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(value))).toBe(true)
+      expect(Result.isFailure(Schema.decodeUnknownResult(schema, { onExcessProperty: "error" })(value))).toBe(true)
     }
   })
 
@@ -110,7 +107,7 @@ group("check (static/check.js)", () => {
   it("where the tool's Schema takes what JSON Schema's rules refuse, the page does not refuse it: a length in UTF-16 units, multipleOf", () => {
     const schema = Schema.Struct({ s: Schema.String.pipe(Schema.minLength(2)), step: Schema.Finite.pipe(Schema.multipleOf(5)) })
     const accepted = { s: "😀", step: -1.401298464324817e-45 }
-    expect(Either.isRight(Schema.decodeUnknownEither(schema)(accepted))).toBe(true)
+    expect(Result.isSuccess(Schema.decodeUnknownResult(schema)(accepted))).toBe(true)
     expect(check(jsonSchemaOf(schema), accepted)).toEqual([])
     // a value both refuse: the length is the page's to say; the multiple, the server's
     expect(check(jsonSchemaOf(schema), { s: "a", step: 7 })).toEqual(["s: must be at least 2 characters long"])

@@ -4,7 +4,7 @@
  */
 import type { ChatModel } from "@agentfx/core"
 import { Agent, ChatMemory, type Gate, Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Authorization, RunDriver } from "../src/index.js"
@@ -94,10 +94,10 @@ export const serve = (
         : Inbox.serve({ agents, ...authorize, driver: options.driver })).pipe(Layer.provide(Layer.succeedContext(inboxStores)))
     ).pipe(Effect.orDie)
     const address = Context.get(server, HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    if (address._tag !== "TcpAddress") return yield* Effect.die(new Error("expected a TCP address"))
     const pause = (agent: Agent.Agent<{}, never>, input: string, conversationId?: string) =>
       Agent.run(agent, { input, ...(conversationId === undefined ? {} : { conversationId }) }).pipe(
-        Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.dieMessage("expected a pause")),
+        Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.die(new Error("expected a pause"))),
         Effect.provide(model),
         Effect.provide(stores),
         Effect.orDie

@@ -10,7 +10,7 @@ import * as Live from "../src/internal/live.js"
 import { bank, serve } from "./fixtures.js"
 
 describe("live runs", () => {
-  it.scopedLive(`the events of the last ${Live.finishedKept} finished runs are kept; older ones are forgotten`, () =>
+  it.live(`the events of the last ${Live.finishedKept} finished runs are kept; older ones are forgotten`, () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
       const inbox = yield* serve([agent])

@@ -12,7 +12,7 @@ import { DecisionLog } from "../src/index.js"
 import { bank, decide, events, request, serve } from "./fixtures.js"
 
 describe("the inbox on SQLite", () => {
-  it.scopedLive("eight decisions at once: one 202, seven 409 naming the winner; the transfer runs once", () =>
+  it.live("eight decisions at once: one 202, seven 409 naming the winner; the transfer runs once", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "agentfx-inbox-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
@@ -38,14 +38,14 @@ describe("the inbox on SQLite", () => {
       expect(record._tag === "Some" && [record.value.status, record.value.decidedBy]).toEqual(["completed", winner])
     }), { timeout: 30_000 })
 
-  it.scopedLive("who decided and when outlive a restart of the inbox: the store keeps both, and a late decision is told them", () =>
+  it.live("who decided and when outlive a restart of the inbox: the store keeps both, and a late decision is told them", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "agentfx-inbox-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
       const filename = join(dir, "inbox.db")
       const { agent, executed } = bank()
       const first = yield* Scope.make()
-      const before = yield* Scope.extend(serve([agent], { stores: SqliteStore.layer({ filename }), decisionLog: DecisionLog.makeMemory() }), first)
+      const before = yield* Scope.provide(serve([agent], { stores: SqliteStore.layer({ filename }), decisionLog: DecisionLog.makeMemory() }), first)
       const runId = yield* before.pause(agent, "pay Ada 250", "c-restart")
       const accepted = yield* decide(before.origin, runId, { _tag: "ApproveAll" }, "Ada")
       expect(accepted.status).toBe(202)

@@ -110,7 +110,7 @@ export interface Service {
 
 /**
  * The tools of one MCP server. For several servers, make a tag per server and provide each
- * with `Layer.scoped(MyTag, McpToolkit.make(…))`.
+ * with `Layer.effect(MyTag, McpToolkit.make(…))`.
  *
  * @example
  * ```ts
@@ -128,7 +128,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class McpToolkit extends Context.Tag("@agentfx/mcp/McpToolkit")<McpToolkit, Service>() {}
+export class McpToolkit extends Context.Service<McpToolkit, Service>()("@agentfx/mcp/McpToolkit") {}
 
 /**
  * Connects to the server and lists its tools; the connection lives as long as the scope.
@@ -214,4 +214,4 @@ export const make: (options: Options) => Effect.Effect<Service, McpToolkitError,
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<McpToolkit, McpToolkitError> =>
-  Layer.scoped(McpToolkit, make(options))
+  Layer.effect(McpToolkit, make(options))

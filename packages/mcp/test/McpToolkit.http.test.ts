@@ -105,7 +105,7 @@ describe("McpToolkit over Streamable HTTP (a server written with the SDK, on 127
       const server = yield* httpFixture()
       const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url }) })
       const tools = yield* mcp.tools
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         batch(tools, [["slow", { ms: 60_000 }], ["add", { a: 1, b: 2 }], ["slow", { ms: 60_000 }]]).pipe(
           Effect.provide(ToolCallingManager.unbounded())
         )
@@ -222,7 +222,7 @@ describe("McpToolkit over HTTP+SSE (the fallback)", () => {
       const server = yield* httpFixture({ sseOnly: true })
       const mcp = yield* McpToolkit.make({ transport: McpTransport.http({ url: server.url }) })
       const tools = yield* mcp.tools
-      const fiber = yield* Effect.fork(batch(tools, [["slow", { ms: 60_000 }]]))
+      const fiber = yield* Effect.forkChild(batch(tools, [["slow", { ms: 60_000 }]]))
       yield* eventually(Effect.sync(() => callsTo(server.log.calls, "slow")), (n) => n === 1)
       yield* Effect.promise(server.kill)
       expect(yield* Fiber.join(fiber).pipe(Effect.timeout("5 seconds"))).toEqual([

@@ -1,6 +1,6 @@
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Logger, Schema } from "effect"
+import { Effect, Result, Exit, Fiber, Layer, Logger, Schema } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -196,7 +196,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
         const all = yield* tools
         const before = yield* serverLog(all)
         const hangs = (log: typeof before) => log.calls.filter((call) => call === "hang_while").length
-        const fiber = yield* Effect.fork(batch(all, [["fx_hang_while", { path: import.meta.filename }]]))
+        const fiber = yield* Effect.forkChild(batch(all, [["fx_hang_while", { path: import.meta.filename }]]))
         yield* eventually(serverLog(all), (log) => hangs(log) > hangs(before))
         expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
         const log = yield* eventually(serverLog(all), (log) => log.cancelled.length > before.cancelled.length)
@@ -291,7 +291,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
       const mcp = yield* McpToolkit.make({ transport: fixtureStdio() })
       const all = yield* mcp.tools
       const first = yield* pidOf(all)
-      const fiber = yield* Effect.fork(batch(all, [["slow", { ms: 60_000 }], ["slow", { ms: 60_000 }]]).pipe(Effect.provide(managers.unbounded)))
+      const fiber = yield* Effect.forkChild(batch(all, [["slow", { ms: 60_000 }], ["slow", { ms: 60_000 }]]).pipe(Effect.provide(managers.unbounded)))
       yield* eventually(serverLog(all), (log) => log.calls.filter((call) => call === "slow").length === 2)
       process.kill(first, "SIGKILL")
       const results = yield* Fiber.join(fiber).pipe(Effect.timeout("10 seconds"))
@@ -352,7 +352,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
   it.live("names that clash — two servers without a prefix, a prefix meeting a native tool, a prefix providers reject — are refused when the agent is assembled", () =>
     Effect.gen(function*() {
       const problems = (tools: ReadonlyArray<Tool.Any>) =>
-        Either.match(Agent.validate({ tools }), { onLeft: (error) => [error._tag, ...error.problems], onRight: () => ["assembled"] })
+        Result.match(Agent.validate({ tools }), { onFailure: (error) => [error._tag, ...error.problems], onSuccess: () => ["assembled"] })
       const listed = (options?: { readonly prefix: string }) => Effect.flatMap(McpToolkit.make({ transport: fixtureStdio(), ...options }), (mcp) => mcp.tools)
       const [first, second, prefixed, spaced] = yield* Effect.all([listed(), listed(), listed({ prefix: "fx_" }), listed({ prefix: "my files." })], {
         concurrency: "unbounded"

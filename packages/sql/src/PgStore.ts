@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import type { ChatMemory, RunStore } from "@agentfx/core"
 import { Layer } from "effect"

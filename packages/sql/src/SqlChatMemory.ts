@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ChatMemory } from "@agentfx/core"
 import { Effect, Layer } from "effect"
 import * as internal from "./internal/chatMemory.js"
@@ -51,5 +51,5 @@ export const make: Effect.Effect<ChatMemory.ChatMemory.Service, never, SqlClient
  */
 export const layer: Layer.Layer<ChatMemory.ChatMemory, ChatMemory.MemoryError, SqlClient.SqlClient> = Layer.effect(
   ChatMemory.ChatMemory,
-  Effect.zipRight(Effect.mapError(migrate, (error) => new ChatMemory.MemoryError({ message: error.message })), internal.make)
+  Effect.andThen(Effect.mapError(migrate, (error) => new ChatMemory.MemoryError({ message: error.message })), internal.make)
 )

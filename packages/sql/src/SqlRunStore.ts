@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
 import type { Duration } from "effect"
 import { Effect, Layer } from "effect"
@@ -34,14 +34,14 @@ export interface Options {
    * A checkpoint paused longer ago than this cannot be imported. Measured on the database's
    * clock, whatever the processes' clocks say (`RunStore.now`). Default 24 hours.
    */
-  readonly retention?: Duration.DurationInput
+  readonly retention?: Duration.Input
   /**
    * How long a lease lasts without renewal (one turn per conversation; a run alive). Its
    * holder renews it every third of this while it holds it; a holder that crashed loses it
    * this long after its last renewal (on the database's clock), and then `Agent.recover` (or
    * the next turn) can take the run (or conversation) over. Default 30 seconds.
    */
-  readonly leaseTtl?: Duration.DurationInput
+  readonly leaseTtl?: Duration.Input
 }
 
 /**
@@ -53,7 +53,7 @@ export interface Options {
  * import { Effect } from "effect"
  * import { SqlRunStore, SqlStore } from "@agentfx/sql"
  *
- * const store = Effect.zipRight(SqlStore.migrate, SqlRunStore.make({ retention: "1 hour" }))
+ * const store = Effect.andThen(SqlStore.migrate, SqlRunStore.make({ retention: "1 hour" }))
  * ```
  *
  * @since 0.1.0
@@ -82,4 +82,4 @@ export const make: (options?: Options) => Effect.Effect<RunStore.RunStore.Servic
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<RunStore.RunStore, RunStore.StoreError, SqlClient.SqlClient> =>
-  Layer.effect(RunStore.RunStore, Effect.zipRight(migrate, internal.make(options)))
+  Layer.effect(RunStore.RunStore, Effect.andThen(migrate, internal.make(options)))

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ChatMemory, RunStore } from "@agentfx/core"
 import { Context, Effect, Layer } from "effect"
 import * as internal from "./internal/migrations.js"

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"

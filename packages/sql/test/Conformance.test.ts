@@ -1,4 +1,4 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Effect } from "effect"
 import { conformance } from "../../core/test/runStoreConformance.js"
 import { elapse, freshPg, freshSqlite } from "./fixtures.js"

@@ -4,7 +4,7 @@
  * they are into PostgreSQL (fixtures/README.md).
  */
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"

@@ -4,7 +4,7 @@
  * that outlives its killed holder by at most its ttl.
  */
 import { Agent, RunStore } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -58,7 +58,7 @@ const start = (...args: ReadonlyArray<string>): Effect.Effect<Child, never, Scop
         })
       )
       const next = (timeout = 30_000) =>
-        Effect.async<unknown, Error>((resume) => {
+        Effect.callback<unknown, Error>((resume) => {
           const timer = setTimeout(() => resume(Effect.fail(new Error(`no line from the child in ${timeout} ms; stderr: ${stderr}`))), timeout)
           const check = () => {
             const line = lines.shift()
@@ -80,14 +80,14 @@ const start = (...args: ReadonlyArray<string>): Effect.Effect<Child, never, Scop
     (child) => Effect.sync(() => child.process.exitCode === null && child.process.kill("SIGKILL"))
   )
 
-const kill = (child: Child) => Effect.zipRight(Effect.sync(() => child.process.kill("SIGKILL")), child.exited)
+const kill = (child: Child) => Effect.andThen(Effect.sync(() => child.process.kill("SIGKILL")), child.exited)
 
 /** Polls `check` every 50 ms until it holds (fails after 30 s). */
 const until = <E, R>(what: string, check: Effect.Effect<boolean, E, R>) =>
   check.pipe(
     Effect.flatMap((ok) => ok ? Effect.void : Effect.fail("not yet" as const)),
     Effect.retry({ while: (e) => e === "not yet", schedule: Schedule.spaced("50 millis"), times: 600 }),
-    Effect.catchIf((e) => e === "not yet", () => Effect.dieMessage(`timed out waiting for ${what}`))
+    Effect.catchIf((e) => e === "not yet", () => Effect.die(new Error(`timed out waiting for ${what}`)))
   )
 
 /** Executions per tool, from the side table. */
@@ -103,7 +103,7 @@ const crashTest = (manager: "unbounded" | "sequential", c: "idempotent" | "not-i
     const db = join(yield* tempDir, "crash.db")
     const client = SqliteClient.layer({ filename: db })
     const inParent = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, client)
-    yield* inParent(Effect.zipRight(
+    yield* inParent(Effect.andThen(
       SqlStore.migrate,
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE executions (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, pid INTEGER NOT NULL)`)
     ))
@@ -210,7 +210,7 @@ const leaseTest = (dialect: "sqlite" | "pg") =>
     // it outlives its holder until it expires (at least 2/3 of the ttl after the last renewal) ...
     expect(yield* Effect.scoped(store.lease("conversation:c", { owner: "parent", wait: false }))).toBe(false)
     // ... and then a waiting owner takes it
-    const heldAt = yield* Effect.scoped(Effect.zipRight(store.lease("conversation:c", { owner: "parent", wait: true }), Clock.currentTimeMillis))
+    const heldAt = yield* Effect.scoped(Effect.andThen(store.lease("conversation:c", { owner: "parent", wait: true }), Clock.currentTimeMillis))
     const after = heldAt - killedAt
     expect(after).toBeGreaterThan(0)
     expect(after).toBeLessThan(ttl + 600 + 1_000)

@@ -87,7 +87,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const history = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) =>
-          Effect.zipRight(memory.append("c", [Message.user("hi")]), memory.get("c"))).pipe(
+          Effect.andThen(memory.append("c", [Message.user("hi")]), memory.get("c"))).pipe(
             Effect.provide(SqlChatMemory.layer.pipe(Layer.provide(database.client)))
           )
         expect(history).toEqual([Message.user("hi")])

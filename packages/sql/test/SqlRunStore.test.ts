@@ -1,8 +1,8 @@
 import type { RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import { record } from "../../core/test/runStoreConformance.js"
 import { nowOf } from "../src/internal/clock.js"
 import { migrations } from "../src/internal/migrations.js"
@@ -169,7 +169,7 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const a = yield* storeOn(db, { leaseTtl: "3 seconds" })
       const b = yield* storeOn(db, { leaseTtl: "3 seconds" })
       const held = yield* Scope.make()
-      expect(yield* a.store.lease("conversation:c", { owner: "run-a", wait: false }).pipe(Scope.extend(held))).toBe(true)
+      expect(yield* a.store.lease("conversation:c", { owner: "run-a", wait: false }).pipe(Scope.provide(held))).toBe(true)
       for (let second = 1; second <= 12; second++) {
         // a second of the database's, and of the TestClock that renews the lease
         yield* elapse(b.sql, 1_000)
@@ -187,9 +187,9 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const db = yield* database
       const b = yield* storeOn(db, { leaseTtl: "3 seconds" })
       const process = yield* Scope.make()
-      const a = yield* storeOn(db, { leaseTtl: "3 seconds" }).pipe(Scope.extend(process))
+      const a = yield* storeOn(db, { leaseTtl: "3 seconds" }).pipe(Scope.provide(process))
       const held = yield* Scope.make()
-      expect(yield* a.store.lease("run:r", { owner: "r", wait: false }).pipe(Scope.extend(held))).toBe(true)
+      expect(yield* a.store.lease("run:r", { owner: "r", wait: false }).pipe(Scope.provide(held))).toBe(true)
       // renewed at 1 s (every third of the ttl): it expires at 4 s on the database's clock unless renewed again
       yield* elapse(b.sql, 1_000)
       yield* TestClock.adjust("1 second")
@@ -211,8 +211,8 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const a = yield* storeOn(db)
       const b = yield* storeOn(db)
       const held = yield* Scope.make()
-      yield* a.store.lease("conversation:c", { owner: "a", wait: false }).pipe(Scope.extend(held))
-      const waiter = yield* Effect.fork(Effect.scoped(Effect.zipRight(b.store.lease("conversation:c", { owner: "b", wait: true }), Effect.clockWith((c) => c.currentTimeMillis))))
+      yield* a.store.lease("conversation:c", { owner: "a", wait: false }).pipe(Scope.provide(held))
+      const waiter = yield* Effect.forkChild(Effect.scoped(Effect.andThen(b.store.lease("conversation:c", { owner: "b", wait: true }), Effect.clockWith((c) => c.currentTimeMillis))))
       yield* TestClock.adjust("1 minute")
       yield* Scope.close(held, Exit.void)
       yield* TestClock.adjust("600 millis")
@@ -225,8 +225,8 @@ describe("SqlRunStore leases (SQLite, on TestClock)", () => {
       const db = yield* database
       const a = yield* storeOn(db)
       const held = yield* Scope.make()
-      yield* a.store.lease("conversation:c", { owner: "a", wait: false }).pipe(Scope.extend(held))
-      const waiter = yield* Effect.fork(Effect.scoped(a.store.lease("conversation:c", { owner: "b", wait: true })))
+      yield* a.store.lease("conversation:c", { owner: "a", wait: false }).pipe(Scope.provide(held))
+      const waiter = yield* Effect.forkChild(Effect.scoped(a.store.lease("conversation:c", { owner: "b", wait: true })))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.interrupt(waiter)
       yield* Scope.close(held, Exit.void)
@@ -242,9 +242,9 @@ describe("SqlRunStore leases on PostgreSQL", () => {
       const { sql, store } = yield* storeOn(db)
       const unlock = yield* Deferred.make<void>()
       // another session holds the table: the lease's INSERT waits for it
-      const locker = yield* Effect.fork(sql.withTransaction(Effect.zipRight(sql`LOCK TABLE agentfx_leases IN ACCESS EXCLUSIVE MODE`, Deferred.await(unlock))))
+      const locker = yield* Effect.forkChild(sql.withTransaction(Effect.andThen(sql`LOCK TABLE agentfx_leases IN ACCESS EXCLUSIVE MODE`, Deferred.await(unlock))))
       yield* Effect.sleep("200 millis")
-      const attempt = yield* Effect.fork(Effect.scoped(store.lease("conversation:c", { owner: "interrupted", wait: false })))
+      const attempt = yield* Effect.forkChild(Effect.scoped(store.lease("conversation:c", { owner: "interrupted", wait: false })))
       const waiting = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO agentfx_leases%'`
       yield* Effect.repeat(waiting, { until: (rows) => rows[0]!.n === 1, schedule: Schedule.spaced("20 millis") })
       // the table is still locked: the interruption does not wait for it
@@ -274,8 +274,8 @@ describe("SqlRunStore options", () => {
       const b = yield* storeOn(db)
       expect(b.store.retentionMillis).toBe(86_400_000)
       const process = yield* Scope.make()
-      const a = yield* storeOn(db).pipe(Scope.extend(process))
-      yield* a.store.lease("k", { owner: "a", wait: false }).pipe(Scope.extend(yield* Scope.make()))
+      const a = yield* storeOn(db).pipe(Scope.provide(process))
+      yield* a.store.lease("k", { owner: "a", wait: false }).pipe(Scope.provide(yield* Scope.make()))
       // renewed every 10 s while held (at 10, 20, 30 and 40 s) ...
       for (let renewal = 1; renewal <= 4; renewal++) {
         yield* elapse(b.sql, 10_000)

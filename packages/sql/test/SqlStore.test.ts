@@ -1,5 +1,5 @@
 import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
 import { join } from "node:path"
@@ -141,7 +141,7 @@ for (const dialect of dialects) {
           description: "Never ends",
           parameters: Schema.Struct({}),
           success: Schema.String,
-          handler: () => Effect.zipRight(Effect.sync(() => counts.stuck++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+          handler: () => Effect.andThen(Effect.sync(() => counts.stuck++), Effect.andThen(Deferred.succeed(started, undefined), Effect.never))
         })
         const agent = Agent.make({ name: "worker", tools: [fast, stuck] })
         const model = ScriptedChatModel.layer((request) =>
@@ -149,7 +149,7 @@ for (const dialect of dialects) {
             ? ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} }, { id: "s", name: "stuck", args: {} })
             : ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
         )
-        const run = yield* Effect.fork(Agent.run(agent, { input: "go", conversationId: "w-1" }).pipe(Effect.provide(store), Effect.provide(model)))
+        const run = yield* Effect.forkChild(Agent.run(agent, { input: "go", conversationId: "w-1" }).pipe(Effect.provide(store), Effect.provide(model)))
         yield* Deferred.await(started)
         yield* Fiber.interrupt(run)
         const running = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })).pipe(Effect.provide(store))
@@ -168,9 +168,9 @@ for (const dialect of dialects) {
         const requests: Array<ChatModel.ChatRequest> = []
         const model = ScriptedChatModel.layer((request) => {
           requests.push(request)
-          return requests.length === 1 ? Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never) : ScriptedChatModel.text("done")
+          return requests.length === 1 ? Effect.andThen(Deferred.succeed(asked, undefined), Effect.never) : ScriptedChatModel.text("done")
         })
-        const run = yield* Effect.fork(
+        const run = yield* Effect.forkChild(
           Agent.run(agent, { input: "go", conversationId: "r-1", settings: { temperature: 0 }, toolChoice: { tool: "lookup" } }).pipe(
             Effect.provide(store),
             Effect.provide(model)
@@ -196,7 +196,7 @@ for (const dialect of dialects) {
           description: "Never ends",
           parameters: Schema.Struct({}),
           success: Schema.String,
-          handler: () => Effect.zipRight(Effect.sync(() => counts.stuck++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+          handler: () => Effect.andThen(Effect.sync(() => counts.stuck++), Effect.andThen(Deferred.succeed(started, undefined), Effect.never))
         })
         const agent = Agent.make({ name: "worker", tools: [counting("fast"), stuck, counting("later")] })
         const model = ScriptedChatModel.layer((request) => {
@@ -208,7 +208,7 @@ for (const dialect of dialects) {
         // calls in turn: `fast` ended, `stuck` is running, `later` has not started
         const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
           effect.pipe(Effect.provide(store), Effect.provide(model), Effect.provide(ToolCallingManager.sequential()))
-        const first = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "w-2" })))
+        const first = yield* Effect.forkChild(provided(Agent.run(agent, { input: "go", conversationId: "w-2" })))
         yield* Deferred.await(started)
         yield* Fiber.interrupt(first)
         const [crashed] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
@@ -238,11 +238,11 @@ for (const dialect of dialects) {
         let calls = 0
         const model = ScriptedChatModel.layer((request) =>
           ++calls === 1
-            ? Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never)
+            ? Effect.andThen(Deferred.succeed(asked, undefined), Effect.never)
             : ScriptedChatModel.text(`answered ${request.messages.filter((m) => m._tag === "User").length} questions`)
         )
         const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
-        const first = yield* Effect.fork(provided(Agent.run(agent, { input: "first", conversationId: "m-1" })))
+        const first = yield* Effect.forkChild(provided(Agent.run(agent, { input: "first", conversationId: "m-1" })))
         yield* Deferred.await(asked)
         yield* Fiber.interrupt(first)
         const [crashed] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
@@ -306,7 +306,7 @@ for (const dialect of dialects) {
           description: "Ends when told",
           parameters: Schema.Struct({}),
           success: Schema.String,
-          handler: () => Effect.sync(() => counts.first++).pipe(Effect.zipRight(Deferred.succeed(entered, undefined)), Effect.zipRight(Deferred.await(release)), Effect.as("one"))
+          handler: () => Effect.sync(() => counts.first++).pipe(Effect.andThen(Deferred.succeed(entered, undefined)), Effect.andThen(Deferred.await(release)), Effect.as("one"))
         })
         const second = Tool.make("second", { description: "Counts", parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.sync(() => counts.second++).pipe(Effect.as("two")) })
         const agent = Agent.make({ name: "cancelled", tools: [first, second] })
@@ -314,7 +314,7 @@ for (const dialect of dialects) {
           request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ id: "a", name: "first", args: {} }, { id: "b", name: "second", args: {} }) : ScriptedChatModel.text("done")
         )
         const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
-        const running = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "x-1", runId: "run-x" })))
+        const running = yield* Effect.forkChild(provided(Agent.run(agent, { input: "go", conversationId: "x-1", runId: "run-x" })))
         yield* Deferred.await(entered)
         // another process: its own store Layer on the same database
         yield* provided(Agent.cancel(agent, "run-x", { cancelledBy: "ops" }))
@@ -339,14 +339,14 @@ for (const dialect of dialects) {
           description: "Ends when told",
           parameters: Schema.Struct({}),
           success: Schema.String,
-          handler: () => Effect.zipRight(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(release), "late result"))
+          handler: () => Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(release), "late result"))
         })
         const agent = Agent.make({ name: "stale", tools: [slow] })
         const model = ScriptedChatModel.layer((request) =>
           request.messages.at(-1)?._tag === "User" ? ScriptedChatModel.toolCalls({ id: "x", name: "slow", args: {} }) : ScriptedChatModel.text("done")
         )
         const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
-        const stale = yield* Effect.fork(provided(Agent.run(agent, { input: "go", conversationId: "s-1" })))
+        const stale = yield* Effect.forkChild(provided(Agent.run(agent, { input: "go", conversationId: "s-1" })))
         yield* Deferred.await(entered)
         // its lease lapsed meanwhile: another process's recovery claimed the record (running@v → running@v+1)
         const [running] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
@@ -382,13 +382,13 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
     const releaseC = yield* Deferred.make<void>()
     let holdC = false
     const tool = (name: "a" | "b" | "c", body: Effect.Effect<void>) =>
-      Tool.make(name, { description: name, parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.as(Effect.zipRight(Effect.sync(() => counts[name]++), body), `${name} done`) })
+      Tool.make(name, { description: name, parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.as(Effect.andThen(Effect.sync(() => counts[name]++), body), `${name} done`) })
     const agent = Agent.make({
       name: "race",
       tools: [
         tool("a", Effect.void),
-        tool("b", Effect.zipRight(Deferred.succeed(bEntered, undefined), Deferred.await(releaseB))),
-        tool("c", Effect.suspend(() => holdC ? Effect.zipRight(Deferred.succeed(cEntered, undefined), Deferred.await(releaseC)) : Effect.void))
+        tool("b", Effect.andThen(Deferred.succeed(bEntered, undefined), Deferred.await(releaseB))),
+        tool("c", Effect.suspend(() => holdC ? Effect.andThen(Deferred.succeed(cEntered, undefined), Deferred.await(releaseC)) : Effect.void))
       ]
     })
     const model = ScriptedChatModel.layer((request) => {
@@ -398,7 +398,7 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
         : ScriptedChatModel.text("done")
     })
     const staleStore = SqlStore.layer().pipe(Layer.provide(database.client))
-    const stale = yield* Effect.fork(Agent.run(agent, { input: "go", conversationId: "race" }).pipe(
+    const stale = yield* Effect.forkChild(Agent.run(agent, { input: "go", conversationId: "race" }).pipe(
       Effect.provide(staleStore),
       Effect.provide(model),
       Effect.provide(ToolCallingManager.sequential())
@@ -415,7 +415,7 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
     const built = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
     const inner = Context.get(built, RunStore.RunStore)
     let calls = 0
-    const atPoint = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.suspend(() => calls++ === at ? Effect.zipRight(letStaleGoOn, effect) : effect)
+    const atPoint = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.suspend(() => calls++ === at ? Effect.andThen(letStaleGoOn, effect) : effect)
     const taking: RunStore.RunStore.Service = {
       ...inner,
       get: (runId) => atPoint(inner.get(runId)),
@@ -436,7 +436,7 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
       Effect.provideService(ChatMemory.ChatMemory, Context.get(built, ChatMemory.ChatMemory)),
       Effect.provide(model),
       Effect.provide(ToolCallingManager.sequential()),
-      Effect.either
+      Effect.result
     )
     yield* Deferred.succeed(releaseB, undefined)
     yield* Deferred.succeed(releaseC, undefined)
@@ -476,7 +476,7 @@ describe("SqlStore and the conversation's lease", () => {
         ...inner,
         lease: (key, options) =>
           key.startsWith("conversation:") && raced++ === 0
-            ? Effect.scoped(Effect.zipRight(inner.lease(key, { owner: "other-turn", wait: false }), Effect.scoped(inner.lease(key, options))))
+            ? Effect.scoped(Effect.andThen(inner.lease(key, { owner: "other-turn", wait: false }), Effect.scoped(inner.lease(key, options))))
             : inner.lease(key, options)
       }
       const { agent } = bank()
@@ -510,8 +510,8 @@ describe("SqlStore and a resume that lost the race", () => {
         ...inner,
         lease: (key, options) =>
           key.startsWith("conversation:") && !overtaken
-            ? Effect.zipRight(
-              Effect.sync(() => void (overtaken = true)).pipe(Effect.zipRight(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner))),
+            ? Effect.andThen(
+              Effect.sync(() => void (overtaken = true)).pipe(Effect.andThen(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner))),
               inner.lease(key, options)
             ).pipe(Effect.orDie)
             : inner.lease(key, options)

@@ -2,9 +2,9 @@
  * Fresh stores for tests: a SQLite file in a temp directory, or a PostgreSQL schema of its
  * own (on the run's server: `AGENTFX_PG_URL`'s, else an embedded one — test/globalSetup.ts).
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { ChatMemory, RunStore } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { Scope } from "effect"
@@ -28,7 +28,7 @@ export const tempDir = Effect.acquireRelease(
 
 /** A SQLite store in a new file, removed with the Layer; with its client, to {@link elapse} its time. */
 export const freshSqlite = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(tempDir, (dir) => SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient({ filename: join(dir, "store.db") })))))
+  Layer.unwrap(Effect.map(tempDir, (dir) => SqlStore.layer(options).pipe(Layer.provideMerge(SqliteStore.layerClient({ filename: join(dir, "store.db") })))))
 
 /** `url` with `search_path` set to `schema` for every connection. */
 export const inSchema = (url: string, schema: string) =>
@@ -45,7 +45,7 @@ export const freshSchema = Effect.gen(function*() {
 
 /** A PostgreSQL store in a new schema, dropped with the Layer; with its client, to {@link elapse} its time. */
 export const freshPg = (options: SqlStore.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(freshSchema, (url) => SqlStore.layer(options).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) })))))
+  Layer.unwrap(Effect.map(freshSchema, (url) => SqlStore.layer(options).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) })))))
 
 /** A database of a test: each build of `client` is a new client on it (another process's view). */
 export interface Database {

@@ -117,7 +117,7 @@ export const spawn = (
       )
       const tail = () => log.split("\n").slice(-40).join("\n")
       const waitFor = <A>(what: string, match: (message: unknown) => A | undefined, timeout = 30_000) =>
-        Effect.async<A, ChildError>((resume) => {
+        Effect.callback<A, ChildError>((resume) => {
           const check = () => {
             for (const message of messages) {
               const found = match(message)
@@ -150,7 +150,7 @@ export const spawn = (
         waitFor,
         messages: () => messages,
         send: (line: string) => Effect.sync(() => void child.stdin!.write(`${line}\n`)),
-        kill: (signal: NodeJS.Signals = "SIGKILL") => Effect.zipRight(Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill(signal)), exited),
+        kill: (signal: NodeJS.Signals = "SIGKILL") => Effect.andThen(Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill(signal)), exited),
         exited,
         log: () => log
       } satisfies Child

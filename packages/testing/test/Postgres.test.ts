@@ -2,7 +2,7 @@
  * startPostgres runs a real PostgreSQL server and stop leaves nothing of it; setupPostgres
  * (a project's global setup) takes AGENTFX_PG_URL's server when it is set and starts nothing.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { spawn, spawnSync } from "node:child_process"

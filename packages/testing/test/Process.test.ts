@@ -53,7 +53,7 @@ describe("spawn", () => {
   it.live("closing the scope kills the child", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const c = yield* Scope.extend(spawn(child), scope)
+      const c = yield* Scope.provide(spawn(child), scope)
       yield* c.waitFor("ready", (m) => (m as { ready?: number }).ready)
       yield* Scope.close(scope, Exit.void)
       expect(alive(c.pid)).toBe(false)

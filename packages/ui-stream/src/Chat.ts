@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import type { HttpApiGroup, HttpServer, HttpServerError } from "@effect/platform"
-import { HttpLayerRouter } from "@effect/platform"
+import type { HttpApiGroup, HttpServer, HttpServerError } from "effect/http"
+import { HttpLayerRouter } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -100,7 +100,7 @@ export interface Options<R> {
  *
  * @example
  * ```ts
- * import { HttpApiBuilder } from "@effect/platform"
+ * import { HttpApiBuilder } from "effect/http"
  * import { Layer } from "effect"
  * import type { Agent } from "@agentfx/core"
  * import { Chat, ChatApi } from "@agentfx/ui-stream"
@@ -115,7 +115,7 @@ export interface Options<R> {
 export const layer = <R>(
   options: Options<R>
 ): Layer.Layer<HttpApiGroup.ApiGroup<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const replay = Replay.make({ maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis })
       return Handlers.layer(options.agent, replay, yield* Effect.context<R | ChatModel.ChatModel>(), yield* Effect.scope)
@@ -128,7 +128,7 @@ export const layer = <R>(
  *
  * @example
  * ```ts
- * import { HttpLayerRouter } from "@effect/platform"
+ * import { HttpLayerRouter } from "effect/http"
  * import { NodeHttpServer } from "@effect/platform-node"
  * import { Layer } from "effect"
  * import { createServer } from "node:http"
@@ -175,7 +175,7 @@ export interface ServeOptions<R> extends Options<R> {
  *
  * @example
  * ```ts
- * import { HttpServer } from "@effect/platform"
+ * import { HttpServer } from "effect/http"
  * import { Effect } from "effect"
  * import { type Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Chat } from "@agentfx/ui-stream"

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http"
 import { Schema } from "effect"
 
 /**
@@ -38,9 +38,9 @@ import { Schema } from "effect"
 export const ChatRequest = Schema.Struct({
   id: Schema.NonEmptyTrimmedString,
   messages: Schema.NonEmptyArray(Schema.Unknown),
-  trigger: Schema.optional(Schema.Literal("submit-message", "regenerate-message")),
+  trigger: Schema.optional(Schema.Literals(["submit-message", "regenerate-message"])),
   messageId: Schema.optional(Schema.String)
-}).annotations({ identifier: "ChatRequest" })
+}).annotate({ identifier: "ChatRequest" })
 
 /**
  * The request is not one the endpoint can act on: not JSON, not sent as `application/json`,
@@ -60,7 +60,7 @@ export const ChatRequest = Schema.Struct({
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@agentfx/ui-stream/InvalidRequest")(
   "InvalidRequest",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 400 })
+  HttpApiSchema.annotate({ status: 400 })
 ) {}
 
 /**
@@ -79,7 +79,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@agentfx
 export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/ui-stream/RunNotFound")(
   "RunNotFound",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 404 })
+  HttpApiSchema.annotate({ status: 404 })
 ) {}
 
 /**
@@ -100,7 +100,7 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/ui-st
 export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx/ui-stream/AlreadyDecided")(
   "AlreadyDecided",
   { runId: Schema.String, status: Schema.String, decidedBy: Schema.optional(Schema.String), message: Schema.String },
-  HttpApiSchema.annotations({ status: 409 })
+  HttpApiSchema.annotate({ status: 409 })
 ) {}
 
 /**
@@ -120,7 +120,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@agentfx/ui-stream/ConversationBusy")(
   "ConversationBusy",
   { chatId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 409 })
+  HttpApiSchema.annotate({ status: 409 })
 ) {}
 
 /**
@@ -141,7 +141,7 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
 export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agentfx/ui-stream/DecisionRefused")(
   "DecisionRefused",
   { error: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 422 })
+  HttpApiSchema.annotate({ status: 422 })
 ) {}
 
 /**
@@ -162,7 +162,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
 export class ReplayDropped extends Schema.TaggedError<ReplayDropped>("@agentfx/ui-stream/ReplayDropped")(
   "ReplayDropped",
   { chatId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotations({ status: 410 })
+  HttpApiSchema.annotate({ status: 410 })
 ) {}
 
 /**
@@ -181,7 +181,7 @@ export class ReplayDropped extends Schema.TaggedError<ReplayDropped>("@agentfx/u
 export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/ui-stream/Unavailable")(
   "Unavailable",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
+  HttpApiSchema.annotate({ status: 503 })
 ) {}
 
 const stream = HttpApiSchema.Text({ contentType: "text/event-stream" })
@@ -225,7 +225,7 @@ export class ChatGroup extends HttpApiGroup.make("chat")
  *
  * @example
  * ```ts
- * import { OpenApi } from "@effect/platform"
+ * import { OpenApi } from "effect/http /* TODO platform:OpenApi */"
  * import { ChatApi } from "@agentfx/ui-stream"
  *
  * const spec = OpenApi.fromApi(ChatApi.Api)

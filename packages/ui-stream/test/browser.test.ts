@@ -9,7 +9,7 @@
  */
 import { launchChromium } from "@agentfx/testing/Chromium"
 import { ChatMemory, RunStore, ScriptedChatModel } from "@agentfx/core"
-import { HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { build } from "esbuild"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -49,7 +49,7 @@ const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}
 /** The page and the chat endpoint on one server, over fresh in-memory stores. */
 const serve = async (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>) => {
   const scope = Effect.runSync(Scope.make())
-  const origin = await Effect.runPromise(Scope.extend(
+  const origin = await Effect.runPromise(Scope.provide(
     Effect.gen(function*() {
       const page = Layer.mergeAll(
         HttpLayerRouter.add("GET", "/", HttpServerResponse.html(html)),
@@ -63,7 +63,7 @@ const serve = async (agent: ReturnType<typeof payments>["agent"], model: Layer.L
         )
       )
       const address = Context.get(server, HttpServer.HttpServer).address
-      return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : yield* Effect.dieMessage("expected a TCP address")
+      return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : yield* Effect.die(new Error("expected a TCP address"))
     }).pipe(Effect.orDie),
     scope
   ))

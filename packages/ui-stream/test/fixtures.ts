@@ -4,7 +4,7 @@
  * `useChat` runs) over a plain state.
  */
 import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { Chat } from "../src/index.js"
@@ -71,12 +71,12 @@ export interface Served {
 /** A real chat endpoint for `agent` and `model`, over fresh in-memory stores; `close()` stops it. */
 export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>): Promise<Served> => {
   const scope = Effect.runSync(Scope.make())
-  const served = await Effect.runPromise(Scope.extend(
+  const served = await Effect.runPromise(Scope.provide(
     Effect.gen(function*() {
       const stores = yield* Layer.build(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
       const server = yield* Layer.build(Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(Layer.succeedContext(stores))))
       const address = Context.get(server, HttpServer.HttpServer).address
-      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+      if (address._tag !== "TcpAddress") return yield* Effect.die(new Error("expected a TCP address"))
       return { origin: `http://127.0.0.1:${address.port}`, store: Context.get(stores, RunStore.RunStore) }
     }).pipe(Effect.orDie),
     scope

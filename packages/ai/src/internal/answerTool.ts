@@ -8,7 +8,7 @@
  * choice when the agent has no other tools.
  */
 import { ChatModel } from "@agentfx/core"
-import { Effect, Either, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { unwritable, writeJson } from "./wireJson.js"
 
 /** What the model is told the answer tool is for. */
@@ -16,17 +16,17 @@ export const description =
   "Give your final answer by calling this tool once you have everything you need: its input is the answer, in exactly this shape."
 
 /** The request with the answer tool, or why it cannot have it; `undefined` when it asks for no output format. */
-const prepare = (provider: string, request: ChatModel.ChatRequest): Either.Either<ChatModel.ChatRequest, ChatModel.ModelError> | undefined => {
+const prepare = (provider: string, request: ChatModel.ChatRequest): Result.Result<ChatModel.ChatRequest, ChatModel.ModelError> | undefined => {
   const output = request.output
   if (output === undefined) return undefined
   if (request.tools.some((tool) => tool.name === output.name)) {
-    return Either.left(new ChatModel.ModelError({
+    return Result.fail(new ChatModel.ModelError({
       reason: "invalid-request",
       message: `${provider} takes the final answer through a tool named "${output.name}", and the agent has a tool of that name: rename the agent's tool.`
     }))
   }
   const alone = request.tools.length === 0 && (request.toolChoice === "auto" || request.toolChoice === "required")
-  return Either.right({
+  return Result.succeed({
     ...request,
     output: undefined,
     tools: [...request.tools, { name: output.name, description, parameters: output.schema }],
@@ -62,17 +62,17 @@ export const viaAnswerTool = (provider: string, model: ChatModel.ChatModel.Servi
   generate: (request) => {
     const prepared = prepare(provider, request)
     if (prepared === undefined) return model.generate(request)
-    return Either.match(prepared, {
-      onLeft: Effect.fail,
-      onRight: (withTool) => Effect.map(model.generate(withTool), (response) => answered(request.output!.name, response))
+    return Result.match(prepared, {
+      onFailure: Effect.fail,
+      onSuccess: (withTool) => Effect.map(model.generate(withTool), (response) => answered(request.output!.name, response))
     })
   },
   stream: (request) => {
     const prepared = prepare(provider, request)
     if (prepared === undefined) return model.stream(request)
-    return Either.match(prepared, {
-      onLeft: Stream.fail,
-      onRight: (withTool) =>
+    return Result.match(prepared, {
+      onFailure: Stream.fail,
+      onSuccess: (withTool) =>
         Stream.mapConcat(model.stream(withTool), (part): ReadonlyArray<ChatModel.StreamPart> => {
           if (part._tag === "TextDelta") return [part]
           const response = answered(request.output!.name, part.response)

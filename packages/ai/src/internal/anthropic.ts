@@ -7,7 +7,7 @@
  */
 import { ChatModel, Message } from "@agentfx/core"
 import type { Part } from "@agentfx/core"
-import { Either } from "effect"
+import { Result } from "effect"
 import { leftOut, ownReasoning, type Place, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -213,9 +213,9 @@ const reasoningOf = (owner: string, block: Json): Part.ReasoningPart => ({
   data: block as Part.ReasoningPart["data"]
 })
 
-const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+const decode = (owner: string) => (body: unknown, provider: string): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.content)) {
-    return Either.left(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
+    return Result.fail(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
   }
   const answer = fold(provider)
   for (const block of body.content.filter(isObject)) {
@@ -243,49 +243,49 @@ const reader = (owner: string) => (provider: string): StreamReader => {
   /** Thinking blocks as they stream: the start's block, its `thinking_delta`s and `signature_delta` added. */
   const thinking = new Map<number, { [key: string]: unknown }>()
 
-  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+  const add = (event: Sse.Event): Result.Result<string, ChatModel.ModelError> => Result.flatMap(parseEvent(event, provider), (json) => read(event, json))
 
-  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+  const read = (event: Sse.Event, json: unknown): Result.Result<string, ChatModel.ModelError> => {
     // the event's name is the server's word: an `event: error` is an error, whatever its data says its type is
-    if (event.event === "error") return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
-    if (!isObject(json)) return Either.right("")
+    if (event.event === "error") return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+    if (!isObject(json)) return Result.succeed("")
     const index = typeof json.index === "number" ? json.index : -1
     const delta = isObject(json.delta) ? json.delta : {}
     switch (text(json.type) || event.event) {
       case "error":
-        return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+        return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
       case "message_start":
         answer.addUsage(isObject(json.message) ? json.message.usage : undefined)
-        return Either.right("")
+        return Result.succeed("")
       case "content_block_start": {
         const block = isObject(json.content_block) ? json.content_block : {}
         if (block.type === "tool_use") blocks.set(index, answer.addCall(callOf(block)))
         if (isThinking(block)) thinking.set(index, { ...block })
-        return Either.right(block.type === "text" ? answer.addText(text(block.text)) : "")
+        return Result.succeed(block.type === "text" ? answer.addText(text(block.text)) : "")
       }
       case "content_block_delta": {
-        if (delta.type === "text_delta") return Either.right(answer.addText(text(delta.text)))
+        if (delta.type === "text_delta") return Result.succeed(answer.addText(text(delta.text)))
         const block = thinking.get(index)
         if (delta.type === "thinking_delta" && block !== undefined) block.thinking = text(block.thinking) + text(delta.thinking)
         if (delta.type === "signature_delta" && block !== undefined) block.signature = text(delta.signature)
         const call = blocks.get(index)
         if (delta.type === "input_json_delta" && call !== undefined) call.args = (call.args ?? "") + text(delta.partial_json)
-        return Either.right("")
+        return Result.succeed("")
       }
       case "content_block_stop": {
         const block = thinking.get(index)
         if (block !== undefined) answer.addReasoning(reasoningOf(owner, block))
-        return Either.right("")
+        return Result.succeed("")
       }
       case "message_delta":
         finishWith(answer, delta.stop_reason)
         answer.addUsage(json.usage)
-        return Either.right("")
+        return Result.succeed("")
       case "message_stop":
         answer.end()
-        return Either.right("")
+        return Result.succeed("")
       default:
-        return Either.right("")
+        return Result.succeed("")
     }
   }
 

@@ -6,7 +6,7 @@
  * it. No I/O here.
  */
 import { type ChatModel, Message, Part } from "@agentfx/core"
-import { Either, ParseResult, Schema } from "effect"
+import { Result, SchemaIssue, Schema } from "effect"
 import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages } from "./content.js"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
@@ -37,7 +37,7 @@ const ToolCallWire = Schema.Struct({
  * `[{ type: "thinking", thinking: […] }, { type: "text", text }]` — of which the `text` ones
  * are the answer (the reasoning is not).
  */
-const ContentWire = Schema.Union(Schema.String, Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })))
+const ContentWire = Schema.Union([Schema.String, Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }))])
 
 /** The answer's text in a content, whichever way it came. */
 const contentText = (content: typeof ContentWire.Type | null | undefined): string =>
@@ -259,16 +259,16 @@ class ReasoningText {
 
 /** Decodes a JSON value with a wire schema; a mismatch is an `invalid-response`. */
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(schema)(body),
+  Result.mapError(
+    Schema.decodeUnknownResult(schema)(body),
     (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
   )
 
 /** The neutral response of a non-streamed answer. */
-const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> =>
-  Either.flatMap(decodeWith(Completion, "a response", provider)(body), (completion) => {
+const decode = (owner: string) => (body: unknown, provider: string): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> =>
+  Result.flatMap(decodeWith(Completion, "a response", provider)(body), (completion) => {
     const choice = completion.choices[0]
-    if (choice === undefined) return Either.left(invalid(`${provider} sent a response without choices`))
+    if (choice === undefined) return Result.fail(invalid(`${provider} sent a response without choices`))
     const answer = fold(provider)
     answer.addText(contentText(choice.message.content))
     answer.addRefusal(choice.message.refusal ?? "")
@@ -296,17 +296,17 @@ const reader = (owner: string) => (provider: string): StreamReader => {
   const reasoning = new ReasoningText()
   const calls = new ToolCallDeltas()
   let chunks = 0
-  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => {
+  const add = (event: Sse.Event): Result.Result<string, ChatModel.ModelError> => {
     if (event.data.trim() === "[DONE]") {
       answer.end()
-      return Either.right("")
+      return Result.succeed("")
     }
-    return Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+    return Result.flatMap(parseEvent(event, provider), (json) => read(event, json))
   }
-  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+  const read = (event: Sse.Event, json: unknown): Result.Result<string, ChatModel.ModelError> => {
     const carriesError = event.event === "error" || isErrorPayload(json) || (isObject(json) && json.error !== null && json.error !== undefined)
-    if (carriesError) return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
-    return Either.map(decodeChunk(json), (chunk) => {
+    if (carriesError) return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+    return Result.map(decodeChunk(json), (chunk) => {
       chunks += 1
       answer.addUsage(chunk.usage)
       let added = ""
@@ -323,16 +323,16 @@ const reader = (owner: string) => (provider: string): StreamReader => {
     })
   }
   /** The answer, once: its calls are handed to the fold when the events have ended. */
-  const response = (): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+  const response = (): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> => {
     const assembled = calls.all()
     for (const call of assembled) answer.addCall(toolCall(call.id, call.name, call.args))
     reasoning.addTo(answer, owner)
-    return Either.flatMap(answer.response(), (whole) =>
+    return Result.flatMap(answer.response(), (whole) =>
       chunks === 0
-        ? Either.left(invalid(`${provider}'s stream ended without a chunk`))
+        ? Result.fail(invalid(`${provider}'s stream ended without a chunk`))
         : assembled.some((call) => call.name.length === 0)
-        ? Either.left(invalid(`${provider} streamed a tool call without a name`))
-        : Either.right(whole))
+        ? Result.fail(invalid(`${provider} streamed a tool call without a name`))
+        : Result.succeed(whole))
   }
   return { add, finished: () => answer.finished, response }
 }

@@ -2,7 +2,7 @@
  * Config helpers shared by the adapters' `layerConfig`. A blank value (`OPENAI_API_KEY=` in
  * a .env file) counts as unset everywhere: a required setting that is blank is missing.
  */
-import { Config, ConfigError, Effect, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Result, Option, Redacted } from "effect"
 
 const isBlank = (value: string) => value.trim().length === 0
 
@@ -14,8 +14,8 @@ export const optionalString = (name: string): Config.Config<Option.Option<string
 export const requiredString = (name: string): Config.Config<string> =>
   Config.mapOrFail(Config.string(name), (value) =>
     isBlank(value)
-      ? Either.left(ConfigError.MissingData([name], `Expected ${name} to be set, but it is blank (a blank value counts as unset)`))
-      : Either.right(value))
+      ? Result.fail(ConfigError.MissingData([name], `Expected ${name} to be set, but it is blank (a blank value counts as unset)`))
+      : Result.succeed(value))
 
 /** A string setting with a default for when it is unset or blank. */
 export const stringWithDefault = (name: string, fallback: string): Config.Config<string> =>

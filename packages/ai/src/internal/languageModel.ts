@@ -4,9 +4,9 @@
  */
 import type { Json, Part } from "@agentfx/core"
 import { ChatModel, Message } from "@agentfx/core"
-import type { AiError, Prompt, Response } from "@effect/ai"
-import { Tool as AiTool, Toolkit as AiToolkit } from "@effect/ai"
-import { Effect, Option, ParseResult, Schema } from "effect"
+import type { AiError, Prompt, Response } from "effect/ai"
+import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
+import { Effect, Option, SchemaIssue, Schema } from "effect"
 import { toolFilesAsUserMessages } from "./content.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireParameters } from "./toolSchema.js"
@@ -87,7 +87,7 @@ export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEn
 }
 
 /** Any JSON object: tool-call params are kept as the model sent them (our executor decodes them). */
-const AnyParameters = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const AnyParameters = Schema.Record(Schema.String, Schema.Unknown)
 
 /**
  * The request's tools as an `@effect/ai` toolkit whose parameter schemas carry our JSON
@@ -97,12 +97,12 @@ const AnyParameters = Schema.Record({ key: Schema.String, value: Schema.Unknown 
 export const toolkitFor = (tools: ReadonlyArray<ChatModel.ToolDefinition>): AiToolkit.WithHandler<Record<string, AiTool.Any>> => {
   const made = AiToolkit.make(...tools.map((tool) =>
     AiTool.make(tool.name, { description: tool.description }).setParameters(
-      AnyParameters.annotations({ jsonSchema: wireParameters(tool.parameters) }) as unknown as AiTool.AnyStructSchema
+      AnyParameters.annotate({ jsonSchema: wireParameters(tool.parameters) }) as unknown as AiTool.AnyStructSchema
     )
   ))
   return {
     tools: made.tools as Record<string, AiTool.Any>,
-    handle: () => Effect.dieMessage("agentfx executes tools itself: tool-call resolution must stay disabled")
+    handle: () => Effect.die(new Error("agentfx executes tools itself: tool-call resolution must stay disabled"))
   } as unknown as AiToolkit.WithHandler<Record<string, AiTool.Any>>
 }
 

@@ -7,7 +7,7 @@
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
 import { type ChatModel, Message, Part } from "@agentfx/core"
-import { Either } from "effect"
+import { Result } from "effect"
 import { leftOut, nameOf, ownReasoning, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -197,12 +197,12 @@ const addReasoning = (answer: StreamFold<Call>, owner: string, response: Json) =
   }
 }
 
-const decode = (owner: string) => (body: unknown, provider: string): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> => {
+const decode = (owner: string) => (body: unknown, provider: string): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.output)) {
-    return Either.left(invalid(`${provider} sent a body that is not a Responses API response: ${snippet(body, 200)}`))
+    return Result.fail(invalid(`${provider} sent a body that is not a Responses API response: ${snippet(body, 200)}`))
   }
   const failure = unfinished(body, provider, "with HTTP 200")
-  if (failure !== undefined) return Either.left(failure)
+  if (failure !== undefined) return Result.fail(failure)
   const answer = fold(provider)
   addText(answer, body)
   addReasoning(answer, owner, body)
@@ -275,34 +275,34 @@ const reader = (owner: string) => (provider: string): StreamReader => {
     }
   }
 
-  const add = (event: Sse.Event): Either.Either<string, ChatModel.ModelError> => Either.flatMap(parseEvent(event, provider), (json) => read(event, json))
+  const add = (event: Sse.Event): Result.Result<string, ChatModel.ModelError> => Result.flatMap(parseEvent(event, provider), (json) => read(event, json))
 
-  const read = (event: Sse.Event, json: unknown): Either.Either<string, ChatModel.ModelError> => {
+  const read = (event: Sse.Event, json: unknown): Result.Result<string, ChatModel.ModelError> => {
     // the event's name is the server's word: an `event: error` is an error, whatever its data says its type is
-    if (event.event === "error") return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
-    if (!isObject(json)) return Either.right("")
+    if (event.event === "error") return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+    if (!isObject(json)) return Result.succeed("")
     const type = text(json.type) || event.event
     const item = isObject(json.item) ? json.item : undefined
     switch (type) {
       case "error":
-        return Either.left(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
+        return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
       case "response.failed":
       case "response.completed":
       case "response.incomplete": {
         const response = { ...(isObject(json.response) ? json.response : {}), status: type.slice("response.".length) }
         const failure = unfinished(response, provider, "mid-stream")
-        if (failure !== undefined) return Either.left(failure)
+        if (failure !== undefined) return Result.fail(failure)
         // a server that streamed nothing: the answer is the final response's output, emitted now
         const added = streamed ? "" : addText(answer, response)
         complete(response)
         if (!reasoned) addReasoning(answer, owner, response)
         finishWith(answer, response)
-        return Either.right(added)
+        return Result.succeed(added)
       }
       case "response.output_text.delta":
-        return Either.right(answer.addText(delta(json)))
+        return Result.succeed(answer.addText(delta(json)))
       case "response.refusal.delta":
-        return Either.right(answer.addRefusal(delta(json)))
+        return Result.succeed(answer.addRefusal(delta(json)))
       case "response.output_item.added":
       case "response.output_item.done": {
         if (item?.type === "function_call") remember(json, item)
@@ -311,20 +311,20 @@ const reader = (owner: string) => (provider: string): StreamReader => {
           reasoned = true
           answer.addReasoning(reasoning)
         }
-        return Either.right("")
+        return Result.succeed("")
       }
       case "response.function_call_arguments.delta": {
         const call = find(json, json.item_id)
         if (call !== undefined) call.args += text(json.delta)
-        return Either.right("")
+        return Result.succeed("")
       }
       case "response.function_call_arguments.done": {
         const call = find(json, json.item_id)
         if (call !== undefined && typeof json.arguments === "string") call.args = json.arguments
-        return Either.right("")
+        return Result.succeed("")
       }
       default:
-        return Either.right("")
+        return Result.succeed("")
     }
   }
 

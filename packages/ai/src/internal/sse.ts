@@ -8,7 +8,7 @@
  * its message is not lost. A plain line parser: about 20 times faster than `@effect/experimental`'s
  * mailbox-based `Sse` channel on a 2,000-event answer (docs/decisions/020).
  */
-import { Either, Stream } from "effect"
+import { Result, Stream } from "effect"
 
 /** One event. */
 export interface Event {
@@ -44,16 +44,16 @@ export const events = <E2>(bound: Bound<E2>) => <E, R>(text: Stream.Stream<strin
       return pair === -1 ? -1 : pair + 1
     }
     /** Measures each event of a chunk (line endings already LF, one character each). */
-    const measure = (lines: string): Either.Either<string, E2> => {
+    const measure = (lines: string): Result.Result<string, E2> => {
       let start = 0
       for (let end = endOf(lines, 0); end !== -1; end = endOf(lines, start)) {
-        if (pending + end - start + 1 > bound.limit) return Either.left(bound.tooLarge())
+        if (pending + end - start + 1 > bound.limit) return Result.fail(bound.tooLarge())
         pending = 0
         start = end + 1
       }
       pending += lines.length - start
       if (lines.length > 0) afterLF = lines.endsWith("\n")
-      return pending > bound.limit ? Either.left(bound.tooLarge()) : Either.right(lines)
+      return pending > bound.limit ? Result.fail(bound.tooLarge()) : Result.succeed(lines)
     }
     return text.pipe(
       Stream.map((chunk) => {

@@ -6,7 +6,7 @@
  * adapter; how it adds up is decided here.
  */
 import type { ChatModel, Json, Part, ToolCall } from "@agentfx/core"
-import { Either } from "effect"
+import { Result } from "effect"
 import { count, invalid, isCount, isObject, type JsonObject } from "./wireJson.js"
 
 /**
@@ -126,13 +126,13 @@ export class StreamFold<C extends Call = Call> {
   }
 
   /** The whole answer, or the `invalid-response` of one cut before its end. */
-  response(): Either.Either<ChatModel.ChatResponse, ChatModel.ModelError> {
+  response(): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> {
     const { last, provider, usage } = this.options
     if (!this.ended && this.reason === undefined) {
-      return Either.left(invalid(`${provider}'s stream ended before the answer did (no ${last}): the connection was cut`))
+      return Result.fail(invalid(`${provider}'s stream ended before the answer did (no ${last}): the connection was cut`))
     }
     const raw = this.reason?.raw
-    return Either.right({
+    return Result.succeed({
       text: this.text,
       toolCalls: this.calls.map((call): ToolCall.ToolCall => ({
         id: call.id,

@@ -3,8 +3,8 @@
  * a stream (between its elements, and around it).
  */
 import { ChatModel } from "@agentfx/core"
-import type { Either } from "effect"
-import { Duration, Effect, Either as E, Option, Stream } from "effect"
+import type { Result } from "effect"
+import { Duration, Effect, Result as E, Option, Stream } from "effect"
 import type * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 
@@ -20,9 +20,9 @@ export const defaultRequest: Duration.Duration = Duration.minutes(10)
 /** The longest a timer waits (2³¹ − 1 ms, about 24.8 days): Effect's clock never fires a longer sleep. */
 const maxTimerMillis = 2 ** 31 - 1
 
-const check = (name: string, input: Duration.DurationInput | undefined, fallback: Duration.Duration) => {
+const check = (name: string, input: Duration.Input | undefined, fallback: Duration.Duration) => {
   if (input === undefined) return E.right(fallback)
-  const decoded = Option.filter(Duration.decodeUnknown(input), (duration) => Duration.greaterThan(duration, Duration.zero))
+  const decoded = Option.filter(Duration.fromInput(input), (duration) => Duration.isGreaterThan(duration, Duration.zero))
   return Option.match(decoded, {
     onNone: () => E.left(`${name} must be a positive duration (Duration.infinity disables it), got ${String(input)}`),
     onSome: (duration) =>
@@ -33,9 +33,9 @@ const check = (name: string, input: Duration.DurationInput | undefined, fallback
 }
 
 /** `retry.maxRetryAfter`, when given: a duration of zero or more (else the retry schedule could not be built). */
-const maxRetryAfterProblem = (input: Duration.DurationInput | undefined): ReadonlyArray<string> => {
+const maxRetryAfterProblem = (input: Duration.Input | undefined): ReadonlyArray<string> => {
   if (input === undefined) return []
-  const decoded = Duration.decodeUnknown(input)
+  const decoded = Duration.fromInput(input)
   return Option.isSome(decoded) && Duration.toMillis(decoded.value) >= 0 ? [] : [`retry.maxRetryAfter must be a duration of zero or more, got ${String(input)}`]
 }
 
@@ -43,7 +43,7 @@ const maxRetryAfterProblem = (input: Duration.DurationInput | undefined): Readon
 export const resolve = (
   options: (ModelTimeout.Options & { readonly retry?: ModelRetry.Options | undefined }) | undefined,
   provider: string
-): Either.Either<Resolved, ChatModel.ModelError> => {
+): Result.Result<Resolved, ChatModel.ModelError> => {
   const idle = check("idleTimeout", options?.idleTimeout, defaultIdle)
   const request = check("requestTimeout", options?.requestTimeout, defaultRequest)
   const retry = maxRetryAfterProblem(options?.retry?.maxRetryAfter)
@@ -80,7 +80,7 @@ export const requestStream = <A, E, R>(
   duration: Duration.Duration,
   provider: string
 ): Stream.Stream<A, E | ChatModel.ModelError, R> =>
-  isOff(duration) ? stream : Stream.interruptWhen(stream, Effect.zipRight(Effect.sleep(duration), Effect.fail(requestError(provider, duration))))
+  isOff(duration) ? stream : Stream.interruptWhen(stream, Effect.andThen(Effect.sleep(duration), Effect.fail(requestError(provider, duration))))
 
 /** Fails `stream` with the `idleTimeout` error when no element arrives for `duration`. */
 export const idle = <A, E, R>(

@@ -5,10 +5,10 @@
  */
 import { ChatModel, Mask } from "@agentfx/core"
 import * as Sse from "./sse.js"
-import type { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
-import { FetchHttpClient, HttpClientRequest } from "@effect/platform"
+import type { HttpClient, HttpClientError, HttpClientResponse } from "effect/http"
+import { FetchHttpClient, HttpClientRequest } from "effect/http"
 import type { Duration } from "effect"
-import { Clock, Effect, Either, Option, Redacted, Stream } from "effect"
+import { Clock, Effect, Result, Option, Redacted, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { idle } from "./timeout.js"
 import { unwritable, writeJson } from "./wireJson.js"
@@ -38,7 +38,7 @@ export const endpoint = (options: {
   /** Headers carrying a credential; an undefined value is left out. */
   readonly credentials: { readonly [name: string]: Redacted.Redacted | undefined }
   readonly headers?: { readonly [name: string]: string }
-}): Either.Either<Endpoint, ChatModel.ModelError> => {
+}): Result.Result<Endpoint, ChatModel.ModelError> => {
   const headers: Record<string, string> = { ...options.headers }
   const secrets: Array<string> = []
   for (const [name, value] of Object.entries(options.credentials)) {
@@ -51,7 +51,7 @@ export const endpoint = (options: {
   try {
     parsed = new URL(options.url)
   } catch {
-    return Either.left(invalidRequest(`${mask([])(options.url)} is not a URL: check the base URL.`))
+    return Result.fail(invalidRequest(`${mask([])(options.url)} is not a URL: check the base URL.`))
   }
   const user = decodedOrAsIs(parsed.username)
   const password = decodedOrAsIs(parsed.password)
@@ -60,19 +60,19 @@ export const endpoint = (options: {
   const url = parsed.toString()
   const provider = options.provider(url)
   if (secrets.some((secret) => secret.trim().length === 0)) {
-    return Either.left(invalidRequest(`${provider}: the API key is blank; give the key (a blank key counts as unset).`))
+    return Result.fail(invalidRequest(`${provider}: the API key is blank; give the key (a blank key counts as unset).`))
   }
   if (user.length > 0 || password.length > 0) {
     const token = Buffer.from(`${user}:${password}`).toString("base64")
     secrets.push(password, token, `${user}:${password}`)
     if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
-      return Either.left(
+      return Result.fail(
         invalidRequest(`${provider}: the base URL carries credentials and an API key is set as well; give one of them.`)
       )
     }
     headers.authorization = `Basic ${token}`
   }
-  return Either.right({ url, provider, headers, mask: mask([]) })
+  return Result.succeed({ url, provider, headers, mask: mask([]) })
 }
 
 /**
@@ -146,8 +146,8 @@ const boundedText = (provider: string) => <R>(bytes: Stream.Stream<Uint8Array, C
   Stream.suspend(() => {
     let read = 0
     const over = tooLarge(provider, "a body")
-    return Stream.mapEffect(Stream.decodeText(bytes), (text): Either.Either<string, ChatModel.ModelError> =>
-      (read += text.length) > answerLimit ? Either.left(over()) : Either.right(text))
+    return Stream.mapEffect(Stream.decodeText(bytes), (text): Result.Result<string, ChatModel.ModelError> =>
+      (read += text.length) > answerLimit ? Result.fail(over()) : Result.succeed(text))
   })
 
 /** An answer's body as it is read: the bytes, or the `ModelError` that ends them. */

@@ -3,7 +3,7 @@
  * cannot be read.
  */
 import { ChatModel, Mask } from "@agentfx/core"
-import { Either } from "effect"
+import { Result } from "effect"
 import type * as Sse from "./sse.js"
 
 export type JsonObject = { readonly [key: string]: unknown }
@@ -22,8 +22,8 @@ export const count = (value: unknown): number => (isCount(value) ? value : 0)
 export const invalid = (message: string) => new ChatModel.ModelError({ reason: "invalid-response", message })
 
 /** An event's data as JSON; data that is not JSON is an `invalid-response` quoting its start. */
-export const parseEvent = (event: Sse.Event, provider: string): Either.Either<unknown, ChatModel.ModelError> =>
-  Either.try({
+export const parseEvent = (event: Sse.Event, provider: string): Result.Result<unknown, ChatModel.ModelError> =>
+  Result.try({
     try: (): unknown => JSON.parse(event.data),
     catch: () => invalid(`${provider} sent a stream event that is not JSON: ${Mask.quote(event.data, 200)}`)
   })

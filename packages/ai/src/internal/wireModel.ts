@@ -6,9 +6,9 @@
 import { ChatModel } from "@agentfx/core"
 import { type Refusal, warnLeftOut } from "./content.js"
 import type * as Sse from "./sse.js"
-import type { HttpClient } from "@effect/platform"
-import type { Either } from "effect"
-import { Effect, Either as E, Option, Stream } from "effect"
+import type { HttpClient } from "effect/http"
+import type { Result } from "effect"
+import { Effect, Result as E, Option, Stream } from "effect"
 import * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 import { maskError } from "./mask.js"
@@ -19,11 +19,11 @@ import { type Endpoint, postJson, postStream } from "./transport.js"
 /** Reads one streamed answer, event by event. */
 export interface StreamReader {
   /** Folds an event in: the text it added (emitted as a `TextDelta` when not empty), or the error it carries. */
-  readonly add: (event: Sse.Event) => Either.Either<string, ChatModel.ModelError>
+  readonly add: (event: Sse.Event) => Result.Result<string, ChatModel.ModelError>
   /** True once the answer's last event arrived: nothing after it is read. */
   readonly finished: () => boolean
   /** The whole answer, once the events ended; a stream cut before its last event fails (`invalid-response`). */
-  readonly response: () => Either.Either<ChatModel.ChatResponse, ChatModel.ModelError>
+  readonly response: () => Result.Result<ChatModel.ChatResponse, ChatModel.ModelError>
 }
 
 /** A provider's wire format. */
@@ -36,7 +36,7 @@ export interface WireFormat {
   /** Why the API cannot take a file where it is: the body describes it in text instead, and a warning is logged once per reason. */
   readonly refusesFile: Refusal
   /** A non-streamed answer (not an error envelope: the transport failed those). */
-  readonly decode: (body: unknown, provider: string) => Either.Either<ChatModel.ChatResponse, ChatModel.ModelError>
+  readonly decode: (body: unknown, provider: string) => Result.Result<ChatModel.ChatResponse, ChatModel.ModelError>
   readonly reader: (provider: string) => StreamReader
 }
 
@@ -47,9 +47,9 @@ export interface Options extends ModelTimeout.Options {
   /** The provider as OpenTelemetry's GenAI conventions name it (each response's `provider`, for `gen_ai.provider.name`), when known. */
   readonly providerName?: string | undefined
   /** The wire format, or why the Layer's options cannot be used (every call then fails with that error). */
-  readonly wire: Either.Either<WireFormat, ChatModel.ModelError>
+  readonly wire: Result.Result<WireFormat, ChatModel.ModelError>
   /** The endpoint, or why it cannot be used (every call then fails with that error). */
-  readonly endpoint: Either.Either<Endpoint, ChatModel.ModelError>
+  readonly endpoint: Result.Result<Endpoint, ChatModel.ModelError>
   readonly retry?: ModelRetry.Options | undefined
   /** Span names are `<span>.generate` and `<span>.stream`; their attributes the model and the URL. */
   readonly span: string
@@ -64,11 +64,11 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
   const checked = E.flatMap(options.endpoint, (target) =>
     E.flatMap(options.wire, (wire) => E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts, wire }))))
   const warn = E.match(checked, {
-    onLeft: () => () => Effect.void,
-    onRight: ({ target, wire }) => {
+    onFailure: () => () => Effect.void,
+    onSuccess: ({ target, wire }) => {
       const settings = wire.ignores === undefined ? () => Effect.void : warnIgnored(target.provider, wire.ignores.fields, wire.ignores.why)
       const files = warnLeftOut(target.provider, wire.refusesFile)
-      return (request: ChatModel.ChatRequest) => Effect.zipRight(settings(request.settings), files(request))
+      return (request: ChatModel.ChatRequest) => Effect.andThen(settings(request.settings), files(request))
     }
   })
   /** The checked options for `request`, or the error every call of it fails with. */
@@ -77,7 +77,7 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
       const refused = ready.wire.refuse?.(request)
       return refused === undefined ? E.right(ready) : E.left(refused)
     })
-  const mask = E.match(options.endpoint, { onLeft: () => (text: string) => text, onRight: (target) => target.mask })
+  const mask = E.match(options.endpoint, { onFailure: () => (text: string) => text, onSuccess: (target) => target.mask })
   const attributes = {
     model: options.model,
     ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.mask(options.endpoint.right.url) } : {})
@@ -88,12 +88,12 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
 
   const generate = (request: ChatModel.ChatRequest) =>
     E.match(prepared(request), {
-      onLeft: Effect.fail,
-      onRight: ({ target, timeouts, wire }) =>
+      onFailure: Effect.fail,
+      onSuccess: ({ target, timeouts, wire }) =>
         postJson(client, target, () => wire.body(request, false)).pipe(
           Effect.flatMap((body) => E.map(wire.decode(body, target.provider), named)),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
-          (call) => Effect.zipRight(warn(request), ModelRetry.retry(call, options.retry))
+          (call) => Effect.andThen(warn(request), ModelRetry.retry(call, options.retry))
         )
     }).pipe(
       Effect.mapError(maskError(mask)),
@@ -102,8 +102,8 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
 
   const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
     E.match(prepared(request), {
-      onLeft: (error) => Stream.fail(error),
-      onRight: ({ target, timeouts, wire }) =>
+      onFailure: (error) => Stream.fail(error),
+      onSuccess: ({ target, timeouts, wire }) =>
         Stream.suspend(() => {
           const reader = wire.reader(target.provider)
           const parts = postStream(client, target, () => wire.body(request, true), timeouts.idle).pipe(

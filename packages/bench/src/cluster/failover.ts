@@ -27,7 +27,7 @@ const renderRun = (serverUrl: string, settings: "fast" | "default") =>
     const { sql, url } = yield* freshDatabase(serverUrl)
     const children = yield* runners(url, sql, 2, settings)
     const inClient = yield* client(url)
-    const reply = yield* Effect.fork(Effect.timed(inClient(AgentCluster.run(Bench, { input: "render 1" }))))
+    const reply = yield* Effect.forkChild(Effect.timed(inClient(AgentCluster.run(Bench, { input: "render 1" }))))
     const started = yield* firstEvent(children, "started", "r-1-render")
     const survivor = children.find((child) => child !== started.child)!
     return { holder: started.child, survivor, reply }
@@ -50,7 +50,7 @@ const sigterm = (serverUrl: string, rows: Array<readonly [string, string]>, chec
   Effect.gen(function*() {
     const { holder, reply, survivor } = yield* renderRun(serverUrl, "fast")
     const stoppedAt = Date.now()
-    yield* Effect.fork(holder.kill("SIGTERM"))
+    yield* Effect.forkChild(holder.kill("SIGTERM"))
     const exitedAt = yield* Effect.map(holder.exited, () => Date.now())
     const outcome = yield* reply
     const repliedAt = Date.now()
@@ -80,7 +80,7 @@ const pausedKill = (serverUrl: string, rows: Array<readonly [string, string]>, c
     const survivor = children.find((child) => child !== holder)!
     const killedAt = Date.now()
     yield* holder.kill()
-    const decided = yield* Effect.fork(cold(url, "decide", (paused as { runId: string }).runId))
+    const decided = yield* Effect.forkChild(cold(url, "decide", (paused as { runId: string }).runId))
     const transfer = yield* firstEvent([survivor], "started", "r-2-transfer")
     const { reply, repliedAt } = yield* decided
     checks.push({ name: "SIGKILL while paused: the decision completed the run", ok: reply._tag === "Completed", detail: reply._tag })
@@ -95,11 +95,11 @@ const coldClients = (serverUrl: string, rows: Array<readonly [string, string]>, 
     const starts: Array<number> = []
     const decides: Array<number> = []
     for (let i = 0; i < 3; i++) {
-      const run = yield* Effect.fork(cold(url, "run", `r-c${i}`))
+      const run = yield* Effect.forkChild(cold(url, "run", `r-c${i}`))
       const lookup = yield* firstEvent(children, "started", `r-c${i}-lookup`)
       const { reply, sent } = yield* run
       starts.push(lookup.at - sent)
-      const decide = yield* Effect.fork(cold(url, "decide", reply.runId))
+      const decide = yield* Effect.forkChild(cold(url, "decide", reply.runId))
       const transfer = yield* firstEvent(children, "started", `r-c${i}-transfer`)
       const decided = yield* decide
       decides.push(transfer.at - decided.sent)

@@ -3,8 +3,8 @@
  * `Start` and `Decide`, do nothing — one run of the agentfx scenario is one `Start` (to the
  * pause) and one `Decide` (to the end) — served by the same runners, measured the same way.
  */
-import { ClusterSchema, Entity } from "@effect/cluster"
-import { Rpc } from "@effect/rpc"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
 import { Effect, Schema } from "effect"
 
 export const Floor = Entity.make("bench-floor", [

@@ -63,13 +63,13 @@ const scenario = (serverUrl: string, size: number) =>
     const pause = Effect.suspend(() => {
       const n = next++
       return Effect.flatMap(AgentCluster.run(Bench, { input: String(n) }), (outcome) =>
-        outcome._tag === "Paused" ? Effect.succeed(outcome.runId) : Effect.dieMessage(`run ${n}: ${outcome._tag}, not Paused`))
+        outcome._tag === "Paused" ? Effect.succeed(outcome.runId) : Effect.die(new Error(`run ${n}: ${outcome._tag}, not Paused`)))
     })
     const decide = (runId: string) =>
       Effect.gen(function*() {
         const start = performance.now()
         const outcome = yield* AgentCluster.decide(Bench, runId, Decision.approveAll())
-        if (outcome._tag !== "Completed") return yield* Effect.dieMessage(`run ${runId}: ${outcome._tag}, not Completed`)
+        if (outcome._tag !== "Completed") return yield* Effect.die(new Error(`run ${runId}: ${outcome._tag}, not Completed`))
         return performance.now() - start
       })
     // warm-up: the client's assignments, every runner's code paths

@@ -5,7 +5,7 @@
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
 import { startPostgres } from "@agentfx/testing/Postgres"
 import { type Child, freePort, spawn } from "@agentfx/testing/Process"
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, ManagedRuntime, Redacted, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
@@ -85,7 +85,7 @@ export const firstEvent = (children: ReadonlyArray<Child>, event: "started" | "e
 const ask = (child: Child, command: string, key: string) =>
   Effect.suspend(() => {
     const id = randomUUID()
-    return Effect.zipRight(
+    return Effect.andThen(
       child.send(`${command} ${id}`),
       child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
     )

@@ -9,7 +9,7 @@
  */
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
-import { Sharding } from "@effect/cluster"
+import { Sharding } from "effect/cluster"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createInterface } from "node:readline"

@@ -11,7 +11,7 @@
  */
 import type { AgentExit, ChatModel } from "@agentfx/core"
 import { Agent, RunStore } from "@agentfx/core"
-import { Entity } from "@effect/cluster"
+import { Entity } from "effect/cluster"
 import type { Context } from "effect"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
 import { RunLocation } from "../RunLocation.js"
@@ -30,14 +30,14 @@ export const makeTurns = () => {
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
       const previous = last
-      const mine = Deferred.unsafeMake<void>(FiberId.none)
+      const mine = Deferred.makeUnsafe<void>(FiberId.none)
       last = mine
       const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
       let waited = false
       // the next turn waits for this one, and for the previous one should this one be interrupted while
       // waiting (a turn that waited holds no reference to the previous: the chain does not grow)
       return Effect.ensuring(
-        Effect.zipRight(Effect.tap(waitPrevious, () => void (waited = true)), self),
+        Effect.andThen(Effect.tap(waitPrevious, () => void (waited = true)), self),
         Effect.suspend(() => {
           if (waited && last === mine) last = undefined
           return Deferred.completeWith(mine, waited ? Effect.void : waitPrevious)
@@ -86,21 +86,21 @@ export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatMo
     const locations = yield* Effect.serviceOption(RunLocation)
     if (Option.isSome(locations)) {
       yield* locations.value.enter(agent.name, address.entityId, holder).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
+        Effect.catch((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
       )
     }
     const turns = turnsOf(address.entityId)
-    const driving = new Map<string, { readonly fiber: Fiber.RuntimeFiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
+    const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 
     /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
     const drive = (runId: string, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
       turns(Effect.gen(function*() {
         const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
         const fiber = yield* body.pipe(
-          Effect.catchAllDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
+          Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
           Effect.provideService(RunStore.RunStore, leased),
           Effect.provide(context),
-          Effect.fork
+          Effect.forkChild
         )
         const entry = { fiber, cancelled: false as boolean, cancelledBy: undefined as string | undefined }
         driving.set(runId, entry)

@@ -1,6 +1,6 @@
 /** `RunLocation` in a table beside the run store, on the store's SQL client (SQLite or PostgreSQL). */
 import { RunStore } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Clock, Effect, Layer, Option } from "effect"
 import { RunLocation } from "../RunLocation.js"
 
@@ -29,7 +29,7 @@ export const layer: Layer.Layer<RunLocation, RunStore.StoreError, SqlClient.SqlC
         ),
       find: (agent, entityId) =>
         sql<{ readonly runner: string; readonly since: number | string }>`SELECT runner, since FROM agentfx_cluster_locations WHERE agent = ${agent} AND entity_id = ${entityId}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), ({ runner, since }) => ({ runner, since: Number(since) }))),
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), ({ runner, since }) => ({ runner, since: Number(since) }))),
           Effect.mapError(storeError)
         )
     })

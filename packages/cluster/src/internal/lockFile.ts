@@ -9,7 +9,7 @@
  * when measured.)
  */
 import { RunStore } from "@agentfx/core"
-import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { Scope } from "effect"
 import { Effect } from "effect"
@@ -44,7 +44,7 @@ export const acquire = (database: string): Effect.Effect<void, RunnerLocked | Ru
     const refused = Effect.suspend((): Effect.Effect<never, RunnerLocked | RunStore.StoreError> => Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) })))
     const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true }).pipe(
       Effect.provide(Reactivity.layer),
-      Effect.catchAllDefect((defect) => Effect.fail(new RunStore.StoreError({ message: `Cannot open the runner lock ${lockFile}: ${String(defect)}` })))
+      Effect.catchDefect((defect) => Effect.fail(new RunStore.StoreError({ message: `Cannot open the runner lock ${lockFile}: ${String(defect)}` })))
     )
     yield* Effect.gen(function*() {
       yield* sql.unsafe("PRAGMA busy_timeout = 0")
@@ -53,7 +53,7 @@ export const acquire = (database: string): Effect.Effect<void, RunnerLocked | Ru
       yield* sql.unsafe("CREATE TABLE IF NOT EXISTS runner (pid INTEGER NOT NULL)")
       yield* sql.unsafe("DELETE FROM runner")
       yield* sql.unsafe("INSERT INTO runner (pid) VALUES (?)", [process.pid])
-    }).pipe(Effect.catchAll((error) =>
+    }).pipe(Effect.catch((error) =>
       busy(error) ? refused : Effect.fail<RunnerLocked | RunStore.StoreError>(new RunStore.StoreError({ message: `Cannot take the runner lock ${lockFile}: ${error.message}` }))
     ))
     // the holder's pid, for another runner's error message only: a failed note changes nothing

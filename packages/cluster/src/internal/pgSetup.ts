@@ -4,15 +4,15 @@
  * `pg_type`). A member's cluster Layer is built holding a session advisory lock, so that one
  * member at a time creates them (docs/decisions/083).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 
 /** The lock's key: a pair (its key space is apart from the engine's one-key shard locks). */
 const key = [0x61676678, 0x636c7573] as const
 
 /** `layer`, built while this member holds the setup lock of the database. */
-export const serialized = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E | import("@effect/sql/SqlError").SqlError, R | SqlClient.SqlClient> =>
-  Layer.scopedContext(Effect.gen(function*() {
+export const serialized = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E | import("effect/sql/SqlError").SqlError, R | SqlClient.SqlClient> =>
+  Layer.effectContext(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const scope = yield* Effect.scope
     return yield* Effect.scoped(Effect.gen(function*() {

@@ -4,14 +4,14 @@
  * A client's interruption never interrupts the runner's handling (`Uninterruptible: "client"`):
  * a run, once its start is stored, belongs to the cluster; `Cancel` stops it.
  */
-import { Rpc } from "@effect/rpc"
+import { Rpc } from "effect/rpc"
 import { Decision, Part } from "@agentfx/core"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, SchemaIssue, Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
 import * as RunOptions from "./runOptions.js"
 
 /** A run's input: text, or text and files. */
-export const Input = Schema.Union(Schema.String, Schema.Array(Part.InputPart))
+export const Input = Schema.Union([Schema.String, Schema.Array(Part.InputPart)])
 
 /** Starts a run under its id, with its run options: a start sent twice (same run id) is one message, answered once. */
 export const Start = Rpc.make("Start", {

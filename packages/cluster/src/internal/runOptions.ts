@@ -6,15 +6,15 @@
  */
 import type { Agent } from "@agentfx/core"
 import { Budget, Checkpoint, Json } from "@agentfx/core"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, SchemaIssue, Schema } from "effect"
 import { Refused } from "../RunOutcome.js"
 
 /** The run options a start carries, each optional. */
 export const fields = {
-  state: Schema.optional(Schema.Record({ key: Schema.String, value: Json.JsonValue })),
+  state: Schema.optional(Schema.Record(Schema.String, Json.JsonValue)),
   budget: Schema.optional(Budget.Budget),
   settings: Schema.optional(Checkpoint.ModelSettings),
-  toolChoice: Schema.optional(Schema.Union(Schema.Literal("auto"), Checkpoint.ToolChoice)),
+  toolChoice: Schema.optional(Schema.Union([Schema.Literal("auto"), Checkpoint.ToolChoice])),
   context: Schema.optional(Checkpoint.ContextPolicy)
 }
 
@@ -41,7 +41,7 @@ const slots = (agent: Agent.Any, runId: string, state: { readonly [slot: string]
     return Effect.map(
       Effect.forEach(given, ([name, value]) => {
         const schema = declared[name]!.schema as Schema.Schema<unknown, unknown>
-        return (direction === "encode" ? Schema.encodeUnknown(schema)(value) : Schema.decodeUnknown(schema)(value)).pipe(
+        return (direction === "encode" ? Schema.encodeUnknownEffect(schema)(value) : Schema.decodeUnknownEffect(schema)(value)).pipe(
           Effect.map((converted) => [name, converted] as const),
           Effect.mapError((error) => invalid(runId, `state slot "${name}": ${ParseResult.TreeFormatter.formatErrorSync(error)}`))
         )

@@ -9,8 +9,8 @@
  */
 import { type Child, freePort, spawn } from "@agentfx/testing/Process"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
@@ -76,7 +76,7 @@ const until = <A, E, R>(what: string, check: Effect.Effect<A | undefined, E, R>,
   check.pipe(
     Effect.flatMap((found) => found === undefined ? Effect.fail("not yet" as const) : Effect.succeed(found)),
     Effect.retry({ while: (e) => e === "not yet", schedule: Schedule.spaced("100 millis"), times: seconds * 10 }),
-    Effect.catchIf((e) => e === "not yet", () => Effect.dieMessage(`timed out waiting for ${what}`))
+    Effect.catchIf((e) => e === "not yet", () => Effect.die(new Error(`timed out waiting for ${what}`)))
   )
 
 /** Two runners (both holding shards) and a client on a fresh database. */
@@ -94,7 +94,7 @@ const cluster = Effect.gen(function*() {
 const shardHolders = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ readonly n: number }>`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).pipe(
     Effect.map(([row]) => row!.n),
-    Effect.catchAll(() => Effect.succeed(0))
+    Effect.catch(() => Effect.succeed(0))
   )
 
 const statuses = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -110,7 +110,7 @@ describe("cluster runners as processes on PostgreSQL", () => {
   it.live("SIGKILL a runner mid-tool: the other finishes the run by itself; the idempotent call re-runs once, the other is reported cancelled", () =>
     Effect.gen(function*() {
       const { holding, inDb, other, starter } = yield* cluster
-      const reply = yield* Effect.fork(ask(starter, { op: "run", input: "crash" }, 90_000))
+      const reply = yield* Effect.forkChild(ask(starter, { op: "run", input: "crash" }, 90_000))
       const pid = yield* until("both calls started", inDb(executions).pipe(Effect.map((rows) => {
         const counts = countsByCall(rows)
         return counts.call_charge === 1 && counts.call_fetch === 1 ? rows[0]!.pid : undefined
@@ -174,7 +174,7 @@ describe("cluster runners as processes on PostgreSQL", () => {
     Effect.gen(function*() {
       const { inDb, runners, starter } = yield* cluster
       const count = 1_000
-      const reply = yield* Effect.fork(ask(starter, { op: "runMany", count }, 600_000))
+      const reply = yield* Effect.forkChild(ask(starter, { op: "runMany", count }, 600_000))
       const at = 50 * (1 + Math.floor(Math.random() * 10))
       yield* starter.waitFor(`${at} runs done`, (m) => ((m as { progress?: number }).progress ?? 0) >= at ? true : undefined, 300_000)
       const victim = runners[Math.floor(Math.random() * 2)]!

@@ -12,7 +12,7 @@
  * - `work <n>`: `work` (call `work-<n>`, not idempotent, a few ms), then "worked <n>".
  */
 import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Effect, Schema } from "effect"
 

@@ -15,7 +15,7 @@ import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
 import { Decision } from "@agentfx/core"
 import { PgClient } from "@effect/sql-pg"
-import type { Sharding } from "@effect/cluster/Sharding"
+import type { Sharding } from "effect/cluster/Sharding"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createInterface } from "node:readline"
@@ -55,7 +55,7 @@ const runMany = (count: number) =>
     yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
       AgentCluster.run(Proof, { input: i % 3 === 0 ? `pay ${i}` : `work ${i}` }).pipe(
         Effect.map(tagOf),
-        Effect.catchAll((error) => Effect.succeed(`error:${(error as { _tag?: string })._tag ?? String(error)}`)),
+        Effect.catch((error) => Effect.succeed(`error:${(error as { _tag?: string })._tag ?? String(error)}`)),
         Effect.tap(() => ++started % 50 === 0 ? say({ progress: started }) : Effect.void),
         Effect.map((tag) => void tags.set(tag, (tags.get(tag) ?? 0) + 1))
       ), { concurrency: 32, discard: true })
@@ -91,7 +91,7 @@ const client = Effect.gen(function*() {
   )
   yield* Effect.promise(() => runtime.runPromise(Effect.void))
   yield* say({ ready: process.pid })
-  yield* Effect.async<void>((resume) => {
+  yield* Effect.callback<void>((resume) => {
     const lines = createInterface({ input: process.stdin })
     lines.on("line", (line) => void runtime.runFork(run(JSON.parse(line) as Command)))
     lines.on("close", () => resume(Effect.void))

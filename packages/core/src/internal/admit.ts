@@ -4,7 +4,7 @@
  * is answered with a `semantic` error naming the limit (the model can try otherwise) and its
  * arguments are not kept — a hostile value must not break every later turn of the conversation.
  */
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type FilePart, FilePart as FilePartSchema, inlineBytes } from "../Part.js"
 import type { ToolCall } from "../ToolCall.js"
@@ -145,7 +145,7 @@ export const fileProblem = (file: FilePart, limits: Limits, what: string): strin
 
 /** What is wrong with a value that is not a file part, cut short (it may quote megabytes of data). */
 const fileShapeProblem = (value: unknown): string =>
-  Either.match(Schema.decodeUnknownEither(FilePartSchema)(value, { errors: "first" }), {
-    onLeft: (error) => capped(describeParseError(error)),
-    onRight: () => "it is one"
+  Result.match(Schema.decodeUnknownResult(FilePartSchema)(value, { errors: "first" }), {
+    onFailure: (error) => capped(describeParseError(error)),
+    onSuccess: () => "it is one"
   })

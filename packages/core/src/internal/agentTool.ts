@@ -35,7 +35,7 @@ export interface ToolOptions extends
 }
 
 const Parameters = Schema.Struct({
-  input: Schema.String.annotations({ description: "The task for the sub-agent, in plain language" })
+  input: Schema.String.annotate({ description: "The task for the sub-agent, in plain language" })
 })
 
 /** See `Agent.toTool`. */
@@ -63,7 +63,7 @@ export const toTool = <S extends Agent.Slots, R>(
         Effect.provide(Layer.orDie(manager)),
         // A paused child suspends the call: the executor recognises the suspension (it is not a string).
         Effect.map((exit) => exit._tag === "Completed" ? exit.text : suspend(exit) as unknown as string),
-        Effect.catchAll((error) => {
+        Effect.catch((error) => {
           switch (error._tag) {
             case "ModelError":
               return Effect.fail((error.isTransient ? transient : semantic)(fail(error.message)))

@@ -3,8 +3,8 @@
  * and the model's view of it built once.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Either from "effect/Result"
+import * as JSONSchema from "effect/JsonSchema"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
@@ -104,13 +104,13 @@ const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: 
   if (json === undefined) return undefined
   if (!("type" in json) || json.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
   const { $schema: _, ...format } = json
-  return { schema, format: { name: "final_answer", schema: format as JSONSchema.JsonSchema7Root }, retries }
+  return { schema, format: { name: "final_answer", schema: format as JsonSchema.JsonSchema7Root }, retries }
 }
 
 /** The output schema's JSON Schema, or `undefined` with the problem (a schema without one throws: a `BigIntFromSelf`, a `Declare`). */
-const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>, problems: Array<string>): JSONSchema.JsonSchema7Root | undefined => {
+const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>, problems: Array<string>): JsonSchema.JsonSchema7Root | undefined => {
   try {
-    return JSONSchema.make(schema)
+    return JsonSchema.make(schema)
   } catch (error) {
     problems.push(`output has no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
     return undefined
@@ -123,15 +123,15 @@ const definitionOf = (entry: Toolkit.Entry): ToolDefinition => ({ name: entry.na
 /** See `Agent.validate`. */
 export const assemble = (
   options: Options<ReadonlyArray<Tool.Any>, Slots, unknown, unknown, unknown, unknown, unknown>
-): Either.Either<Omit<Agent<Slots, unknown, unknown>, TypeId>, InvalidAgent> => {
+): Result.Result<Omit<Agent<Slots, unknown, unknown>, TypeId>, InvalidAgent> => {
   const problems: Array<string> = []
   const name = options.name ?? "agent"
   if (typeof name !== "string" || !NamePattern.test(name)) problems.push(`name ${JSON.stringify(name)} must match ${NamePattern.source}`)
   const tools = options.tools ?? []
   const notTools = tools.flatMap((tool, i) => typeof tool === "object" && tool !== null && Tool.TypeId in tool ? [] : [i + 1])
   if (notTools.length > 0) problems.push(`tools #${notTools.join(", #")} are not tools (use Tool.make or Agent.toTool)`)
-  const toolkit = notTools.length > 0 ? Either.right(Toolkit.empty) : Toolkit.validate(tools)
-  if (Either.isLeft(toolkit)) problems.push(...toolkit.left.problems)
+  const toolkit = notTools.length > 0 ? Result.succeed(Toolkit.empty) : Toolkit.validate(tools)
+  if (Result.isFailure(toolkit)) problems.push(...toolkit.left.problems)
   const maxIterations = options.maxIterations ?? 10
   if (!Number.isInteger(maxIterations) || maxIterations < 1) {
     problems.push(`maxIterations ${maxIterations} is not a positive integer`)
@@ -183,11 +183,11 @@ export const assemble = (
       if (m[level] !== undefined && typeof m[level] !== "function") problems.push(`middleware #${i + 1}: ${level} must be a function`)
     }
   })
-  if (problems.length > 0 || Either.isLeft(toolkit)) return Either.left(new InvalidAgent({ problems }))
+  if (problems.length > 0 || Result.isFailure(toolkit)) return Result.fail(new InvalidAgent({ problems }))
   const entries = [...toolkit.right.entries.values()]
   const layer = <L extends typeof levels[number]>(level: L) =>
     middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
-  return Either.right({
+  return Result.succeed({
     name,
     toolkit: toolkit.right,
     system: options.system,

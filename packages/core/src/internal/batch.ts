@@ -237,7 +237,7 @@ const finishBatch = (
     direct &&= agent.toolkit.entries.get(call.name)?.returnDirect === true && (outcome._tag === "Succeeded" || outcome._tag === "Replied")
   }
   const recorded = appendMessages(run, results) as Effect.Effect<undefined, MemoryError>
-  return direct ? Effect.zipRight(recorded, directAnswer(agent, run, batch)) : recorded
+  return direct ? Effect.andThen(recorded, directAnswer(agent, run, batch)) : recorded
 }
 
 /** The results of a batch of return-direct tools as the run's answer. */
@@ -246,7 +246,7 @@ const directAnswer = (agent: Agent.Any, run: RunState, batch: ReadonlyArray<{ re
     const value = (outcome as { readonly value: unknown }).value
     return typeof value === "string" ? value : JSON.stringify(value)
   }).join("\n")
-  return Effect.zipRight(appendMessages(run, [assistant(text)]), finalAnswer(agent, run, text, false))
+  return Effect.andThen(appendMessages(run, [assistant(text)]), finalAnswer(agent, run, text, false))
 }
 
 /**

@@ -49,7 +49,7 @@ export class Bulkhead {
         // a free permit: no wait, and no closure built for one
         if (ticket.granted) return Effect.ensuring(restore(self), this.released)
         return Effect.matchCauseEffect(restore(this.queue.turn(ticket)), {
-          onFailure: (cause) => Effect.zipRight(Effect.sync(() => this.queue.leave(ticket) && this.release()), Effect.failCause(cause)),
+          onFailure: (cause) => Effect.andThen(Effect.sync(() => this.queue.leave(ticket) && this.release()), Effect.failCause(cause)),
           onSuccess: () => Effect.ensuring(restore(self), this.released)
         })
       })

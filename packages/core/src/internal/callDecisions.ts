@@ -4,8 +4,8 @@
  * (it sets the prototype); here every own key of the input is read, and written back with
  * `Object.defineProperty`, so any string is a call id.
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Either from "effect/Result"
+import * as ParseResult from "effect/SchemaIssue"
 import * as Schema from "effect/Schema"
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
@@ -17,14 +17,14 @@ const RecordOfUnknown = Schema.declare(isRecord, { identifier: "Record", descrip
 export const CallDecisionsFromRecord = <A, I>(value: Schema.Schema<A, I>) => {
   const decodeValue = ParseResult.decodeUnknownEither(value)
   const encodeValue = ParseResult.encodeEither(value)
-  return Schema.transformOrFail(RecordOfUnknown, Schema.ReadonlyMapFromSelf({ key: Schema.String, value: Schema.typeSchema(value) }), {
+  return Schema.transformOrFail(RecordOfUnknown, Schema.ReadonlyMapFromSelf({ key: Schema.String, value: Schema.toType(value) }), {
     strict: true,
     decode: (record, _, ast) => {
       const entries: Array<[string, A]> = []
       const issues: Array<ParseResult.Pointer> = []
       for (const key of Object.keys(record)) {
         const decoded = decodeValue(record[key])
-        if (Either.isLeft(decoded)) issues.push(new ParseResult.Pointer(key, record, decoded.left))
+        if (Result.isFailure(decoded)) issues.push(new ParseResult.Pointer(key, record, decoded.left))
         else entries.push([key, decoded.right])
       }
       return issues.length > 0
@@ -35,7 +35,7 @@ export const CallDecisionsFromRecord = <A, I>(value: Schema.Schema<A, I>) => {
       const record: { [key: string]: unknown } = {}
       for (const [key, decision] of map) {
         const encoded = encodeValue(decision)
-        if (Either.isLeft(encoded)) return ParseResult.fail(new ParseResult.Pointer(key, map, encoded.left))
+        if (Result.isFailure(encoded)) return ParseResult.fail(new ParseResult.Pointer(key, map, encoded.left))
         Object.defineProperty(record, key, { value: encoded.right, enumerable: true, writable: true, configurable: true })
       }
       return ParseResult.succeed(record)

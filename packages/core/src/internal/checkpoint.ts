@@ -2,7 +2,7 @@
  * Encoding, signing, verifying and decoding checkpoints.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
@@ -47,7 +47,7 @@ const sameSignature = (a: string, b: string): boolean => {
 export const encodeState = (owner: CheckpointOwner, state: { readonly [slot: string]: unknown }) =>
   Effect.forEach(
     Object.keys(owner.slots),
-    (name) => Effect.map(Schema.encode(owner.slots[name]!.schema)(state[name]), (encoded) => [name, encoded] as const)
+    (name) => Effect.map(Schema.encodeEffect(owner.slots[name]!.schema)(state[name]), (encoded) => [name, encoded] as const)
   ).pipe(Effect.map((entries) => Object.fromEntries(entries) as { readonly [slot: string]: JsonValue }))
 
 /** Encodes (and signs, when the agent has a secret) a checkpoint. A value that cannot be encoded is a defect of a tool or slot schema. */
@@ -58,7 +58,7 @@ export const encode = (
 ): Effect.Effect<Checkpoint.Encoded> =>
   Effect.gen(function*() {
     const encodedState = yield* encodeState(owner, state)
-    const encoded = yield* Schema.encode(Checkpoint.Checkpoint)({
+    const encoded = yield* Schema.encodeEffect(Checkpoint.Checkpoint)({
       ...checkpoint,
       format: "agentfx/checkpoint",
       version: Checkpoint.version,
@@ -74,7 +74,7 @@ export const encode = (
 
 const refuse = (reason: InvalidCheckpoint["reason"], detail: string) => Effect.fail(new InvalidCheckpoint({ reason, detail }))
 
-const isJson = Schema.decodeUnknownEither(JsonValue)
+const isJson = Schema.decodeUnknownResult(JsonValue)
 
 /**
  * Decodes a checkpoint for `owner`, refusing foreign, tampered, malformed or unknown-version
@@ -97,7 +97,7 @@ export const decode = (
     }
     // a copy is JSON, as stores keep it and signatures cover it: a value JSON cannot carry (a BigInt, a function) is no copy
     const json = isJson(input)
-    if (Either.isLeft(json)) return yield* refuse("malformed", `not JSON: ${describeParseError(json.left)}`)
+    if (Result.isFailure(json)) return yield* refuse("malformed", `not JSON: ${describeParseError(json.left)}`)
     if (typeof raw.version !== "number" || !Checkpoint.readableVersions.includes(raw.version)) {
       return yield* refuse(
         "version",
@@ -111,8 +111,8 @@ export const decode = (
         return yield* refuse("signature", "the signature does not match: the checkpoint was altered or signed with another secret")
       }
     }
-    const checkpoint = yield* Schema.decodeUnknown(Checkpoint.AnyVersion)(input).pipe(
-      Effect.catchAll((error) => refuse("malformed", describeParseError(error)))
+    const checkpoint = yield* Schema.decodeUnknownEffect(Checkpoint.AnyVersion)(input).pipe(
+      Effect.catch((error) => refuse("malformed", describeParseError(error)))
     )
     // a run's calls have unique ids (the loop admits them so): a decision for one id decides one call
     const ids = new Set<string>()
@@ -141,8 +141,8 @@ export const decode = (
     const state: { [slot: string]: unknown } = {}
     for (const [name, slot] of Object.entries(owner.slots)) {
       state[name] = Object.hasOwn(checkpoint.state, name)
-        ? yield* Schema.decodeUnknown(slot.schema)(checkpoint.state[name]).pipe(
-          Effect.catchAll((error) => refuse("state", `slot "${name}": ${describeParseError(error)}`))
+        ? yield* Schema.decodeUnknownEffect(slot.schema)(checkpoint.state[name]).pipe(
+          Effect.catch((error) => refuse("state", `slot "${name}": ${describeParseError(error)}`))
         )
         : slot.initial
     }

@@ -39,7 +39,7 @@ export const concurrently = <A, R>(
         // siblings, once: the siblings' own interrupted exits must not do it again (with n
         // children that would be n² interruptions, seconds of a busy core for a wide batch)
         let stopping = false
-        const interruptOthers = (self?: Fiber.RuntimeFiber<A>) => {
+        const interruptOthers = (self?: Fiber.Fiber<A>) => {
           if (stopping) return
           stopping = true
           for (const fiber of pending) if (fiber !== self) fiber.unsafeInterruptAsFork(parent)
@@ -58,7 +58,7 @@ export const concurrently = <A, R>(
   )
 
 /** The values of fibers that have all ended, in order, or every cause that was not a success. */
-const collect = <A>(fibers: ReadonlyArray<Fiber.RuntimeFiber<A>>): Effect.Effect<Array<A>> => {
+const collect = <A>(fibers: ReadonlyArray<Fiber.Fiber<A>>): Effect.Effect<Array<A>> => {
   const values: Array<A> = []
   let failure: Cause.Cause<never> | undefined
   for (const fiber of fibers) {

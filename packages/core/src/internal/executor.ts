@@ -2,11 +2,11 @@
  * The one place a tool call is decoded, timed, retried and encoded — for the loop, for
  * `ToolCallingManager.executeBatch` and for `ToolCallingManager.call` alike.
  */
-import type { Duration, ParseResult } from "effect"
+import type { Duration, SchemaIssue } from "effect"
 import * as Cause from "effect/Cause"
 import * as Effectable from "effect/Effectable"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -70,7 +70,7 @@ interface Prepared {
 const preparedCache = new WeakMap<Toolkit.Entry, Prepared>()
 
 /**
- * `errors: "all"`, plus the `isEffectAllowed: true` that `Schema.decodeUnknown` adds to its
+ * `errors: "all"`, plus the `isEffectAllowed: true` that `Schema.decodeUnknownEffect` adds to its
  * options on every call (`{ ...options, isEffectAllowed: true }`). Given up front, the options
  * are the same, but V8 (Node 20) no longer takes a slow object-spread path: 1 µs → 70 ns per
  * decode (docs/performance.md). Asynchronous parameter schemas still decode (pinned by a test).
@@ -83,8 +83,8 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
   const cached = preparedCache.get(entry)
   if (cached !== undefined) return cached
   const prepared: Prepared = {
-    decode: Schema.decodeUnknown(entry.tool.parameters, decodeOptions),
-    encode: Schema.encode(entry.tool.success),
+    decode: Schema.decodeUnknownEffect(entry.tool.parameters, decodeOptions),
+    encode: Schema.encodeEffect(entry.tool.success),
     reserve: reserveWorker(entry.isolation, entry.name),
     retry: entry.retryTimes === 0 ? undefined : {
       times: entry.retryTimes,
@@ -108,7 +108,7 @@ export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Eff
   const decoded = prepare(entry).decode(args)
   const now = settledEither(decoded)
   if (now === undefined) return Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
-  return Either.isLeft(now) ? Either.left(invalidArguments(entry.name, now.left)) : now as Either.Either<unknown, never>
+  return Result.isFailure(now) ? Result.fail(invalidArguments(entry.name, now.left)) : now as Result.Result<unknown, never>
 }
 
 /**
@@ -148,7 +148,7 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
     const body = handler(this.args, this.resumption === undefined ? context : { ...context, [ResumptionKey]: this.resumption })
     const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, deadline(entry.name, timeout.value)) : body
     // the first attempt's start is recorded once it holds what it waited for, right before the handler
-    const starting = this.started !== undefined && made === 1 ? Effect.zipRight(this.started, timed) : timed
+    const starting = this.started !== undefined && made === 1 ? Effect.andThen(this.started, timed) : timed
     // permit → worker reservation (wait, spawn, import) → (start recorded) → deadline → handler
     return this.policy.withPermit(prepare(entry).reserve(starting) as Effect.Effect<unknown, ToolFailure, any>)
   }
@@ -231,7 +231,7 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
       onSuccess: (args) => attemptsThen(attemptOf(args))
     })
   }
-  return Either.isLeft(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
+  return Result.isFailure(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
 }
 
 /** The call's attempts in its one frame. */
@@ -294,7 +294,7 @@ const encodedResult = (
   // a synchronous schema's encode is an Either: read at once
   const now = settledEither(encoded)
   if (now !== undefined) {
-    return Either.isRight(now)
+    return Result.isSuccess(now)
       ? Effect.succeed(succeededWith(callId, entry.name, now.right, writes, files))
       : Effect.map(rejectedResult(entry, now.left), (e) => failed(callId, entry.name, e))
   }
@@ -334,9 +334,9 @@ export const callTool = <R>(
   const prepared = prepare(entry)
   return decodeArguments(entry, args).pipe(
     Effect.flatMap((decoded) => retried(new Attempt(entry, policy, "direct", {}, undefined, decoded, undefined, returned))),
-    Effect.catchAllDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
+    Effect.catchDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     // the handler's own interruption (an interruption from outside skips this handler)
-    Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.flatMap(died(entry, cause), Effect.fail) : Effect.failCause(cause)),
+    Effect.catchCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.flatMap(died(entry, cause), Effect.fail) : Effect.failCause(cause)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
       return Effect.matchEffect(prepared.encode(value), {

@@ -3,7 +3,7 @@
  * record is the authority, the checkpoint a copy).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import { InvalidOutput } from "../AgentError.js"
@@ -62,7 +62,7 @@ export const finalAnswer = (
 ): Effect.Effect<AgentExit.Completed | undefined, InvalidOutput | MemoryError> => {
   if (agent.output === undefined) return Effect.succeed(completed(run, text, undefined))
   const decoded = decodeOutput(agent.output.schema, text, agent.limits)
-  if (Either.isRight(decoded)) return Effect.succeed(completed(run, text, decoded.right))
+  if (Result.isSuccess(decoded)) return Effect.succeed(completed(run, text, decoded.right))
   if (!retry || run.outputRetries >= agent.output.retries) return Effect.fail(new InvalidOutput({ problem: decoded.left, text }))
   run.outputRetries += 1
   return Effect.as(

@@ -91,7 +91,7 @@ export const make = <E, R>(
   notStreaming: symbol,
   plan: Plan<E, R>
 ): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> =>
-  Layer.scoped(
+  Layer.effect(
     tag,
     Effect.gen(function*() {
       const context = yield* Effect.context<R>()

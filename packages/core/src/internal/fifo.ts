@@ -54,7 +54,7 @@ export class Fifo<A> {
 
   /** Waits for the ticket's turn. Interrupted, the waiter must {@link leave}. */
   readonly turn = (ticket: Ticket<A>): Effect.Effect<void> =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       if (ticket.granted) return resume(Effect.void)
       ticket.wake = () => resume(Effect.void)
     })

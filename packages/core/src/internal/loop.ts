@@ -3,7 +3,7 @@
  * iteration: the model call → the gates → the batch (`batch.ts`).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import type * as Agent from "../Agent.js"
@@ -226,7 +226,7 @@ const callsHandler = (toolkit: Toolkit.Any) => (item: BatchItem): boolean => {
   const tool = toolkit.entries.get(item.call.name)
   if (tool === undefined) return false
   const decoded = settledEither(decodeArguments(tool, item.call.args))
-  return decoded === undefined || Either.isRight(decoded)
+  return decoded === undefined || Result.isSuccess(decoded)
 }
 
 /**
@@ -378,7 +378,7 @@ const gateOne = (
   const decoding = decodeArguments(tool, call.args)
   const decoded = settledEither(decoding)
   if (decoded === undefined) {
-    return Effect.flatMap(Effect.either(decoding), (args) => {
+    return Effect.flatMap(Effect.result(decoding), (args) => {
       const item = judged(agent, run, call, tool, args)
       return isItem(item) ? Effect.succeed(item) : item
     })
@@ -392,9 +392,9 @@ const judged = (
   run: RunState,
   call: ToolCall,
   tool: Toolkit.Entry,
-  args: Either.Either<unknown, ToolError>
+  args: Result.Result<unknown, ToolError>
 ): BatchItem | Effect.Effect<BatchItem, never, any> => {
-  if (Either.isLeft(args)) return Runnable({ call })
+  if (Result.isFailure(args)) return Runnable({ call })
   const verdict = agent.gate({ name: call.name, call, args: args.right, tool, state: run.state })
   const now = settledExit(verdict)
   if (now !== undefined && Exit.isSuccess(now)) return itemOf(call, args.right, now.value)

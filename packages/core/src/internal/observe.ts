@@ -118,7 +118,7 @@ const iteration = <E, R>(watchers: Watchers, n: number, body: Effect.Effect<Agen
     Effect.map(
       compose(
         watchers.agent.middleware.iteration,
-        () => Effect.map(body, Option.fromNullable) as Effect.Effect<Option.Option<AgentExit.AgentExit<any>>, any, any>
+        () => Effect.map(body, Option.fromNullishOr) as Effect.Effect<Option.Option<AgentExit.AgentExit<any>>, any, any>
       )({
         runId: watchers.runId,
         conversationId: watchers.conversationId,

@@ -1,5 +1,5 @@
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 
 const show = (input: unknown): string => typeof input === "string" ? JSON.stringify(input) : String(input)
 
@@ -15,21 +15,21 @@ const maxTimerMillis = 2 ** 31 - 1
  * Returns the duration, or a sentence saying what is wrong with the input.
  */
 export const validateTimeout = (
-  input: Duration.DurationInput,
+  input: Duration.Input,
   label = "timeout"
-): Either.Either<Duration.Duration, string> => {
-  if (typeof input === "number" && Number.isNaN(input)) return Either.left(`${label} ${show(input)} is not a number`)
-  if (typeof input === "number" && input <= 0) return Either.left(`${label} ${show(input)} is not positive`)
-  const decoded = Duration.decodeUnknown(input)
-  if (decoded._tag === "None") return Either.left(`${label} ${show(input)} cannot be parsed as a duration`)
-  if (!Duration.isFinite(decoded.value)) return Either.left(`${label} ${show(input)} is not finite`)
-  if (Duration.lessThanOrEqualTo(decoded.value, Duration.zero)) {
-    return Either.left(`${label} ${show(input)} is not positive`)
+): Result.Result<Duration.Duration, string> => {
+  if (typeof input === "number" && Number.isNaN(input)) return Result.fail(`${label} ${show(input)} is not a number`)
+  if (typeof input === "number" && input <= 0) return Result.fail(`${label} ${show(input)} is not positive`)
+  const decoded = Duration.fromInput(input)
+  if (decoded._tag === "None") return Result.fail(`${label} ${show(input)} cannot be parsed as a duration`)
+  if (!Duration.isFinite(decoded.value)) return Result.fail(`${label} ${show(input)} is not finite`)
+  if (Duration.isLessThanOrEqualTo(decoded.value, Duration.zero)) {
+    return Result.fail(`${label} ${show(input)} is not positive`)
   }
   if (Duration.toMillis(decoded.value) > maxTimerMillis) {
-    return Either.left(`${label} ${show(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire`)
+    return Result.fail(`${label} ${show(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire`)
   }
-  return Either.right(decoded.value)
+  return Result.succeed(decoded.value)
 }
 
 /** Checks an `onConversationBusy` option (an agent's or a run's): the problem, or `undefined` when it is `"fail"`, `"wait"` or absent. */
@@ -37,7 +37,7 @@ export const conversationBusyProblem = (value: unknown): string | undefined =>
   value === undefined || value === "fail" || value === "wait" ? undefined : `onConversationBusy ${JSON.stringify(value)} must be "fail" or "wait"`
 
 /** Checks a retry count: a non-negative integer. */
-export const validateRetryTimes = (times: number): Either.Either<number, string> =>
+export const validateRetryTimes = (times: number): Result.Result<number, string> =>
   Number.isInteger(times) && times >= 0
-    ? Either.right(times)
-    : Either.left(`retry.times ${show(times)} is not a non-negative integer`)
+    ? Result.succeed(times)
+    : Result.fail(`retry.times ${show(times)} is not a non-negative integer`)

@@ -2,20 +2,20 @@
  * The final answer of an agent with an `output` schema: parsed, held to the agent's depth
  * limit like a call's arguments, decoded — or what is wrong with it, as the model reads it.
  */
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Schema from "effect/Schema"
 import { depthOf, type Limits } from "./admit.js"
 import { capped, describeParseError } from "./parseError.js"
 
 /** The answer as JSON decoded with the output schema, or what is wrong with it. */
-export const decodeOutput = (schema: Schema.Schema<any, any>, text: string, limits: Limits): Either.Either<unknown, string> => {
+export const decodeOutput = (schema: Schema.Schema<any, any>, text: string, limits: Limits): Result.Result<unknown, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch {
-    return Either.left("it is not JSON")
+    return Result.fail("it is not JSON")
   }
   // decoding and describing a mismatch recurse through the value: a deeper one would exhaust the stack
-  if (depthOf(json, limits.depth) > limits.depth) return Either.left(`it nests deeper than ${limits.depth} levels (the agent's limit)`)
-  return Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all" })(json), (error) => capped(describeParseError(error)))
+  if (depthOf(json, limits.depth) > limits.depth) return Result.fail(`it nests deeper than ${limits.depth} levels (the agent's limit)`)
+  return Result.mapError(Schema.decodeUnknownResult(schema, { errors: "all" })(json), (error) => capped(describeParseError(error)))
 }

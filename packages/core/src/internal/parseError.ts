@@ -1,4 +1,4 @@
-import * as ParseResult from "effect/ParseResult"
+import * as ParseResult from "effect/SchemaIssue"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
 import { invalidArgumentsMessage } from "./beforeHandler.js"

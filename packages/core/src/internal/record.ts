@@ -229,7 +229,7 @@ const written = (store: RunStore.Service, recording: Recording, write: Effect.Ef
   write.pipe(
     // refused: the record is no longer running at this version — another process took the run over
     Effect.flatMap((made) => made ? Effect.succeed(true) : alreadyDecided(store, recording.runId)),
-    Effect.catchAll((error) => Effect.sync(() => (recording.unrecorded ??= error, false)))
+    Effect.catch((error) => Effect.sync(() => (recording.unrecorded ??= error, false)))
   )
 
 const callsOf = (store: RunStore.Service): CallRecorder => ({
@@ -316,7 +316,7 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
         (exit) =>
           Exit.isSuccess(exit) || (durable && Cause.isInterruptedOnly(exit.cause))
             ? Effect.void
-            : Effect.catchAll(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
+            : Effect.catch(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
       )
   }
 }

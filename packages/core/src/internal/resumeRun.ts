@@ -6,7 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -114,12 +114,12 @@ const shapeOf = (decision: unknown): unknown => {
  */
 const checkShape = (decision: unknown): Effect.Effect<void, InvalidRunInput> => {
   const valid = validateDecision(shapeOf(decision))
-  return Either.isRight(valid) ? Effect.void : Effect.fail(
+  return Result.isSuccess(valid) ? Effect.void : Effect.fail(
     new InvalidRunInput({
       problems: [
         `the decision is not a Decision: ${
           capped(describeParseError(valid.left))
-        } (build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknown(Decision.Decision))`
+        } (build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknownEffect(Decision.Decision))`
       ]
     })
   )
@@ -173,7 +173,7 @@ export const resumeRun = (
     const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
       ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
       : Effect.void
-    const body = Effect.zipRight(rewritten, Effect.suspend(() => continueRun(agent, run, batch, plan.environmentPause)))
+    const body = Effect.andThen(rewritten, Effect.suspend(() => continueRun(agent, run, batch, plan.environmentPause)))
     return yield* run.observe.turn(
       "resume",
       () => ({ _tag: "RunResumed", agent: agent.name, decision: decision._tag }),
@@ -193,10 +193,10 @@ const pausedAgainOnFailure = <E>(
   decoded: { readonly checkpoint: Checkpoint.Checkpoint; readonly state: { [slot: string]: unknown } },
   step: Effect.Effect<void, E>
 ) =>
-  Effect.catchAll(step, (error) =>
+  Effect.catch(step, (error) =>
     run.recorder.pauseAgain(agent, run, decoded.checkpoint, decoded.state).pipe(
-      Effect.catchAll((cause) => Effect.logError(`Run ${run.runId}: it could not be paused again after a failed resume`, cause)),
-      Effect.zipRight(Effect.fail(error))
+      Effect.catch((cause) => Effect.logError(`Run ${run.runId}: it could not be paused again after a failed resume`, cause)),
+      Effect.andThen(Effect.fail(error))
     ))
 
 /**

@@ -126,7 +126,7 @@ export const definedOnly = <A extends object>(fields: A): A =>
 /** The run's state, with who watches it (read from its fiber) and its observer; one object shape for every run. */
 export const runState = (
   agent: Any,
-  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  fiber: Fiber.Fiber<unknown, unknown>,
   fields: Pick<
     RunState,
     "runId" | "conversationId" | "ephemeral" | "history" | "state" | "iteration" | "modelCalls" | "budget" | "usage" | "outcomes" | "version"
@@ -197,7 +197,7 @@ class StartRun extends Effectable.Class<AgentExit.AgentExit, unknown, any> {
   }
 }
 
-const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<AgentExit.AgentExit, unknown, any> => {
+const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknown, unknown>): Effect.Effect<AgentExit.AgentExit, unknown, any> => {
   const problems = optionProblems(agent, options)
   if (problems.length > 0) return Effect.fail(new InvalidRunInput({ problems }))
   const state = initialState(agent, options.state)
@@ -224,7 +224,7 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.RuntimeFiber
     // the loop's first steps run when the turn runs its body (after its middleware and any id check), not now
     const body = Effect.suspend(() => loop(agent, run))
     // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
-    return run.observe.turn("run", started, options.runId === undefined ? body : Effect.zipRight(freshRunId(run.store, runId), body))
+    return run.observe.turn("run", started, options.runId === undefined ? body : Effect.andThen(freshRunId(run.store, runId), body))
   }
   const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
   const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
@@ -232,7 +232,7 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.RuntimeFiber
     "run",
     started,
     Effect.scoped(
-      Effect.zipRight(begin(agent, run, memory, input, wait, options.runId !== undefined), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
+      Effect.andThen(begin(agent, run, memory, input, wait, options.runId !== undefined), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
     )
   )
 }
@@ -309,7 +309,7 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
 
 /** A run (or resume) as the stream of its events, ending with the exit's event. */
 export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
-  Stream.asyncPush<AgentEvent.AgentEvent, E, R>((emitter) =>
+  Stream.callback<AgentEvent.AgentEvent, E, R>((emitter) =>
     Effect.locallyWith(program, currentSinks, HashSet.add<AgentEvent.Sink>((event) => void emitter.single(event))).pipe(
       Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
       Effect.forkScoped

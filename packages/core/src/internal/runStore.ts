@@ -65,7 +65,7 @@ const finishedStatus = (status: Status): status is "completed" | "failed" => sta
 
 /** See `RunStore.makeInMemory`. */
 export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
-  const retention = Duration.toMillis(Duration.decode(options?.retention ?? "24 hours"))
+  const retention = Duration.toMillis(Duration.fromInputUnsafe(options?.retention ?? "24 hours"))
   const records = new Map<string, RunRecord>()
   const outcomes = new Map<string, Array<Outcome>>()
   const started = new Map<string, Array<string>>()
@@ -87,7 +87,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
     durable: false,
     retentionMillis: retention,
     now: Clock.currentTimeMillis,
-    get: (runId) => Effect.sync(() => Option.map(Option.fromNullable(records.get(runId)), withCopiedCheckpoint)),
+    get: (runId) => Effect.sync(() => Option.map(Option.fromNullishOr(records.get(runId)), withCopiedCheckpoint)),
     list: (filter) =>
       Effect.sync(() => {
         const matching = [...records.values()].filter((record) =>
@@ -149,9 +149,9 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
     finished: (runId) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         prune(now)
-        return Option.map(Option.fromNullable(finished.get(runId)), ({ at: _, ...tombstone }): Finished => tombstone)
+        return Option.map(Option.fromNullishOr(finished.get(runId)), ({ at: _, ...tombstone }): Finished => tombstone)
       }),
-    holder: (key) => Effect.sync(() => Option.fromNullable(locks.holder(key))),
+    holder: (key) => Effect.sync(() => Option.fromNullishOr(locks.holder(key))),
     lease: (key, { owner, wait }) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(restore(locks.take(key, owner, wait)), (held) =>

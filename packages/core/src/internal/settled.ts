@@ -4,14 +4,14 @@
  * its allocations on the hot path (docs/performance.md); any other effect is run as usual.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Either from "effect/Result"
 import * as Exit from "effect/Exit"
 
 /** The `Either` this effect is, if it is one (a synchronous schema's decode or encode). */
-export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Either.Either<A, E> | undefined => {
-  // a tag read first: most effects have none, and `Either.isEither` is a slower guard
+export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Result.Result<A, E> | undefined => {
+  // a tag read first: most effects have none, and `Result.isResult` is a slower guard
   const tag = (effect as { readonly _tag?: unknown })._tag
-  return (tag === "Right" || tag === "Left") && Either.isEither(effect) ? effect as Either.Either<A, E> : undefined
+  return (tag === "Right" || tag === "Left") && Result.isResult(effect) ? effect as Result.Result<A, E> : undefined
 }
 
 /** The `Exit` this effect is, if it is one (`Effect.succeed`, `Effect.fail`). */

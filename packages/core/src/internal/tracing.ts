@@ -16,7 +16,7 @@ import * as Tracer from "effect/Tracer"
 const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
 /** Whether this fiber's spans go anywhere. */
-export const isTraced = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => fiber.currentTracer !== defaultTracer
+export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.currentTracer !== defaultTracer
 
 /** How `@effect/opentelemetry` marks its spans (a `Symbol.for` key: no import needed). */
 const OtelSpanTypeId = Symbol.for("@effect/opentelemetry/Tracer/OtelSpan")
@@ -50,14 +50,14 @@ export const withSpan = (traced: boolean, name: string, attributes: () => Record
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   if (!traced) return self
   const evaluated = attributes()
-  return Effect.withSpan(Effect.zipRight(stringArrays(evaluated), self), name, { attributes: evaluated, captureStackTrace: false })
+  return Effect.withSpan(Effect.andThen(stringArrays(evaluated), self), name, { attributes: evaluated, captureStackTrace: false })
 }
 
 /** Adds attributes to the current span when `traced`. */
 export const annotate = (traced: boolean, attributes: () => Record<string, unknown>): Effect.Effect<void> => {
   if (!traced) return Effect.void
   const evaluated = attributes()
-  return Effect.zipRight(Effect.annotateCurrentSpan(evaluated), stringArrays(evaluated))
+  return Effect.andThen(Effect.annotateCurrentSpan(evaluated), stringArrays(evaluated))
 }
 
 /** What a model service names of itself, as GenAI attributes (`gen_ai.request.model`, `gen_ai.provider.name`). */
@@ -68,4 +68,4 @@ export const modelAttributes = (model: ChatModel.Service): Record<string, unknow
 
 /** `effect`, a model call of `model`, with the model's attributes on the current span first (when `traced`): a call that fails carries them too. */
 export const withModelAttributes = <A, E>(traced: boolean, model: ChatModel.Service, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  traced && (model.model !== undefined || model.provider !== undefined) ? Effect.zipRight(annotate(true, () => modelAttributes(model)), effect) : effect
+  traced && (model.model !== undefined || model.provider !== undefined) ? Effect.andThen(annotate(true, () => modelAttributes(model)), effect) : effect

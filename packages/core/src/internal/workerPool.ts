@@ -9,7 +9,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
+import * as FiberRef from "effect/References"
 import * as GlobalValue from "effect/GlobalValue"
 import { Worker } from "node:worker_threads"
 import { environment, semantic, type ToolError } from "../ToolError.js"
@@ -145,7 +145,7 @@ export class Pool {
   private prepare(slot: Slot, target: Target): Effect.Effect<void, ToolError> {
     if (slot.worker !== undefined && slot.loaded.has(key(target))) return Effect.void
     const failed = (reason: string) =>
-      Effect.zipRight(
+      Effect.andThen(
         this.kill(slot),
         Effect.fail(
           this.closed
@@ -192,7 +192,7 @@ export class Pool {
               case "threw":
                 return Effect.die(thrown(outcome.reply.error))
               default:
-                return Effect.zipRight(
+                return Effect.andThen(
                   this.kill(slot),
                   Effect.fail(environment(`Tool "${target.toolName}" cannot load its worker module: ${
                     outcome.reply.kind === "load-failed" ? describeThrown(outcome.reply.error) : "unexpected reply"
@@ -203,7 +203,7 @@ export class Pool {
           if (outcome._tag === "Unsendable") {
             return Effect.fail(semantic(`Tool "${target.toolName}" failed: its arguments cannot be sent to a worker: ${outcome.reason}`))
           }
-          return Effect.zipRight(
+          return Effect.andThen(
             this.kill(slot),
             this.closed
               ? Effect.fail(this.shutDown(target))
@@ -250,7 +250,7 @@ export class Pool {
   reserve(target: Target) {
     return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ToolError, R> =>
       this.withSlot((slot) =>
-        Effect.zipRight(this.prepare(slot, target), Effect.locally(self, currentLease, { pool: this, slot }))
+        Effect.andThen(this.prepare(slot, target), Effect.locally(self, currentLease, { pool: this, slot }))
       )
   }
 

@@ -43,7 +43,7 @@ let nextId = 0
  * the interrupter gets control back once the worker is gone — a true kill.
  */
 export const request = (worker: Worker, message: Request, onInterrupt: Effect.Effect<void>): Effect.Effect<Outcome> =>
-  Effect.async<Outcome>((resume) => {
+  Effect.callback<Outcome>((resume) => {
     const id = nextId++
     const cleanup = () => {
       worker.off("message", onMessage)

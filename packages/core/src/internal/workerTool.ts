@@ -84,12 +84,12 @@ export const workerHandler = <Params, ParamsEncoded, Success, SuccessEncoded>(
   success: Schema.Schema<Success, SuccessEncoded>,
   isolation: Isolation
 ) => {
-  const encodeArgs = Schema.encode(parameters)
-  const decodeResult = Schema.decodeUnknown(success, { errors: "all" })
+  const encodeArgs = Schema.encodeEffect(parameters)
+  const decodeResult = Schema.decodeUnknownEffect(success, { errors: "all" })
   return (args: Params, context: CallContext): Effect.Effect<Success, ToolError, WorkerPool> =>
     Effect.gen(function*() {
       if (isolation._tag !== "Worker") {
-        return yield* Effect.dieMessage(`Tool "${context.toolName}" is not a valid worker tool`)
+        return yield* Effect.die(new Error(`Tool "${context.toolName}" is not a valid worker tool`))
       }
       const encoded = yield* Effect.mapError(
         encodeArgs(args),

@@ -54,7 +54,7 @@ export interface LiveRuns {
   readonly subscribe: (runId: string, lastEventId: string | undefined) => Effect.Effect<Option.Option<Stream.Stream<Numbered>>>
 }
 
-const encodeDecision = Schema.encode(Decision.Decision)
+const encodeDecision = Schema.encodeEffect(Decision.Decision)
 
 /**
  * Writes the decision that won the run's claim to the log. A log that fails (one of your own,
@@ -64,7 +64,7 @@ const encodeDecision = Schema.encode(Decision.Decision)
 const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: Decision.Decision, decidedAt: number) =>
   Effect.flatMap(Effect.orDie(encodeDecision(decision)), (encoded) =>
     Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded }))).pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`The decision on run ${runId} could not be written to the decision log`, cause))
+      Effect.catchCause((cause) => Effect.logError(`The decision on run ${runId} could not be written to the decision log`, cause))
     )
 
 /**
@@ -108,7 +108,7 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?:
   const push = (live: Live, event: LiveEvent.LiveEvent) => {
     const numbered = { id: `${live.generation}-${live.events.length}`, event }
     live.events.push(event)
-    for (const listener of live.listeners) Queue.unsafeOffer(listener, numbered)
+    for (const listener of live.listeners) Queue.offerUnsafe(listener, numbered)
     if (!LiveEvent.isFinal(event)) return
     live.final = true
     finished.push(live)
@@ -130,7 +130,7 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?:
             lives.set(runId, live)
             push(live, event)
             // the first event comes once the run was claimed, at the claim's time
-            return Effect.zipRight(record(agent, runId, decidedBy, decision, event.timestamp), Deferred.succeed(claimed, event.timestamp))
+            return Effect.andThen(record(agent, runId, decidedBy, decision, event.timestamp), Deferred.succeed(claimed, event.timestamp))
           }
           push(live, event)
           return Effect.void

@@ -6,7 +6,7 @@
  * files and the page's import map. A `?token=` link sets the token cookie only when the
  * authorization hook admits the token.
  */
-import { Headers, HttpApiBuilder, HttpApiError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApiBuilder, HttpApiError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { readdir, readFile } from "node:fs/promises"
@@ -69,7 +69,7 @@ export const layer = (authorize: Authorize) => HttpApiBuilder.group(Api, "inboxP
         urlParams.token === undefined
           ? Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers }))
           : // the token moves from the address (history, logs) to a cookie the page's requests carry
-            Effect.zipRight(
+            Effect.andThen(
               admitted(authorize, urlParams.token),
               HttpServerResponse.redirect("/inbox", { status: 303, headers }).pipe(
                 HttpServerResponse.setCookie(tokenCookie, urlParams.token, { httpOnly: true, sameSite: "strict", path: "/inbox" }),

@@ -5,8 +5,8 @@
  */
 import type { Agent } from "@agentfx/core"
 import { AgentError, Decision, RunStore } from "@agentfx/core"
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "effect/http"
+import { Clock, Effect, Option, SchemaIssue, Schema, Stream } from "effect"
 import { Decider } from "../Authorization.js"
 import type { RunSummary } from "../InboxApi.js"
 import { Api, DecisionAccepted, InvalidDecision, NoLiveEvents, RunNotFound, Unavailable, UnknownAgent } from "../InboxApi.js"
@@ -18,9 +18,9 @@ import * as Views from "./views.js"
 
 const unavailable = (error: { readonly message: string }) => new Unavailable({ message: error.message })
 
-const decodeDecision = Schema.decodeUnknown(Decision.Decision)
-const encodeAccepted = Schema.encode(DecisionAccepted)
-const encodeEvent = Schema.encode(LiveEvent)
+const decodeDecision = Schema.decodeUnknownEffect(Decision.Decision)
+const encodeAccepted = Schema.encodeEffect(DecisionAccepted)
+const encodeEvent = Schema.encodeEffect(LiveEvent)
 
 /** The largest decision body read: edited arguments of many calls (a call's arguments are at most 1 MiB by default). */
 export const maxBodyBytes = 4 * 1024 * 1024
@@ -154,7 +154,7 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
           const agent = yield* agentOf(record.agent)
           const decidedBy = yield* Decider
           const decidedAt = yield* live.resume(agent, record, decision, decidedBy).pipe(
-            Effect.catchAll((error) => Effect.flatMap(refusal(error), Effect.fail))
+            Effect.catch((error) => Effect.flatMap(refusal(error), Effect.fail))
           )
           const accepted = yield* encodeAccepted({
             runId: path.runId,

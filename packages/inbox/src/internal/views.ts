@@ -5,7 +5,7 @@
  */
 import type { Agent, RunStore, ToolCall, ToolError } from "@agentfx/core"
 import { Checkpoint } from "@agentfx/core"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, SchemaIssue, Schema } from "effect"
 import type { PendingCall, RunDetail, RunSummary } from "../InboxApi.js"
 import { Unavailable } from "../InboxApi.js"
 
@@ -18,7 +18,7 @@ interface Found {
   readonly nested: boolean
 }
 
-const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.AnyVersion)
+const decodeCheckpoint = Schema.decodeUnknownEffect(Checkpoint.AnyVersion)
 
 /** The record's checkpoint, or `Unavailable` naming the run and what is wrong with it. */
 export const checkpointOf = (record: RunStore.RunRecord): Effect.Effect<Checkpoint.Checkpoint, Unavailable> =>

@@ -5,7 +5,7 @@
  * check. The next request starts a new thread.
  */
 import type { Scope } from "effect"
-import { Duration, Effect, Fiber } from "effect"
+import { Duration, Effect, Fiber, Semaphore } from "effect"
 import { Worker } from "node:worker_threads"
 import { maxTools } from "./listing.js"
 
@@ -79,7 +79,7 @@ const explain = (failure: Failure, what: string): string => {
  * most `within` (a timer of its own: no fiber is forked for a check).
  */
 const exchange = (worker: Worker, within: { readonly millis: number; readonly late: Failure }, wanted: (answer: Answer) => boolean, message?: unknown) =>
-  Effect.async<Answer, Failure>((resume) => {
+  Effect.callback<Answer, Failure>((resume) => {
     const settle = (outcome: Effect.Effect<Answer, Failure>) => {
       done()
       resume(outcome)
@@ -118,7 +118,7 @@ const checking = { millis: Duration.toMillis(deadline), late: { _tag: "Late" } }
  * thread is ended, the next request starts another. `entry` is the thread's module (tests only).
  */
 export const make = (entry: URL = defaultEntry): Effect.Effect<Checker, never, Scope.Scope> => Effect.gen(function*() {
-  const lock = yield* Effect.makeSemaphore(1)
+  const lock = yield* Semaphore.make(1)
   let current: Worker | undefined
   let closed = false
   let nextKey = 0
@@ -176,7 +176,7 @@ export const make = (entry: URL = defaultEntry): Effect.Effect<Checker, never, S
     check: (compiled, value) =>
       ask({ kind: "check", ...compiled, value }).pipe(
         Effect.map((answer): Checked => ({ valid: answer.valid === true, errorMessage: answer.errorMessage })),
-        Effect.catchAll((failure) => Effect.succeed<Checked>({ valid: false, errorMessage: explain(failure, "the check") }))
+        Effect.catch((failure) => Effect.succeed<Checked>({ valid: false, errorMessage: explain(failure, "the check") }))
       )
   }
 })

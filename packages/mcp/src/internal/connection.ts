@@ -81,7 +81,7 @@ const terminate = (transport: Transport): Promise<void> => {
  * too, then fails with the SDK's error.
  */
 const connectOn = (makeTransport: (client: Client) => Transport, listener: Listener): Effect.Effect<Connection, unknown> =>
-  Effect.async<Connection, unknown>((resume) => {
+  Effect.callback<Connection, unknown>((resume) => {
     const client = new Client(clientInfo, { capabilities: {} })
     const transport = makeTransport(client)
     const connection: Connection = {
@@ -104,7 +104,7 @@ const connectOn = (makeTransport: (client: Client) => Transport, listener: Liste
         connection.server = client.getServerVersion() ?? connection.server
         resume(Effect.succeed(connection))
       },
-      (error) => resume(Effect.zipRight(Effect.promise(connection.close), Effect.fail(error)))
+      (error) => resume(Effect.andThen(Effect.promise(connection.close), Effect.fail(error)))
     )
     return Effect.promise(connection.close)
   })
@@ -150,7 +150,7 @@ export const connect = (transport: McpTransport.McpTransport, listener: Listener
     listener
   )
   return streamable.pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       transport.sseFallback && isClientError(error)
         ? Effect.mapError(sse, (sseError) =>
           `${url.href} refused Streamable HTTP (${describeError(error)}), and HTTP+SSE failed too: ${describeError(sseError)}`)

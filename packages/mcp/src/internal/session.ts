@@ -5,7 +5,7 @@
  */
 import { ToolError } from "@agentfx/core"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Queue } from "effect"
+import { Effect, Result, Queue, Semaphore } from "effect"
 import type { McpTool as AgentTool, McpToolkitError, Options, Service } from "../McpToolkit.js"
 import type { Connection } from "./connection.js"
 import { connect, describeTransport } from "./connection.js"
@@ -29,17 +29,17 @@ export const make = (options: Options, error: MakeError) =>
     const prefix = options.prefix ?? ""
     const overrides = options.overrides ?? {}
     const refreshes = yield* Queue.sliding<void>(1)
-    const listener = { onToolsChanged: () => void Queue.unsafeOffer(refreshes, undefined) }
+    const listener = { onToolsChanged: () => void Queue.offerUnsafe(refreshes, undefined) }
     /** A new connection, or why not — and the tool list of one, or why not — with the transport's credentials masked. */
     const open = Effect.mapError(connect(transport, listener), mask)
     const list = (connection: Connection) => Effect.map(Effect.mapError(listAll(connection), mask), sort)
     // its thread starts while the connection opens
     const checker = yield* Checker.make()
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const closing = new Set<Promise<void>>()
     const discarded = new WeakSet<Connection>()
     let closed = false
-    let tools: Either.Either<ReadonlyArray<AgentTool>, McpToolkitError> = Either.right([])
+    let tools: Result.Result<ReadonlyArray<AgentTool>, McpToolkitError> = Result.succeed([])
 
     /** Drops a connection; its closing is awaited when the scope closes. */
     const discard = (connection: Connection) => {
@@ -86,11 +86,11 @@ export const make = (options: Options, error: MakeError) =>
       Effect.suspend(() => {
         const refused = unknownOverrides(sorted)
         if (refused !== undefined) {
-          tools = Either.left(refused)
+          tools = Result.fail(refused)
           return Effect.logWarning(`MCP server "${server}": the refreshed tool list is refused: ${refused.message}`)
         }
         return Effect.flatMap(build(sorted), (built) => {
-          tools = Either.right(built.tools)
+          tools = Result.succeed(built.tools)
           return Effect.forEach(built.leftOut, (why) => Effect.logWarning(`MCP server "${server}": ${why}`), { discard: true })
         })
       })
@@ -133,9 +133,9 @@ export const make = (options: Options, error: MakeError) =>
 
     // refreshes the list for the next toolkit; a failed refresh keeps the list it had
     yield* Queue.take(refreshes).pipe(
-      Effect.zipRight(Effect.suspend(() => current.open ? list(current) : Effect.fail("not connected"))),
+      Effect.andThen(Effect.suspend(() => current.open ? list(current) : Effect.fail("not connected"))),
       Effect.flatMap(install),
-      Effect.catchAll((message) => Effect.logWarning(`MCP server "${server}": refreshing the tool list failed: ${message}`)),
+      Effect.catch((message) => Effect.logWarning(`MCP server "${server}": refreshing the tool list failed: ${message}`)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -3,7 +3,7 @@
  */
 import { Json, Part, Tool, ToolError } from "@agentfx/core"
 import type { CallToolResult, ContentBlock, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, SchemaIssue, Schema } from "effect"
 import type { McpTool as AgentTool, ToolOverride } from "../McpToolkit.js"
 import type { Checked, Checker, Compiled } from "./checker.js"
 

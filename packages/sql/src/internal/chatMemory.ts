@@ -1,13 +1,13 @@
 /**
  * Conversations on SQL: one row per message (its JSON encoding), in the order appended.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { ChatMemory, Message } from "@agentfx/core"
 import { Array as Arr, Effect, Schema } from "effect"
 import { describe } from "./errors.js"
 
-const encodeMessages = Schema.encode(Schema.Array(Schema.parseJson(Message.Message)))
-const decodeRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({ message: Schema.parseJson(Message.Message) })))
+const encodeMessages = Schema.encodeEffect(Schema.Array(Schema.fromJsonString(Message.Message)))
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ message: Schema.fromJsonString(Message.Message) })))
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const rowsPerInsert = 500
@@ -36,7 +36,7 @@ export const make = Effect.map(SqlClient.SqlClient, (sql): ChatMemory.ChatMemory
         Effect.mapError(memoryError(conversationId))
       ),
     replace: (conversationId, messages) =>
-      sql.withTransaction(Effect.zipRight(remove(conversationId), insert(conversationId, messages))).pipe(
+      sql.withTransaction(Effect.andThen(remove(conversationId), insert(conversationId, messages))).pipe(
         Effect.asVoid,
         Effect.mapError(memoryError(conversationId))
       ),

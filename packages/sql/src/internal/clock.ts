@@ -14,14 +14,14 @@
  * copy's age is measured at least at the time its run was found forgotten (`finished` returns
  * the time). Otherwise it is read with a `SELECT` (decision 100).
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
 import { Effect, Schema } from "effect"
 import { performance } from "node:perf_hooks"
 import { describe } from "./errors.js"
 
 /** A time in milliseconds: a number from SQLite, a string from PostgreSQL's BIGINT. */
-export const Millis = Schema.Union(Schema.Number, Schema.NumberFromString)
+export const Millis = Schema.Union([Schema.Number, Schema.NumberFromString])
 
 /**
  * The database's time in milliseconds since the epoch, as a SQL expression with one value per
@@ -35,7 +35,7 @@ export const nowOf = (sql: SqlClient.SqlClient) =>
     orElse: () => "(CAST(round(unixepoch('subsec') * 1000) AS INTEGER))"
   }))
 
-const decodeNow = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ now: Millis })))
+const decodeNow = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({ now: Millis })]))
 
 /** How long the time a write returned is carried before `now` reads the database again. */
 export const carriedFor = 1_000

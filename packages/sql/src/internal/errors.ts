@@ -2,7 +2,7 @@
  * What a database said, for the typed errors of the store and the memory: each message of
  * the failure's cause chain (the client's, then SQLite's or PostgreSQL's), and its code.
  */
-import { ParseResult } from "effect"
+import { SchemaIssue } from "effect"
 
 const messageOf = (error: unknown): string | undefined => {
   if (error === undefined || error === null) return undefined

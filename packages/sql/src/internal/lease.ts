@@ -4,7 +4,7 @@
  * third of the ttl while its scope is open, deleted when the scope closes. A holder that
  * crashed stops renewing: its lease expires and another process may take it.
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
 import { Effect, Option, Random } from "effect"
 import { randomUUID } from "node:crypto"
@@ -37,16 +37,16 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
 
   const release = (key: string, token: string) =>
     sql`DELETE FROM agentfx_leases WHERE lease_key = ${key} AND token = ${token}`.pipe(
-      Effect.catchAll((error) => Effect.logWarning(`Lease ${key}: could not be released (it expires on its own): ${describe(error)}`))
+      Effect.catch((error) => Effect.logWarning(`Lease ${key}: could not be released (it expires on its own): ${describe(error)}`))
     )
 
   /** Renews the lease every ttl/3 until its scope closes; stops, saying so, when another owner took it over. */
   const keepAlive = (key: string, token: string): Effect.Effect<void> =>
     Effect.sleep(ttl / 3).pipe(
-      Effect.zipRight(Effect.either(renew(key, token))),
+      Effect.andThen(Effect.result(renew(key, token))),
       Effect.flatMap((renewed) => {
         if (renewed._tag === "Left") {
-          return Effect.zipRight(Effect.logWarning(`Lease ${key}: renewal failed, trying again: ${describe(renewed.left)}`), keepAlive(key, token))
+          return Effect.andThen(Effect.logWarning(`Lease ${key}: renewal failed, trying again: ${describe(renewed.left)}`), keepAlive(key, token))
         }
         return renewed.right
           ? keepAlive(key, token)
@@ -77,7 +77,7 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
     Effect.flatMap(attempt(key, owner), (held) =>
       held ? Effect.succeed(true) : Random.nextRange(0.8, 1.2).pipe(
         Effect.flatMap((jitter) => Effect.sleep(Math.round(delay * jitter))),
-        Effect.zipRight(waitFor(key, owner, Math.min(delay * 2, maxPoll)))
+        Effect.andThen(waitFor(key, owner, Math.min(delay * 2, maxPoll)))
       ))
 
   return {
@@ -85,7 +85,7 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
       options.wait ? waitFor(key, options.owner, firstPoll) : attempt(key, options.owner),
     holder: (key: string) =>
       sql<{ readonly owner: string }>`SELECT owner FROM agentfx_leases WHERE lease_key = ${key} AND expires_at > ${now}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.owner)),
+        Effect.map((rows) => Option.fromNullishOr(rows[0]?.owner)),
         Effect.mapError(storeError)
       ),
     /** Deletes the rows of leases that expired (their holders crashed, or lost them). */

@@ -5,8 +5,8 @@
  * JSON is kept as text on both dialects (the store never queries inside it; PostgreSQL's
  * jsonb would only reorder keys).
  */
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
 import { Effect, Schedule } from "effect"
 import { codeOf, describe } from "./errors.js"
@@ -100,7 +100,7 @@ const takeOver = Effect.gen(function*() {
         { trigger: "agentfx_runs_transition", table: "agentfx_outcomes" },
         { trigger: "agentfx_runs_transition_started", table: "agentfx_started" }
       ], ({ table, trigger }) =>
-        Effect.zipRight(
+        Effect.andThen(
           sql`DROP TRIGGER ${sql.literal(trigger)}`,
           sql`CREATE TRIGGER ${sql.literal(trigger)} AFTER UPDATE OF version ON agentfx_runs
             BEGIN DELETE FROM ${sql.literal(table)} WHERE run_id = NEW.run_id AND version < NEW.version; END`
@@ -162,7 +162,7 @@ export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: st
     }
     return yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(
       // a migration that fails is a defect of the Migrator's: a typed error here
-      Effect.catchAllDefect(Effect.fail),
+      Effect.catchDefect(Effect.fail),
       Effect.flatMap((ran) =>
         Effect.flatMap(recordedMigration(sql), (recorded) => recorded >= latestMigration ? Effect.succeed(ran) : Effect.fail(new MigrationUnderWay(recorded)))
       ),

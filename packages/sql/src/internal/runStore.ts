@@ -3,7 +3,7 @@
  * as one conditional UPDATE, the outcomes of the running batch, finished records kept for
  * the retention, and leases as rows (`lease.ts`); every time on the database's clock (`clock.ts`).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { RunStore, ToolCall } from "@agentfx/core"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import type { Options } from "../SqlRunStore.js"
@@ -22,14 +22,14 @@ const RunRow = Schema.Struct({
   version: Schema.Number,
   created_at: Millis,
   updated_at: Millis,
-  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.parseJson()), { default: () => null }),
+  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.UnknownFromJsonString), { default: () => null }),
   decided_by: Schema.NullOr(Schema.String),
   decided_at: Schema.NullOr(Millis)
 })
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(RunRow))
-const encodeOutcome = Schema.encode(Schema.parseJson(ToolCall.Outcome))
-const decodeOutcomes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ outcome: Schema.parseJson(ToolCall.Outcome) })))
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(RunRow))
+const encodeOutcome = Schema.encodeEffect(Schema.fromJsonString(ToolCall.Outcome))
+const decodeOutcomes = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ outcome: Schema.fromJsonString(ToolCall.Outcome) })))
 
 /** Who decided and when, as a record or a finished run has them (absent when `NULL`). */
 const decided = (row: { readonly decided_by: string | null; readonly decided_at: number | null }) => ({
@@ -65,12 +65,12 @@ const json = (value: unknown) => value === undefined ? null : JSON.stringify(val
 const finishedStatuses = ["completed", "failed"] as const
 
 /** The one row of `finished`: the database's time, and the finished run's fields (`NULL` when it has none). */
-const decodeFinished = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({
+const decodeFinished = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({
   now: Millis,
   status: Schema.NullOr(Schema.Literal(...finishedStatuses)),
   decided_by: RunRow.fields.decided_by,
   decided_at: RunRow.fields.decided_at
-})))
+})]))
 
 /**
  * Physical deletion of expired records and leases runs at most this often, by this process's
@@ -79,9 +79,9 @@ const decodeFinished = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({
 const pruneEvery = 60_000
 
 /** A duration option: positive and finite, or the refusal naming it. */
-const positive = (name: string, value: Duration.DurationInput | undefined, fallback: Duration.DurationInput) =>
+const positive = (name: string, value: Duration.Input | undefined, fallback: Duration.Input) =>
   Effect.flatMap(
-    Effect.try({ try: () => Duration.decode(value ?? fallback), catch: () => `${name} ${JSON.stringify(value)} is not a duration` }),
+    Effect.try({ try: () => Duration.fromInputUnsafe(value ?? fallback), catch: () => `${name} ${JSON.stringify(value)} is not a duration` }),
     (duration) =>
       Duration.isFinite(duration) && Duration.toMillis(duration) > 0
         ? Effect.succeed(Duration.toMillis(duration))
@@ -109,7 +109,7 @@ export const make = (options: Options | undefined) =>
     const visible = sql`(status IN ('running', 'paused') OR updated_at > ${now} - ${retention})`
 
     const prune = Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      at - prunedAt < pruneEvery ? Effect.void : Effect.zipRight(
+      at - prunedAt < pruneEvery ? Effect.void : Effect.andThen(
         Effect.all([sql`DELETE FROM agentfx_runs WHERE ${expired}`, leases.prune], { discard: true }),
         Effect.sync(() => void (prunedAt = at))
       ))
@@ -183,7 +183,7 @@ export const make = (options: Options | undefined) =>
       get: (runId) =>
         sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
           Effect.flatMap(records),
-          Effect.map((found) => Option.fromNullable(found[0])),
+          Effect.map((found) => Option.fromNullishOr(found[0])),
           Effect.mapError(storeError)
         ),
       list: (filter) =>
@@ -196,7 +196,7 @@ export const make = (options: Options | undefined) =>
           return sql`SELECT * FROM agentfx_runs WHERE ${sql.and(where)} ORDER BY updated_at DESC, created_at DESC, run_id ${limit}`
         }).pipe(Effect.flatMap(records), Effect.mapError(storeError)),
       insert: (record) =>
-        Effect.zipRight(
+        Effect.andThen(
           prune,
           // a new row, or over the row of a run finished longer ago than the retention
           clock.carrying(sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)

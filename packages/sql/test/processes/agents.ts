@@ -1,6 +1,6 @@
 /** The agent of the concurrent resumes (`Processes.test.ts` pauses it, children resume it). */
 import { Agent, type ChatModel, ScriptedChatModel, Tool } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Effect, Schema } from "effect"
 

@@ -11,7 +11,7 @@
  * - `lease <dialect> <target> <ttl ms>`: holds the lease `conversation:c` until killed.
  */
 import { Agent, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Redacted, Schedule, Schema } from "effect"
@@ -85,7 +85,7 @@ const recover = (db: string, managerName: string) =>
     Effect.provide(crashModel)
   )
 
-const go = Effect.async<void>((resume) => {
+const go = Effect.callback<void>((resume) => {
   const lines = createInterface({ input: process.stdin })
   lines.once("line", () => {
     lines.close()
@@ -101,7 +101,7 @@ const resume = (url: string, runId: string, n: number) =>
       Array.from({ length: n }, () =>
         Agent.resume(transferAgent, runId, Decision.approveAll()).pipe(
           Effect.map((exit) => exit._tag as string),
-          Effect.catchAll((error) => Effect.succeed(error._tag as string))
+          Effect.catch((error) => Effect.succeed(error._tag as string))
         )),
       { concurrency: "unbounded" }
     )

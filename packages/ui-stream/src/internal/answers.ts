@@ -7,7 +7,7 @@
  */
 import type { Agent, ToolCall, ToolError } from "@agentfx/core"
 import { AgentError, Checkpoint, Decision, RunStore } from "@agentfx/core"
-import { Effect, Option, ParseResult, Schedule, Schema } from "effect"
+import { Effect, Option, SchemaIssue, Schedule, Schema } from "effect"
 import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, RunNotFound, Unavailable } from "../ChatApi.js"
 import type { UiChunk } from "../UiChunk.js"
 import type { Answer } from "./request.js"
@@ -27,7 +27,7 @@ interface Pending {
 
 const unavailable = (error: { readonly message: string }) => new Unavailable({ message: error.message })
 
-const decodeCheckpoint = Schema.decodeUnknown(Checkpoint.AnyVersion)
+const decodeCheckpoint = Schema.decodeUnknownEffect(Checkpoint.AnyVersion)
 
 /** The pending calls of a pause, in order: calls of its batch, or of a paused sub-agent's (`<call id>/<child call id>`). */
 const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {

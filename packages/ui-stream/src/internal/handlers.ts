@@ -4,7 +4,7 @@
  * replay buffer.
  */
 import type { Agent, AgentError, AgentEvent } from "@agentfx/core"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "effect/http"
 import type { Context, Scope, Stream } from "effect"
 import { Agent as Agents } from "@agentfx/core"
 import { Clock, Effect, Stream as Streams } from "effect"
@@ -62,7 +62,7 @@ export const layer = (agent: Agent.Any, replay: Replay.Replay, context: Context.
           }
           const resume = yield* Answers.prepare(agent, chatId, parsed.answers)
           const events = yield* start(Agents.streamResume(agent, resume.checkpoint, resume.decision), resume.prelude).pipe(
-            Effect.catchAll((error) => Effect.flatMap(
+            Effect.catch((error) => Effect.flatMap(
               error._tag === "ConversationBusy" ? Answers.busy(resume, chatId, error) : Effect.succeed(refusal(chatId, error)),
               Effect.fail
             ))

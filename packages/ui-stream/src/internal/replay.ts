@@ -74,7 +74,7 @@ export const make = (bounds: Bounds): Replay => {
   const settled = new Set<string>()
 
   const send = (message: Message, bytes: Uint8Array, last: boolean) => {
-    for (const listener of message.listeners) Queue.unsafeOffer(listener, { bytes, last })
+    for (const listener of message.listeners) Queue.offerUnsafe(listener, { bytes, last })
   }
   const keep = (message: Message, bytes: Uint8Array) => {
     if (message.events === undefined) return
@@ -101,7 +101,7 @@ export const make = (bounds: Bounds): Replay => {
     settled.delete(chatId)
     messages.set(chatId, message)
     message.listeners.add(listener)
-    Queue.unsafeOffer(listener, { bytes: UiChunk.toEvent({ type: "start", messageId }), last: false })
+    Queue.offerUnsafe(listener, { bytes: UiChunk.toEvent({ type: "start", messageId }), last: false })
     return message
   }
 

@@ -3,10 +3,10 @@
  * file parts) or the answers to a pause (the last message is the assistant's, its tool parts
  * answered). Every refusal is an `InvalidRequest` that says what is wrong and where.
  */
-import type { HttpServerRequest } from "@effect/platform"
-import { HttpIncomingMessage } from "@effect/platform"
+import type { HttpServerRequest } from "effect/http"
+import { HttpIncomingMessage } from "effect/http"
 import { Part } from "@agentfx/core"
-import { Effect, Option, ParseResult, Schema } from "effect"
+import { Effect, Option, SchemaIssue, Schema } from "effect"
 import { ChatRequest, InvalidRequest } from "../ChatApi.js"
 import * as Approval from "./approval.js"
 
@@ -27,8 +27,8 @@ export type Parsed =
 const invalid = (message: string) => new InvalidRequest({ message })
 
 const Message = Schema.Struct({
-  role: Schema.Literal("user", "assistant", "system"),
-  parts: Schema.Array(Schema.Struct({ type: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown })))
+  role: Schema.Literals(["user", "assistant", "system"]),
+  parts: Schema.Array(Schema.Struct({ type: Schema.String }, Schema.Record(Schema.String, Schema.Unknown)))
 })
 
 const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
@@ -46,11 +46,11 @@ const AnsweredPart = Schema.Struct({
   approval: Schema.Struct({ id: Schema.String, approved: Schema.Boolean, reason: Schema.optional(Schema.String) })
 })
 
-const decodeRequest = Schema.decodeUnknownEither(ChatRequest)
-const decodeMessage = Schema.decodeUnknownEither(Message)
-const decodeText = Schema.decodeUnknownEither(TextPart)
-const decodeFile = Schema.decodeUnknownEither(FilePart)
-const decodeAnswered = Schema.decodeUnknownEither(AnsweredPart)
+const decodeRequest = Schema.decodeUnknownResult(ChatRequest)
+const decodeMessage = Schema.decodeUnknownResult(Message)
+const decodeText = Schema.decodeUnknownResult(TextPart)
+const decodeFile = Schema.decodeUnknownResult(FilePart)
+const decodeAnswered = Schema.decodeUnknownResult(AnsweredPart)
 
 const problem = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
 
