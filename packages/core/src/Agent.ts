@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Effect, Redacted, Schema, Stream } from "effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import type { InvalidAgent, ResumeError, RunAlreadyResumed, RunError, RunNotFound } from "./AgentError.js"
 import type * as AgentEvent from "./AgentEvent.js"
 import type * as AgentExit from "./AgentExit.js"
@@ -75,7 +75,7 @@ export interface Agent<out S extends Slots = Slots, out R = never, out A = undef
   /** Whether the first model call of a run may, must or must not call tools (later calls, also after a resume: `"auto"`). */
   readonly toolChoice: ToolChoice
   /** The final answer's schema and its JSON Schema, and how often an answer that does not match is fed back. */
-  readonly output: { readonly schema: Schema.Schema<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
+  readonly output: { readonly schema: Schema.Codec<any, any>; readonly format: OutputFormat; readonly retries: number } | undefined
   /** What each model call is sent of the conversation: all of it, or a view kept under a token limit (`ContextWindow`). */
   readonly context: ContextWindow.Policy<any>
   readonly slots: S
@@ -140,7 +140,7 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
    * `InvalidOutput`; an answer nesting deeper than `limits.depth` is such an answer. The
    * count is the run's: its pauses and resumes go on with it (`Checkpoint.outputRetries`).
    */
-  readonly output?: Schema.Schema<A, AI>
+  readonly output?: Schema.Codec<A, AI>
   /** How often an answer that does not match `output` is fed back (a non-negative integer). Default 2. */
   readonly outputRetries?: number
   /** What a run may spend before it stops with `BudgetExceeded` (resumable). Default: no limit. */
@@ -191,7 +191,7 @@ export type InitialState<S extends Slots> = { readonly [K in keyof S]?: S[K]["in
  * import { Agent } from "@agentfx/core"
  *
  * const checked = Agent.validate({ name: "has spaces" })
- * if (Result.isFailure(checked)) console.error(checked.left.message)
+ * if (Result.isFailure(checked)) console.error(checked.failure.message)
  * ```
  *
  * @since 0.1.0

@@ -22,7 +22,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  * import { Agent } from "@agentfx/core"
  *
  * const checked = Agent.validate({ maxIterations: 0 })
- * if (Result.isFailure(checked)) console.error(checked.left.problems) // ["maxIterations 0 is not a positive integer"]
+ * if (Result.isFailure(checked)) console.error(checked.failure.problems) // ["maxIterations 0 is not a positive integer"]
  * ```
  *
  * @since 0.1.0

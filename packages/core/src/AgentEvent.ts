@@ -5,17 +5,16 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/References"
-import * as GlobalValue from "effect/GlobalValue"
-import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as AgentExit from "./AgentExit.js"
 import type { FinishReason, Usage } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
 import type { FilePart } from "./Part.js"
+import { sinkKey, sinksOf } from "./internal/sinks.js"
 import type { ToolFailure } from "./ToolError.js"
 
 /**
@@ -495,25 +494,42 @@ export type Payload = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E
 export type Sink = (event: AgentEvent) => void
 
 /**
- * Where the events of the runs in this fiber go. Empty by default, so the loop builds no
- * event at all. `AgentEvent.layer` and `Agent.stream` add receivers (like `Logger.add`, the
- * additions of concurrently built Layers are merged).
+ * The receivers of the events of the runs in this fiber. Empty by default, so the loop builds no
+ * event at all. `AgentEvent.layer`, `AgentEvent.withSink` and `Agent.stream` add receivers; the
+ * receivers of Layers built side by side (`Layer.mergeAll`) all receive.
  *
  * @example
  * ```ts
- * import { Effect, References, HashSet } from "effect"
+ * import { Effect } from "effect"
  * import { AgentEvent } from "@agentfx/core"
  *
- * const listening = Effect.map(FiberRef.get(AgentEvent.currentSinks), (sinks) => HashSet.size(sinks) > 0)
+ * const listening = Effect.map(AgentEvent.sinks, (sinks) => sinks.length > 0)
  * ```
  *
  * @since 0.1.0
- * @category fiber refs
+ * @category sinks
  */
-export const currentSinks: FiberRef.FiberRef<HashSet.HashSet<Sink>> = GlobalValue.globalValue(
-  Symbol.for("@agentfx/core/AgentEvent/currentSinks"),
-  () => FiberRef.unsafeMakeHashSet(HashSet.empty<Sink>())
-)
+export const sinks: Effect.Effect<ReadonlyArray<Sink>> = Effect.map(Effect.context<never>(), sinksOf)
+
+/**
+ * Runs `effect` with `sink` receiving the events of the runs in it (besides the receivers
+ * already there).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, AgentEvent } from "@agentfx/core"
+ *
+ * declare const agent: Agent.Agent<any, any, any, any>
+ * const events: Array<AgentEvent.AgentEvent> = []
+ * const program = Agent.run(agent, { input: "hi" }).pipe(AgentEvent.withSink((event) => void events.push(event)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category sinks
+ */
+export const withSink = (sink: Sink) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, sinkKey(), sink)
 
 /**
  * Options of an observer.
@@ -570,7 +586,7 @@ export const layer = (
   observer: (event: AgentEvent) => Effect.Effect<void, unknown>,
   options?: ObserverOptions
 ): Layer.Layer<never, InvalidObserverOptions> =>
-  Layer.effectDiscard(
+  Layer.effectContext(
     Effect.gen(function*() {
       const capacity = options?.capacity ?? 4096
       if (!Number.isInteger(capacity) || capacity < 1) {
@@ -588,15 +604,15 @@ export const layer = (
         Effect.tap(() => warnOnce),
         Effect.flatMap((event) => Effect.suspend(() => observer(event))),
         Effect.catchCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("An agent event observer failed", cause)
+          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("An agent event observer failed", cause)
         ),
         Effect.forever,
         Effect.forkScoped
       )
       yield* Effect.addFinalizer(() => Queue.shutdown(queue))
       const sink: Sink = (event) => {
-        if (!queue.unsafeOffer(event)) dropped += 1
+        if (!Queue.offerUnsafe(queue, event)) dropped += 1
       }
-      yield* Effect.locallyScopedWith(currentSinks, HashSet.add(sink))
+      return Context.make(sinkKey(), sink)
     })
   )

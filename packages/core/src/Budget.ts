@@ -10,7 +10,7 @@
  */
 import * as Schema from "effect/Schema"
 
-const Limit = Schema.Int.pipe(Schema.positive())
+const Limit = Schema.Int.check(Schema.isGreaterThan(0))
 
 /**
  * A run's limits; each one left out is no limit. `tokens` counts `totalTokens` of every model

@@ -42,9 +42,9 @@ export class MemoryError extends Schema.TaggedError<MemoryError>("@agentfx/core/
  * @since 0.1.0
  * @category services
  */
-export class ChatMemory extends Context.Reference<ChatMemory>()("@agentfx/core/ChatMemory", {
-  defaultValue: (): ChatMemory.Service => makeInMemory()
-}) {}
+export const ChatMemory: Context.Reference<ChatMemory.Service> = Context.Reference<ChatMemory.Service>("@agentfx/core/ChatMemory", {
+  defaultValue: () => makeInMemory()
+})
 
 /**
  * @since 0.1.0
@@ -108,4 +108,4 @@ export const makeInMemory = (): ChatMemory.Service => {
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<ChatMemory> = Layer.sync(ChatMemory, makeInMemory)
+export const layerMemory: Layer.Layer<never> = Layer.sync(ChatMemory, makeInMemory)

@@ -23,7 +23,7 @@ import type { ToolCall } from "./ToolCall.js"
 export interface ToolDefinition {
   readonly name: string
   readonly description: string
-  readonly parameters: JsonSchema.JsonSchema7Root
+  readonly parameters: JsonSchema.JsonSchema
 }
 
 /**
@@ -72,7 +72,7 @@ export interface ModelSettings {
  */
 export interface OutputFormat {
   readonly name: string
-  readonly schema: JsonSchema.JsonSchema7Root
+  readonly schema: JsonSchema.JsonSchema
 }
 
 /**
@@ -451,7 +451,7 @@ export const fromStream = (
 ): ChatModel.Service => ({
   stream,
   generate: (request) =>
-    Stream.runFoldEffect(stream(request), undefined as ChatResponse | undefined, (done, part) =>
+    Stream.runFoldEffect(stream(request), (): ChatResponse | undefined => undefined, (done, part) =>
       Effect.succeed(part._tag === "Done" ? part.response : done)).pipe(
         Effect.flatMap((response) =>
           response === undefined

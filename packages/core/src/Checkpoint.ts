@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { Budget } from "./Budget.js"
 import { Usage } from "./ChatModel.js"
 import { JsonValue } from "./Json.js"
@@ -27,11 +28,11 @@ import { Outcome, ToolCall } from "./ToolCall.js"
  * @category schemas
  */
 export const ModelSettings = Schema.Struct({
-  temperature: Schema.optionalWith(Schema.Number, { exact: true }),
-  topP: Schema.optionalWith(Schema.Number, { exact: true }),
-  maxOutputTokens: Schema.optionalWith(Schema.Number, { exact: true }),
-  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  parallelToolCalls: Schema.optionalWith(Schema.Boolean, { exact: true })
+  temperature: Schema.optionalKey(Schema.Number),
+  topP: Schema.optionalKey(Schema.Number),
+  maxOutputTokens: Schema.optionalKey(Schema.Number),
+  stop: Schema.optionalKey(Schema.Array(Schema.String)),
+  parallelToolCalls: Schema.optionalKey(Schema.Boolean)
 })
 
 /**
@@ -217,7 +218,7 @@ export const Checkpoint = Schema.Struct({
   reason: Reason,
   iteration: Schema.Int,
   modelCalls: Schema.Int,
-  outputRetries: Schema.optional(Schema.NonNegativeInt),
+  outputRetries: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   budget: Schema.optional(Budget),
   settings: Schema.optional(ModelSettings),
   toolChoice: Schema.optional(ToolChoice),
@@ -246,7 +247,7 @@ export interface Checkpoint extends Schema.Schema.Type<typeof Checkpoint> {}
  * @since 0.1.0
  * @category models
  */
-export interface Encoded extends Schema.Schema.Encoded<typeof Checkpoint> {}
+export interface Encoded extends Schema.Codec.Encoded<typeof Checkpoint> {}
 
 /**
  * The checkpoint's fields as every readable version has them: version 2 is version 3 without
@@ -272,12 +273,12 @@ const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literals(
  * @since 0.1.0
  * @category schemas
  */
-export const AnyVersion: Schema.Schema<Checkpoint, Schema.Schema.Encoded<typeof Readable>> = Schema.transform(
-  Readable,
-  Schema.toType(Checkpoint),
-  {
-    strict: true,
-    decode: (read) => ({ ...read, version }),
-    encode: (current) => current
-  }
+export const AnyVersion: Schema.Codec<Checkpoint, Schema.Codec.Encoded<typeof Readable>> = Readable.pipe(
+  Schema.decodeTo(
+    Schema.toType(Checkpoint),
+    SchemaTransformation.transform({
+      decode: (read) => ({ ...read, version }),
+      encode: (current) => current
+    })
+  )
 ).annotate({ identifier: "Checkpoint" })

@@ -3,10 +3,9 @@
  *
  * @since 0.1.0
  */
-import type * as AST from "effect/SchemaAST"
-import * as Either from "effect/Result"
-import * as ParseResult from "effect/SchemaIssue"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * A JSON value.
@@ -28,10 +27,7 @@ export type JsonValue =
  *
  * @example
  * ```ts
- * import type { AST } from "effect/SchemaAST"
-import * as Either from "effect/Result"
-import * as ParseResult from "effect/SchemaIssue"
-import * as Schema from "effect/Schema"
+ * import { Schema } from "effect"
  * import { Json } from "@agentfx/core"
  *
  * Schema.is(Json.JsonValue)({ city: "Oslo", days: [1, 2] }) // true
@@ -41,50 +37,37 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category schemas
  */
-export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(
+export const JsonValue: Schema.Codec<JsonValue> = Schema.declareConstructor<JsonValue>()(
   [],
-  {
-    decode: () => (input, _, ast) => checked(input, ast),
-    encode: () => (input, _, ast) => checked(input, ast)
+  () => (input) => {
+    const issue = issueIn(input)
+    return issue === undefined ? Effect.succeed(input as JsonValue) : Effect.fail(issue)
   },
-  {
-    identifier: "JsonValue",
-    description: "a JSON value",
-    // what the recursive union this replaced generated: tool parameters' JSON Schema is unchanged
-    jsonSchema: {
-      anyOf: [
-        { type: "null" },
-        { type: "boolean" },
-        { type: "number", description: "a finite number" },
-        { type: "string" },
-        { type: "array", items: { $ref: "#/$defs/JsonValue" } },
-        { type: "object", required: [], properties: {}, additionalProperties: { $ref: "#/$defs/JsonValue" } }
-      ]
-    },
-    arbitrary: () => (fc) => fc.jsonValue() as never
-  }
+  { description: "a JSON value" }
 )
 
 /**
- * `input` as a JSON value, or what is not JSON in it, with its path. Iterative: a value nested
- * a hundred thousand levels deep (a hostile body) is checked without exhausting the stack.
+ * What is not JSON in `input`, at its path, or `undefined`. Iterative: a value nested a hundred
+ * thousand levels deep (a hostile body) is checked without exhausting the stack.
  */
-const checked = (input: unknown, ast: AST.AST): Result.Result<JsonValue, ParseResult.ParseIssue> => {
-  const pending: Array<readonly [value: unknown, path: string]> = [[input, ""]]
+const issueIn = (input: unknown): SchemaIssue.Issue | undefined => {
+  const pending: Array<readonly [value: unknown, path: ReadonlyArray<string | number>]> = [[input, []]]
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, path] = next
     const problem = notJson(value)
     if (problem !== undefined) {
-      return Result.fail(new ParseResult.Type(ast, input, path === "" ? `Expected a JSON value, got ${problem}` : `${path.slice(1)}: expected a JSON value, got ${problem}`))
+      return path.length === 0
+        ? new SchemaIssue.InvalidValue({ message: `Expected a JSON value, got ${problem}` }, input)
+        : new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message: `expected a JSON value, got ${problem}` }, value))
     }
     // children pushed last first: the first problem in document order is the one reported
-    if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) pending.push([value[i], `${path}.${i}`])
+    if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) pending.push([value[i], [...path, i]])
     else if (typeof value === "object" && value !== null) {
       const keys = Object.keys(value)
-      for (let i = keys.length - 1; i >= 0; i--) pending.push([(value as Record<string, unknown>)[keys[i]!], `${path}.${keys[i]}`])
+      for (let i = keys.length - 1; i >= 0; i--) pending.push([(value as Record<string, unknown>)[keys[i]!], [...path, keys[i]!]])
     }
   }
-  return Result.succeed(input as JsonValue)
+  return undefined
 }
 
 /** What makes one value (not its children) something JSON cannot carry. */

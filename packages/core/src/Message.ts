@@ -56,7 +56,7 @@ export interface SystemMessage extends Schema.Schema.Type<typeof SystemMessage> 
  */
 export const UserMessage = Schema.TaggedStruct("User", {
   text: Schema.String,
-  parts: Schema.optionalWith(Schema.Array(InputPart), { exact: true })
+  parts: Schema.optionalKey(Schema.Array(InputPart))
 })
 
 /**
@@ -84,7 +84,7 @@ export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 export const AssistantMessage = Schema.TaggedStruct("Assistant", {
   text: Schema.String,
   toolCalls: Schema.Array(ToolCall),
-  reasoning: Schema.optionalWith(Schema.Array(ReasoningPart), { exact: true })
+  reasoning: Schema.optionalKey(Schema.Array(ReasoningPart))
 })
 
 /**
@@ -113,7 +113,7 @@ export const ToolResultMessage = Schema.TaggedStruct("ToolResult", {
   toolName: Schema.String,
   isError: Schema.Boolean,
   content: JsonValue,
-  files: Schema.optionalWith(Schema.Array(FilePart), { exact: true })
+  files: Schema.optionalKey(Schema.Array(FilePart))
 })
 
 /**
@@ -141,7 +141,7 @@ export interface ToolResultMessage extends Schema.Schema.Type<typeof ToolResultM
  * @category schemas
  */
 export const CompactionMessage = Schema.TaggedStruct("Compaction", {
-  replaces: Schema.NonNegativeInt,
+  replaces: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   summary: Schema.optional(Schema.String)
 })
 

@@ -10,22 +10,21 @@ import { JsonValue } from "./Json.js"
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
 
 /** Standard base64, padded or not; checked without quoting the value (it may be megabytes). */
-const Base64 = Schema.String.pipe(Schema.filter((data) => base64Pattern.test(data) && data.length % 4 !== 1, {
-  message: () => "expected base64 (A–Z, a–z, 0–9, + and /, then = padding), without a data: prefix"
-}))
+const Base64 = Schema.String.check(Schema.makeFilter((data) =>
+  (base64Pattern.test(data) && data.length % 4 !== 1) || "expected base64 (A–Z, a–z, 0–9, + and /, then = padding), without a data: prefix"
+))
 
 /** An absolute URL the provider fetches; a `data:` URL is inline data: its base64 belongs in `Base64`. */
-const Url = Schema.String.pipe(Schema.filter((url) => URL.canParse(url) && !/^data:/i.test(url), {
-  message: (issue) =>
-    typeof issue.actual === "string" && /^data:/i.test(issue.actual)
-      ? "a data: URL is inline data: give its base64 as a Base64 source (Part.file takes a data: URL and does so)"
-      : "expected an absolute URL (https://…)"
-}))
+const Url = Schema.String.check(Schema.makeFilter((url) =>
+  /^data:/i.test(url)
+    ? "a data: URL is inline data: give its base64 as a Base64 source (Part.file takes a data: URL and does so)"
+    : URL.canParse(url) || "expected an absolute URL (https://…)"
+))
 
 /** `type/subtype`, as in a `Content-Type` header without its parameters. */
-const MediaType = Schema.String.pipe(Schema.filter((type) => /^[\w.+-]+\/[\w.+*-]+$/.test(type), {
-  message: () => "expected a media type: type/subtype, e.g. image/png or application/pdf"
-}))
+const MediaType = Schema.String.check(Schema.makeFilter((type) =>
+  /^[\w.+-]+\/[\w.+*-]+$/.test(type) || "expected a media type: type/subtype, e.g. image/png or application/pdf"
+))
 
 /**
  * Where a file's bytes are: at a URL the provider fetches (`Url`), or inline as base64
@@ -74,7 +73,7 @@ export type FileSource = typeof FileSource.Type
  */
 export const FilePart = Schema.TaggedStruct("File", {
   mediaType: MediaType,
-  name: Schema.optionalWith(Schema.String, { exact: true }),
+  name: Schema.optionalKey(Schema.String),
   source: FileSource
 }).annotate({ identifier: "FilePart" })
 

@@ -179,9 +179,9 @@ export class ConversationBusy extends Data.TaggedError("ConversationBusy")<{ rea
  * @since 0.1.0
  * @category services
  */
-export class RunStore extends Context.Reference<RunStore>()("@agentfx/core/RunStore", {
-  defaultValue: (): RunStore.Service => internal.makeInMemory({})
-}) {}
+export const RunStore: Context.Reference<RunStore.Service> = Context.Reference<RunStore.Service>("@agentfx/core/RunStore", {
+  defaultValue: () => internal.makeInMemory({})
+})
 
 /**
  * @since 0.1.0
@@ -320,4 +320,4 @@ export const makeInMemory: (options?: MemoryOptions) => RunStore.Service = inter
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory = (options?: MemoryOptions): Layer.Layer<RunStore> => Layer.sync(RunStore, () => internal.makeInMemory(options))
+export const layerMemory = (options?: MemoryOptions): Layer.Layer<never> => Layer.sync(RunStore, () => internal.makeInMemory(options))

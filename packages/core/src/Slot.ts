@@ -22,7 +22,7 @@ export const TypeId: unique symbol = Symbol.for("@agentfx/core/Slot")
 export interface Slot<in out A, in W = A> {
   readonly [TypeId]: typeof TypeId
   readonly kind: "last" | "append" | "sum" | "custom"
-  readonly schema: Schema.Schema<A, any>
+  readonly schema: Schema.Codec<A, any>
   readonly initial: A
   readonly reduce: (current: A, write: W) => A
 }
@@ -58,7 +58,7 @@ export type StateOf<Slots extends Record<string, Any>> = { readonly [K in keyof 
  * @category constructors
  */
 export const make = <A, I, W>(options: {
-  readonly schema: Schema.Schema<A, I>
+  readonly schema: Schema.Codec<A, I>
   readonly initial: A
   readonly reduce: (current: A, write: W) => A
 }): Slot<A, W> => ({ [TypeId]: TypeId, kind: "custom", ...options })
@@ -78,7 +78,7 @@ export const make = <A, I, W>(options: {
  * @since 0.1.0
  * @category constructors
  */
-export const last = <A, I>(schema: Schema.Schema<A, I>, initial: A): Slot<A> => ({
+export const last = <A, I>(schema: Schema.Codec<A, I>, initial: A): Slot<A> => ({
   [TypeId]: TypeId,
   kind: "last",
   schema,
@@ -100,7 +100,7 @@ export const last = <A, I>(schema: Schema.Schema<A, I>, initial: A): Slot<A> => 
  * @since 0.1.0
  * @category constructors
  */
-export const append = <A, I>(item: Schema.Schema<A, I>): Slot<ReadonlyArray<A>> => ({
+export const append = <A, I>(item: Schema.Codec<A, I>): Slot<ReadonlyArray<A>> => ({
   [TypeId]: TypeId,
   kind: "append",
   schema: Schema.Array(item),

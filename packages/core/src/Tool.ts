@@ -5,12 +5,12 @@
  */
 import type { Duration, Schedule } from "effect"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JsonSchema"
-import * as Option from "effect/Option"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Pipeable from "effect/Pipeable"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import { HandlerKey } from "./internal/handler.js"
+import { jsonSchemaOf } from "./internal/jsonSchema.js"
 import { isolationOf, workerHandler } from "./internal/workerTool.js"
 import type { FilePart } from "./Part.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
@@ -197,9 +197,9 @@ export interface CommonOptions<Params, ParamsEncoded, Success, SuccessEncoded, R
   /** What the tool does, for the model. */
   readonly description: string
   /** The arguments the model must send; decoded before the gate and the handler. Must describe a JSON object. */
-  readonly parameters: Schema.Schema<Params, ParamsEncoded>
+  readonly parameters: Schema.Codec<Params, ParamsEncoded>
   /** The handler's result; encoded into what the model sees. */
-  readonly success: Schema.Schema<Success, SuccessEncoded>
+  readonly success: Schema.Codec<Success, SuccessEncoded>
   /**
    * Deadline for one attempt of the handler (not the wait for a permit or a worker, not
    * gates, not middleware). Beats the manager's `defaultTimeout`. Must be positive and finite.
@@ -400,8 +400,8 @@ export interface Tool<out Name extends string, in out Params, in out Success, ou
   readonly [TypeId]: TypeId
   readonly name: Name
   readonly description: string
-  readonly parameters: Schema.Schema<Params, any>
-  readonly success: Schema.Schema<Success, any>
+  readonly parameters: Schema.Codec<Params, any>
+  readonly success: Schema.Codec<Success, any>
   readonly timeout: Duration.Input | undefined
   readonly retry: RetryPolicy | undefined
   readonly serial: boolean
@@ -569,13 +569,14 @@ export const workerModule = (base: string | URL, specifier: string): URL => {
   return new URL(`${specifier}${extension}`, url)
 }
 
-const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
-  SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
-
 /**
  * The JSON Schema of a tool's parameters: what a model provider is sent. A schema annotated
- * with its own `jsonSchema` (e.g. an MCP server's, with its `$defs`) is sent as is; an empty
- * `Schema.Struct({})` becomes an object with no properties (providers require an object).
+ * with its own `jsonSchema` (e.g. an MCP server's, with its `$defs`) is sent as is. Otherwise it
+ * is Effect's JSON Schema (draft 2020-12) of the schema's JSON form — what arguments are decoded
+ * with (`Schema.toCodecJson`): objects are closed (`additionalProperties: false`), a
+ * `Schema.optional` field also takes `null`, a `Schema.Number` also takes the strings
+ * `"NaN"`, `"Infinity"` and `"-Infinity"` (use `Schema.Finite` for plain numbers), and definitions
+ * are inlined under `$defs` (decision 121).
  *
  * @example
  * ```ts
@@ -588,28 +589,16 @@ const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
  *   success: Schema.String,
  *   handler: ({ text }) => Effect.succeed(text)
  * })
- * Tool.parametersJsonSchema(echo) // { type: "object", required: ["text"], properties: { text: { type: "string" } }, … }
+ * Tool.parametersJsonSchema(echo) // { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false }
  * ```
  *
  * @since 0.1.0
  * @category accessors
  */
-export const parametersJsonSchema = (tool: Any): JsonSchema.JsonSchema7Root =>
-  Option.getOrElse(
-    SchemaAST.getJSONSchemaAnnotation(tool.parameters.ast) as Option.Option<JsonSchema.JsonSchema7Root>,
-    () => derivedJsonSchema(tool)
-  )
-
-const derivedJsonSchema = (tool: Any): JsonSchema.JsonSchema7Root =>
-  isEmptyStruct(SchemaAST.encodedAST(tool.parameters.ast))
-    ? {
-      $schema: "http://json-schema.org/draft-07/schema#",
-      type: "object",
-      required: [],
-      properties: {},
-      additionalProperties: false
-    }
-    : JsonSchema.make(tool.parameters)
+export const parametersJsonSchema = (tool: Any): JsonSchema.JsonSchema => {
+  const own = SchemaAST.resolve(tool.parameters.ast)?.jsonSchema
+  return typeof own === "object" && own !== null ? own as JsonSchema.JsonSchema : jsonSchemaOf(tool.parameters)
+}
 
 /**
  * Yields to the event loop through a macrotask (`setImmediate`), so that timers — and with

@@ -53,7 +53,7 @@ export const Succeeded = Schema.TaggedStruct("Succeeded", {
   callId: Schema.String,
   toolName: Schema.String,
   value: JsonValue,
-  files: Schema.optionalWith(Schema.Array(FilePart), { exact: true })
+  files: Schema.optionalKey(Schema.Array(FilePart))
 }).annotate({ identifier: "ToolCall.Succeeded" })
 
 /**

@@ -8,7 +8,7 @@ import type { Duration } from "effect"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Bulkhead } from "./internal/bulkhead.js"
@@ -37,10 +37,9 @@ import * as Toolkit from "./Toolkit.js"
  * @since 0.1.0
  * @category services
  */
-export class ToolCallingManager extends Context.Reference<ToolCallingManager>()(
-  "@agentfx/core/ToolCallingManager",
-  { defaultValue: (): ToolCallingManager.Service => makeService("sequential", 1, Option.none(), (self) => self, unlimited) }
-) {}
+export const ToolCallingManager: Context.Reference<ToolCallingManager.Service> = Context.Reference<ToolCallingManager.Service>("@agentfx/core/ToolCallingManager", {
+  defaultValue: () => makeService("sequential", 1, Option.none(), (self) => self, unlimited)
+})
 
 /**
  * @since 0.1.0
@@ -130,7 +129,7 @@ const checkOptions = (
 
 const layerFrom = (
   build: (problems: Array<string>) => Effect.Effect<ToolCallingManager.Service>
-): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
+): Layer.Layer<never, InvalidManagerOptions> =>
   Layer.effect(
     ToolCallingManager,
     Effect.suspend(() => {
@@ -155,7 +154,7 @@ const layerFrom = (
  * @since 0.1.0
  * @category layers
  */
-export const sequential = (options?: Options): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
+export const sequential = (options?: Options): Layer.Layer<never, InvalidManagerOptions> =>
   layerFrom((problems) => Effect.succeed(makeService("sequential", 1, checkOptions(options, problems), (self) => self, unlimited)))
 
 /**
@@ -172,7 +171,7 @@ export const sequential = (options?: Options): Layer.Layer<ToolCallingManager, I
  * @since 0.1.0
  * @category layers
  */
-export const unbounded = (options?: Options): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
+export const unbounded = (options?: Options): Layer.Layer<never, InvalidManagerOptions> =>
   layerFrom((problems) =>
     Effect.succeed(makeService("unbounded", "unbounded", checkOptions(options, problems), (self) => self, unlimited))
   )
@@ -199,7 +198,7 @@ export const unbounded = (options?: Options): Layer.Layer<ToolCallingManager, In
  */
 export const bounded = (
   options: Options & { readonly permits: number }
-): Layer.Layer<ToolCallingManager, InvalidManagerOptions> =>
+): Layer.Layer<never, InvalidManagerOptions> =>
   layerFrom((problems) => {
     const defaultTimeout = checkOptions(options, problems)
     if (!Number.isInteger(options.permits) || options.permits < 1) {
@@ -292,8 +291,8 @@ export const call = <T extends Tool.Any>(
       entries.set(tool, entry)
     }
     return Result.isFailure(entry)
-      ? Effect.fail(entry.left)
-      : callTool<Tool.Requirements<T>>(entry.right, args, manager) as Effect.Effect<
+      ? Effect.fail(entry.failure)
+      : callTool<Tool.Requirements<T>>(entry.success, args, manager) as Effect.Effect<
         Tool.Success<T>,
         ToolFailure | Toolkit.InvalidToolkit,
         Tool.Requirements<T>

@@ -5,7 +5,7 @@
  */
 import type { Duration, JsonSchema, Schedule } from "effect"
 import * as Data from "effect/Data"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Pipeable from "effect/Pipeable"
 import { validateRetryTimes, validateTimeout } from "./internal/options.js"
@@ -37,7 +37,7 @@ export interface Entry {
   readonly name: string
   readonly description: string
   /** JSON Schema of the parameters, as sent to model providers. */
-  readonly parametersJsonSchema: JsonSchema.JsonSchema7Root
+  readonly parametersJsonSchema: JsonSchema.JsonSchema
   /** The tool's own timeout; `None` defers to the manager's `defaultTimeout`. */
   readonly timeout: Option.Option<Duration.Duration>
   /** Retries of transient failures (0 when the tool declares none). */
@@ -92,7 +92,7 @@ export type Requirements<T> = T extends Toolkit<infer R> ? R : never
  * import { Toolkit } from "@agentfx/core"
  *
  * const checked = Toolkit.validate([])
- * if (Result.isFailure(checked)) console.error(checked.left.problems)
+ * if (Result.isFailure(checked)) console.error(checked.failure.problems)
  * ```
  *
  * @since 0.1.0
@@ -135,7 +135,7 @@ const checkTool = (tool: Tool.Any): Result.Result<Entry, ReadonlyArray<string>> 
     problem("needsApproval must be a boolean or a function of the decoded arguments")
   }
   checkIsolation(tool.isolation).forEach(problem)
-  let parametersJsonSchema: JsonSchema.JsonSchema7Root | undefined
+  let parametersJsonSchema: JsonSchema.JsonSchema | undefined
   try {
     parametersJsonSchema = Tool.parametersJsonSchema(tool)
     if (!("type" in parametersJsonSchema) || parametersJsonSchema.type !== "object") {

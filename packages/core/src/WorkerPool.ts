@@ -9,7 +9,7 @@ import type { Duration } from "effect"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import { validateTimeout } from "./internal/options.js"
 import { Pool } from "./internal/workerPool.js"
@@ -228,10 +228,10 @@ export const layer = (options: Options): Layer.Layer<WorkerPool, InvalidWorkerPo
         problems.push(`size ${options.size} is not a positive integer`)
       }
       const startupTimeout = validateTimeout(options.startupTimeout ?? "30 seconds", "startupTimeout")
-      if (Result.isFailure(startupTimeout)) problems.push(startupTimeout.left)
+      if (Result.isFailure(startupTimeout)) problems.push(startupTimeout.failure)
       if (problems.length > 0 || Result.isFailure(startupTimeout)) return Effect.fail(new InvalidWorkerPool({ problems }))
       return Effect.map(
-        Effect.acquireRelease(Effect.sync(() => new Pool(options.size, startupTimeout.right)), (pool) => pool.close),
+        Effect.acquireRelease(Effect.sync(() => new Pool(options.size, startupTimeout.success)), (pool) => pool.close),
         (pool): WorkerPool.Service => ({
           size: pool.size,
           run: (call) => pool.run(call, call.args, call.context),

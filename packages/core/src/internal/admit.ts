@@ -4,7 +4,7 @@
  * is answered with a `semantic` error naming the limit (the model can try otherwise) and its
  * arguments are not kept — a hostile value must not break every later turn of the conversation.
  */
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type FilePart, FilePart as FilePartSchema, inlineBytes } from "../Part.js"
 import type { ToolCall } from "../ToolCall.js"

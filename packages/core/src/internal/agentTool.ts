@@ -31,7 +31,7 @@ export interface ToolOptions extends
    * The manager of the child's tool calls. Default: sequential, independent of the parent's
    * manager — a child holding its parent's bulkhead permit must not queue for another one.
    */
-  readonly manager?: Layer.Layer<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>
+  readonly manager?: Layer.Layer<never, ToolCallingManager.InvalidManagerOptions>
 }
 
 const Parameters = Schema.Struct({

@@ -2,9 +2,9 @@
  * Assembling an agent: every option checked, every problem named, the tools' metadata table
  * and the model's view of it built once.
  */
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
-import * as JSONSchema from "effect/JsonSchema"
+import * as Context from "effect/Context"
+import * as Result from "effect/Result"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
@@ -19,6 +19,7 @@ import * as Toolkit from "../Toolkit.js"
 import { defaultLimits, type Limits } from "./admit.js"
 import type { Layers } from "./observe.js"
 import { fixedTokens } from "./contextView.js"
+import { jsonSchemaOf } from "./jsonSchema.js"
 import { conversationBusyProblem } from "./options.js"
 
 const NamePattern = /^[\w.:-]{1,128}$/
@@ -90,27 +91,26 @@ export const contextProblems = (policy: unknown, label: string, fixed: number, o
   if (typeof instructions !== "string" || instructions.trim().length === 0) problems.push(`${label}.instructions must be a non-empty string`)
   if (model !== undefined && owner === "run") {
     problems.push(`${label}.model cannot be set for one run (a run's policy is kept in its checkpoint, a model service is not): name the summary model on the agent`)
-  } else if (model !== undefined && !Effect.isEffect(model)) problems.push(`${label}.model must be the Context.Tag of a ChatModel service`)
+  } else if (model !== undefined && !Context.isKey(model)) problems.push(`${label}.model must be the Context.Tag of a ChatModel service`)
   return problems
 }
 
-const outputOf = <A, I>(schema: Schema.Schema<A, I>, retries: number, problems: Array<string>) => {
+const outputOf = <A, I>(schema: Schema.Codec<A, I>, retries: number, problems: Array<string>) => {
   if (!Number.isInteger(retries) || retries < 0) problems.push(`outputRetries ${retries} is not a non-negative integer`)
   if (!Schema.isSchema(schema)) {
     problems.push("output must be a Schema")
     return undefined
   }
-  const json = jsonSchemaOf(schema, problems)
-  if (json === undefined) return undefined
-  if (!("type" in json) || json.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
-  const { $schema: _, ...format } = json
-  return { schema, format: { name: "final_answer", schema: format as JsonSchema.JsonSchema7Root }, retries }
+  const format = outputJsonSchema(schema, problems)
+  if (format === undefined) return undefined
+  if (format.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
+  return { schema, format: { name: "final_answer", schema: format }, retries }
 }
 
-/** The output schema's JSON Schema, or `undefined` with the problem (a schema without one throws: a `BigIntFromSelf`, a `Declare`). */
-const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>, problems: Array<string>): JsonSchema.JsonSchema7Root | undefined => {
+/** The output schema's JSON Schema, or `undefined` with the problem when Effect cannot make one. */
+const outputJsonSchema = <A, I>(schema: Schema.Codec<A, I>, problems: Array<string>): JsonSchema.JsonSchema | undefined => {
   try {
-    return JsonSchema.make(schema)
+    return jsonSchemaOf(schema)
   } catch (error) {
     problems.push(`output has no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
     return undefined
@@ -131,7 +131,7 @@ export const assemble = (
   const notTools = tools.flatMap((tool, i) => typeof tool === "object" && tool !== null && Tool.TypeId in tool ? [] : [i + 1])
   if (notTools.length > 0) problems.push(`tools #${notTools.join(", #")} are not tools (use Tool.make or Agent.toTool)`)
   const toolkit = notTools.length > 0 ? Result.succeed(Toolkit.empty) : Toolkit.validate(tools)
-  if (Result.isFailure(toolkit)) problems.push(...toolkit.left.problems)
+  if (Result.isFailure(toolkit)) problems.push(...toolkit.failure.problems)
   const maxIterations = options.maxIterations ?? 10
   if (!Number.isInteger(maxIterations) || maxIterations < 1) {
     problems.push(`maxIterations ${maxIterations} is not a positive integer`)
@@ -155,7 +155,7 @@ export const assemble = (
   const context = options.context ?? ContextWindow.full
   const fixed = fixedTokens({
     system: options.system,
-    tools: toolkit._tag === "Right" ? [...toolkit.right.entries.values()].map(definitionOf) : [],
+    tools: Result.isSuccess(toolkit) ? [...toolkit.success.entries.values()].map(definitionOf) : [],
     output: output?.format
   })
   problems.push(...contextProblems(context, "context", fixed, "agent"))
@@ -184,12 +184,12 @@ export const assemble = (
     }
   })
   if (problems.length > 0 || Result.isFailure(toolkit)) return Result.fail(new InvalidAgent({ problems }))
-  const entries = [...toolkit.right.entries.values()]
+  const entries = [...toolkit.success.entries.values()]
   const layer = <L extends typeof levels[number]>(level: L) =>
     middleware.flatMap((m) => m[level] === undefined ? [] : [m[level]!]) as unknown as Layers[L]
   return Result.succeed({
     name,
-    toolkit: toolkit.right,
+    toolkit: toolkit.success,
     system: options.system,
     maxIterations,
     gate: options.gate ?? Gate.needsApproval,

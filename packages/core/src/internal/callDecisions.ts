@@ -4,9 +4,11 @@
  * (it sets the prototype); here every own key of the input is read, and written back with
  * `Object.defineProperty`, so any string is a call id.
  */
-import * as Either from "effect/Result"
-import * as ParseResult from "effect/SchemaIssue"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -14,31 +16,30 @@ const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
 const RecordOfUnknown = Schema.declare(isRecord, { identifier: "Record", description: "an object keyed by call id" })
 
 /** An object of `value`s keyed by any string, as a `ReadonlyMap`. */
-export const CallDecisionsFromRecord = <A, I>(value: Schema.Schema<A, I>) => {
-  const decodeValue = ParseResult.decodeUnknownEither(value)
-  const encodeValue = ParseResult.encodeEither(value)
-  return Schema.transformOrFail(RecordOfUnknown, Schema.ReadonlyMapFromSelf({ key: Schema.String, value: Schema.toType(value) }), {
-    strict: true,
-    decode: (record, _, ast) => {
+export const CallDecisionsFromRecord = <A, I>(value: Schema.Codec<A, I>) => {
+  const decodeValue = Schema.decodeUnknownResult(value)
+  const encodeValue = Schema.encodeResult(value)
+  return RecordOfUnknown.pipe(Schema.decodeTo(Schema.ReadonlyMap(Schema.String, Schema.toType(value)), {
+    decode: SchemaGetter.transformEffect((record: { readonly [key: string]: unknown }) => {
       const entries: Array<[string, A]> = []
-      const issues: Array<ParseResult.Pointer> = []
+      const issues: Array<SchemaIssue.Issue> = []
       for (const key of Object.keys(record)) {
         const decoded = decodeValue(record[key])
-        if (Result.isFailure(decoded)) issues.push(new ParseResult.Pointer(key, record, decoded.left))
-        else entries.push([key, decoded.right])
+        if (Result.isFailure(decoded)) issues.push(new SchemaIssue.Pointer([key], decoded.failure.issue))
+        else entries.push([key, decoded.success])
       }
       return issues.length > 0
-        ? ParseResult.fail(new ParseResult.Composite(ast, record, issues as [ParseResult.Pointer, ...Array<ParseResult.Pointer>]))
-        : ParseResult.succeed(new Map(entries))
-    },
-    encode: (map) => {
+        ? Effect.fail(new SchemaIssue.Composite(RecordOfUnknown.ast, issues as [SchemaIssue.Issue, ...Array<SchemaIssue.Issue>], record))
+        : Effect.succeed(new Map(entries) as ReadonlyMap<string, A>)
+    }),
+    encode: SchemaGetter.transformEffect((map: ReadonlyMap<string, A>) => {
       const record: { [key: string]: unknown } = {}
       for (const [key, decision] of map) {
         const encoded = encodeValue(decision)
-        if (Result.isFailure(encoded)) return ParseResult.fail(new ParseResult.Pointer(key, map, encoded.left))
-        Object.defineProperty(record, key, { value: encoded.right, enumerable: true, writable: true, configurable: true })
+        if (Result.isFailure(encoded)) return Effect.fail(new SchemaIssue.Pointer([key], encoded.failure.issue))
+        Object.defineProperty(record, key, { value: encoded.success, enumerable: true, writable: true, configurable: true })
       }
-      return ParseResult.succeed(record)
-    }
-  })
+      return Effect.succeed(record as { readonly [key: string]: unknown })
+    })
+  }))
 }

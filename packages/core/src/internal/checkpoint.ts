@@ -2,7 +2,7 @@
  * Encoding, signing, verifying and decoding checkpoints.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { createHmac, timingSafeEqual } from "node:crypto"
@@ -97,7 +97,7 @@ export const decode = (
     }
     // a copy is JSON, as stores keep it and signatures cover it: a value JSON cannot carry (a BigInt, a function) is no copy
     const json = isJson(input)
-    if (Result.isFailure(json)) return yield* refuse("malformed", `not JSON: ${describeParseError(json.left)}`)
+    if (Result.isFailure(json)) return yield* refuse("malformed", `not JSON: ${describeParseError(json.failure)}`)
     if (typeof raw.version !== "number" || !Checkpoint.readableVersions.includes(raw.version)) {
       return yield* refuse(
         "version",

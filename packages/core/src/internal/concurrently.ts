@@ -2,9 +2,9 @@
  * Fan-out for the calls of a concurrent batch.
  *
  * `Effect.forEach(…, { concurrency: "unbounded" })` forks every element onto the scheduler
- * and joins every child fiber, merging its FiberRefs into the parent: ~11 µs per element
- * (docs/performance.md). Here each effect gets its own fiber from the caller's runtime
- * (context, FiberRefs, supervisor, scheduler), started at once (`Runtime.runFork` runs a new
+ * and joins every child fiber: ~11 µs per element on Effect 3 (docs/performance.md). Here each
+ * effect gets its own fiber from the caller's context (services, references, scheduler),
+ * started at once (`Effect.runForkWith` runs a new
  * fiber until it first suspends or yields): a call that completes without suspending is done
  * before the next starts, with no scheduler hop, no join and nothing to await; only the calls
  * that suspend or yield run on as fibers, which are then awaited. A call that yields (Effect
@@ -17,7 +17,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as F from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
 
 /**
  * Runs `effects` (which cannot fail) concurrently, one fiber each, and returns their values
@@ -29,11 +28,11 @@ export const concurrently = <A, R>(
   effects: ReadonlyArray<Effect.Effect<A, never, R>>
 ): Effect.Effect<Array<A>, never, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(restore(Effect.runtime<R>()), (runtime) =>
-      Effect.fiberIdWith((parent) => {
-        const start = Runtime.runFork(runtime)
+    Effect.flatMap(restore(Effect.context<R>()), (context) =>
+      Effect.withFiber((parent) => {
+        const start = Effect.runForkWith(context)
         const fibers = effects.map((effect) => start(effect))
-        const pending = fibers.filter((fiber) => fiber.unsafePoll() === null)
+        const pending = fibers.filter((fiber) => fiber.pollUnsafe() === undefined)
         if (pending.length === 0) return collect(fibers)
         // the first child that dies (before or after the others started) interrupts its
         // siblings, once: the siblings' own interrupted exits must not do it again (with n
@@ -42,9 +41,9 @@ export const concurrently = <A, R>(
         const interruptOthers = (self?: Fiber.Fiber<A>) => {
           if (stopping) return
           stopping = true
-          for (const fiber of pending) if (fiber !== self) fiber.unsafeInterruptAsFork(parent)
+          for (const fiber of pending) if (fiber !== self) fiber.interruptUnsafe(parent.id)
         }
-        if (fibers.some((fiber) => fiber.unsafePoll()?._tag === "Failure")) interruptOthers()
+        if (fibers.some((fiber) => fiber.pollUnsafe()?._tag === "Failure")) interruptOthers()
         else for (const fiber of pending) fiber.addObserver((exit) => Exit.isFailure(exit) && interruptOthers(fiber))
         return restore(Effect.forEach(pending, F.await, { discard: true })).pipe(
           Effect.onInterrupt(() => {
@@ -62,9 +61,9 @@ const collect = <A>(fibers: ReadonlyArray<Fiber.Fiber<A>>): Effect.Effect<Array<
   const values: Array<A> = []
   let failure: Cause.Cause<never> | undefined
   for (const fiber of fibers) {
-    const exit = fiber.unsafePoll()!
+    const exit = fiber.pollUnsafe()!
     if (Exit.isSuccess(exit)) values.push(exit.value)
-    else failure = failure === undefined ? exit.cause : Cause.parallel(failure, exit.cause)
+    else failure = failure === undefined ? exit.cause : Cause.combine(failure, exit.cause)
   }
   return failure === undefined ? Effect.succeed(values) : Effect.failCause(failure)
 }

@@ -2,11 +2,11 @@
  * The one place a tool call is decoded, timed, retried and encoded — for the loop, for
  * `ToolCallingManager.executeBatch` and for `ToolCallingManager.call` alike.
  */
-import type { Duration, SchemaIssue } from "effect"
+import type { Duration } from "effect"
 import * as Cause from "effect/Cause"
 import * as Effectable from "effect/Effectable"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -22,7 +22,7 @@ import type * as Toolkit from "../Toolkit.js"
 import { unknownToolMessage } from "./beforeHandler.js"
 import { HandlerKey } from "./handler.js"
 import { invalidArguments, invalidResult } from "./parseError.js"
-import { settledEither, settledExit } from "./settled.js"
+import { settledResult, settledExit } from "./settled.js"
 import type { Resumption } from "./suspension.js"
 import { isSuspension, ResumptionKey } from "./suspension.js"
 import { reserveWorker } from "./workerTool.js"
@@ -59,8 +59,8 @@ export interface ExecutionPolicy {
 
 /** What a tool's calls need, built once per metadata row. */
 interface Prepared {
-  readonly decode: (u: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
-  readonly encode: (a: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+  readonly decode: (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+  readonly encode: (a: unknown) => Effect.Effect<unknown, Schema.SchemaError>
   /** For a worker tool: the reservation of a ready worker around each attempt; else identity. */
   readonly reserve: ReturnType<typeof reserveWorker>
   /** `Effect.retry` options for transient failures, when the tool declares retries. */
@@ -69,13 +69,8 @@ interface Prepared {
 
 const preparedCache = new WeakMap<Toolkit.Entry, Prepared>()
 
-/**
- * `errors: "all"`, plus the `isEffectAllowed: true` that `Schema.decodeUnknownEffect` adds to its
- * options on every call (`{ ...options, isEffectAllowed: true }`). Given up front, the options
- * are the same, but V8 (Node 20) no longer takes a slow object-spread path: 1 µs → 70 ns per
- * decode (docs/performance.md). Asynchronous parameter schemas still decode (pinned by a test).
- */
-const decodeOptions = { errors: "all", isEffectAllowed: true } as ParseOptions
+/** Every problem of the arguments is told to the model, not only the first. */
+const decodeOptions: ParseOptions = { errors: "all" }
 
 const isTransient = (failure: ToolFailure) => failure.isTransient
 
@@ -83,8 +78,9 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
   const cached = preparedCache.get(entry)
   if (cached !== undefined) return cached
   const prepared: Prepared = {
-    decode: Schema.decodeUnknownEffect(entry.tool.parameters, decodeOptions),
-    encode: Schema.encodeEffect(entry.tool.success),
+    // the JSON forms: what the model sends is JSON, what a result becomes is JSON (decision 121)
+    decode: Schema.decodeUnknownEffect(Schema.toCodecJson(entry.tool.parameters), decodeOptions),
+    encode: Schema.encodeEffect(Schema.toCodecJson(entry.tool.success)),
     reserve: reserveWorker(entry.isolation, entry.name),
     retry: entry.retryTimes === 0 ? undefined : {
       times: entry.retryTimes,
@@ -101,14 +97,12 @@ export const effectiveTimeout = (entry: Toolkit.Entry, policy: ExecutionPolicy):
   Option.orElse(entry.timeout, () => policy.defaultTimeout)
 
 /**
- * Decodes a call's arguments with the tool's `parameters`. A synchronous schema gives an
- * `Either` (an effect that is already settled: read it with `settledEither`).
+ * Decodes a call's arguments with the JSON form of the tool's `parameters`. A synchronous schema
+ * gives an `Exit` (an effect that is already settled: read it with `settledResult`).
  */
 export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Effect<unknown, ToolError> => {
   const decoded = prepare(entry).decode(args)
-  const now = settledEither(decoded)
-  if (now === undefined) return Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
-  return Result.isFailure(now) ? Result.fail(invalidArguments(entry.name, now.left)) : now as Result.Result<unknown, never>
+  return settledExit(decoded)?._tag === "Success" ? decoded as Effect.Effect<unknown> : Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
 }
 
 /**
@@ -136,7 +130,7 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
     super()
   }
 
-  commit(): Effect.Effect<unknown, ToolFailure, any> {
+  asEffect(): Effect.Effect<unknown, ToolFailure, any> {
     this.made += 1
     const { entry, made } = this
     const timeout = effectiveTimeout(entry, this.policy)
@@ -146,7 +140,7 @@ class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
     ) => Effect.Effect<unknown, ToolError, any>
     const context = { callId: this.callId, toolName: entry.name, attempt: made, state: this.state }
     const body = handler(this.args, this.resumption === undefined ? context : { ...context, [ResumptionKey]: this.resumption })
-    const timed = Option.isSome(timeout) ? Effect.timeoutFail(body, deadline(entry.name, timeout.value)) : body
+    const timed = Option.isSome(timeout) ? Effect.timeoutOrElse(body, deadline(entry.name, timeout.value)) : body
     // the first attempt's start is recorded once it holds what it waited for, right before the handler
     const starting = this.started !== undefined && made === 1 ? Effect.andThen(this.started, timed) : timed
     // permit → worker reservation (wait, spawn, import) → (start recorded) → deadline → handler
@@ -162,7 +156,7 @@ const retried = (attempt: Attempt<unknown, unknown, unknown>): Effect.Effect<unk
 
 const deadline = (toolName: string, duration: Duration.Duration) => ({
   duration,
-  onTimeout: () => new ToolTimeout({ toolName, timeout: duration })
+  orElse: () => Effect.fail(new ToolTimeout({ toolName, timeout: duration }))
 })
 
 const failed = (callId: string, toolName: string, error: ToolFailure): Executed => ({
@@ -192,7 +186,7 @@ const died = (entry: Toolkit.Entry, cause: Cause.Cause<unknown>) =>
   )
 
 /** The `semantic` failure of a value the tool's `success` schema rejects; logged. */
-const rejectedResult = (entry: Toolkit.Entry, error: ParseResult.ParseError) =>
+const rejectedResult = (entry: Toolkit.Entry, error: Schema.SchemaError) =>
   Effect.as(
     Effect.logError(`Tool "${entry.name}" returned a value its success schema rejects`, error),
     invalidResult(entry.name, error)
@@ -223,7 +217,7 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
     new Attempt(entry, policy, call.id, state, options?.resumption, args, options?.started, then)
   if (options?.decoded === true) return attemptsThen(attemptOf(options.args))
   const decoded = decodeArguments(entry, call.args)
-  const now = settledEither(decoded)
+  const now = settledResult(decoded)
   if (now === undefined) {
     // an asynchronous schema: its failure ends the call as an attempt's would; once decoded, the attempts take its place
     return Effect.matchCauseEffect(decoded, {
@@ -231,7 +225,7 @@ export const executeCall = <R, B = Executed, E2 = never, R2 = never>(
       onSuccess: (args) => attemptsThen(attemptOf(args))
     })
   }
-  return Result.isFailure(now) ? then.ended(failed(call.id, call.name, now.left)) : attemptsThen(attemptOf(now.right))
+  return Result.isFailure(now) ? then.ended(failed(call.id, call.name, now.failure)) : attemptsThen(attemptOf(now.success))
 }
 
 /** The call's attempts in its one frame. */
@@ -254,7 +248,7 @@ const endingOf = <B, E2, R2>(attempt: Attempt<B, E2, R2>) => ({
 
 function attemptFailed<B, E2, R2>(this: Attempt<B, E2, R2>, cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> {
   const { callId, entry, then } = this
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   return Option.isSome(failure)
     ? then.ended(failed(callId, entry.name, failure.value))
     : endedWith(then, Effect.map(died(entry, cause), (e) => failed(callId, entry.name, e)))
@@ -292,11 +286,11 @@ const encodedResult = (
 ): Effect.Effect<Executed> => {
   const encoded = prepare(entry).encode(value)
   // a synchronous schema's encode is an Either: read at once
-  const now = settledEither(encoded)
+  const now = settledResult(encoded)
   if (now !== undefined) {
     return Result.isSuccess(now)
-      ? Effect.succeed(succeededWith(callId, entry.name, now.right, writes, files))
-      : Effect.map(rejectedResult(entry, now.left), (e) => failed(callId, entry.name, e))
+      ? Effect.succeed(succeededWith(callId, entry.name, now.success, writes, files))
+      : Effect.map(rejectedResult(entry, now.failure), (e) => failed(callId, entry.name, e))
   }
   return Effect.matchEffect(encoded, {
     onFailure: (error) => Effect.map(rejectedResult(entry, error), (e) => failed(callId, entry.name, e)),
@@ -336,7 +330,7 @@ export const callTool = <R>(
     Effect.flatMap((decoded) => retried(new Attempt(entry, policy, "direct", {}, undefined, decoded, undefined, returned))),
     Effect.catchDefect((defect) => Effect.flatMap(died(entry, Cause.die(defect)), Effect.fail)),
     // the handler's own interruption (an interruption from outside skips this handler)
-    Effect.catchCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.flatMap(died(entry, cause), Effect.fail) : Effect.failCause(cause)),
+    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.flatMap(died(entry, cause), Effect.fail) : Effect.failCause(cause)),
     Effect.flatMap((output) => {
       const value = isOutput(output) ? output.value : output
       return Effect.matchEffect(prepared.encode(value), {

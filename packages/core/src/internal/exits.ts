@@ -3,7 +3,7 @@
  * record is the authority, the checkpoint a copy).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import type * as Agent from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import { InvalidOutput } from "../AgentError.js"
@@ -62,11 +62,11 @@ export const finalAnswer = (
 ): Effect.Effect<AgentExit.Completed | undefined, InvalidOutput | MemoryError> => {
   if (agent.output === undefined) return Effect.succeed(completed(run, text, undefined))
   const decoded = decodeOutput(agent.output.schema, text, agent.limits)
-  if (Result.isSuccess(decoded)) return Effect.succeed(completed(run, text, decoded.right))
-  if (!retry || run.outputRetries >= agent.output.retries) return Effect.fail(new InvalidOutput({ problem: decoded.left, text }))
+  if (Result.isSuccess(decoded)) return Effect.succeed(completed(run, text, decoded.success))
+  if (!retry || run.outputRetries >= agent.output.retries) return Effect.fail(new InvalidOutput({ problem: decoded.failure, text }))
   run.outputRetries += 1
   return Effect.as(
-    appendMessages(run, [user(`Your answer does not match the required output: ${decoded.left}. Answer again with only the JSON.`)]),
+    appendMessages(run, [user(`Your answer does not match the required output: ${decoded.failure}. Answer again with only the JSON.`)]),
     undefined
   )
 }

@@ -27,7 +27,7 @@ interface Built {
   readonly model: Service
   readonly attempts: number | undefined
   readonly while: ((error: ModelError) => Effect.Effect<boolean>) | undefined
-  readonly schedule: Schedule.Schedule<any, ModelError> | undefined
+  readonly schedule: Schedule.Schedule<any, ModelError, unknown> | undefined
 }
 
 /** The response stamped with who answered: what the step's adapter said of itself, unless the response says more. */
@@ -39,14 +39,14 @@ const stamp = (model: Service) => (response: ChatResponse): ChatResponse =>
 /** One attempt on one step's model (the one in context), in its own span when the fiber is traced, named for that model. */
 const attempt = <A>(tag: typeof ChatModel, call: (model: Service) => Effect.Effect<A, ModelError>): Effect.Effect<A, ModelError, ChatModel> =>
   Effect.flatMap(tag, (model) =>
-    Effect.withFiberRuntime<A, ModelError>((fiber) =>
+    Effect.withFiber<A, ModelError>((fiber) =>
       isTraced(fiber) ? Effect.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
     ))
 
 /** {@link attempt}, streamed. */
 const attemptStream = <A>(tag: typeof ChatModel, call: (model: Service) => Stream.Stream<A, ModelError>): Stream.Stream<A, ModelError, ChatModel> =>
   Stream.unwrap(Effect.flatMap(tag, (model) =>
-    Effect.withFiberRuntime<Stream.Stream<A, ModelError>>((fiber) =>
+    Effect.withFiber<Stream.Stream<A, ModelError>>((fiber) =>
       Effect.succeed(
         isTraced(fiber) ? Stream.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
       )
@@ -54,18 +54,18 @@ const attemptStream = <A>(tag: typeof ChatModel, call: (model: Service) => Strea
 
 const AttemptSpan = "agentfx.model.attempt"
 
-/** A step built in the Layer's scope: a Layer once, its `while` and `schedule` given the Layer's context (a `while` that fails is a defect). */
-const build = <R>(step: Step<R>, tag: typeof ChatModel, context: Context.Context<R>) =>
+/** A step (its requirements captured) built in the Layer's scope: a Layer once; a `while` that fails is a defect. */
+const build = (step: Step<never>, tag: typeof ChatModel) =>
   Effect.map(
-    Context.isContext(step.provide) ? Effect.succeed(step.provide) : Layer.build(step.provide as Layer.Layer<ChatModel, unknown, R>),
+    Context.isContext(step.provide) ? Effect.succeed(step.provide) : Layer.build(step.provide as Layer.Layer<ChatModel, unknown>),
     (built): Built => {
       const own = step.while
       return {
         context: built,
         model: Context.get(built, tag),
         attempts: step.attempts,
-        while: own === undefined ? undefined : (error) => Effect.orDie(Effect.provide(own(error), context)),
-        schedule: step.schedule === undefined ? undefined : Schedule.provideContext(step.schedule, context)
+        while: own === undefined ? undefined : (error) => Effect.orDie(own(error)),
+        schedule: step.schedule
       }
     }
   )
@@ -94,8 +94,8 @@ export const make = <E, R>(
   Layer.effect(
     tag,
     Effect.gen(function*() {
-      const context = yield* Effect.context<R>()
-      const steps: ReadonlyArray<Built> = yield* Effect.forEach(plan.steps, (step) => build(step as Step<R>, tag, context)) as Effect.Effect<
+      const captured = yield* plan.captureRequirements
+      const steps: ReadonlyArray<Built> = yield* Effect.forEach(captured.steps, (step) => build(step as Step<never>, tag)) as Effect.Effect<
         ReadonlyArray<Built>,
         E,
         R | Scope.Scope

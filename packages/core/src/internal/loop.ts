@@ -3,7 +3,7 @@
  * iteration: the model call → the gates → the batch (`batch.ts`).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import type * as Agent from "../Agent.js"
@@ -31,7 +31,7 @@ import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, spend } from "./runState.js"
-import { andThen, settledEither, settledExit, succeeded } from "./settled.js"
+import { andThen, settledResult, settledExit, succeeded } from "./settled.js"
 import { withModelAttributes } from "./tracing.js"
 
 /**
@@ -225,7 +225,7 @@ const callsHandler = (toolkit: Toolkit.Any) => (item: BatchItem): boolean => {
   if (item._tag !== "Runnable" || item.decoded === true) return true
   const tool = toolkit.entries.get(item.call.name)
   if (tool === undefined) return false
-  const decoded = settledEither(decodeArguments(tool, item.call.args))
+  const decoded = settledResult(decodeArguments(tool, item.call.args))
   return decoded === undefined || Result.isSuccess(decoded)
 }
 
@@ -290,7 +290,7 @@ export const budgetExceeded = Effect.fnUntraced(function*(
 const callModel = (run: RunState) => (input: ModelInput): Effect.Effect<ChatResponse, ModelError> =>
   withModelAttributes(run.traced, run.model, respond(run, run.model, input))
 
-const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }: ModelInput): Effect.Effect<ChatResponse, ModelError> => {
+const respond = (run: RunState, model: ChatModel["Service"], { iteration, request }: ModelInput): Effect.Effect<ChatResponse, ModelError> => {
   if (run.sinks.length === 0) return model.generate(request)
   if (!streams(model)) {
     return Effect.tap(model.generate(request), (response) =>
@@ -298,7 +298,7 @@ const respond = (run: RunState, model: ChatModel["Type"], { iteration, request }
   }
   return Stream.runFoldEffect(
     model.stream(request),
-    undefined as ChatResponse | undefined,
+    (): ChatResponse | undefined => undefined,
     (done, part) =>
       part._tag === "Done"
         ? Effect.succeed(part.response)
@@ -376,7 +376,7 @@ const gateOne = (
   // it runs as the failure that tells the model what was wrong
   if (tool === undefined) return Runnable({ call })
   const decoding = decodeArguments(tool, call.args)
-  const decoded = settledEither(decoding)
+  const decoded = settledResult(decoding)
   if (decoded === undefined) {
     return Effect.flatMap(Effect.result(decoding), (args) => {
       const item = judged(agent, run, call, tool, args)
@@ -395,10 +395,10 @@ const judged = (
   args: Result.Result<unknown, ToolError>
 ): BatchItem | Effect.Effect<BatchItem, never, any> => {
   if (Result.isFailure(args)) return Runnable({ call })
-  const verdict = agent.gate({ name: call.name, call, args: args.right, tool, state: run.state })
+  const verdict = agent.gate({ name: call.name, call, args: args.success, tool, state: run.state })
   const now = settledExit(verdict)
-  if (now !== undefined && Exit.isSuccess(now)) return itemOf(call, args.right, now.value)
-  return Effect.map(verdict, (v) => itemOf(call, args.right, v))
+  if (now !== undefined && Exit.isSuccess(now)) return itemOf(call, args.success, now.value)
+  return Effect.map(verdict, (v) => itemOf(call, args.success, v))
 }
 
 const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem => {

@@ -1,5 +1,5 @@
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 
 const show = (input: unknown): string => typeof input === "string" ? JSON.stringify(input) : String(input)
 

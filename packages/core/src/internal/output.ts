@@ -2,13 +2,13 @@
  * The final answer of an agent with an `output` schema: parsed, held to the agent's depth
  * limit like a call's arguments, decoded — or what is wrong with it, as the model reads it.
  */
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { depthOf, type Limits } from "./admit.js"
 import { capped, describeParseError } from "./parseError.js"
 
 /** The answer as JSON decoded with the output schema, or what is wrong with it. */
-export const decodeOutput = (schema: Schema.Schema<any, any>, text: string, limits: Limits): Result.Result<unknown, string> => {
+export const decodeOutput = (schema: Schema.Codec<any, any>, text: string, limits: Limits): Result.Result<unknown, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)

@@ -1,4 +1,5 @@
-import * as ParseResult from "effect/SchemaIssue"
+import type * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type { ToolError } from "../ToolError.js"
 import { semantic } from "../ToolError.js"
 import { invalidArgumentsMessage } from "./beforeHandler.js"
@@ -18,16 +19,18 @@ export const capped = (problem: string): string => {
   return `${problem.slice(0, end)}… (${problem.length - end} more characters)`
 }
 
-/** A parse error as one line: `path.to.field: what is wrong; other.field: …`. */
-export const describeParseError = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
+const standard = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A schema error as one line: `path.to.field: what is wrong; other.field: …`. */
+export const describeParseError = (error: Schema.SchemaError): string =>
+  standard(error.issue).issues
+    .map((issue) => issue.path !== undefined && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)
     .join("; ")
 
 /** The semantic error the model reads for arguments a tool's `parameters` schema rejects. */
-export const invalidArguments = (toolName: string, error: ParseResult.ParseError): ToolError =>
+export const invalidArguments = (toolName: string, error: Schema.SchemaError): ToolError =>
   semantic(invalidArgumentsMessage(toolName, describeParseError(error)))
 
 /** The semantic error the model reads for a value a tool's `success` schema rejects. */
-export const invalidResult = (toolName: string, error: ParseResult.ParseError): ToolError =>
+export const invalidResult = (toolName: string, error: Schema.SchemaError): ToolError =>
   semantic(`Tool "${toolName}" returned an invalid result: ${describeParseError(error)}`)

@@ -314,7 +314,7 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
         Effect.flatMap(body, (exit): Effect.Effect<AgentExit.AgentExit, StoreError> =>
           exit._tag === "Completed" ? Effect.as(finish(run, "completed"), exit) : Effect.succeed(exit)),
         (exit) =>
-          Exit.isSuccess(exit) || (durable && Cause.isInterruptedOnly(exit.cause))
+          Exit.isSuccess(exit) || (durable && Cause.hasInterruptsOnly(exit.cause))
             ? Effect.void
             : Effect.catch(finish(run, "failed"), (error) => Effect.logError(`Run ${run.runId}: its record could not be marked failed`, error))
       )

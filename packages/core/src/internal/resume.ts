@@ -2,7 +2,7 @@
  * Validating a resume decision against a checkpoint, before anything is consumed.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Agent from "../Agent.js"
 import {
@@ -75,7 +75,7 @@ const personValueProblem = (agent: Agent.Any, value: unknown, what: string): str
   const refusal = limitProblem(value, agent.limits, what)
   if (refusal !== undefined) return refusal.limit ? `${refusal.problem} (the agent's limit)` : refusal.problem
   const json = Schema.decodeUnknownResult(JsonValue)(value)
-  return Result.isFailure(json) ? `${what} are not JSON: ${describeParseError(json.left)}` : undefined
+  return Result.isFailure(json) ? `${what} are not JSON: ${describeParseError(json.failure)}` : undefined
 }
 
 const withEditedArgs = (messages: ReadonlyArray<Message>, edited: ReadonlyMap<string, JsonValue>) =>
@@ -126,9 +126,9 @@ const byCall = (
 ): Effect.Effect<Plan, DecisionError, any> => {
   const pending = new Set(checkpoint.pending)
   const unknown = [...decisions.keys()].filter((id) => !pending.has(id))
-  if (unknown.length > 0) return Result.fail(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
+  if (unknown.length > 0) return Effect.fail(new UnknownDecision({ callIds: unknown, pending: checkpoint.pending }))
   const missing = checkpoint.pending.filter((id) => !decisions.has(id))
-  if (missing.length > 0) return Result.fail(new IncompleteDecisions({ callIds: missing }))
+  if (missing.length > 0) return Effect.fail(new IncompleteDecisions({ callIds: missing }))
   // one per call with a problem, in the batch's order; an edit's is known once its arguments are decoded
   const problems: Array<Effect.Effect<Problem | undefined, never, any>> = []
   const problem = (item: Checkpoint.BatchItem, message: string) =>
@@ -299,10 +299,10 @@ const gateAgain = (
   if (tool === undefined) return Effect.void // it runs as the unknown-tool failure
   return Effect.result(decodeArguments(tool, item.call.args)).pipe(
     Effect.flatMap((args) =>
-      args._tag === "Left" // it runs as the failure that tells the model what was wrong
+      Result.isFailure(args) // it runs as the failure that tells the model what was wrong
         ? Effect.void
         : Effect.flatMap(
-          agent.gate({ name: item.call.name, call: item.call, args: args.right, tool, state }),
+          agent.gate({ name: item.call.name, call: item.call, args: args.success, tool, state }),
           (verdict) =>
             verdict._tag === "Proceed" || (asked && verdict._tag === "Pause")
               ? Effect.void

@@ -6,7 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -83,7 +83,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
 })
 
-const validateDecision = Schema.validateEither(Decision.Decision)
+const validateDecision = Schema.decodeUnknownResult(Schema.toType(Decision.Decision))
 
 /** A call decision without the value checked later: edited arguments, a reply's value. */
 const callShapeOf = (decision: unknown): unknown =>
@@ -118,7 +118,7 @@ const checkShape = (decision: unknown): Effect.Effect<void, InvalidRunInput> => 
     new InvalidRunInput({
       problems: [
         `the decision is not a Decision: ${
-          capped(describeParseError(valid.left))
+          capped(describeParseError(valid.failure))
         } (build one with Decision.approveAll, Decision.byCall, …; decode an HTTP body with Schema.decodeUnknownEffect(Decision.Decision))`
       ]
     })
@@ -210,7 +210,7 @@ const runOf = (
   state: { [slot: string]: unknown },
   fields: Pick<RunState, "history" | "iteration" | "budget" | "version">
 ) =>
-  Effect.withFiberRuntime<RunState>((fiber) =>
+  Effect.withFiber<RunState>((fiber) =>
     Effect.succeed(runState(agent, fiber, {
       runId: cp.runId,
       conversationId: cp.conversationId,

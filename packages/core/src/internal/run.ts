@@ -9,14 +9,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Effectable from "effect/Effectable"
 import * as Exit from "effect/Exit"
-import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Any, RunOptions, Slots } from "../Agent.js"
 import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
-import { currentSinks } from "../AgentEvent.js"
+import { withSink } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
 import { ChatModel, emptyUsage, type ModelSettings, type ToolChoice } from "../ChatModel.js"
 import { ChatMemory } from "../ChatMemory.js"
@@ -37,6 +37,7 @@ import { conversationBusyProblem } from "./options.js"
 import { alreadyDecided, freshRunId, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, noOutcomes, resultMessage } from "./runState.js"
+import { sinksOf } from "./sinks.js"
 import { isTraced } from "./tracing.js"
 
 /**
@@ -114,8 +115,6 @@ const initialState = (agent: Any, given: { readonly [slot: string]: unknown } | 
   return state ?? noSlots
 }
 
-const noSinks: ReadonlyArray<AgentEvent.Sink> = []
-
 /**
  * The fields given a value: a setting or a limit set to `undefined` (from JavaScript) leaves the
  * agent's in place (a limit is not lifted), and is not checkpointed.
@@ -137,9 +136,8 @@ export const runState = (
     readonly context?: ContextWindow.Policy | undefined
   } = {}
 ): RunState => {
-  const sinks = fiber.getFiberRef(currentSinks)
   const own = turn.settings === undefined ? undefined : definedOnly(turn.settings)
-  const store = Context.get(fiber.currentContext as Context.Context<RunStore>, RunStore)
+  const store = fiber.getRef(RunStore)
   const run: { -readonly [K in keyof RunState]: RunState[K] } = {
     runId: fields.runId,
     conversationId: fields.conversationId,
@@ -158,14 +156,14 @@ export const runState = (
     outputRetries: fields.outputRetries ?? 0,
     usage: fields.usage,
     outcomes: fields.outcomes,
-    sinks: HashSet.size(sinks) === 0 ? noSinks : Array.from(sinks),
+    sinks: sinksOf(fiber.context),
     traced: isTraced(fiber),
     agent,
     observe: untouched,
     store,
     recorder: recorderOf(store),
-    model: Context.get(fiber.currentContext as Context.Context<ChatModel>, ChatModel),
-    manager: Context.get(fiber.currentContext as Context.Context<ToolCallingManager>, ToolCallingManager),
+    model: Context.get(fiber.context as Context.Context<ChatModel>, ChatModel),
+    manager: fiber.getRef(ToolCallingManager),
     version: fields.version,
     unrecorded: undefined
   }
@@ -191,9 +189,9 @@ class StartRun extends Effectable.Class<AgentExit.AgentExit, unknown, any> {
     super()
   }
 
-  commit(): Effect.Effect<AgentExit.AgentExit, unknown, any> {
+  asEffect(): Effect.Effect<AgentExit.AgentExit, unknown, any> {
     const { agent, options } = this
-    return Effect.withFiberRuntime((fiber) => start(agent, options, fiber))
+    return Effect.withFiber((fiber) => start(agent, options, fiber))
   }
 }
 
@@ -226,7 +224,7 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknow
     // a given id must be new: a durable record's insert refuses a taken one atomically; here the run has no record until it pauses
     return run.observe.turn("run", started, options.runId === undefined ? body : Effect.andThen(freshRunId(run.store, runId), body))
   }
-  const memory = Context.get(fiber.currentContext as Context.Context<ChatMemory>, ChatMemory)
+  const memory = fiber.getRef(ChatMemory)
   const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
   return run.observe.turn(
     "run",
@@ -309,8 +307,9 @@ const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, 
 
 /** A run (or resume) as the stream of its events, ending with the exit's event. */
 export const streamOf = <E, R>(program: Effect.Effect<AgentExit.AgentExit<any>, E, R>): Stream.Stream<AgentEvent.AgentEvent, E, R> =>
-  Stream.callback<AgentEvent.AgentEvent, E, R>((emitter) =>
-    Effect.locallyWith(program, currentSinks, HashSet.add<AgentEvent.Sink>((event) => void emitter.single(event))).pipe(
-      Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? emitter.end() : Exit.isFailure(exit) ? emitter.halt(exit.cause) : undefined)),
+  Stream.callback<AgentEvent.AgentEvent, E, R>((queue) =>
+    program.pipe(
+      withSink((event) => void Queue.offerUnsafe(queue, event)),
+      Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? Queue.endUnsafe(queue) : Queue.failCauseUnsafe(queue, exit.cause))),
       Effect.forkScoped
-    ), { bufferSize: "unbounded" })
+    ))

@@ -1,17 +1,23 @@
 /**
  * What an effect already holds. Some effects are values: a synchronous schema decodes to an
- * `Either`, `Effect.succeed` is an `Exit`. Reading them at once saves a run-loop step and
+ * `Exit`, and so is `Effect.succeed`. Reading them at once saves a run-loop step and
  * its allocations on the hot path (docs/performance.md); any other effect is run as usual.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Result"
 import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 
-/** The `Either` this effect is, if it is one (a synchronous schema's decode or encode). */
-export const settledEither = <A, E>(effect: Effect.Effect<A, E, any>): Result.Result<A, E> | undefined => {
-  // a tag read first: most effects have none, and `Result.isResult` is a slower guard
-  const tag = (effect as { readonly _tag?: unknown })._tag
-  return (tag === "Right" || tag === "Left") && Result.isResult(effect) ? effect as Result.Result<A, E> : undefined
+/**
+ * The value or the failure this effect settled with, if it is an `Exit` already (a synchronous
+ * schema's decode or encode); `undefined` for any other effect, and for a settled defect.
+ */
+export const settledResult = <A, E>(effect: Effect.Effect<A, E, any>): Result.Result<A, E> | undefined => {
+  const now = settledExit(effect)
+  if (now === undefined) return undefined
+  if (Exit.isSuccess(now)) return Result.succeed(now.value)
+  const error = Cause.findErrorOption(now.cause)
+  return error._tag === "Some" ? Result.fail(error.value) : undefined
 }
 
 /** The `Exit` this effect is, if it is one (`Effect.succeed`, `Effect.fail`). */

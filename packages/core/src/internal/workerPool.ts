@@ -7,10 +7,9 @@
  * recently used (warm) worker serves next. A worker that is killed or dies leaves its slot
  * empty; the next user of the slot spawns a fresh one.
  */
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/References"
-import * as GlobalValue from "effect/GlobalValue"
 import { Worker } from "node:worker_threads"
 import { environment, semantic, type ToolError } from "../ToolError.js"
 import { Bulkhead } from "./bulkhead.js"
@@ -53,10 +52,7 @@ interface Lease {
 }
 
 /** The slot the executor reserved for the current attempt (see `Pool.reserve`). */
-const currentLease = GlobalValue.globalValue(
-  Symbol.for("@agentfx/core/WorkerPool/currentLease"),
-  () => FiberRef.unsafeMake<Lease | undefined>(undefined)
-)
+const currentLease = Context.Reference<Lease | undefined>("@agentfx/core/WorkerPool/currentLease", { defaultValue: () => undefined })
 
 const key = (target: Target) => `${target.module}#${target.export}`
 
@@ -155,9 +151,9 @@ export class Pool {
       )
     return Effect.flatMap(this.spawn(slot, target), (worker) =>
       request(worker, { kind: "load", module: target.module, export: target.export }, this.kill(slot)).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: this.startupTimeout,
-          onTimeout: () => `the worker was not ready within ${Duration.format(this.startupTimeout)}`
+          orElse: () => Effect.fail(`the worker was not ready within ${Duration.format(this.startupTimeout)}`)
         }),
         Effect.matchEffect({
           onFailure: failed,
@@ -235,7 +231,7 @@ export class Pool {
    * spawn and the import then happen inside whatever deadline surrounds the call).
    */
   run(target: Target, args: unknown, context: unknown): Effect.Effect<unknown, ToolError> {
-    return Effect.flatMap(FiberRef.get(currentLease), (lease) =>
+    return Effect.flatMap(Effect.service(currentLease), (lease) =>
       lease !== undefined && lease.pool === this && !lease.slot.busy
         ? this.occupy(lease.slot, this.invoke(lease.slot, target, args, context))
         : this.withSlot((slot) => this.occupy(slot, this.invoke(slot, target, args, context))))
@@ -250,7 +246,7 @@ export class Pool {
   reserve(target: Target) {
     return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ToolError, R> =>
       this.withSlot((slot) =>
-        Effect.andThen(this.prepare(slot, target), Effect.locally(self, currentLease, { pool: this, slot }))
+        Effect.andThen(this.prepare(slot, target), Effect.provideService(self, currentLease, { pool: this, slot }))
       )
   }
 

@@ -80,8 +80,8 @@ export const checkIsolation = (isolation: Isolation): ReadonlyArray<string> => {
  * data), run the export in the pool, decode its reply with `success`.
  */
 export const workerHandler = <Params, ParamsEncoded, Success, SuccessEncoded>(
-  parameters: Schema.Schema<Params, ParamsEncoded>,
-  success: Schema.Schema<Success, SuccessEncoded>,
+  parameters: Schema.Codec<Params, ParamsEncoded>,
+  success: Schema.Codec<Success, SuccessEncoded>,
   isolation: Isolation
 ) => {
   const encodeArgs = Schema.encodeEffect(parameters)
