@@ -99,7 +99,9 @@ const main = () => {
     },
     include: ["*.ts"]
   }, null, 2))
-  const tsc = createRequire(join(root, "package.json")).resolve("typescript/bin/tsc")
+  // TypeScript 7 exports no module path to its compiler: its package's `bin` names the executable
+  const typescript = dirname(createRequire(join(root, "package.json")).resolve("typescript/package.json"))
+  const tsc = join(typescript, JSON.parse(readFileSync(join(typescript, "package.json"), "utf8")).bin.tsc)
   const result = spawnSync(process.execPath, [tsc, "-p", join(out, "tsconfig.json"), "--pretty", "false"], { encoding: "utf8" })
   const report = `${result.stdout}${result.stderr}`.replace(
     /(?:examples\/\.jsdoc\/)?([\w.-]+\.\d+\.ts)\((\d+),(\d+)\)/g,

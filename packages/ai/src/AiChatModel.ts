@@ -1,16 +1,17 @@
 /**
- * Any `@effect/ai` `LanguageModel` as a `ChatModel`, so every `@effect/ai` provider works
- * with the agent loop (Google, Amazon Bedrock, OpenRouter, a custom one, …). The loop owns tool
- * execution: each call is made with `disableToolCallResolution: true`, the model's tool
- * calls come back unresolved, keyed by the provider's call ids.
+ * Any `effect/ai` `LanguageModel` as a `ChatModel`, so every Effect 4 provider package works
+ * with the agent loop (`@effect/ai-openai`, `@effect/ai-anthropic`, OpenRouter, a custom one
+ * built with `LanguageModel.make`, …). The loop owns tool execution: each call is made with
+ * `disableToolCallResolution: true` and `toolCallValidation: "deferred"`, the model's tool calls
+ * come back unresolved, keyed by the provider's call ids, a call of a tool the agent does not
+ * have included (the loop tells the model).
  *
  * @since 0.1.0
  */
 import { ChatModel, Mask } from "@agentfx/core"
 import { LanguageModel } from "effect/ai"
 import type { AiError } from "effect/ai"
-import type { SchemaIssue } from "effect"
-import { Cause, Clock, Effect, Result, Layer, Option, Redacted, Stream } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Redacted, Result, Stream } from "effect"
 import { viaAnswerTool } from "./internal/answerTool.js"
 import { errorFromPayload } from "./internal/httpError.js"
 import * as Internal from "./internal/languageModel.js"
@@ -44,14 +45,14 @@ export interface Options extends ModelTimeout.Options {
   /**
    * The provider, for telemetry (`gen_ai.provider.name`), as OpenTelemetry's GenAI conventions
    * name it (`"anthropic"`, `"gcp.gemini"`, …): the `LanguageModel` Layer chose it. Without it
-   * the attribute is left out. `gen_ai.response.finish_reasons` is `@effect/ai`'s finish reason
+   * the attribute is left out. `gen_ai.response.finish_reasons` is `effect/ai`'s finish reason
    * (as its own spans report it): it keeps no provider's raw one.
    */
   readonly providerName?: string | undefined
   /**
-   * Applies a request's model settings to the `LanguageModel`'s call. `@effect/ai`'s
+   * Applies a request's model settings to the `LanguageModel`'s call. `effect/ai`'s
    * `LanguageModel` takes none: each provider reads its own config from context, e.g.
-   * `AnthropicLanguageModel.withConfigOverride`. Called with the settings a request sets (not
+   * `OpenAiLanguageModel.withConfigOverride`. Called with the settings a request sets (not
    * when it sets none); without it, settings are ignored and a warning is logged the first
    * time each is set.
    */
@@ -61,32 +62,32 @@ export interface Options extends ModelTimeout.Options {
 }
 
 /**
- * A `ChatModel` on the `LanguageModel` in context. Each call builds the `@effect/ai`
- * prompt from the neutral messages (tool calls and tool results keyed by the same call
- * ids, a tool result's `isError` as `isFailure`), sends our tools' JSON Schemas verbatim
- * (without their `$schema` key), and maps usage, finish reason and `AiError`s. A tool call
- * whose arguments are not JSON fails the call with `invalid-response` (`@effect/ai` parses
- * them). Streaming uses `LanguageModel.streamText`; an `error` part fails the stream with
- * the server's error, classified like an HTTP status (`overloaded_error` is transient).
- * Interrupting a call aborts its request. Each attempt is bounded by the timeouts. A stack
- * overflow while `@effect/ai` encodes the request (a history nested too deep) is an
- * `invalid-request`, not a defect. The tool choice is passed on; model settings through
- * `withSettings`; an agent's `output` is asked for through a tool named `output.name`, whose
- * call is the answer (docs/providers.md).
+ * A `ChatModel` on the `LanguageModel` in context. Each call builds the `effect/ai` prompt from
+ * the neutral messages (tool calls and tool results keyed by the same call ids, a tool result's
+ * `isError` as `isFailure`), sends our tools as dynamic tools whose JSON Schemas the provider
+ * sends as they are (docs/decisions/135), and maps usage, finish reason and `AiError`s (an HTTP
+ * error status the provider kept is classified like every other adapter's). Streaming uses
+ * `LanguageModel.streamText`; an `error` part fails the stream with the server's error,
+ * classified like an HTTP status (`overloaded_error` is transient). Interrupting a call aborts
+ * its request. Each attempt is bounded by the timeouts. A stack overflow while the
+ * `LanguageModel` encodes the request (a history nested too deep) is an `invalid-request`, not
+ * a defect. The tool choice is passed on; model settings through `withSettings`; an agent's
+ * `output` is asked for through a tool named `output.name`, whose call is the answer
+ * (docs/providers.md).
  *
  * @example
  * ```ts
- * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
- * import { FetchHttpClient } from "effect/http"
+ * import type { LanguageModel } from "effect/ai"
  * import { Layer, Redacted } from "effect"
- * import { ChatModel, Mask } from "@agentfx/core"
+ * import { ChatModel } from "@agentfx/core"
  * import { AiChatModel } from "@agentfx/ai"
  *
- * const apiKey = Redacted.make("sk-ant-…")
- * const ModelLive = Layer.effect(ChatModel.ChatModel, AiChatModel.fromLanguageModel({ provider: "Anthropic", secrets: [apiKey] })).pipe(
- *   Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
- *   Layer.provide(AnthropicClient.layer({ apiKey })),
- *   Layer.provide(FetchHttpClient.layer)
+ * // any Effect 4 provider's model, e.g. `OpenAiLanguageModel.layer({ model: "gpt-5.2" })` of `@effect/ai-openai`
+ * declare const OpenAiModel: Layer.Layer<LanguageModel.LanguageModel>
+ *
+ * const apiKey = Redacted.make("sk-…")
+ * const ModelLive = Layer.effect(ChatModel.ChatModel, AiChatModel.fromLanguageModel({ provider: "OpenAI", secrets: [apiKey] })).pipe(
+ *   Layer.provide(OpenAiModel)
  * )
  * ```
  *
@@ -101,17 +102,28 @@ export const fromLanguageModel = (
     const mask = maskError(Mask.make((options?.secrets ?? []).map(Redacted.value)))
     const timeouts = Timeout.resolve(options, provider)
     const tooDeep = Internal.unencodable(provider)
-    const toModelError = (error: AiError.AiError | ParseResult.ParseError) =>
+    const toModelError = (error: AiError.AiError) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Internal.fromAiError(provider, now)(error)))
-    const callOptions = (request: ChatModel.ChatRequest) => ({
+    /** A defect that is a stack overflow while encoding, as its `invalid-request`; any other defect stays one. */
+    const overflowed = (defect: unknown) => Option.match(tooDeep(defect), { onNone: () => Effect.die(defect), onSome: Effect.fail })
+    /** The call's options: tool-call resolution off, any tool call returned (the loop refuses the ones the agent has no tool for). */
+    const unresolved = (request: ChatModel.ChatRequest) => ({
       prompt: Internal.toPrompt(request),
-      ...(request.tools.length === 0 ? {} : { toolkit: Internal.toolkitFor(request.tools), toolChoice: request.toolChoice }),
-      disableToolCallResolution: true as const
-    })
+      disableToolCallResolution: true,
+      toolCallValidation: "deferred"
+    } as const)
+    const modelGenerate = (request: ChatModel.ChatRequest) =>
+      request.tools.length === 0
+        ? model.generateText(unresolved(request))
+        : model.generateText({ ...unresolved(request), toolkit: Internal.toolkitFor(request.tools), toolChoice: request.toolChoice })
+    const modelStream = (request: ChatModel.ChatRequest) =>
+      request.tools.length === 0
+        ? model.streamText(unresolved(request))
+        : model.streamText({ ...unresolved(request), toolkit: Internal.toolkitFor(request.tools), toolChoice: request.toolChoice })
     const warn = warnIgnored(
       provider,
       allFields,
-      "@effect/ai's LanguageModel takes no settings; give AiChatModel `withSettings` to apply them through your provider's config"
+      "effect/ai's LanguageModel takes no settings; give AiChatModel `withSettings` to apply them through your provider's config"
     )
     /** `withSettings` for the request's settings, when it is given and they set something. */
     const applied = (request: ChatModel.ChatRequest) =>
@@ -120,15 +132,15 @@ export const fromLanguageModel = (
         : options.withSettings(request.settings)
     const generateText = (request: ChatModel.ChatRequest) => {
       const apply = applied(request)
-      const call = model.generateText(callOptions(request))
+      const call = Effect.suspend(() => modelGenerate(request))
       return apply === undefined ? Effect.andThen(warn(request.settings), call) : apply(call)
     }
     /** The stream, run in the context `withSettings` makes. */
     const streamText = (request: ChatModel.ChatRequest) => {
       const apply = applied(request)
-      const call = model.streamText(callOptions(request))
+      const call = Stream.suspend(() => modelStream(request))
       return apply === undefined
-        ? Stream.concat(Stream.execute(warn(request.settings)), call)
+        ? Stream.concat(Stream.fromEffectDrain(warn(request.settings)), call)
         : Stream.unwrap(apply(Effect.map(Effect.context<never>(), (context) => Stream.provideContext(call, context))))
     }
 
@@ -138,7 +150,7 @@ export const fromLanguageModel = (
         onSuccess: ({ request: requestTimeout }) =>
           generateText(request).pipe(
             Effect.catch(toModelError),
-            Effect.catchSomeDefect((defect) => Option.map(tooDeep(defect), Effect.fail)),
+            Effect.catchDefect(overflowed),
             Effect.map((response): ChatModel.ChatResponse => {
               const reasoning = response.reasoning.flatMap((part) => Internal.reasoningOf(part.text, part.metadata))
               return {
@@ -161,13 +173,13 @@ export const fromLanguageModel = (
 
     const attempt = (request: ChatModel.ChatRequest, bounds: Timeout.Resolved) =>
       Stream.suspend(() => {
-        const answer = new StreamFold({ provider, last: "finish part", usage: Internal.usage })
+        const answer = new StreamFold({ provider, last: "finish part", usage: Internal.usageOfCounts })
         /** Streamed reasoning by part id: its text, and its metadata merged per provider (a signature comes last). */
         const reasoning = new Map<string, { text: string; metadata: { [provider: string]: unknown } }>()
-        const reasoned = (id: string, delta: string, metadata: { readonly [provider: string]: unknown }) => {
+        const reasoned = (id: string, delta: string, metadata: { readonly [provider: string]: unknown } | undefined) => {
           const known = reasoning.get(id) ?? { text: "", metadata: {} }
           known.text += delta
-          for (const [key, value] of Object.entries(metadata)) known.metadata[key] = { ...(known.metadata[key] as object), ...(value as object) }
+          for (const [key, value] of Object.entries(metadata ?? {})) known.metadata[key] = { ...(known.metadata[key] as object), ...(value as object) }
           reasoning.set(id, known)
           return known
         }
@@ -175,7 +187,10 @@ export const fromLanguageModel = (
         const parts = streamText(request).pipe(
           Stream.catch((error) => Stream.fromEffect(toModelError(error))),
           Stream.catchCause((cause) =>
-            Option.match(Option.flatMap(Cause.dieOption(cause), tooDeep), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
+            Result.match(Cause.findDefect(cause), {
+              onFailure: () => Stream.failCause(cause),
+              onSuccess: (defect) => Option.match(tooDeep(defect), { onNone: () => Stream.failCause(cause), onSome: Stream.fail })
+            })
           ),
           (raw) => Timeout.idle(raw, bounds.idle, provider),
           Stream.mapEffect((part) => {
@@ -186,7 +201,7 @@ export const fromLanguageModel = (
               }
               case "tool-call":
                 answer.addCall({ id: part.id, name: part.name, args: undefined, input: part.params })
-                return Effect.succeed([])
+                return none
               case "reasoning-start":
               case "reasoning-delta":
                 reasoned(part.id, part.type === "reasoning-delta" ? part.delta : "", part.metadata)
@@ -197,20 +212,20 @@ export const fromLanguageModel = (
                 return none
               }
               case "finish":
-                answer.addUsage({ ...part.usage })
+                answer.addUsage(Internal.usageCounts(part.usage))
                 answer.finish(Internal.finishReason(part.reason), part.reason)
                 answer.end()
-                return Effect.succeed([])
+                return none
               case "error":
                 return Effect.fail(errorFromPayload({ provider, payload: part.error, where: "mid-stream" }))
               default:
-                return Effect.succeed([])
+                return none
             }
           }),
           Stream.flattenIterable
         )
         const done = Effect.suspend(() =>
-          Effect.map(answer.response(), (response): ChatModel.StreamPart => ({
+          Effect.map(Effect.fromResult(answer.response()), (response): ChatModel.StreamPart => ({
             _tag: "Done",
             response: { ...response, provider: options?.providerName }
           }))
@@ -235,16 +250,23 @@ export const fromLanguageModel = (
  *
  * @example
  * ```ts
- * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
- * import { FetchHttpClient } from "effect/http"
- * import { Config, Layer } from "effect"
+ * import { LanguageModel } from "effect/ai"
+ * import { Effect, Layer, Stream } from "effect"
  * import { AiChatModel } from "@agentfx/ai"
  *
- * const ModelLive = AiChatModel.layer({ provider: "Anthropic" }).pipe(
- *   Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
- *   Layer.provide(AnthropicClient.layerConfig({ apiKey: Config.redacted("ANTHROPIC_API_KEY") })),
- *   Layer.provide(FetchHttpClient.layer)
+ * // a LanguageModel of your own (here one that always answers "hello"), or any provider's
+ * const Hello = Layer.effect(
+ *   LanguageModel.LanguageModel,
+ *   LanguageModel.make({
+ *     generateText: () =>
+ *       Effect.succeed([
+ *         { type: "text", text: "hello" },
+ *         { type: "finish", reason: "stop", usage: { inputTokens: { total: 3 }, outputTokens: { total: 1 } } }
+ *       ]),
+ *     streamText: () => Stream.empty
+ *   })
  * )
+ * const ModelLive = AiChatModel.layer({ provider: "Hello" }).pipe(Layer.provide(Hello))
  * ```
  *
  * @since 0.1.0

@@ -1,19 +1,19 @@
 /**
- * An `@effect/ai` `Toolkit`, with the handlers its layer provides, as agentfx tools: the
- * tools you already wrote for `@effect/ai` run in the agent loop unchanged.
+ * An `effect/ai` `Toolkit`, with the handlers its layer provides, as agentfx tools: the
+ * tools you already wrote for `effect/ai` run in the agent loop unchanged.
  *
  * @since 0.1.0
  */
 import { Tool, ToolError } from "@agentfx/core"
 import type { Toolkit as AiToolkitModule } from "effect/ai"
 import { AiError, Tool as AiTool } from "effect/ai"
-import { Context, Data, Effect, Result, Option, Schema } from "effect"
+import { Context, Data, Effect, Option, Result, Schema, Stream } from "effect"
 
 /**
- * What an imported tool can be told beyond what the `@effect/ai` tool says: the agentfx tool
+ * What an imported tool can be told beyond what the `effect/ai` tool says: the agentfx tool
  * options that are the caller's choice (`timeout`, `retry`, `needsApproval`, `serial`,
- * `returnDirect`, as `Tool.make` takes them). `needsApproval` given here beats the default
- * derived from the tool's annotations. Retry only tools that are safe to repeat.
+ * `returnDirect`, as `Tool.make` takes them). `needsApproval` given here beats the tool's own
+ * `needsApproval` and the default derived from its annotations. Retry only tools that are safe to repeat.
  *
  * @example
  * ```ts
@@ -64,7 +64,7 @@ export class InvalidAiToolkit extends Data.TaggedError("InvalidAiToolkit")<{
   readonly problems: ReadonlyArray<string>
 }> {
   override get message(): string {
-    return `Cannot import the @effect/ai toolkit: ${this.problems.join("; ")}`
+    return `Cannot import the effect/ai toolkit: ${this.problems.join("; ")}`
   }
 }
 
@@ -77,27 +77,27 @@ export class InvalidAiToolkit extends Data.TaggedError("InvalidAiToolkit")<{
  */
 export type Requirements<Tools extends Record<string, AiTool.Any>> =
   | AiTool.HandlersFor<Tools>
-  | AiTool.Requirements<Tools[keyof Tools]>
+  | AiTool.HandlerServices<Tools[keyof Tools]>
 
 const isTransientStatus = (status: number) => status === 408 || status === 429 || status >= 500
 
-const aiErrorClass = (error: AiError.AiError): ToolError.Reason =>
-  error._tag === "HttpRequestError" || (error._tag === "HttpResponseError" && isTransientStatus(error.response.status))
-    ? "transient"
-    : "semantic"
-
-/** An `AiError`'s message; the variants without a message of their own (`MalformedOutput`, …) say their tag, module, method and description. */
-const describeAiError = (error: AiError.AiError): string =>
-  error.message.startsWith("{")
-    ? `${error._tag}: ${error.module}.${error.method}${error.description === undefined ? "" : `: ${error.description}`}`
-    : error.message
+/** An `AiError`'s class: a transport failure, a rate limit, a server's failure or an HTTP 408, 429 or 5xx is `transient`, the rest `semantic`. */
+const aiErrorClass = (error: AiError.AiError): ToolError.Reason => {
+  const reason = error.reason
+  const status = "http" in reason ? reason.http?.response?.status : undefined
+  const transient = (reason._tag === "NetworkError" && reason.reason === "TransportError") ||
+    reason._tag === "RateLimitError" ||
+    reason._tag === "InternalProviderError" ||
+    (status !== undefined && isTransientStatus(status))
+  return transient ? "transient" : "semantic"
+}
 
 /** A failure's text: an error's own message, else its encoded form as JSON. */
 const describeFailure = (tool: AiTool.Any, failure: unknown): string => {
   if (failure instanceof Error && failure.message.length > 0 && !failure.message.startsWith("{")) {
     return "_tag" in failure && typeof failure._tag === "string" ? `${failure._tag}: ${failure.message}` : failure.message
   }
-  return Result.match(Schema.encodeUnknownResult(tool.failureSchema as Schema.Schema<unknown, unknown>)(failure), {
+  return Result.match(Schema.encodeUnknownResult(Schema.toCodecJson(tool.failureSchema as Schema.Codec<unknown, unknown>))(failure), {
     onFailure: () => String(failure),
     onSuccess: (encoded) => JSON.stringify(encoded)
   })
@@ -109,10 +109,9 @@ const toToolError = (
   classify: NonNullable<Options<any>["classify"]>
 ): ToolError.ToolError => {
   if (failure instanceof ToolError.ToolError) return failure
-  if (AiError.isAiError(failure)) return new ToolError.ToolError({ reason: aiErrorClass(failure), message: describeAiError(failure) })
+  if (AiError.isAiError(failure)) return new ToolError.ToolError({ reason: aiErrorClass(failure), message: failure.message })
   return new ToolError.ToolError({ reason: classify(failure, tool.name), message: describeFailure(tool, failure) })
 }
-
 
 const hintsOf = (tool: AiTool.Any) => {
   const readOnly = Context.get(tool.annotations, AiTool.Readonly)
@@ -125,21 +124,42 @@ const hintsOf = (tool: AiTool.Any) => {
 }
 
 /**
- * The tools of an `@effect/ai` `Toolkit` as agentfx tools, run by the handlers that the
+ * The approval rule of an imported tool: the tool's own `needsApproval` — a boolean, or a
+ * function of the decoded parameters (given the call's id, and no messages: the gate sees no
+ * transcript) — else the annotations' default (decision 042): approval unless it is read-only
+ * or not destructive.
+ */
+const approvalOf = (tool: AiTool.Any, destructive: boolean): Tool.NeedsApproval<unknown> => {
+  const own = tool.needsApproval
+  if (own === undefined) return destructive
+  if (typeof own === "boolean") return own
+  return (args, context) =>
+    Effect.suspend(() => {
+      const verdict = own(args, { toolCallId: context.callId, messages: [] })
+      return typeof verdict === "boolean" ? Effect.succeed(verdict) : verdict
+    })
+}
+
+/**
+ * The tools of an `effect/ai` `Toolkit` as agentfx tools, run by the handlers that the
  * toolkit's layer (`toolkit.toLayer(…)`) provides — provide that layer where the agent runs.
  *
  * Each tool keeps its name, description, `parameters` schema (the model gets its JSON
  * Schema; arguments it rejects are a `semantic` error, and the handler is not run) and
  * `success` schema (the result is encoded with it). A handler's failure becomes a
  * `ToolError`: an agentfx `ToolError` as it is; an `AiError` `transient` when it is a network
- * failure or an HTTP 408, 429 or 5xx, else `semantic`; a value of the tool's `failure` schema
- * (with either `failureMode`) `semantic` — or what `classify` says — with its message.
+ * failure, a rate limit, a provider's failure or an HTTP 408, 429 or 5xx, else `semantic`; a
+ * value of the tool's `failure` schema (with either `failureMode`) `semantic` — or what
+ * `classify` says — with its message. A handler's preliminary results are not kept: its final
+ * result is the call's.
  *
- * Approval follows the annotations, with `@effect/ai`'s defaults: a tool needs approval (`needsApproval`; the
- * default gate asks for approval) unless it is annotated `Readonly` or not `Destructive`;
- * tags `"effect-ai"`, and `"readOnly"`, `"destructive"`, `"idempotent"`, `"openWorld"` as the
- * annotations say. Timeouts, retries, `serial` and `returnDirect` come only from `overrides`.
- * The timeout interrupts the handler's fiber (see `docs/timeouts.md` for what that stops).
+ * Approval is the tool's own `needsApproval` (`true`, `false`, or a function of the decoded
+ * parameters, asked by the default gate), else follows the annotations, with `effect/ai`'s
+ * defaults: a tool needs approval unless it is annotated `Readonly` or not `Destructive`; an
+ * override's `needsApproval` beats both. Tags: `"effect-ai"`, and `"readOnly"`,
+ * `"destructive"`, `"idempotent"`, `"openWorld"` as the annotations say. Timeouts, retries,
+ * `serial` and `returnDirect` come only from `overrides`. The timeout interrupts the handler's
+ * fiber (see `docs/timeouts.md` for what that stops).
  *
  * @throws InvalidAiToolkit when an override names a tool the toolkit does not have, or the
  * toolkit holds provider-defined tools (they run at the model provider, not here).
@@ -153,11 +173,19 @@ const hintsOf = (tool: AiTool.Any) => {
  *
  * const GetWeather = AiTool.make("GetWeather", {
  *   description: "Current weather for a city",
- *   parameters: { city: Schema.String },
- *   success: Schema.Struct({ city: Schema.String, tempC: Schema.Number })
+ *   parameters: Schema.Struct({ city: Schema.String }),
+ *   success: Schema.Struct({ city: Schema.String, tempC: Schema.Finite })
  * }).annotate(AiTool.Readonly, true)
- * const Tools = AiToolkitModule.make(GetWeather)
- * const ToolsLive = Tools.toLayer({ GetWeather: ({ city }) => Effect.succeed({ city, tempC: 21 }) })
+ * const SendEmail = AiTool.make("SendEmail", {
+ *   description: "Sends an email",
+ *   parameters: Schema.Struct({ to: Schema.String, body: Schema.String }),
+ *   needsApproval: ({ to }) => !to.endsWith("@example.com") // mail outside the company waits for a person
+ * })
+ * const Tools = AiToolkitModule.make(GetWeather, SendEmail)
+ * const ToolsLive = Tools.toLayer({
+ *   GetWeather: ({ city }) => Effect.succeed({ city, tempC: 21 }),
+ *   SendEmail: () => Effect.void
+ * })
  *
  * const agent = Agent.make({ tools: AiToolkit.fromAiToolkit(Tools, { overrides: { GetWeather: { timeout: "2 seconds" } } }) })
  * const program = Agent.run(agent, { input: "Weather in Oslo?" }).pipe(Effect.provide(ToolsLive))
@@ -184,24 +212,25 @@ export const fromAiToolkit = <Tools extends Record<string, AiTool.Any>>(
   return Object.values(toolkit.tools).map((tool) => {
     const hints = hintsOf(tool)
     const override = overrides[tool.name] ?? {}
-    const parameters = tool.parametersSchema as unknown as Schema.Schema<unknown, unknown>
-    const encodeParameters = Schema.encodeEffect(parameters)
-    const description = AiTool.getDescription(tool as AiTool.Tool<string, any>) ??
-      Option.getOrElse(Context.getOption(tool.annotations, AiTool.Title), () => "")
+    const parameters = tool.parametersSchema as Schema.Codec<unknown, unknown>
+    // `handle` decodes the parameters itself, from JSON: it is given them encoded so
+    const encodeParameters = Schema.encodeEffect(Schema.toCodecJson(parameters))
+    const description = AiTool.getDescription(tool) ?? Option.getOrElse(Context.getOption(tool.annotations, AiTool.Title), () => "")
     return Tool.make(tool.name, {
       description,
       parameters,
-      success: tool.successSchema as Schema.Schema<unknown, unknown>,
+      success: tool.successSchema as Schema.Codec<unknown, unknown>,
       tags: ["effect-ai", ...(["readOnly", "destructive", "idempotent", "openWorld"] as const).filter((hint) => hints[hint])],
-      needsApproval: hints.destructive,
+      needsApproval: approvalOf(tool, hints.destructive),
       ...Tool.overridesOf(override),
       handler: (args) =>
         Effect.gen(function*() {
           const withHandler = yield* toolkit
-          // `handle` decodes its parameters itself: it is given them encoded
           const encoded = yield* Effect.orDie(encodeParameters(args))
-          const output = yield* withHandler.handle(tool.name, encoded as never)
-          return output.isFailure ? yield* Effect.fail(output.result) : output.result
+          const results = yield* withHandler.handle(tool.name, encoded as never)
+          const final = yield* Stream.runLast(Stream.filter(results, (result) => !result.preliminary))
+          if (Option.isNone(final)) return yield* Effect.die(new Error(`the handler of "${tool.name}" ended without a result`))
+          return final.value.isFailure ? yield* Effect.fail(final.value.result) : final.value.result
         }).pipe(Effect.mapError((failure) => toToolError(tool, failure, classify)))
     }) as Tool.Tool<string, any, any, Requirements<Tools>>
   })

@@ -1,12 +1,12 @@
 /**
  * Anthropic's **Messages** API (`POST {apiUrl}/v1/messages`), spoken by our own adapter on
- * `@effect/platform`'s `HttpClient` (see docs/decisions/021).
+ * Effect's `HttpClient` (`effect/http`) (see docs/decisions/021).
  *
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import type { ConfigError } from "effect"
+import type { Config } from "effect"
 import { Effect, Result, Layer } from "effect"
 import type { Redacted } from "effect"
 import * as Wire from "./internal/anthropic.js"
@@ -157,7 +157,7 @@ export const layerConfig = (
     readonly maxTokens?: number
     readonly thinking?: Wire.Thinking
   }
-): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
+): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> =>
   Layer.unwrap(
     Effect.map(readProviderConfig("ANTHROPIC", "claude-sonnet-4-5", options), (config) => layer({ ...options, ...config }))
   )

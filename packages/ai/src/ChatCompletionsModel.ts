@@ -1,13 +1,12 @@
 /**
  * A `ChatModel` speaking the OpenAI **Chat Completions** API (`POST {baseUrl}/chat/completions`),
  * for local and compatible servers: Ollama, vLLM, llama.cpp server, LM Studio, and OpenAI
- * itself. Built on `@effect/platform`'s `HttpClient`: interrupting a call aborts its request.
+ * itself. Built on Effect's `HttpClient` (`effect/http`): interrupting a call aborts its request.
  *
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import type { ConfigError } from "effect"
 import { Config, Effect, Result, Layer, Option, Redacted } from "effect"
 import * as Wire from "./internal/chatCompletions.js"
 import { optionalString, requiredString } from "./internal/config.js"
@@ -145,7 +144,7 @@ export const layerConfig = (options?: ModelTimeout.Options & {
   readonly apiKey?: Config.Config<Option.Option<Redacted.Redacted>>
   readonly retry?: ModelRetry.Options
   readonly maxTokensField?: Options["maxTokensField"]
-}): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
+}): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> =>
   Layer.unwrap(Effect.gen(function*() {
     const baseUrl = yield* (options?.baseUrl ?? requiredString("AGENTFX_BASE_URL"))
     const model = yield* (options?.model ?? requiredString("AGENTFX_MODEL"))

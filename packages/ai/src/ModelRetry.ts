@@ -19,7 +19,7 @@ export interface Options {
   /**
    * The delays between attempts, fed with each transient `ModelError`; its end ends the
    * retries. Default `defaultSchedule` (3 retries, exponential from 500 ms, jittered).
-   * `Schedule.stop` disables retrying.
+   * `Schedule.recurs(0)` disables retrying.
    */
   readonly schedule?: Schedule.Schedule<unknown, ChatModel.ModelError>
   /**
@@ -38,16 +38,17 @@ export interface Options {
  * import { Schedule } from "effect"
  * import { ModelRetry } from "@agentfx/ai"
  *
- * // twice as many retries, same back-off
- * const patient = ModelRetry.defaultSchedule.pipe(Schedule.intersect(Schedule.recurs(6)))
+ * // twice as many retries, the same back-off
+ * const patient = Schedule.exponential("500 millis").pipe(Schedule.jittered, Schedule.upTo({ times: 6 }))
+ * const options: ModelRetry.Options = { schedule: patient }
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const defaultSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("500 millis").pipe(
+export const defaultSchedule: Schedule.Schedule<unknown> = Schedule.exponential("500 millis").pipe(
   Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(3))
+  Schedule.upTo({ times: 3 })
 )
 
 /**
@@ -70,13 +71,11 @@ export const defaultSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exp
  */
 export const schedule = (options?: Options): Schedule.Schedule<unknown, ChatModel.ModelError> => {
   const maxRetryAfterMillis = Duration.toMillis(options?.maxRetryAfter ?? "60 seconds")
-  return Schedule.identity<ChatModel.ModelError>().pipe(
-    Schedule.intersect(options?.schedule ?? defaultSchedule),
-    Schedule.whileInput((error: ChatModel.ModelError) =>
-      error.isTransient && (error.retryAfterMillis ?? 0) <= maxRetryAfterMillis
-    ),
-    Schedule.modifyDelay(([error], delay) =>
-      Duration.max(delay, Duration.millis(Math.max(0, error.retryAfterMillis ?? 0)))
+  return (options?.schedule ?? defaultSchedule).pipe(
+    Schedule.setInputType<ChatModel.ModelError>(),
+    Schedule.while(({ input }) => input.isTransient && (input.retryAfterMillis ?? 0) <= maxRetryAfterMillis),
+    Schedule.modifyDelay(({ input, duration }) =>
+      Effect.succeed(Duration.max(duration, Duration.millis(Math.max(0, input.retryAfterMillis ?? 0))))
     )
   )
 }
@@ -128,6 +127,6 @@ export const retryStream = <A, R>(
     let emitted = false
     return stream.pipe(
       Stream.tap(() => Effect.sync(() => void (emitted = true))),
-      Stream.retry(schedule(options).pipe(Schedule.whileInput(() => !emitted)))
+      Stream.retry(schedule(options).pipe(Schedule.while(() => !emitted)))
     )
   })

@@ -1,13 +1,13 @@
 /**
  * OpenAI's **Responses** API (`POST {apiUrl}/responses`), spoken by our own adapter on
- * `@effect/platform`'s `HttpClient` (see docs/decisions/020). For servers that only speak
+ * Effect's `HttpClient` (`effect/http`) (see docs/decisions/020). For servers that only speak
  * Chat Completions (Ollama, vLLM, llama.cpp, LM Studio) use `ChatCompletionsModel`.
  *
  * @since 0.1.0
  */
 import { ChatModel } from "@agentfx/core"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import type { ConfigError } from "effect"
+import type { Config } from "effect"
 import { Effect, Result, Layer, Redacted } from "effect"
 import { type ProviderConfig, readProviderConfig } from "./internal/config.js"
 import { reasoningOwner } from "./internal/content.js"
@@ -129,7 +129,7 @@ export const layerConfig = (
     readonly retry?: ModelRetry.Options
     readonly reasoning?: boolean
   }
-): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> =>
+): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> =>
   Layer.unwrap(
     Effect.map(readProviderConfig("OPENAI", "gpt-4.1-mini", options), (config) => layer({ ...options, ...config }))
   )

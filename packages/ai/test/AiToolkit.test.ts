@@ -2,7 +2,8 @@ import type { ToolCall } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
 import { AiError, Tool as AiTool, Toolkit as AiToolkitModule } from "effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, JsonSchema, Layer, Option, Schema, TestClock } from "effect"
+import { Context, Effect, Fiber, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { AiToolkit } from "../src/index.js"
 
 class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { message: Schema.String }) {}
@@ -12,53 +13,45 @@ class Clock extends Context.Service<Clock, { readonly today: Date }>()("test/Clo
 
 const GetWeather = AiTool.make("GetWeather", {
   description: "Current weather for a city",
-  parameters: { city: Schema.String.annotate({ description: "City name" }) },
-  success: Schema.Struct({ city: Schema.String, tempC: Schema.Number }),
+  parameters: Schema.Struct({ city: Schema.String.annotate({ description: "City name" }) }),
+  success: Schema.Struct({ city: Schema.String, tempC: Schema.Finite }),
   failure: NotFound,
   failureMode: "return"
 }).annotate(AiTool.Readonly, true).annotate(AiTool.OpenWorld, false)
 
 const DaysUntil = AiTool.make("DaysUntil", {
   description: "Days from today until a date",
-  parameters: { date: Schema.Date },
-  success: Schema.Struct({ until: Schema.DateFromString, days: Schema.Number }),
+  parameters: Schema.Struct({ date: Schema.Date }),
+  success: Schema.Struct({ until: Schema.DateFromString, days: Schema.Finite }),
   dependencies: [Clock]
 }).annotate(AiTool.Destructive, false)
 
 const Charge = AiTool.make("Charge", {
   description: "Charges a card",
-  parameters: { amount: Schema.Number },
+  parameters: Schema.Struct({ amount: Schema.Finite }),
   success: Schema.String,
   failure: Schema.Union([Quota, ToolError.ToolError])
 })
 
 const Forecast = AiTool.make("Forecast", {
   description: "Asks a remote service",
-  parameters: { outcome: Schema.Literals(["network", "429", "503", "400", "malformed"]) },
+  parameters: Schema.Struct({ outcome: Schema.Literals(["network", "429", "503", "400", "malformed"]) }),
   success: Schema.String,
   failure: AiError.AiError
 }).annotate(AiTool.Readonly, true)
 
 const Tools = AiToolkitModule.make(GetWeather, DaysUntil, Charge, Forecast)
 
-const request = { method: "POST", url: "https://weather.example/v1", urlParams: [], hash: Option.none(), headers: {} } as const
-
-const aiFailure = (outcome: string): AiError.AiError => {
-  switch (outcome) {
-    case "network":
-      return new AiError.HttpRequestError({ module: "Weather", method: "forecast", reason: "Transport", request, description: "connection refused" })
-    case "malformed":
-      return new AiError.MalformedOutput({ module: "Weather", method: "forecast", description: "not JSON" })
-    default:
-      return new AiError.HttpResponseError({
-        module: "Weather",
-        method: "forecast",
-        reason: "StatusCode",
-        request,
-        response: { status: Number(outcome), headers: {} }
-      })
-  }
-}
+const aiFailure = (outcome: string): AiError.AiError =>
+  AiError.make({
+    module: "Weather",
+    method: "forecast",
+    reason: outcome === "network"
+      ? new AiError.NetworkError({ reason: "TransportError", method: "POST", url: "https://weather.example/v1", description: "connection refused" })
+      : outcome === "malformed"
+      ? new AiError.InvalidOutputError({ description: "not JSON" })
+      : AiError.reasonFromHttpStatus({ status: Number(outcome), http: { response: { status: Number(outcome), headers: {} } } })
+  })
 
 let charges = 0
 
@@ -107,7 +100,9 @@ describe("AiToolkit.fromAiToolkit", () => {
         ["Charge", "Charges a card", true, ["effect-ai", "destructive", "openWorld"]],
         ["Forecast", "Asks a remote service", false, ["effect-ai", "readOnly", "idempotent", "openWorld"]]
       ])
-      expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toEqual(JsonSchema.make(GetWeather.parametersSchema))
+      expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toEqual(
+        Schema.toJsonSchemaDocument(GetWeather.parametersSchema, { onExcessProperty: "error" }).schema
+      )
       expect(toolkit.entries.get("GetWeather")!.parametersJsonSchema).toMatchObject({
         type: "object",
         required: ["city"],
@@ -132,8 +127,8 @@ describe("AiToolkit.fromAiToolkit", () => {
     Effect.gen(function*() {
       const before = charges
       expect(yield* run(AiToolkit.fromAiToolkit(Tools), [["Charge", { amount: "20" }], ["DaysUntil", { date: "someday" }]])).toEqual([
-        `ToolError(semantic): Invalid arguments for tool "Charge": amount: Expected number, actual "20"`,
-        `ToolError(semantic): Invalid arguments for tool "DaysUntil": date: Expected a valid Date, actual Invalid Date`
+        `ToolError(semantic): Invalid arguments for tool "Charge": amount: Expected number, got "20"`,
+        `ToolError(semantic): Invalid arguments for tool "DaysUntil": date: Expected a valid Date, got "someday"`
       ])
       expect(charges).toBe(before)
     }))
@@ -146,7 +141,7 @@ describe("AiToolkit.fromAiToolkit", () => {
         ["Charge", { amount: -1 }]
       ])).toEqual([
         "ToolError(semantic): NotFound: no city named Atlantis",
-        `ToolError(semantic): {"remaining":1000,"_tag":"Quota"}`,
+        `ToolError(semantic): {"_tag":"Quota","remaining":1000}`,
         "ToolError(environment): the payment service has no credentials"
       ])
     }))
@@ -162,7 +157,7 @@ describe("AiToolkit.fromAiToolkit", () => {
         "ToolError(semantic)"
       ])
       expect(results[0]).toBe(`ToolError(transient): ${aiFailure("network").message}`)
-      expect(results[4]).toBe("ToolError(semantic): MalformedOutput: Weather.forecast: not JSON")
+      expect(results[4]).toBe("ToolError(semantic): Weather.forecast: Invalid output: not JSON")
     }))
 
   it.effect("classify decides a failure's class, and a transient one is retried as the override says", () =>
@@ -172,7 +167,7 @@ describe("AiToolkit.fromAiToolkit", () => {
         classify: (failure, toolName) => toolName === "Charge" && failure instanceof Quota ? "transient" : "semantic",
         overrides: { Charge: { retry: { times: 2 } } }
       })
-      expect(yield* run(tools, [["Charge", { amount: 5000 }]])).toEqual([`ToolError(transient): {"remaining":1000,"_tag":"Quota"}`])
+      expect(yield* run(tools, [["Charge", { amount: 5000 }]])).toEqual([`ToolError(transient): {"_tag":"Quota","remaining":1000}`])
       expect(charges - before).toBe(3)
     }))
 
@@ -205,18 +200,49 @@ describe("AiToolkit.fromAiToolkit", () => {
       ]))
     ))
 
+  it.effect("the tool's own needsApproval decides: a boolean, or a function of the decoded parameters; it beats the annotations, an override beats it", () =>
+    Effect.gen(function*() {
+      const Refund = AiTool.make("Refund", {
+        description: "Refunds a charge",
+        parameters: Schema.Struct({ amount: Schema.Finite }),
+        success: Schema.String,
+        needsApproval: ({ amount }) => amount > 100
+      }).annotate(AiTool.Readonly, true)
+      const Archive = AiTool.make("Archive", { description: "Archives the order", success: Schema.String, needsApproval: false })
+      const Kit = AiToolkitModule.make(Refund, Archive)
+      const KitLive = Kit.toLayer({ Refund: ({ amount }) => Effect.succeed(`refunded ${amount}`), Archive: () => Effect.succeed("archived") })
+      const tools = AiToolkit.fromAiToolkit(Kit)
+      expect([...Toolkit.make(...tools).entries.values()].map((entry) => [entry.name, typeof entry.needsApproval])).toEqual([
+        ["Refund", "function"],
+        ["Archive", "boolean"]
+      ])
+      const exit = yield* Agent.run(Agent.make({ tools }), { input: "Refund both" }).pipe(
+        Effect.provide(KitLive),
+        Effect.provide(ScriptedChatModel.layer([
+          ScriptedChatModel.toolCalls(
+            { id: "small", name: "Refund", args: { amount: 20 } },
+            { id: "large", name: "Refund", args: { amount: 500 } },
+            { id: "archive", name: "Archive", args: {} }
+          ),
+          ScriptedChatModel.text("done")
+        ]))
+      )
+      expect(exit._tag === "Paused" && exit.pending.map((pending) => pending.call.id)).toEqual(["large"])
+      const overridden = Toolkit.make(...AiToolkit.fromAiToolkit(Kit, { overrides: { Refund: { needsApproval: false } } }))
+      expect(overridden.entries.get("Refund")!.needsApproval).toBe(false)
+    }))
+
   it("refuses overrides of tools it does not have, and provider-defined tools", () => {
     const WebSearch = AiTool.providerDefined({
       id: "openai.web_search",
-      toolkitName: "WebSearch",
-      providerName: "web_search",
-      args: {}
-    })({})
+      customName: "WebSearch",
+      providerName: "web_search"
+    })()
     const attempt = () =>
       AiToolkit.fromAiToolkit(AiToolkitModule.make(GetWeather, WebSearch), { overrides: { GetWether: {} } as never })
     expect(attempt).toThrow(AiToolkit.InvalidAiToolkit)
     expect(attempt).toThrow(
-      `Cannot import the @effect/ai toolkit: overrides name "GetWether", which the toolkit does not have (it has: GetWeather, WebSearch); tool "WebSearch" is provider-defined: it runs at the model provider, not in the agent`
+      `Cannot import the effect/ai toolkit: overrides name "GetWether", which the toolkit does not have (it has: GetWeather, WebSearch); tool "WebSearch" is provider-defined: it runs at the model provider, not in the agent`
     )
   })
 })

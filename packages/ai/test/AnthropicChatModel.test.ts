@@ -207,7 +207,7 @@ describe("AnthropicChatModel (Messages API)", () => {
         Effect.forkChild
       )
       yield* eventually(() => server.requests.length === 1)
-      expect((yield* Fiber.join(fiber))._tag).toBe("TimeoutException")
+      expect((yield* Fiber.join(fiber))._tag).toBe("TimeoutError")
       yield* eventually(() => server.aborted.length === 1)
       expect(server.aborted).toEqual([0])
     }).pipe(Effect.scoped))
@@ -385,7 +385,7 @@ describe("AnthropicChatModel (Messages API)", () => {
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => format.answer(res))
       const withEnv = (env: Record<string, string>) =>
-        Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env)))))
+        Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
       yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }))
       expect([server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]]).toEqual(["claude-sonnet-4-5", "sk-ant-env"])
       const blank = yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: " ", ANTHROPIC_BASE_URL: server.url }), Effect.flip)

@@ -27,7 +27,7 @@ interface Outcome {
 /** Generous, so that a loaded machine passes; the timeout tests set tight ones. */
 const generous = { idleTimeout: "5 seconds", requestTimeout: "10 seconds" } as const
 const tight = { idleTimeout: "250 millis", requestTimeout: "400 millis" } as const
-const retryTwice = { schedule: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))), maxRetryAfter: "2 seconds" } as const
+const retryTwice = { schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 2 })), maxRetryAfter: "2 seconds" } as const
 
 /** One run of the weather agent against `handler`, plain or streamed: its outcome, checked to be typed. */
 const run = (
@@ -48,8 +48,8 @@ const run = (
     if (Exit.isSuccess(exit)) {
       return { tag: exit.value._tag, text: exit.value._tag === "Completed" ? exit.value.text : undefined, requests: server.requests.length, lastRequest } as Outcome
     }
-    expect(Cause.isDie(exit.cause) || Cause.isInterrupted(exit.cause)).toBe(false)
-    const failure = Cause.failureOption(exit.cause)
+    expect(Cause.hasDies(exit.cause) || Cause.hasInterrupts(exit.cause)).toBe(false)
+    const failure = Cause.findErrorOption(exit.cause)
     expect(failure._tag === "Some" && failure.value._tag).toBe("ModelError")
     const error = failure._tag === "Some" && failure.value instanceof ChatModel.ModelError ? failure.value : undefined
     return { tag: error!.reason, message: error!.message, requests: server.requests.length, lastRequest } as Outcome

@@ -4,13 +4,13 @@
  * text for a file an API cannot take (with a warning, once).
  */
 import { Agent, type ChatModel, Part, Tool } from "@agentfx/core"
-import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { FetchHttpClient } from "effect/http"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { AiChatModel } from "../src/index.js"
 import { fastRetry } from "./fixtures.js"
 import { warningsOf } from "./features.js"
+import * as EffectAiAnthropic from "./effectAiAnthropic.js"
 import { anthropic, chatCompletions, completion, responses, type WireFormat } from "./formats.js"
 import { json, loopback } from "./loopback.js"
 import * as Responses from "./recordings/responses.js"
@@ -165,12 +165,11 @@ describe("files", () => {
       expect(warnings.length).toBe(1)
     }).pipe(Effect.scoped))
 
-  it.live("AiChatModel (@effect/ai-anthropic): @effect/ai file parts; a tool's files follow the results in a user turn", () =>
+  it.live("AiChatModel (an effect/ai Anthropic LanguageModel): effect/ai file parts; a tool's files follow the results in a user turn", () =>
     Effect.gen(function*() {
       const viaEffectAi = (url: string) =>
         AiChatModel.layer({ provider: "Anthropic", retry: fastRetry }).pipe(
-          Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
-          Layer.provide(AnthropicClient.layer({ apiKey: Redacted.make("sk-ant-test"), apiUrl: url })),
+          Layer.provide(EffectAiAnthropic.layer({ url, apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5" })),
           Layer.provide(FetchHttpClient.layer)
         )
       const { first, second } = yield* run(anthropic, viaEffectAi, input.slice(0, 5))

@@ -1,6 +1,7 @@
 import { ChatModel } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Effect, Result, Fiber, Schedule, Stream, TestClock } from "effect"
+import { Clock, Effect, Fiber, Result, Schedule, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { unwritable } from "../src/internal/wireJson.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload, retryAfterMillis } from "../src/internal/httpError.js"
 import { ModelRetry } from "../src/index.js"
@@ -24,7 +25,7 @@ const flaky = (errors: ReadonlyArray<ChatModel.ModelError>) => {
   return { attempts, call }
 }
 
-const spaced = { schedule: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(5))) }
+const spaced = { schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 5 })) }
 
 describe("ModelRetry", () => {
   describe("retryAfterMillis", () => {
@@ -173,10 +174,10 @@ describe("ModelRetry", () => {
         expect(attempts).toEqual([0])
       }))
 
-    it.effect("Schedule.stop disables retrying", () =>
+    it.effect("Schedule.recurs(0) disables retrying", () =>
       Effect.gen(function*() {
         const { attempts, call } = flaky([rateLimited()])
-        yield* Effect.flip(ModelRetry.retry(call, { schedule: Schedule.stop }))
+        yield* Effect.flip(ModelRetry.retry(call, { schedule: Schedule.recurs(0) }))
         expect(attempts).toEqual([0])
       }))
   })
@@ -187,7 +188,7 @@ describe("ModelRetry", () => {
         const { attempts, call } = flaky([rateLimited(2000)])
         const fiber = yield* Effect.forkChild(Stream.runCollect(ModelRetry.retryStream(Stream.fromEffect(call), spaced)))
         yield* TestClock.adjust("2 seconds")
-        expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["ok"])
+        expect(yield* Fiber.join(fiber)).toEqual(["ok"])
         expect(attempts).toEqual([0, 2000])
       }))
 

@@ -1,8 +1,8 @@
-import { Agent, type ChatModel } from "@agentfx/core"
+import { Agent, type ChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Result, Layer, Redacted, Schedule } from "effect"
+import { ConfigProvider, Effect, Layer, Redacted, Result, Schedule, Schema } from "effect"
 import { OpenAiChatModel } from "../src/index.js"
-import { collect, fastRetry, generate, request, streaming, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"
+import { collect, fastRetry, generate, request, streaming, strictWeatherSchema, weatherAgent, weatherOutputSchema, weatherSchema } from "./fixtures.js"
 import * as Features from "./features.js"
 import { functionCall, responses as format, responsesMessage, stream, streamedAnswer } from "./formats.js"
 import { json, loopback, sse } from "./loopback.js"
@@ -10,7 +10,7 @@ import * as Recorded from "./recordings/responses.js"
 import * as Scenarios from "./scenarios.js"
 
 const model = format.model
-const noRetry = { schedule: Schedule.stop }
+const noRetry = { schedule: Schedule.recurs(0) }
 
 /** The SSE events of a streamed function call, arguments in two deltas. */
 const streamedCall = [
@@ -204,7 +204,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       expect(requests[1]!.body.input).toEqual(expectedSecondInput)
     }).pipe(Effect.scoped))
 
-  it.live("strict: true is sent on every tool; reasoning models get the system prompt as a developer message", () =>
+  it.live("strict: true is sent on every tool strict mode takes, its parameters in their strict form; reasoning models get the system prompt as a developer message", () =>
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => format.answer(res))
       const agent = yield* weatherAgent
@@ -213,6 +213,16 @@ describe("OpenAiChatModel (Responses API)", () => {
       yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("gpt-4.1-mini")))
       yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("o4-mini")))
       expect(server.requests.map((r) => [r.body.tools[0].strict, r.body.input[0].role])).toEqual([[true, "system"], [true, "developer"]])
+      expect(server.requests[0]!.body.tools[0].parameters).toEqual(strictWeatherSchema)
+      // a tool strict mode cannot take (a property that may be left out but not be null) goes without it
+      const loose = Tool.make("lookup", {
+        description: "Looks a city up",
+        parameters: Schema.Struct({ city: Schema.String, region: Schema.optionalKey(Schema.String) }),
+        success: Schema.String,
+        handler: ({ city }) => Effect.succeed(city)
+      })
+      yield* Agent.run(Agent.make({ tools: [loose] }), { input: "hi" }).pipe(Effect.provide(layer("gpt-4.1-mini")))
+      expect(server.requests[2]!.body.tools[0]).toMatchObject({ name: "lookup", strict: false, parameters: { required: ["city"] } })
     }).pipe(Effect.scoped))
 
   it.live("streams (SSE): text deltas, then exactly one Done", () =>
@@ -236,12 +246,12 @@ describe("OpenAiChatModel (Responses API)", () => {
           const tools = (yield* weatherAgent).toolDefinitions
           const parts = yield* collect(request({ tools })).pipe(Effect.provide(model(server.url, { retry: noRetry })), Effect.result)
           if (Result.isSuccess(expected)) {
-            const done = Result.isSuccess(parts) ? parts.right.at(-1) : undefined
-            expect(done).toEqual({ _tag: "Done", response: { ...expected.right, provider: "openai" } })
-            const deltas = Result.isSuccess(parts) ? parts.right.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
-            expect(deltas.join("")).toBe(expected.right.text)
+            const done = Result.isSuccess(parts) ? parts.success.at(-1) : undefined
+            expect(done).toEqual({ _tag: "Done", response: { ...expected.success, provider: "openai" } })
+            const deltas = Result.isSuccess(parts) ? parts.success.flatMap((part) => (part._tag === "TextDelta" ? [part.text] : [])) : []
+            expect(deltas.join("")).toBe(expected.success.text)
           } else {
-            expect(Result.isFailure(parts) && [parts.left.reason, parts.left.message]).toEqual(expected.left)
+            expect(Result.isFailure(parts) && [parts.failure.reason, parts.failure.message]).toEqual(expected.failure)
           }
         }).pipe(Effect.scoped))
     }
@@ -342,7 +352,7 @@ describe("OpenAiChatModel (Responses API)", () => {
         ])
       }))
 
-    it.live("output is asked for as text.format json_schema, beside the tools: strict when every property is required, not when one is optional", () =>
+    it.live("output is asked for as text.format json_schema, beside the tools: strict when strict mode takes the schema, not when a property may be left out but not be null", () =>
       Effect.gen(function*() {
         const bodies = yield* Features.outputSent(format)
         const jsonSchema = (schema: unknown, strict: boolean) => ({ format: { type: "json_schema", name: "final_answer", schema, strict } })
@@ -387,7 +397,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       const server = yield* loopback((_req, res) => format.answer(res))
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(
-          OpenAiChatModel.layerConfig({ retry: fastRetry }).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(env))))
+          OpenAiChatModel.layerConfig({ retry: fastRetry }).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))
         )
       yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: " " }))
       yield* generate().pipe(withEnv({ OPENAI_API_KEY: "sk-env", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_MODEL: "gpt-4.1" }))
@@ -397,7 +407,10 @@ describe("OpenAiChatModel (Responses API)", () => {
       ])
       const missing = yield* generate().pipe(withEnv({ OPENAI_BASE_URL: server.url }), Effect.flip)
       expect(String(missing)).toContain("OPENAI_API_KEY")
-      const blank = yield* generate().pipe(withEnv({ OPENAI_API_KEY: "", OPENAI_BASE_URL: server.url }), Effect.flip)
+      // Effect 4's config providers read an empty value as missing: the error is the missing key's
+      const empty = yield* generate().pipe(withEnv({ OPENAI_API_KEY: "", OPENAI_BASE_URL: server.url }), Effect.flip)
+      expect([empty._tag, String(empty)]).toEqual(["ConfigError", expect.stringContaining(`Expected string\n  at ["OPENAI_API_KEY"]`)])
+      const blank = yield* generate().pipe(withEnv({ OPENAI_API_KEY: "  ", OPENAI_BASE_URL: server.url }), Effect.flip)
       expect([blank._tag, String(blank)]).toEqual([
         "ConfigError",
         expect.stringContaining("Expected OPENAI_API_KEY to be set, but it is blank (a blank value counts as unset)")

@@ -6,12 +6,12 @@
  * loopback servers speaking each wire format, streamed and not.
  */
 import { Agent, ChatModel, Decision, Message, type Part, Tool } from "@agentfx/core"
-import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { FetchHttpClient } from "effect/http"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, ExecutionPlan, Layer, Redacted, Schema } from "effect"
 import { AiChatModel, AnthropicChatModel, ChatCompletionsModel, OpenAiChatModel } from "../src/index.js"
 import { fastRetry, generate, request, streaming, weatherTool } from "./fixtures.js"
+import * as EffectAiAnthropic from "./effectAiAnthropic.js"
 import { anthropic, chatCompletions, responses, stream, streamedAnswer, type WireFormat } from "./formats.js"
 import { json, loopback, sse } from "./loopback.js"
 import * as Recorded from "./recordings/reasoning.js"
@@ -106,11 +106,10 @@ const cases: ReadonlyArray<Case> = [
     }
   },
   {
-    name: "AiChatModel (@effect/ai-anthropic): the thinking and redacted blocks, through @effect/ai's reasoning parts",
+    name: "AiChatModel (an effect/ai Anthropic LanguageModel): the thinking and redacted blocks, through effect/ai's reasoning parts",
     model: (url) =>
       AiChatModel.layer({ provider: "Anthropic", retry: fastRetry }).pipe(
-        Layer.provide(AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5" })),
-        Layer.provide(AnthropicClient.layer({ apiKey: key, apiUrl: url })),
+        Layer.provide(EffectAiAnthropic.layer({ url, apiKey: key, model: "claude-sonnet-4-5" })),
         Layer.provide(FetchHttpClient.layer)
       ),
     whole: Recorded.anthropicMessage,
@@ -119,8 +118,8 @@ const cases: ReadonlyArray<Case> = [
     format: anthropic,
     owner: () => "effect-ai:anthropic",
     kept: (owner) => [
-      { _tag: "Reasoning", provider: owner, text: thinkingText, data: { type: "thinking", signature: Recorded.anthropicThinking.signature } },
-      { _tag: "Reasoning", provider: owner, text: "", data: { type: "redacted_thinking", redactedData: Recorded.anthropicRedacted.data } }
+      { _tag: "Reasoning", provider: owner, text: thinkingText, data: { info: { type: "thinking", signature: Recorded.anthropicThinking.signature } } },
+      { _tag: "Reasoning", provider: owner, text: "", data: { info: { type: "redacted_thinking", redactedData: Recorded.anthropicRedacted.data } } }
     ],
     sentBack: (body) => body.messages[1].content.slice(0, 2),
     expected: [Recorded.anthropicThinking, Recorded.anthropicRedacted]

@@ -21,7 +21,7 @@ describe("usage with reasoning tokens outside the output count", () => {
     it.live(`${name}: the output is total − input, the total the server's (generate and stream)`, () =>
       Effect.gen(function*() {
         const server = yield* loopback((_req, res, index) => (index === 0 ? json(res, body) : sse(res, events, { named: format.named })))
-        const model = format.model(server.url, { retry: { schedule: Schedule.stop } })
+        const model = format.model(server.url, { retry: { schedule: Schedule.recurs(0) } })
         const generated = yield* generate().pipe(Effect.provide(model))
         const done = (yield* collect().pipe(Effect.provide(model))).at(-1)
         expect([generated.text, generated.usage]).toEqual(["It is sunny in Oslo.", usage])

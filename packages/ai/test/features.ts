@@ -16,9 +16,9 @@ export const warningsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     const warnings: Array<string> = []
     const capture = Logger.make(({ logLevel, message }) => {
-      if (LogLevel.greaterThanEqual(logLevel, LogLevel.Warning)) warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      if (LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn")) warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
     })
-    return Effect.map(Effect.provide(effect, Logger.replace(Logger.defaultLogger, capture)), (value) => ({ value, warnings }))
+    return Effect.map(Effect.provide(effect, Logger.layer([capture])), (value) => ({ value, warnings }))
   })
 
 /** A request body without the conversation, the model name and the tools: what settings, tool choice and output became. */
@@ -47,9 +47,9 @@ export const settingsSent = (format: WireFormat) =>
     return { bodies: server.requests.map((r) => settingsOf(r.body)), warnings }
   }).pipe(Effect.scoped)
 
-/** A schema OpenAI's strict mode refuses: an optional property. */
+/** A schema OpenAI's strict mode refuses: a property that may be left out but cannot be null. */
 export const looseOutput: ChatModel.OutputFormat = Agent.make({
-  output: Schema.Struct({ city: Schema.String, note: Schema.optional(Schema.String) })
+  output: Schema.Struct({ city: Schema.String, note: Schema.optionalKey(Schema.String) })
 }).output!.format
 
 /**

@@ -1,5 +1,5 @@
 import { Agent, ChatModel, Message, Tool } from "@agentfx/core"
-import { Chunk, Effect, Layer, Schedule, Schema, Stream } from "effect"
+import { Effect, Layer, Schedule, Schema, Stream } from "effect"
 import type { ModelRetry } from "../src/index.js"
 
 /** A weather tool with an optional parameter, so the schema sent shows `required` faithfully. */
@@ -10,20 +10,26 @@ export const weatherTool = Tool.make("get_weather", {
   handler: ({ city }) => Effect.succeed(`Sunny in ${city}`)
 })
 
-/** The JSON Schema every provider must receive for `get_weather` (no `$schema` key). */
+/**
+ * The JSON Schema every provider must receive for `get_weather` (no `$schema` key): Effect 4
+ * writes the optional `unit` as taking null too (its JSON codec reads null as left out).
+ */
 export const weatherSchema = {
   type: "object",
   required: ["city"],
-  properties: { city: { type: "string" }, unit: { type: "string", enum: ["C", "F"] } },
+  properties: { city: { type: "string" }, unit: { anyOf: [{ type: "string", enum: ["C", "F"] }, { type: "null" }] } },
   additionalProperties: false
 }
+
+/** `weatherSchema` as OpenAI's strict mode takes it: `unit` required, null standing for "not given". */
+export const strictWeatherSchema = { ...weatherSchema, required: ["city", "unit"] }
 
 export const weatherAgent: Effect.Effect<Agent.Agent<{}>> = Effect.succeed(
   Agent.make({ tools: [weatherTool], system: "You are a weather bot." })
 )
 
-/** A structured final answer. */
-export const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Number })
+/** A structured final answer (`Schema.Finite`: Effect 4 writes `Schema.Number` as a number or the strings of NaN and the infinities). */
+export const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Finite })
 
 /** The weather agent, answering a `Weather`. */
 export const structuredAgent = Agent.make({ tools: [weatherTool], system: "You are a weather bot.", output: Weather })
@@ -56,7 +62,7 @@ export const generate = (req: ChatModel.ChatRequest = request()) => Effect.flatM
 
 /** One `stream` call on the ChatModel in context, collected. */
 export const collect = (req: ChatModel.ChatRequest = request()) =>
-  Effect.flatMap(ChatModel.ChatModel, (m) => Effect.map(Stream.runCollect(m.stream(req)), Chunk.toArray))
+  Effect.flatMap(ChatModel.ChatModel, (m) => Stream.runCollect(m.stream(req)))
 
 /** The adapter with its `generate` running its `stream`: drives the loop over the streaming wire format. */
 export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
@@ -68,7 +74,7 @@ export const streaming = (layer: Layer.Layer<ChatModel.ChatModel>) =>
   )
 
 /** Retries without waiting (Retry-After still applies). */
-export const fastRetry: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3))) }
+export const fastRetry: ModelRetry.Options = { schedule: Schedule.spaced("1 millis").pipe(Schedule.upTo({ times: 3 })) }
 
 /**
  * What a model streams for the answer tool of `weatherOutput`: the text as it came, the answer

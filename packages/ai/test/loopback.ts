@@ -3,6 +3,7 @@
  * the provider's real wire format, written by hand in each test.
  */
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -61,6 +62,16 @@ export const loopback = (handler: Handler) =>
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
+  )
+
+/**
+ * Whether a fiber sleeps on the `TestClock` until `at` (milliseconds of the clock's time): a
+ * timeout is armed. Effect 4's `TestClock` has no public list of its sleeps (Effect 3's
+ * `TestClock.sleeps()`): this reads the one its implementation keeps.
+ */
+export const sleepsUntil = (at: number) =>
+  TestClock.testClockWith((clock) =>
+    Effect.sync(() => (clock as unknown as { readonly sleeps: ReadonlyArray<{ readonly timestamp: number }> }).sleeps.some((sleep) => sleep.timestamp === at))
   )
 
 /** Waits `millis` of real time, also under the `TestClock`. */

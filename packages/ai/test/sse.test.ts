@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import * as Sse from "../src/internal/sse.js"
 
 /** The events of `text` sent as these byte chunks, decoded as the transport decodes them. */
 const eventsOf = (chunks: ReadonlyArray<Uint8Array>, limit = Number.POSITIVE_INFINITY) =>
-  Effect.map(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(Stream.fromIterable(chunks)))), Chunk.toArray)
+  Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(Stream.fromIterable(chunks))))
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 
@@ -50,9 +50,9 @@ describe("Sse.events", () => {
     Effect.gen(function*() {
       const endless = Stream.concat(
         Stream.make(bytes("data: {\"a\":1}\n\n"), bytes("data: ")),
-        Stream.repeatValue(bytes("x".repeat(1000)))
+        Stream.forever(Stream.make(bytes("x".repeat(1000))))
       )
-      const lines = Stream.concat(Stream.make(bytes("data: 1\n\n")), Stream.repeatValue(bytes("data: x\n")))
+      const lines = Stream.concat(Stream.make(bytes("data: 1\n\n")), Stream.forever(Stream.make(bytes("data: x\n"))))
       const collect = (chunks: Stream.Stream<Uint8Array>, limit = 10_000) =>
         Effect.result(Stream.runCollect(Sse.events({ limit, tooLarge: () => "too large" })(Stream.decodeText(chunks))))
       expect(yield* collect(endless)).toEqual(Result.fail("too large"))

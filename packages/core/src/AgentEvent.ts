@@ -520,7 +520,7 @@ export const sinks: Effect.Effect<ReadonlyArray<Sink>> = Effect.map(Effect.conte
  * import { Effect } from "effect"
  * import { Agent, AgentEvent } from "@agentfx/core"
  *
- * declare const agent: Agent.Agent<any, any, any, any>
+ * declare const agent: Agent.Agent
  * const events: Array<AgentEvent.AgentEvent> = []
  * const program = Agent.run(agent, { input: "hi" }).pipe(AgentEvent.withSink((event) => void events.push(event)))
  * ```
@@ -607,7 +607,8 @@ export const layer = (
           Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("An agent event observer failed", cause)
         ),
         Effect.forever,
-        Effect.forkScoped
+        // waiting for events once the Layer is built, not from the first time its builder yields
+        Effect.forkScoped({ startImmediately: true })
       )
       yield* Effect.addFinalizer(() => Queue.shutdown(queue))
       const sink: Sink = (event) => {

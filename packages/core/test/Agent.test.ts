@@ -1,5 +1,6 @@
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import {
   Agent,
   type Checkpoint,
@@ -23,7 +24,7 @@ describe("Agent", () => {
   describe("make", () => {
     it.effect("refuses bad options, naming every problem", () =>
       Effect.gen(function*() {
-        const error = yield* Effect.flip(Agent.validate({
+        const error = yield* Effect.flip(Effect.fromResult(Agent.validate({
           name: "has spaces",
           tools: [weatherTool(new Executions()), weatherTool(new Executions()), "not a tool" as unknown as Tool.Any],
           maxIterations: 0,
@@ -31,7 +32,7 @@ describe("Agent", () => {
           onConversationBusy: "sometimes" as "wait",
           slots: { "1bad": Slot.sum(), notes: { kind: "last" } as unknown as Slot.Any },
           checkpointSecret: Redacted.make("x".repeat(31))
-        }))
+        })))
         expect(error.problems).toEqual([
           `name "has spaces" must match ^[\\w.:-]{1,128}$`,
           "tools #3 are not tools (use Tool.make or Agent.toTool)",
@@ -107,7 +108,7 @@ describe("Agent", () => {
         expect(exit._tag === "Completed" && exit.text).toBe("retried")
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
         expect(lastToolResults(requests[1]!.messages)).toEqual([
-          `c1: error semantic error: Invalid arguments for tool "get_weather": city: is missing`
+          `c1: error semantic error: Invalid arguments for tool "get_weather": city: Missing key`
         ])
         expect(executions.counts).toEqual({ get_weather: 1 })
       }).pipe(Effect.provide(ScriptedChatModel.layer([
@@ -268,7 +269,7 @@ describe("Agent", () => {
         const { requests } = yield* ScriptedChatModel.ScriptedChatModel
         expect(lastToolResults(requests[1]!.messages)).toEqual([
           "w1: Sunny in Oslo",
-          `m1: error semantic error: Invalid arguments for tool "send_email": body: is missing`,
+          `m1: error semantic error: Invalid arguments for tool "send_email": body: Missing key`,
           "x1: error semantic error: Unknown tool \"launch_rockets\". Available tools: get_weather, send_email"
         ])
         expect(executions.counts).toEqual({ get_weather: 1 })
@@ -521,9 +522,9 @@ describe("Agent", () => {
           const warnings: Array<string> = []
           const agent = Agent.make({ tools: [noteTool], slots })
           const fiber = yield* Agent.run(agent, { input: "note", state: { total: 100 } }).pipe(
-            Effect.provide(Layer.mergeAll(script, manager, Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
-              if (logLevel._tag === "Warning") warnings.push(String(message))
-            })))),
+            Effect.provide(Layer.mergeAll(script, manager, Logger.layer([Logger.make(({ logLevel, message }) => {
+              if (logLevel === "Warn") warnings.push(String(message))
+            })]))),
             Effect.forkChild
           )
           yield* TestClock.adjust("1 minute")
@@ -551,7 +552,7 @@ describe("Agent", () => {
           handler: () => Effect.succeed(Tool.output("ok", { writes: { secret: 1 } }))
         })
         const agent = Agent.make({ tools: [rogue], slots: { total: Slot.sum() } })
-        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.layer([])))
         expect(exit._tag === "Completed" && exit.state).toEqual({ total: 0 })
         expect(exit._tag === "Completed" && exit.toolCalls[0]!._tag === "Failed" && exit.toolCalls[0]!.error.message).toBe(
           `Tool "rogue" wrote to undeclared state slot(s) "secret"; declared: total`
@@ -570,7 +571,7 @@ describe("Agent", () => {
           handler: ({ slot }) => Effect.succeed(Tool.output("ok", { writes: { [slot]: 1 } }))
         })
         const agent = Agent.make({ tools: [rogue], slots: { total: Slot.sum() } })
-        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+        const exit = yield* Agent.run(agent, { input: "go" }).pipe(Effect.provide(Logger.layer([])))
         expect(exit._tag === "Completed" && exit.toolCalls.map((o) => o._tag === "Failed" && o.error.message)).toEqual([
           `Tool "rogue" wrote to undeclared state slot(s) "constructor"; declared: total`,
           `Tool "rogue" wrote to undeclared state slot(s) "__proto__"; declared: total`

@@ -82,9 +82,9 @@ describe("Checkpoint", () => {
         `malformed: not an agentfx checkpoint (expected format "agentfx/checkpoint")`
       )
       const noSecret = Agent.make({ name: "mailer", tools, slots: { sent: Slot.sum() } })
-      expect(yield* refusal(noSecret, { ...checkpoint, iteration: "one" })).toBe("malformed: iteration: Expected number, actual \"one\"")
+      expect(yield* refusal(noSecret, { ...checkpoint, iteration: "one" })).toBe("malformed: iteration: Expected number, got \"one\"")
       expect(yield* refusal(noSecret, { ...checkpoint, state: { sent: "two" } })).toBe(
-        `state: slot "sent": Expected number, actual "two"`
+        `state: slot "sent": Expected number, got "two"`
       )
       expect(executions.counts).toEqual({})
 

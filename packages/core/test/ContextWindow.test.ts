@@ -358,7 +358,7 @@ describe("ContextWindow policies and runs", () => {
   it("Agent.make refuses a policy that cannot hold, naming every problem", () => {
     const problems = (context: unknown, more: Partial<Agent.Options<[], {}, never, never>> = {}) => {
       const checked = Agent.validate({ ...more, context: context as ContextWindow.Policy })
-      return Result.isFailure(checked) ? checked.left.problems : []
+      return Result.isFailure(checked) ? checked.failure.problems : []
     }
     expect(problems(ContextWindow.summarize({ maxTokens: 50, keepLast: -1, instructions: " " }), { system: "x".repeat(400) })).toEqual([
       "context.maxTokens 50 leaves no room for messages: the system prompt and tool definitions alone are about 100 tokens",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, SchemaGetter } from "effect"
 import {
   Agent,
   ChatMemory,
@@ -42,7 +42,7 @@ const pauseInFirstRuntime = (executions: Executions) =>
     const exit = yield* Agent.run(agent, { input: "mail my boss, clean up, and check the weather", conversationId: "conv-1" })
     if (exit._tag !== "Paused") throw new Error(`expected a pause, got ${exit._tag}`)
     return { exit, stored: JSON.stringify(exit.checkpoint) }
-  }).pipe(Effect.provide(Layer.merge(ScriptedChatModel.layer([firstBatch]), ChatMemory.layerMemory)))
+  }).pipe(Effect.provide(Layer.fresh(Layer.merge(ScriptedChatModel.layer([firstBatch]), ChatMemory.layerMemory))))
 
 describe("Decision (Agent.resume)", () => {
   it.effect("end to end: 2 sensitive + 1 plain call pause before anything runs; resumed from JSON in fresh runtimes", () =>
@@ -124,8 +124,8 @@ describe("Decision (Agent.resume)", () => {
       expect(incomplete._tag === "IncompleteDecisions" && incomplete.callIds).toEqual(["d1"])
       const badArgs = yield* resume(Decision.byCall({ m1: Decision.approve({ args: { to: 42 } }), d1: Decision.approve({ args: {} }) }))
       expect(badArgs._tag === "InvalidEditedArguments" && badArgs.problems).toEqual([
-        { callId: "m1", toolName: "send_email", message: `Invalid arguments for tool "send_email": to: Expected string, actual 42; body: is missing` },
-        { callId: "d1", toolName: "delete_file", message: `Invalid arguments for tool "delete_file": path: is missing` }
+        { callId: "m1", toolName: "send_email", message: `Invalid arguments for tool "send_email": to: Expected string, got 42; body: Missing key` },
+        { callId: "d1", toolName: "delete_file", message: `Invalid arguments for tool "delete_file": path: Missing key` }
       ])
       // from JavaScript a decision can hold what JSON cannot: refused, not run with one value and shown with another
       const notJson = yield* resume(Decision.byCall({
@@ -169,9 +169,10 @@ describe("Decision (Agent.resume)", () => {
       const post = Tool.make("post", {
         description: "Posts a message",
         // checked off the fiber's thread of control, as McpToolkit checks a server's schema
-        parameters: Schema.Struct({ text: Schema.String }).pipe(
-          Schema.filterEffect(({ text }) => Effect.promise(() => Promise.resolve(text.length > 0 || "text must not be empty")))
-        ),
+        parameters: Schema.Struct({ text: Schema.String }).pipe(Schema.decode({
+          decode: SchemaGetter.checkEffect(({ text }) => Effect.promise(() => Promise.resolve(text.length > 0 || "text must not be empty"))),
+          encode: SchemaGetter.passthrough()
+        })),
         success: Schema.String,
         needsApproval: true,
         handler: (args) => Effect.sync(() => executions.record("post", args)).pipe(Effect.as(`posted ${args.text}`))
@@ -284,14 +285,14 @@ describe("Decision schema", () => {
       expect(Object.keys((encoded as { decisions: object }).decisions)).toEqual(["call_1", "__proto__", "constructor"])
     }))
 
-  it.effect("a malformed body is a typed ParseError naming what is wrong", () =>
+  it.effect("a malformed body is a typed SchemaError naming what is wrong", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(decode({ _tag: "ByCall", decisions: { c1: { _tag: "Approve" }, c2: { _tag: "Maybe" } } }))
-      expect(error._tag).toBe("ParseError")
+      expect(error._tag).toBe("SchemaError")
       expect(error.message).toContain(`["c2"]`)
       expect(error.message).toContain(`"Maybe"`)
-      expect((yield* Effect.flip(decode({ _tag: "ApproveSome" })))._tag).toBe("ParseError")
-      expect((yield* Effect.flip(decode({ _tag: "ByCall", decisions: [] })))._tag).toBe("ParseError")
+      expect((yield* Effect.flip(decode({ _tag: "ApproveSome" })))._tag).toBe("SchemaError")
+      expect((yield* Effect.flip(decode({ _tag: "ByCall", decisions: [] })))._tag).toBe("SchemaError")
     }))
 
   it("constructors build what the schema decodes; match covers every tag", () => {

@@ -14,13 +14,13 @@ const cases: ReadonlyArray<{ readonly label: string; readonly decision: unknown;
   {
     label: "ByCall with a plain object of decisions",
     decision: { _tag: "ByCall", decisions: { call_1: { _tag: "Approve" } } },
-    problem: `decisions: Expected ReadonlyMap<string, CallDecision>, actual {"call_1":{"_tag":"Approve"}}`
+    problem: `decisions: Expected ReadonlyMap, got {"call_1":{"_tag":"Approve"}}`
   },
-  { label: "null", decision: null, problem: "Expected Decision, actual null" },
+  { label: "null", decision: null, problem: "Expected Decision, got null" },
   {
     label: "ByCall with a Map holding an unknown call decision",
     decision: { _tag: "ByCall", decisions: new Map([["call_1", { _tag: "Yes" }]]) },
-    problem: `decisions.0.1._tag: Expected "Approve" | "Reject" | "Reply", actual "Yes"`
+    problem: `decisions.entries.0.1: Expected CallDecision, got {"_tag":"Yes"}`
   }
 ]
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Schema, TestClock } from "effect"
+import { Effect, Fiber, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, ChatMemory, ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager, Toolkit } from "../src/index.js"
 import { emailTool, Executions, trackedMemory, weatherTool } from "./agentFixtures.js"
 
@@ -118,10 +119,10 @@ describe("Agent.toTool options", () => {
           })
           const fiber = yield* Effect.forkChild(Agent.run(parent, { input: "go" }))
           yield* TestClock.adjust("1 second")
-          const early = fiber.unsafePoll()
+          const early = fiber.pollUnsafe()
           yield* TestClock.adjust("2 seconds")
           yield* Fiber.join(fiber)
-          return early === null ? "still running after 1s" : "done after 1s"
+          return early === undefined ? "still running after 1s" : "done after 1s"
         })
       expect(yield* withManager(ToolCallingManager.unbounded())).toBe("done after 1s")
       expect(yield* withManager()).toBe("still running after 1s")

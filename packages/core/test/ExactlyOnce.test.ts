@@ -4,7 +4,8 @@
  * checkpoint cannot name another conversation, one turn at a time per conversation.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Scope, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, ChatMemory, ChatModel, Decision, Gate, type Message, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { diskTool, Executions } from "./agentFixtures.js"
 
@@ -156,7 +157,7 @@ describe("exactly once", () => {
         Effect.result(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processA))),
         Effect.result(Agent.resume(agent, copyOf(paused.checkpoint), Decision.approveAll()).pipe(Effect.provide(processB)))
       ], { concurrency: "unbounded" })
-      expect(results.map((r) => r._tag === "Right" ? r.right._tag : r.left._tag).sort()).toEqual(["Completed", "RunAlreadyResumed"])
+      expect(results.map((r) => r._tag === "Success" ? r.success._tag : r.failure._tag).sort()).toEqual(["Completed", "RunAlreadyResumed"])
       expect(executed.filter((id) => id === "t1")).toHaveLength(1)
     }).pipe(Effect.provide(model)))
 
@@ -406,7 +407,7 @@ describe("one conversation, one record", () => {
       expect(busy._tag === "ConversationBusy" && busy.conversationId).toBe("c-held")
       const queued = yield* Effect.forkChild(Agent.resume(waiting.agent, pausedWaiting.runId, Decision.approveAll()))
       yield* TestClock.adjust("1 minute")
-      expect(queued.unsafePoll()).toBeNull()
+      expect(queued.pollUnsafe()).toBeUndefined()
       expect(waiting.executed).toEqual([])
       yield* Scope.close(holder, Exit.void)
       const done = yield* Fiber.join(queued)

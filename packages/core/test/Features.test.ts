@@ -58,7 +58,7 @@ describe("structured output", () => {
         { _tag: "User", text: "Your answer does not match the required output: it is not JSON. Answer again with only the JSON." },
         {
           _tag: "User",
-          text: "Your answer does not match the required output: celsius: Expected number, actual \"cold\". Answer again with only the JSON."
+          text: "Your answer does not match the required output: celsius: Expected number, got \"cold\". Answer again with only the JSON."
         }
       ])
     }).pipe(Effect.provide(ScriptedChatModel.layer([
@@ -90,7 +90,7 @@ describe("structured output", () => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(Agent.run(Agent.make({ output: Weather, outputRetries: 1 }), { input: "Oslo?" }))
       assert(error._tag === "InvalidOutput")
-      const quoted = `celsius: Expected number, actual "${"x".repeat(20_000_000)}"`
+      const quoted = `celsius: Expected number, got "${"x".repeat(20_000_000)}"`
       const cut = `${quoted.slice(0, 2_000)}… (${quoted.length - 2_000} more characters)`
       const fedBack = `Your answer does not match the required output: ${cut}. Answer again with only the JSON.`
       const { requests } = yield* ScriptedChatModel.ScriptedChatModel
@@ -166,7 +166,7 @@ describe("structured output", () => {
     })
     const refused = Agent.validate({ tools: [finalAnswer], output: Weather })
     assert(Result.isFailure(refused))
-    expect(refused.left.problems).toEqual([
+    expect(refused.failure.problems).toEqual([
       `tool name "final_answer" is reserved for the final answer of an agent with an output schema (adapters may send it as a tool)`
     ])
   })
@@ -174,35 +174,32 @@ describe("structured output", () => {
   it("an output schema that is not an object, or negative retries, are refused when the agent is made", () => {
     const refused = Agent.validate({ output: Schema.String, outputRetries: -1 })
     assert(Result.isFailure(refused))
-    expect(refused.left.problems).toEqual([
+    expect(refused.failure.problems).toEqual([
       "outputRetries -1 is not a non-negative integer",
       "output must describe a JSON object (use Schema.Struct)"
     ])
   })
 
-  it("an output schema without a JSON Schema is InvalidAgent naming the problem: Left from validate, thrown by make", () => {
-    const output = Schema.Struct({ n: Schema.BigInt })
-    const refused = Agent.validate({ output })
-    assert(Result.isFailure(refused))
-    expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
-    const problems = [
-      `output has no JSON Schema: Missing annotation\nat path: ["n"]\ndetails: Generating a JSON Schema for this schema requires a "jsonSchema" annotation\nschema (BigIntKeyword): bigint`
-    ]
-    expect(refused.left.problems).toEqual(problems)
-    let thrown: unknown
-    try {
-      Agent.make({ output })
-    } catch (error) {
-      thrown = error
-    }
-    expect(thrown).toBeInstanceOf(AgentError.InvalidAgent)
-    expect((thrown as AgentError.InvalidAgent).problems).toEqual(problems)
-  })
+  it.effect("an output schema's JSON form is what the model is asked for: a bigint is a string of digits, decoded to a bigint", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ output: Schema.Struct({ n: Schema.BigInt }) })
+      const exit = yield* Agent.run(agent, { input: "a big number?" })
+      assert(exit._tag === "Completed")
+      expect(exit.value).toEqual({ n: 12345678901234567890n })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests[0]!.output?.schema).toEqual({
+        type: "object",
+        properties: { n: { type: "string", pattern: "^-?\\d+$" } },
+        required: ["n"],
+        additionalProperties: false
+      })
+    }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text(`{"n":"12345678901234567890"}`)]))))
+
 })
 
 /** The run's failure; a run that ends otherwise fails the test naming how it ended. */
 const failureOf = <A extends { readonly _tag: string }, E, R>(run: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.result(run), (ended) => Result.isFailure(ended) ? Effect.succeed(ended.left) : Effect.die(new Error(`expected a failure, the run ended ${ended.right._tag}`)))
+  Effect.flatMap(Effect.result(run), (ended) => Result.isFailure(ended) ? Effect.succeed(ended.failure) : Effect.die(new Error(`expected a failure, the run ended ${ended.success._tag}`)))
 
 describe("budgets", () => {
   /** Calls `lookup` for ever, 10 input and 2 output tokens per model call. */
@@ -450,7 +447,7 @@ describe("budgets", () => {
       expect([exit.text, handled.n]).toEqual(["done", 1])
       expect(exit.toolCalls.map((o) => o._tag === "Failed" ? o.error.message : `${o.callId} ${o._tag}`)).toEqual([
         `Unknown tool "nosuch". Available tools: lookup`,
-        `Invalid arguments for tool "lookup": city: Expected string, actual 5`,
+        `Invalid arguments for tool "lookup": city: Expected string, got 5`,
         "ok Succeeded"
       ])
     }).pipe(Effect.provide(ScriptedChatModel.layer([
@@ -499,8 +496,8 @@ describe("budgets", () => {
     const budget = { tokens: 0, toolCalls: 1.5, calls: 3 }
     const refused = Agent.validate({ budget })
     assert(Result.isFailure(refused))
-    expect(refused.left).toBeInstanceOf(AgentError.InvalidAgent)
-    expect(refused.left.problems).toEqual([
+    expect(refused.failure).toBeInstanceOf(AgentError.InvalidAgent)
+    expect(refused.failure.problems).toEqual([
       "budget.tokens 0 is not a positive integer",
       "budget.toolCalls 1.5 is not a positive integer",
       "budget.calls is not a limit (tokens, inputTokens, outputTokens, modelCalls, toolCalls)"
@@ -616,7 +613,7 @@ describe("model settings and tool choice", () => {
       toolChoice: { tool: "missing" }
     })
     assert(Result.isFailure(refused))
-    expect(refused.left.problems).toEqual([
+    expect(refused.failure.problems).toEqual([
       `toolChoice {"tool":"missing"} must be "auto", "none", "required" or { tool } naming one of the agent's tools`,
       "settings.temperature 3 is not between 0 and 2",
       "settings.topP 0 is not in (0, 1]",

@@ -110,7 +110,7 @@ describe("limits", () => {
   it("limits are checked when the agent is made", () => {
     const refused = Agent.validate({ limits: { depth: 5000, argumentBytes: 0, batchWidth: 1.5 } })
     assert(Result.isFailure(refused))
-    expect(refused.left.problems).toEqual([
+    expect(refused.failure.problems).toEqual([
       "limits.depth 5000 is not an integer from 1 to 1000",
       "limits.argumentBytes 0 is not a positive integer",
       "limits.batchWidth 1.5 is not a positive integer"
@@ -178,7 +178,7 @@ describe("hostile decisions", () => {
       const deepText = body("__deep__").replaceAll(`"__deep__"`, "[".repeat(100_000) + "]".repeat(100_000))
       const decoded = Schema.decodeUnknownResult(Schema.fromJsonString(Decision.Decision))(deepText)
       assert(Result.isSuccess(decoded))
-      const refused = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, decoded.right))
+      const refused = yield* Effect.flip(Agent.resume(agent, paused.checkpoint, decoded.success))
       expect(refused._tag === "InvalidEditedArguments" && refused.problems).toEqual([
         { callId: "a", toolName: "store", message: "the edited arguments nest deeper than 64 levels (the agent's limit)" },
         { callId: "b", toolName: "store", message: "the reply's values nest deeper than 64 levels (the agent's limit)" }
@@ -190,7 +190,7 @@ describe("hostile decisions", () => {
   it("JsonValue names what JSON cannot carry, with its path", () => {
     const refused = Schema.decodeUnknownResult(Json.JsonValue)({ a: [1, { b: NaN }], c: new Date(0) })
     assert(Result.isFailure(refused))
-    expect(refused.left.message).toContain("a.1.b: expected a JSON value, got NaN")
+    expect(refused.failure.message).toBe(`expected a JSON value, got NaN\n  at ["a"][1]["b"]`)
     expect(Schema.is(Json.JsonValue)({ c: new Date(0) })).toBe(false)
     expect(Schema.is(Json.JsonValue)({ a: [1, null, "x", { b: true }] })).toBe(true)
   })

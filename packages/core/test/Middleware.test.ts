@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, ChatMemory, Decision, Middleware, ScriptedChatModel, Tool } from "../src/index.js"
 
 const recorder = (log: Array<string>, label: string) =>
@@ -7,22 +8,22 @@ const recorder = (log: Array<string>, label: string) =>
     turn: (input, next) =>
       Effect.sync(() => log.push(`${label}>turn:${input.kind}`)).pipe(
         Effect.andThen(next(input)),
-        Effect.tap((exit) => log.push(`${label}<turn:${exit._tag}`))
+        Effect.tap((exit) => Effect.sync(() => log.push(`${label}<turn:${exit._tag}`)))
       ),
     iteration: (input, next) =>
       Effect.sync(() => log.push(`${label}>iteration:${input.iteration}`)).pipe(
         Effect.andThen(next(input)),
-        Effect.tap((exit) => log.push(`${label}<iteration:${Option.match(exit, { onNone: () => "continue", onSome: (e) => e._tag })}`))
+        Effect.tap((exit) => Effect.sync(() => log.push(`${label}<iteration:${Option.match(exit, { onNone: () => "continue", onSome: (e) => e._tag })}`)))
       ),
     model: (input, next) =>
       Effect.sync(() => log.push(`${label}>model:${input.request.messages.length}`)).pipe(
         Effect.andThen(next(input)),
-        Effect.tap((response) => log.push(`${label}<model:${response.toolCalls.length}`))
+        Effect.tap((response) => Effect.sync(() => log.push(`${label}<model:${response.toolCalls.length}`)))
       ),
     tool: (input, next) =>
       Effect.sync(() => log.push(`${label}>tool:${input.call.id}`)).pipe(
         Effect.andThen(next(input)),
-        Effect.tap((result) => log.push(`${label}<tool:${result._tag}`))
+        Effect.tap((result) => Effect.sync(() => log.push(`${label}<tool:${result._tag}`)))
       )
   })
 
@@ -109,7 +110,7 @@ describe("Middleware", () => {
           tool: (input, next) =>
             Effect.sleep("5 seconds").pipe(
               Effect.andThen(next(input)),
-              Effect.tap((result) => seen.push(result._tag === "Failed" ? result.error.message : String(result._tag)))
+              Effect.tap((result) => Effect.sync(() => seen.push(result._tag === "Failed" ? result.error.message : String(result._tag))))
             )
         }]
       })

@@ -3,7 +3,7 @@
  * reasoning — in requests, history, memory, events and checkpoints, held to `limits.fileBytes`.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, HashSet, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { Message } from "../src/index.js"
 import { Agent, AgentEvent, ChatMemory, Decision, Part, ScriptedChatModel, Tool } from "../src/index.js"
 
@@ -87,7 +87,7 @@ describe("Part", () => {
 
   it.effect("limits.fileBytes must be a positive integer", () =>
     Effect.gen(function*() {
-      const invalid = yield* Effect.flip(Agent.validate({ limits: { fileBytes: 0 } }))
+      const invalid = yield* Effect.flip(Effect.fromResult(Agent.validate({ limits: { fileBytes: 0 } })))
       expect(invalid.problems).toEqual(["limits.fileBytes 0 is not a positive integer"])
     }))
 
@@ -176,5 +176,4 @@ describe("Part", () => {
 })
 
 /** Runs `program` with its events pushed to `events`. */
-const listened = (events: Array<AgentEvent.AgentEvent>) => <A, E, R>(program: Effect.Effect<A, E, R>) =>
-  Effect.locallyWith(program, AgentEvent.currentSinks, HashSet.add<AgentEvent.Sink>((event) => void events.push(event)))
+const listened = (events: Array<AgentEvent.AgentEvent>) => AgentEvent.withSink((event) => void events.push(event))

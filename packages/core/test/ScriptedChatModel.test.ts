@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { Effect, Fiber, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatModel, Message, ScriptedChatModel } from "../src/index.js"
 
 const request = (text: string): ChatModel.ChatRequest => ({
@@ -37,7 +38,7 @@ describe("ScriptedChatModel", () => {
       const model = yield* ChatModel.ChatModel
       const fiber = yield* Effect.forkChild(model.generate(request("slow")))
       yield* TestClock.adjust("999 millis")
-      expect(fiber.unsafePoll()).toBeNull()
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 millis")
       expect((yield* Fiber.join(fiber)).text).toBe("#0: slow")
     }).pipe(Effect.provide(ScriptedChatModel.layer((req, index) =>
@@ -62,7 +63,7 @@ describe("ScriptedChatModel streaming", () => {
     Effect.gen(function*() {
       const model = yield* ChatModel.ChatModel
       const parts = yield* Stream.runCollect(model.stream(request("a")))
-      expect(Chunk.toArray(parts)).toEqual([
+      expect(parts).toEqual([
         { _tag: "TextDelta", text: "Hel" },
         { _tag: "TextDelta", text: "lo" },
         { _tag: "Done", response: { text: "Hello", toolCalls: [], finishReason: "stop", usage: ChatModel.emptyUsage } }
@@ -81,7 +82,7 @@ describe("ScriptedChatModel streaming", () => {
       const empty = ChatModel.fromStream(() => Stream.empty)
       expect((yield* Effect.flip(empty.generate(request("x")))).reason).toBe("invalid-response")
       const generated = ChatModel.fromGenerate(() => Effect.succeed(response))
-      expect(Chunk.toArray(yield* Stream.runCollect(generated.stream(request("x"))))).toEqual([
+      expect(yield* Stream.runCollect(generated.stream(request("x")))).toEqual([
         { _tag: "TextDelta", text: "Hi" },
         { _tag: "Done", response }
       ])

@@ -26,7 +26,6 @@ describe("Tool", () => {
 
   it("the parameters' JSON Schema is what a provider is sent; an empty struct is an empty object", () => {
     expect(Tool.parametersJsonSchema(getWeather)).toEqual({
-      $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
       required: ["city"],
       properties: { city: { type: "string" } },
@@ -39,7 +38,6 @@ describe("Tool", () => {
       handler: () => Effect.succeed("pong")
     })
     expect(Tool.parametersJsonSchema(ping)).toEqual({
-      $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
       required: [],
       properties: {},

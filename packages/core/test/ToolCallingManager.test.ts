@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
-import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, SchemaIssue, Queue, Schedule, Schema, TestClock } from "effect"
+import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, Queue, Schedule, Schema, SchemaGetter } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, AgentEvent, ScriptedChatModel, Tool, ToolCallingManager, ToolError, Toolkit } from "../src/index.js"
 import { callsOf, ConcurrencyProbe, sleeper, summary } from "./fixtures.js"
 
@@ -45,7 +46,7 @@ describe("ToolCallingManager", () => {
           Effect.forkChild
         )
         yield* TestClock.adjust("999 millis")
-        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        expect(fiber.pollUnsafe() === undefined).toBe(true)
         yield* TestClock.adjust("1 millis")
         expect(summary(yield* Fiber.join(fiber))).toEqual([`ToolTimeout(transient): Tool "slow" timed out after 1s`])
       }))
@@ -58,7 +59,7 @@ describe("ToolCallingManager", () => {
           Effect.forkChild
         )
         yield* TestClock.adjust("4999 millis")
-        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        expect(fiber.pollUnsafe() === undefined).toBe(true)
         yield* TestClock.adjust("1 millis")
         expect(summary(yield* Fiber.join(fiber))).toEqual([`ToolTimeout(transient): Tool "slow" timed out after 5s`])
       }))
@@ -68,7 +69,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(sleeper("slow", { millis: 3_600_000 }))
         const fiber = yield* ToolCallingManager.executeBatch(toolkit, callsOf("slow", 1)).pipe(Effect.forkChild)
         yield* TestClock.adjust("3599999 millis")
-        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        expect(fiber.pollUnsafe() === undefined).toBe(true)
         yield* TestClock.adjust("1 millis")
         expect(summary(yield* Fiber.join(fiber))).toEqual(["slow:0"])
       }))
@@ -110,7 +111,7 @@ describe("ToolCallingManager", () => {
           retry: { times: 2, schedule: Schedule.exponential("100 millis") },
           handler: () =>
             Effect.clockWith((clock) => clock.currentTimeMillis).pipe(
-              Effect.tap((now) => startedAt.push(now)),
+              Effect.tap((now) => Effect.sync(() => startedAt.push(now))),
               Effect.andThen(Effect.fail(ToolError.transient("HTTP 429")))
             )
         })
@@ -176,10 +177,13 @@ describe("ToolCallingManager", () => {
     /**
      * A handler that yields its fiber 100,000 times (`Effect.yieldNow`, as Effect does by itself
      * every 2,048 operations) and then returns: its deadline must stop it as any other's. Each
-     * start is offered to `starts`. Bounded, so that a manager that ran it to its end before
-     * anything else (a synchronous scheduler flushed until empty) fails here instead of hanging.
+     * start is offered to `starts`; the call then waits for a token on `go` before it works: Effect
+     * 4's `TestClock.adjust` runs what a fired timer sets going until it is idle, so a call that
+     * starts when another's deadline fires (sequential) would do all its work in no virtual time.
+     * Bounded, so that a manager that ran it to its end before anything else (a synchronous
+     * scheduler flushed until empty) fails here instead of hanging.
      */
-    const yielding = (starts: Queue.Queue<void>) =>
+    const yielding = (starts: Queue.Queue<void>, go: Queue.Queue<void>) =>
       Tool.make("yielding", {
         description: "yields its fiber in a loop",
         parameters: Schema.Struct({ label: Schema.String }),
@@ -187,7 +191,10 @@ describe("ToolCallingManager", () => {
         timeout: "100 millis",
         handler: () =>
           Queue.offer(starts, undefined).pipe(
-            Effect.andThen(Effect.loop(0, { while: (i) => i < 100_000, step: (i) => i + 1, body: () => Effect.yieldNow(), discard: true })),
+            Effect.andThen(Queue.take(go)),
+            Effect.andThen(Effect.gen(function*() {
+              for (let i = 0; i < 100_000; i++) yield* Effect.yieldNow
+            })),
             Effect.as("finished")
           )
       })
@@ -196,13 +203,15 @@ describe("ToolCallingManager", () => {
       it.effect(`${mode}: its deadline stops it in a batch of two, as alone`, () =>
         Effect.gen(function*() {
           const starts = yield* Queue.unbounded<void>()
-          const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(yielding(starts)), callsOf("yielding", 2)).pipe(
+          const go = yield* Queue.unbounded<void>()
+          const fiber = yield* ToolCallingManager.executeBatch(Toolkit.make(yielding(starts, go)), callsOf("yielding", 2)).pipe(
             Effect.provide(layer),
             Effect.forkChild
           )
           // unbounded and bounded({ permits: 2 }) start both calls at once; sequential starts the second after the first's deadline
           for (const startsNow of mode === "sequential" ? [1, 1] : [2]) {
             yield* Queue.takeN(starts, startsNow)
+            yield* Queue.offerAll(go, Array.from({ length: startsNow }, () => undefined))
             yield* TestClock.adjust("100 millis")
           }
           expect(summary(yield* Fiber.join(fiber))).toEqual([
@@ -406,8 +415,8 @@ describe("ToolCallingManager", () => {
           const calls = ["1", "2", "3", "4"].map((id) => ({ id, name: "hold", args: {} }))
           const fiber = yield* ToolCallingManager.executeBatch(toolkit, calls).pipe(Effect.provide(layer), Effect.forkChild)
           yield* Deferred.await(allStarted)
-          const exit = yield* Fiber.interrupt(fiber)
-          expect(Exit.isInterrupted(exit)).toBe(true)
+          const exit = yield* Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
+          expect(Exit.hasInterrupts(exit)).toBe(true)
           expect(started).toHaveLength(expected)
           expect([...released].sort()).toEqual([...started].sort())
         }))
@@ -440,7 +449,7 @@ describe("ToolCallingManager", () => {
         const error = yield* Effect.flip(ToolCallingManager.call(flaky(0, []), { n: 41 }))
         expect(error._tag === "ToolError" && [error.reason, error.message]).toEqual([
           "semantic",
-          `Invalid arguments for tool "flaky": n: Expected string, actual 41`
+          `Invalid arguments for tool "flaky": n: Expected string, got 41`
         ])
       }))
 
@@ -448,7 +457,7 @@ describe("ToolCallingManager", () => {
       Effect.gen(function*() {
         const fiber = yield* Effect.forkChild(ToolCallingManager.call(sleeper("slow", { millis: 5000, timeout: "1 second" }), { label: "a" }))
         yield* TestClock.adjust("999 millis")
-        expect(fiber.unsafePoll()).toBeNull()
+        expect(fiber.pollUnsafe()).toBeUndefined()
         yield* TestClock.adjust("1 millis")
         const error = yield* Effect.flip(Fiber.join(fiber))
         expect(error._tag === "ToolTimeout" && error.message).toBe(`Tool "slow" timed out after 1s`)
@@ -491,11 +500,11 @@ describe("ToolCallingManager", () => {
         })
         const invalid = yield* Effect.flip(ToolCallingManager.call(liar, {}))
         expect(invalid._tag === "ToolError" && invalid.reason).toBe("semantic")
-        expect(invalid.message).toBe(`Tool "liar" returned an invalid result: Expected string, actual 42`)
+        expect(invalid.message).toBe(`Tool "liar" returned an invalid result: Expected string, got 42`)
         const died = yield* Effect.flip(ToolCallingManager.call(crash, {}))
         expect(died._tag === "ToolError" && died.reason).toBe("semantic")
         expect(died.message).toContain(`Tool "crash" failed unexpectedly`)
-      }).pipe(Effect.provide(Logger.remove(Logger.defaultLogger))))
+      }).pipe(Effect.provide(Logger.layer([]))))
 
     it.effect("each attempt holds a permit of the bounded manager", () =>
       Effect.gen(function*() {
@@ -561,9 +570,9 @@ describe("ToolCallingManager", () => {
               yield* Deferred.await(allStarted)
               const wall = performance.now()
               const cpu = process.cpuUsage()
-              const exit = yield* Fiber.interrupt(fiber)
+              const exit = yield* Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
               const used = process.cpuUsage(cpu)
-              expect(Exit.isInterrupted(exit)).toBe(true)
+              expect(Exit.hasInterrupts(exit)).toBe(true)
               expect(released).toHaveLength(running)
               expect(yield* manager.freePermits).toBe(mode === "bounded" ? 40 : Infinity)
               return { cpuMillis: (used.user + used.system) / 1000, wallMillis: performance.now() - wall }
@@ -591,7 +600,7 @@ describe("ToolCallingManager", () => {
           { id: "1", name: "weather", args: { city: 42 } }
         ])
         expect(summary(results)).toEqual([
-          `ToolError(semantic): Invalid arguments for tool "weather": city: Expected string, actual 42; days: is missing`
+          `ToolError(semantic): Invalid arguments for tool "weather": city: Expected string, got 42; days: Missing key`
         ])
         expect(ran).toBe(false)
       }))
@@ -614,9 +623,9 @@ describe("ToolCallingManager", () => {
           { id: "1", name: "boom", args: {} },
           { id: "2", name: "boom_open", args: {} }
         ]).pipe(
-          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ cause, message }) => {
-            logs.push(`${String(message)} | ${cause._tag} | ${String(Cause.squash(cause))}`)
-          })))
+          Effect.provide(Logger.layer([Logger.make(({ cause, message }) => {
+            logs.push(`${String(message)} | ${cause.reasons.map((reason) => reason._tag).join(", ")} | ${String(Cause.squash(cause))}`)
+          })]))
         )
         expect(results.map((r) => r._tag === "Failed" && [r.error.reason, r.error.message])).toEqual([
           ["semantic", `Tool "boom" failed unexpectedly`],
@@ -639,7 +648,7 @@ describe("ToolCallingManager", () => {
         const toolkit = Toolkit.make(liar)
         const results = yield* ToolCallingManager.executeBatch(toolkit, [{ id: "1", name: "liar", args: {} }])
         expect(summary(results)).toEqual([
-          `ToolError(semantic): Tool "liar" returned an invalid result: Expected number, actual "not a number"`
+          `ToolError(semantic): Tool "liar" returned an invalid result: Expected number, got "not a number"`
         ])
       }))
 
@@ -652,10 +661,10 @@ describe("ToolCallingManager", () => {
 
     it.effect("parameters whose schema decodes asynchronously are decoded before the handler runs", () =>
       Effect.gen(function*() {
-        const upper = Schema.transformOrFail(Schema.String, Schema.String, {
-          decode: (s) => Effect.promise(() => Promise.resolve(s.toUpperCase())),
-          encode: ParseResult.succeed
-        })
+        const upper = Schema.String.pipe(Schema.decodeTo(Schema.String, {
+          decode: SchemaGetter.transformEffect((s: string) => Effect.promise(() => Promise.resolve(s.toUpperCase()))),
+          encode: SchemaGetter.passthrough()
+        }))
         const shout = Tool.make("shout", {
           description: "echoes its text, decoded upper-case",
           parameters: Schema.Struct({ text: upper }),
@@ -702,7 +711,7 @@ describe("ToolCallingManager", () => {
             "after"
           ])
           const called = yield* Effect.result(ToolCallingManager.call(quitter, {}).pipe(Effect.provide(layer)))
-          expect(called._tag === "Left" && called.left._tag === "ToolError" ? called.left.message : called).toBe(
+          expect(called._tag === "Failure" && called.failure._tag === "ToolError" ? called.failure.message : called).toBe(
             `Tool "quitter" failed unexpectedly`
           )
         }))
@@ -728,8 +737,8 @@ describe("ToolCallingManager", () => {
           { id: "2", name: "hold", args: { label: "b" } }
         ]).pipe(Effect.provide(ToolCallingManager.unbounded()), Effect.forkChild)
         yield* Deferred.await(allStarted)
-        const exit = yield* Fiber.interrupt(fiber)
-        expect(Exit.isInterrupted(exit)).toBe(true)
+        const exit = yield* Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
+        expect(Exit.hasInterrupts(exit)).toBe(true)
         expect(released.sort()).toEqual(["1", "2"])
       }))
   })

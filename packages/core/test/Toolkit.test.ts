@@ -15,7 +15,7 @@ const tool = (name: string, extra: Partial<Tool.Options<{ q: string }, { q: stri
 describe("Toolkit", () => {
   it.effect("refuses duplicate names and bad timeouts, naming every offender", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Toolkit.validate([
+      const error = yield* Effect.flip(Effect.fromResult(Toolkit.validate([
         tool("search"),
         tool("search"),
         tool("zero", { timeout: 0 }),
@@ -27,7 +27,7 @@ describe("Toolkit", () => {
         tool("beyond_timers_ms", { timeout: 2 ** 31 }),
         tool("fine", { timeout: "2 seconds" }),
         tool("longest", { timeout: 2 ** 31 - 1 })
-      ]))
+      ])))
       expect(error._tag).toBe("InvalidToolkit")
       expect(error.problems).toEqual([
         `tool name "search" is used by 2 tools`,
@@ -44,13 +44,13 @@ describe("Toolkit", () => {
 
   it.effect("refuses retry counts that are negative or not integers", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Toolkit.validate([
+      const error = yield* Effect.flip(Effect.fromResult(Toolkit.validate([
         tool("negative", { retry: { times: -1 } }),
         tool("fraction", { retry: { times: 1.5 } }),
         // JSON overrides may carry a null
         tool("nothing", Tool.overridesOf(JSON.parse(`{ "retry": null }`))),
         tool("fine", { retry: { times: 0 } })
-      ]))
+      ])))
       expect(error.problems).toEqual([
         `tool "negative": retry.times -1 is not a non-negative integer`,
         `tool "fraction": retry.times 1.5 is not a non-negative integer`,
@@ -66,7 +66,7 @@ describe("Toolkit", () => {
         success: Schema.String,
         handler: (s) => Effect.succeed(s)
       })
-      const error = yield* Effect.flip(Toolkit.validate([tool("get weather"), notObject]))
+      const error = yield* Effect.flip(Effect.fromResult(Toolkit.validate([tool("get weather"), notObject])))
       expect(error.problems).toEqual([
         `tool "get weather": the name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`,
         `tool "scalar": parameters must describe a JSON object (use Schema.Struct)`
@@ -91,7 +91,6 @@ describe("Toolkit", () => {
       expect(b.retryTimes).toBe(0)
       expect([b.serial, b.returnDirect, b.needsApproval]).toEqual([false, true, true])
       expect(b.parametersJsonSchema).toEqual({
-        $schema: "http://json-schema.org/draft-07/schema#",
         type: "object",
         required: ["q"],
         properties: { q: { type: "string" } },
@@ -111,7 +110,7 @@ describe("Toolkit", () => {
           module: tools,
           ...extra
         } as Tool.WorkerOptions<{}, {}, string, string>)
-      const error = yield* Effect.flip(Toolkit.validate([
+      const error = yield* Effect.flip(Effect.fromResult(Toolkit.validate([
         worker("no_module", { module: undefined }),
         worker("missing", { module: new URL("./workers/missing.mjs", import.meta.url) }),
         worker("relative", { module: "./workers/tools.mjs" }),
@@ -123,7 +122,7 @@ describe("Toolkit", () => {
         tool("in_process_module", { module: tools } as Record<string, unknown>),
         tool("no_handler", { handler: undefined } as Record<string, unknown>),
         worker("fine", { module: fileURLToPath(tools), export: "echo" })
-      ]))
+      ])))
       expect(error.problems).toEqual([
         `tool "no_module": isolation: "worker" needs a module (a file: URL of the module that exports the function)`,
         `tool "missing": module ${fileURLToPath(new URL("./workers/missing.mjs", import.meta.url))} does not exist`,

@@ -15,7 +15,7 @@ const recordingTracer = () => {
   const spans: Array<Tracer.Span> = []
   const events: Array<SpanEvent> = []
   const native = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
+    span: ({ annotations, kind, links, name, parent, startTime }) => {
       const attributes = new Map<string, unknown>()
       const span: Tracer.Span = {
         _tag: "Span",
@@ -23,7 +23,7 @@ const recordingTracer = () => {
         spanId: `span-${spans.length + 1}`,
         traceId: "trace-1",
         parent,
-        context,
+        annotations,
         status: { _tag: "Started", startTime },
         attributes,
         links,
@@ -36,8 +36,7 @@ const recordingTracer = () => {
       }
       spans.push(span)
       return span
-    },
-    context: (f) => f()
+    }
   })
   return { spans, events, tracer: native }
 }
@@ -198,7 +197,7 @@ describe("Tracing", () => {
           Effect.currentSpan.pipe(
             Effect.map((span) => span.name),
             Effect.orElseSucceed(() => "no span"),
-            Effect.tap((name) => seen.push(name))
+            Effect.tap((name) => Effect.sync(() => seen.push(name)))
           )
       })
       const agent = Agent.make({ tools: [probe] })

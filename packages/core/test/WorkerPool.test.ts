@@ -13,7 +13,7 @@ import { summary } from "./fixtures.js"
 const toolsModule = new URL("./workers/tools.mjs", import.meta.url)
 
 /** A worker tool calling `exportName` of `test/workers/tools.mjs` (or of `module`). */
-const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Schema<S, SE>, options: {
+const workerTool = <S, SE>(name: string, exportName: string, success: Schema.Codec<S, SE>, options: {
   readonly timeout?: Duration.Input
   readonly retry?: Tool.RetryPolicy
   readonly module?: URL
@@ -147,10 +147,7 @@ describe("WorkerPool", () => {
       const first = yield* echoThread(toolkit)
       const outcomes: Array<unknown> = []
       const logs: Array<{ readonly message: unknown; readonly cause: Cause.Cause<unknown> }> = []
-      const captureLogs = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ cause, message }) => logs.push({ message: (message as ReadonlyArray<unknown>)[0], cause }))
-      )
+      const captureLogs = Logger.layer([Logger.make(({ cause, message }) => logs.push({ message: (message as ReadonlyArray<unknown>)[0], cause }))])
       for (const name of ["throws", "rejects", "unsendable", "liar", "exits", "crashes"]) {
         outcomes.push(...summary([yield* runOne(toolkit, name).pipe(Effect.provide(captureLogs))]))
         outcomes.push((yield* echoThread(toolkit)) === first ? "same worker" : "new worker")
@@ -163,7 +160,7 @@ describe("WorkerPool", () => {
         "same worker",
         `ToolError(semantic): Tool "unsendable" failed unexpectedly`,
         "same worker",
-        `ToolError(semantic): Tool "liar" returned an invalid result: Expected string, actual {"unexpected":true}`,
+        `ToolError(semantic): Tool "liar" returned an invalid result: Expected string, got {"unexpected":true}`,
         "same worker",
         `ToolError(semantic): Tool "exits" failed: its worker exited with code 3 (process.exit in a worker ends the worker)`,
         "new worker",
@@ -339,9 +336,9 @@ describe("WorkerPool", () => {
         yield* untilBusy(2)
         yield* Effect.sleep("100 millis") // both are spinning now
         const started = performance.now()
-        const exit = yield* Fiber.interrupt(fiber)
+        const exit = yield* Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
         expect(elapsedSince(started)).toBeLessThan(1000)
-        expect(Exit.isInterrupted(exit)).toBe(true)
+        expect(Exit.hasInterrupts(exit)).toBe(true)
         expect(yield* stats).toMatchObject({ live: 0, busy: 0, spawned: 2, exited: 2 })
         if (canCountThreads) expect(yield* threadsDownTo(threads - 2)).toBe(threads - 2)
         const after = yield* ToolCallingManager.executeBatch(toolkit, [call("busy", { millis: 1 })])
@@ -356,7 +353,7 @@ describe("WorkerPool", () => {
         Effect.timeout("100 millis"),
         Effect.exit
       )
-      expect(Exit.isFailure(exit) && Cause.isTimeoutException(Cause.squash(exit.cause))).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.isTimeoutError(Cause.squash(exit.cause))).toBe(true)
       expect(yield* stats).toMatchObject({ live: 0, busy: 0, spawned: 1, exited: 1 })
     }).pipe(Effect.provide(WorkerPool.layer({ size: 1 }))))
 

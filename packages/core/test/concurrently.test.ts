@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Result } from "effect"
 import { concurrently } from "../src/internal/concurrently.js"
 
 /** An effect that counts itself started, holds a resource, waits for `gate`, then returns `value`. */
@@ -15,7 +15,7 @@ describe("concurrently", () => {
       const log = { started: 0, released: [] as Array<number> }
       const gate = yield* Deferred.make<void>()
       const fiber = yield* concurrently([3, 1, 2].map((v) => held(log, v, Deferred.await(gate)))).pipe(Effect.forkChild)
-      while (log.started < 3) yield* Effect.yieldNow()
+      while (log.started < 3) yield* Effect.yieldNow
       expect(log.released).toEqual([])
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(fiber)).toEqual([3, 1, 2])
@@ -30,8 +30,8 @@ describe("concurrently", () => {
         Effect.andThen(Effect.never), // the caller's fiber goes on: children must not wait for it to end
         Effect.forkChild
       )
-      while (log.started < 4) yield* Effect.yieldNow()
-      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      while (log.started < 4) yield* Effect.yieldNow
+      expect(Exit.hasInterrupts(yield* Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber)))).toBe(true)
       expect(releasedWhenCallerSawInterruption).toBe(4)
     }))
 
@@ -40,7 +40,7 @@ describe("concurrently", () => {
       const log = { started: 0, released: [] as Array<number> }
       // dies once the three others hold their resource
       const boom: Effect.Effect<number> = Effect.suspend(() =>
-        log.started < 3 ? Effect.andThen(Effect.yieldNow(), boom) : Effect.die("boom")
+        log.started < 3 ? Effect.andThen(Effect.yieldNow, boom) : Effect.die("boom")
       )
       const exit = yield* concurrently([
         held(log, 1, Effect.never),
@@ -49,7 +49,7 @@ describe("concurrently", () => {
         held(log, 4, Effect.never)
       ]).pipe(Effect.exit)
       expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit)) expect(Option.getOrUndefined(Cause.dieOption(exit.cause))).toBe("boom")
+      if (Exit.isFailure(exit)) expect(Result.getOrUndefined(Cause.findDefect(exit.cause))).toBe("boom")
       expect([...log.released].sort()).toEqual([1, 3, 4])
     }))
 
@@ -57,7 +57,7 @@ describe("concurrently", () => {
     Effect.gen(function*() {
       const log = { started: 0, released: [] as Array<number> }
       const exit = yield* concurrently([held(log, 1, Effect.never), Effect.die("boom"), held(log, 3, Effect.never)]).pipe(Effect.exit)
-      expect(Exit.isFailure(exit) && Option.getOrUndefined(Cause.dieOption(exit.cause))).toBe("boom")
+      expect(Exit.isFailure(exit) && Result.getOrUndefined(Cause.findDefect(exit.cause))).toBe("boom")
       expect([...log.released].sort()).toEqual([1, 3])
     }))
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Deferred, Effect, Exit, Fiber, Option, Schema, Scope, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, Schema, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 
 /** A record for the tests: paused at version 1 unless `overrides` say otherwise. */
@@ -74,10 +75,10 @@ const agedBy = (store: RunStore.RunStore.Service, at: number | undefined, elapse
  */
 export const conformance = <R>(
   name: string,
-  layer: Layer.Layer<RunStore.RunStore | R, unknown>,
+  layer: Layer.Layer<R, unknown>,
   elapse: (millis: number) => Effect.Effect<void, never, R> = TestClock.adjust as (millis: number) => Effect.Effect<void, never, R>
 ) => {
-  const withStore = <A, E>(body: (store: RunStore.RunStore.Service) => Effect.Effect<A, E, Scope.Scope | ChatMemory.ChatMemory | any>) =>
+  const withStore = <A, E>(body: (store: RunStore.RunStore.Service) => Effect.Effect<A, E, Scope.Scope | any>) =>
     Effect.flatMap(RunStore.RunStore, body).pipe(Effect.provide(layer), Effect.scoped)
 
   describe(`RunStore conformance: ${name}`, () => {
@@ -264,15 +265,13 @@ export const conformance = <R>(
             const enough = yield* Deferred.make<void>()
             // each until refused, or 100 starts (a store that runs one writer at a time may serve the takeover last)
             const writer = (w: number) =>
-              Effect.iterate(0, {
-                while: (n) => n >= 0 && n < 100,
-                body: (n) =>
-                  Effect.map(Effect.andThen(Effect.yieldNow(), store.recordStarted(runId, 1, `w${w}-${n}`)), (ok) => {
-                    if (!ok) return -1
-                    accepted.push(`w${w}-${n}`)
-                    if (accepted.length === 40) Deferred.doneUnsafe(enough, Exit.void)
-                    return n + 1
-                  })
+              Effect.gen(function*() {
+                for (let n = 0; n < 100; n++) {
+                  yield* Effect.yieldNow
+                  if (!(yield* store.recordStarted(runId, 1, `w${w}-${n}`))) return
+                  accepted.push(`w${w}-${n}`)
+                  if (accepted.length === 40) Deferred.doneUnsafe(enough, Exit.void)
+                }
               })
             yield* store.insert(record(runId, { status: "running" }))
             const writers = yield* Effect.forkChild(Effect.all(Array.from({ length: 8 }, (_, w) => writer(w)), { concurrency: "unbounded" }))
@@ -316,8 +315,8 @@ export const conformance = <R>(
           [paused.runId, copy, paused.runId, copy, paused.runId].map((target) => Effect.result(Agent.resume(agent, target, Decision.approveAll()))),
           { concurrency: "unbounded" }
         )
-        expect(results.filter((r) => r._tag === "Right").map((r) => r.right._tag)).toEqual(["Completed"])
-        expect(results.filter((r) => r._tag === "Left").map((r) => r.left._tag)).toEqual(Array(4).fill("RunAlreadyResumed"))
+        expect(results.filter((r) => r._tag === "Success").map((r) => r.success._tag)).toEqual(["Completed"])
+        expect(results.filter((r) => r._tag === "Failure").map((r) => r.failure._tag)).toEqual(Array(4).fill("RunAlreadyResumed"))
         expect(executions()).toBe(1)
         const memory = yield* ChatMemory.ChatMemory
         const results_ = (yield* memory.get("c-5")).filter((m) => m._tag === "ToolResult")

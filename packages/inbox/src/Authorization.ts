@@ -7,8 +7,9 @@
  *
  * @since 0.1.0
  */
-import { HttpApiMiddleware, HttpApiSchema, HttpServerRequest } from "effect/http"
 import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
 import { createHash, timingSafeEqual } from "node:crypto"
 
 /**
@@ -27,7 +28,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@agentfx/inbox/Unauthorized")(
   "Unauthorized",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 401 })
+  { httpApiStatus: 401 }
 ) {}
 
 /**
@@ -46,7 +47,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@agentfx/inb
 export class Forbidden extends Schema.TaggedError<Forbidden>("@agentfx/inbox/Forbidden")(
   "Forbidden",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 403 })
+  { httpApiStatus: 403 }
 ) {}
 
 /**
@@ -98,7 +99,7 @@ export type Authorize = (request: HttpServerRequest.HttpServerRequest) => Effect
  * import { Effect } from "effect"
  * import { Authorization } from "@agentfx/inbox"
  *
- * const whoAmI = Effect.map(Authorization.Decider, (name) => `deciding as ${name}`)
+ * const whoAmI = Authorization.Decider.useSync((name) => `deciding as ${name}`)
  * ```
  *
  * @since 0.1.0
@@ -120,9 +121,8 @@ export class Decider extends Context.Service<Decider, string>()("@agentfx/inbox/
  * @since 0.1.0
  * @category middleware
  */
-export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@agentfx/inbox/Authorization", {
-  failure: Schema.Union([Unauthorized, Forbidden]),
-  provides: Decider
+export class Authorization extends HttpApiMiddleware.Service<Authorization, { provides: Decider }>()("@agentfx/inbox/Authorization", {
+  error: [Unauthorized, Forbidden]
 }) {}
 
 /**
@@ -140,7 +140,9 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@agen
  * @category layers
  */
 export const layer = (authorize: Authorize): Layer.Layer<Authorization> =>
-  Layer.succeed(Authorization, Effect.flatMap(HttpServerRequest.HttpServerRequest, authorize))
+  Layer.succeed(Authorization)((handler) =>
+    HttpServerRequest.HttpServerRequest.use((request) =>
+      Effect.flatMap(authorize(request), (decider) => Effect.provideService(handler, Decider, decider))))
 
 /**
  * The header a client names its person in (URI-encoded, so that any name fits in a header).
@@ -246,7 +248,7 @@ const bearerOf = (authorization: string | undefined) => {
  * import { Config, Effect, Option, Redacted } from "effect"
  * import { Authorization } from "@agentfx/inbox"
  *
- * const FromEnv = Effect.map(Config.option(Config.redacted("INBOX_TOKEN")), (token) =>
+ * const FromEnv = Effect.map(Config.option(Config.Redacted("INBOX_TOKEN")), (token) =>
  *   Authorization.layer(Authorization.loopbackOrToken(Option.isSome(token) ? { token: token.value } : {})))
  * ```
  *

@@ -44,9 +44,9 @@ export interface Entry {
  * @since 0.1.0
  * @category services
  */
-export class DecisionLog extends Context.Reference<DecisionLog>()("@agentfx/inbox/DecisionLog", {
-  defaultValue: (): DecisionLog.Service => makeMemory()
-}) {}
+export const DecisionLog: Context.Reference<DecisionLog.Service> = Context.Reference<DecisionLog.Service>("@agentfx/inbox/DecisionLog", {
+  defaultValue: () => makeMemory()
+})
 
 /**
  * @since 0.1.0

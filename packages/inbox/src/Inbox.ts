@@ -7,16 +7,19 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import type { HttpApiGroup } from "effect/http"
-import { HttpLayerRouter, HttpServer, HttpServerResponse } from "effect/http"
-import type { HttpServerError } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Exit, Layer, Scope } from "effect"
+import type { HttpServerError } from "effect/http"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import type { HttpApiGroup } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
+import { NetAddress } from "effect/net"
 import { createServer } from "node:http"
 import * as Authorization from "./Authorization.js"
 import { Api } from "./InboxApi.js"
 import * as Live from "./internal/live.js"
 import * as Page from "./internal/page.js"
+import * as QueryCheck from "./internal/queryCheck.js"
 import * as Runs from "./internal/runs.js"
 import type * as RunDriver from "./RunDriver.js"
 
@@ -86,21 +89,21 @@ export class InvalidInbox extends Data.TaggedError("InvalidInbox")<{ readonly pr
 }
 
 /**
- * The handlers of `InboxApi.Api`: give it to `HttpApiBuilder.api(InboxApi.Api)` or
- * `HttpLayerRouter.addHttpApi(InboxApi.Api)` (as {@link routes} does). Resumes run in the
+ * The handlers of `InboxApi.Api`: give them to `HttpApiBuilder.layer(InboxApi.Api)` (as
+ * {@link routes} does). Resumes run in the
  * Layer's scope with the Layer's services — the agents' requirements, a `ChatModel`, and
  * the `RunStore`, `ChatMemory` and `DecisionLog` when provided (else their defaults, in
  * memory). Throws {@link InvalidInbox} when no agent is given or two share a name.
  *
  * @example
  * ```ts
- * import { HttpApiBuilder } from "effect/http"
  * import { Layer } from "effect"
+ * import { HttpApiBuilder } from "effect/http-api"
  * import { Agent } from "@agentfx/core"
  * import { Inbox, InboxApi } from "@agentfx/inbox"
  *
  * declare const payments: Agent.Agent
- * const InboxLive = HttpApiBuilder.api(InboxApi.Api).pipe(Layer.provide(Inbox.layer({ agents: [payments] })))
+ * const InboxLive = HttpApiBuilder.layer(InboxApi.Api).pipe(Layer.provide(Inbox.layer({ agents: [payments] })))
  * ```
  *
  * @since 0.1.0
@@ -109,10 +112,16 @@ export class InvalidInbox extends Data.TaggedError("InvalidInbox")<{ readonly pr
 export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
   options: Options<R> & { readonly driver?: D }
 ): Layer.Layer<
-  HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxPage"> | HttpApiGroup.ApiGroup<"agentfx-inbox", "inboxRuns">,
+  HttpApiGroup.Service<"agentfx-inbox", "inboxPage"> | HttpApiGroup.Service<"agentfx-inbox", "inboxRuns">,
   never,
   Requirements<R, D>
-> => {
+> => handlers(options)(undefined)
+
+/**
+ * The handlers of the inbox's options, once checked (throws {@link InvalidInbox}): resumes run
+ * in `runs` when given, else in the Layer's scope.
+ */
+const handlers = <R, D extends RunDriver.RunDriver | undefined>(options: Options<R> & { readonly driver?: D }) => {
   const problems: Array<string> = []
   if (options.agents.length === 0) problems.push("agents: give at least one agent")
   const agents = new Map<string, Agent.Any>()
@@ -123,32 +132,38 @@ export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
   }
   if (twice.size > 0) problems.push(`agents: names used twice: ${[...twice].join(", ")} (a run's record names its agent)`)
   if (problems.length > 0) throw new InvalidInbox({ problems })
-  const runs = Layer.unwrap(
-    Effect.gen(function*() {
-      const live = Live.make(yield* Effect.context<any>(), yield* Effect.scope, options.driver)
-      return Runs.layer(agents, live, options.driver?.location)
-    })
-  )
   const authorize = options.authorize ?? Authorization.loopbackOrToken()
-  return Layer.mergeAll(Page.layer(authorize), runs).pipe(Layer.provide(Authorization.layer(authorize)))
+  return (runScope: Scope.Scope | undefined): Layer.Layer<
+    HttpApiGroup.Service<"agentfx-inbox", "inboxPage"> | HttpApiGroup.Service<"agentfx-inbox", "inboxRuns">,
+    never,
+    Requirements<R, D>
+  > => {
+    const runs = Layer.unwrap(
+      Effect.gen(function*() {
+        const live = Live.make(yield* Effect.context<any>(), runScope ?? (yield* Effect.scope), options.driver)
+        return Runs.layer(agents, live, options.driver?.location)
+      })
+    )
+    return Layer.mergeAll(Page.layer(authorize), runs).pipe(Layer.provide(Layer.merge(Authorization.layer(authorize), QueryCheck.layer)))
+  }
 }
 
 /**
- * The inbox's routes for an `HttpLayerRouter` server of your own: merge them with your routes
- * and serve them with `HttpLayerRouter.serve`. Everything lives under `/inbox`.
+ * The inbox's routes for an `HttpRouter` server of your own: merge them with your routes
+ * and serve them with `HttpRouter.serve`. Everything lives under `/inbox`.
  *
  * @example
  * ```ts
- * import { HttpLayerRouter, HttpServerResponse } from "effect/http"
  * import { NodeHttpServer } from "@effect/platform-node"
  * import { Layer } from "effect"
+ * import { HttpRouter, HttpServerResponse } from "effect/http"
  * import { createServer } from "node:http"
  * import { Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Inbox } from "@agentfx/inbox"
  *
  * declare const payments: Agent.Agent
- * const Health = HttpLayerRouter.add("GET", "/health", HttpServerResponse.text("ok"))
- * const Server = HttpLayerRouter.serve(Layer.mergeAll(Inbox.routes({ agents: [payments] }), Health)).pipe(
+ * const Health = HttpRouter.add("GET", "/health", HttpServerResponse.text("ok"))
+ * const Server = HttpRouter.serve(Layer.mergeAll(Inbox.routes({ agents: [payments] }), Health)).pipe(
  *   Layer.provide(NodeHttpServer.layer(createServer, { port: 8080, host: "127.0.0.1" })),
  *   Layer.provide(ScriptedChatModel.layer([]))
  * )
@@ -158,7 +173,7 @@ export const layer = <R, D extends RunDriver.RunDriver | undefined = undefined>(
  * @category layers
  */
 export const routes = <R, D extends RunDriver.RunDriver | undefined = undefined>(options: Options<R> & { readonly driver?: D }) =>
-  HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
+  HttpApiBuilder.layer(Api).pipe(Layer.provide(layer(options)))
 
 /**
  * Options of {@link serve}.
@@ -209,10 +224,12 @@ export class PortInUse extends Data.TaggedError("PortInUse")<{ readonly host: st
 }
 
 /** The page's address, for a person on this machine (a server on every address is reached on loopback). */
-const urlOf = (address: HttpServer.Address): string => {
-  if (address._tag === "UnixAddress") return `http+unix://${encodeURIComponent(address.path)}/inbox`
-  const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname === "::" ? "::1" : address.hostname
-  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}/inbox`
+const urlOf = (address: NetAddress.SocketAddress): string => {
+  if (NetAddress.isUnixPathAddress(address)) return `http+unix://${encodeURIComponent(address.path)}/inbox`
+  const reachable = NetAddress.isUnspecified(address.address)
+    ? NetAddress.inetAddressUnsafe(NetAddress.isIpv4Address(address.address) ? NetAddress.ipv4Loopback : NetAddress.ipv6Loopback, address.port)
+    : address
+  return `${NetAddress.formatUrlUnsafe(reachable)}/inbox`
 }
 
 const isAddressInUse = (error: HttpServerError.ServeError) =>
@@ -222,19 +239,20 @@ const isAddressInUse = (error: HttpServerError.ServeError) =>
  * The inbox alone, on a Node HTTP server (`/` redirects to `/inbox`). The Layer holds the
  * server while it is in use; its `HttpServer` tells the address, and it logs the page's
  * address once it listens (`Inbox at http://127.0.0.1:4180/inbox`, at level Info). A port
- * that is taken fails it with {@link PortInUse}.
+ * that is taken fails it with {@link PortInUse}. Closing it stops the runs it resumed first
+ * (their event streams end with `RunFailed`, `Interrupted`), then the server.
  *
  * @example
  * ```ts
+ * import { Effect } from "effect"
  * import { HttpServer } from "effect/http"
- * import { Effect, Layer } from "effect"
  * import { Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Inbox } from "@agentfx/inbox"
  *
  * declare const payments: Agent.Agent
  * const program = Effect.gen(function*() {
  *   const server = yield* HttpServer.HttpServer
- *   if (server.address._tag === "TcpAddress") console.log(`http://127.0.0.1:${server.address.port}/inbox`)
+ *   if (server.address._tag !== "UnixPathAddress") console.log(`http://127.0.0.1:${server.address.port}/inbox`)
  *   yield* Effect.never
  * }).pipe(Effect.provide(Inbox.serve({ agents: [payments], port: 8080 })), Effect.provide(ScriptedChatModel.layer([])))
  * ```
@@ -245,15 +263,33 @@ const isAddressInUse = (error: HttpServerError.ServeError) =>
 export const serve = <R, D extends RunDriver.RunDriver | undefined = undefined>(
   options: ServeOptions<R> & { readonly driver?: D }
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> => {
+  const inbox = handlers(options)
   const listen = { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }
-  const server = NodeHttpServer.layer(createServer, listen).pipe(
-    Layer.catch((error) => Layer.fail(isAddressInUse(error) ? new PortInUse(listen) : error))
+  const server = Layer.merge(
+    Layer.effect(
+      HttpServer.HttpServer,
+      Effect.mapError(
+        // its runs stopped first (below), the connections left are idle ones: a second is plenty
+        NodeHttpServer.make(createServer, { ...listen, gracefulShutdownTimeout: "1 second" }),
+        (error) => isAddressInUse(error) ? new PortInUse(listen) : error
+      )
+    ),
+    NodeHttpServer.layerHttpServices
   )
-  return HttpLayerRouter.serve(
-    Layer.mergeAll(routes(options), HttpLayerRouter.add("GET", "/", HttpServerResponse.redirect("/inbox", { status: 303 }))),
-    { disableLogger: true, disableListenLog: true }
-  ).pipe(
-    Layer.provideMerge(server),
-    Layer.tap((context) => Effect.logInfo(`Inbox at ${urlOf(Context.get(context, HttpServer.HttpServer).address)}`))
-  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> // the router's request types do not reduce over a type parameter
+  return Layer.unwrap(Effect.gen(function*() {
+    // the runs stop first: the server's graceful shutdown waits for the event streams, which end with their runs
+    const runs = yield* Scope.fork(yield* Effect.scope)
+    const app = Layer.mergeAll(
+      HttpApiBuilder.layer(Api).pipe(Layer.provide(inbox(runs))),
+      HttpRouter.add("GET", "/", HttpServerResponse.redirect("/inbox", { status: 303 }))
+    )
+    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
+      Layer.provideMerge(
+        HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(server),
+          Layer.tap((context) => Effect.logInfo(`Inbox at ${urlOf(Context.get(context, HttpServer.HttpServer).address)}`))
+        )
+      )
+    )
+  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | PortInUse, Requirements<R, D>> // the router's request types do not reduce over a type parameter
 }

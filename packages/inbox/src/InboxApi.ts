@@ -1,5 +1,5 @@
 /**
- * The inbox's HTTP API, as an `HttpApi` of `@effect/platform`: what it serves, the JSON it
+ * The inbox's HTTP API, as an `HttpApi` of `effect/http-api`: what it serves, the JSON it
  * speaks, and its typed errors (each a JSON body `{ _tag, message, … }` with its status).
  * Everything lives under `/inbox`, so that it mounts beside a server's own routes.
  *
@@ -16,8 +16,8 @@
  * @since 0.1.0
  */
 import { Checkpoint, Decision, Json, Message } from "@agentfx/core"
-import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema } from "effect/http"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiMiddleware, HttpApiSchema } from "effect/http-api"
 import { Authorization, Forbidden, Unauthorized } from "./Authorization.js"
 
 /**
@@ -178,8 +178,46 @@ export interface DecisionAccepted extends Schema.Schema.Type<typeof DecisionAcce
 export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agentfx/inbox/InvalidDecision")(
   "InvalidDecision",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 400 })
+  { httpApiStatus: 400 }
 ) {}
+
+/**
+ * A query parameter the endpoint refuses: `limit` not an integer from 1 to 500, `revision` not
+ * an integer, `token` given twice (`message` names the parameter and what is wrong). 400.
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * new InboxApi.InvalidQuery({ message: "The query is not valid: limit: Expected a value between 1 and 500" })
+ * ```
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidQuery extends Schema.TaggedError<InvalidQuery>("@agentfx/inbox/InvalidQuery")(
+  "InvalidQuery",
+  { message: Schema.String },
+  { httpApiStatus: 400 }
+) {}
+
+/**
+ * The middleware of the inbox's endpoints that answers a query their Schemas refuse with
+ * {@link InvalidQuery}, in the JSON of every other refusal (Effect's own answer is an empty 400).
+ *
+ * @example
+ * ```ts
+ * import { InboxApi } from "@agentfx/inbox"
+ *
+ * const errors = [...InboxApi.QueryCheck.error] // [InboxApi.InvalidQuery]
+ * ```
+ *
+ * @since 0.2.0
+ * @category middleware
+ */
+export class QueryCheck extends HttpApiMiddleware.Service<QueryCheck>()("@agentfx/inbox/QueryCheck", {
+  error: InvalidQuery
+}) {}
 
 /**
  * The run store has no record of the run. 404.
@@ -197,7 +235,7 @@ export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agent
 export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox/RunNotFound")(
   "RunNotFound",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 404 })
+  { httpApiStatus: 404 }
 ) {}
 
 /**
@@ -216,7 +254,7 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox
 export class NoLiveEvents extends Schema.TaggedError<NoLiveEvents>("@agentfx/inbox/NoLiveEvents")(
   "NoLiveEvents",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 404 })
+  { httpApiStatus: 404 }
 ) {}
 
 /**
@@ -243,7 +281,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
     decidedAt: Schema.optional(Schema.Number),
     message: Schema.String
   },
-  HttpApiSchema.annotate({ status: 409 })
+  { httpApiStatus: 409 }
 ) {}
 
 /**
@@ -262,7 +300,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@agentfx/inbox/ConversationBusy")(
   "ConversationBusy",
   { conversationId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 409 })
+  { httpApiStatus: 409 }
 ) {}
 
 /**
@@ -288,7 +326,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
     callIds: Schema.optional(Schema.Array(Schema.String)),
     problems: Schema.optional(Schema.Array(Schema.Struct({ callId: Schema.String, toolName: Schema.String, message: Schema.String })))
   },
-  HttpApiSchema.annotate({ status: 422 })
+  { httpApiStatus: 422 }
 ) {}
 
 /**
@@ -307,7 +345,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
 export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inbox/UnknownAgent")(
   "UnknownAgent",
   { agent: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 422 })
+  { httpApiStatus: 422 }
 ) {}
 
 /**
@@ -326,15 +364,18 @@ export class UnknownAgent extends Schema.TaggedError<UnknownAgent>("@agentfx/inb
 export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/inbox/Unavailable")(
   "Unavailable",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 503 })
+  { httpApiStatus: 503 }
 ) {}
 
-const runId = HttpApiSchema.param("runId", Schema.String)
+const runId = { runId: Schema.String }
+
+/** A body of text of the given type: the page, its assets, an event stream. */
+const text = (contentType: string) => Schema.String.pipe(HttpApiSchema.asText({ contentType }))
 
 /**
  * The page and its assets: public (they hold no data; the API behind them is authorized). A
  * `?token=` link is checked by the authorization hook: a token it refuses is answered with
- * its refusal (401), and no cookie is set.
+ * its refusal (401), and no cookie is set. A malformed query is {@link InvalidQuery}.
  *
  * @example
  * ```ts
@@ -346,28 +387,27 @@ const runId = HttpApiSchema.param("runId", Schema.String)
  * @since 0.1.0
  * @category groups
  */
-export class PageGroup extends HttpApiGroup.make("inboxPage")
-  .add(
-    HttpApiEndpoint.get("page", "/inbox")
-      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
-      .addError(Unauthorized)
-      .addError(Forbidden)
-  )
-  .add(
-    HttpApiEndpoint.get("asset")`/inbox/assets/${HttpApiSchema.param("file", Schema.String)}`
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
-      .addError(HttpApiError.NotFound)
-  )
-  .add(
-    HttpApiEndpoint.get("jsonSchema")`/inbox/assets/json-schema/${HttpApiSchema.param("file", Schema.String)}`
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/javascript" }))
-      .addError(HttpApiError.NotFound)
-  )
-{}
+export class PageGroup extends HttpApiGroup.make("inboxPage").add(
+  HttpApiEndpoint.get("page", "/inbox", {
+    query: { token: Schema.optional(Schema.String) },
+    success: text("text/html"),
+    error: [Unauthorized, Forbidden]
+  }),
+  HttpApiEndpoint.get("asset", "/inbox/assets/:file", {
+    params: { file: Schema.String },
+    success: text("text/javascript"),
+    error: HttpApiError.NotFound
+  }),
+  HttpApiEndpoint.get("jsonSchema", "/inbox/assets/json-schema/:file", {
+    params: { file: Schema.String },
+    success: text("text/javascript"),
+    error: HttpApiError.NotFound
+  })
+).middleware(QueryCheck) {}
 
 /**
- * The runs: listed, shown, decided, followed. Every endpoint passes the `Authorization` hook.
+ * The runs: listed, shown, decided, followed. Every endpoint passes the `Authorization` hook;
+ * a query its Schema refuses is {@link InvalidQuery}.
  *
  * @example
  * ```ts
@@ -379,47 +419,38 @@ export class PageGroup extends HttpApiGroup.make("inboxPage")
  * @since 0.1.0
  * @category groups
  */
-export class RunsGroup extends HttpApiGroup.make("inboxRuns")
-  .add(
-    HttpApiEndpoint.get("listRuns", "/inbox/api/runs")
-      .setUrlParams(Schema.Struct({ limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500))) }))
-      .addSuccess(Schema.Array(RunSummary))
-  )
-  .add(
-    HttpApiEndpoint.get("getRun")`/inbox/api/runs/${runId}`
-      .addSuccess(RunDetail)
-      .addError(RunNotFound)
-      .addError(AlreadyDecided)
-      .addError(UnknownAgent)
-  )
-  .add(
-    HttpApiEndpoint.post("decide")`/inbox/api/runs/${runId}/decision`
-      .setUrlParams(Schema.Struct({ revision: Schema.optional(Schema.NumberFromString.pipe(Schema.int())) }))
-      .setPayload(Decision.Decision)
-      .addSuccess(DecisionAccepted, { status: 202 })
-      .addError(InvalidDecision)
-      .addError(RunNotFound)
-      .addError(AlreadyDecided)
-      .addError(ConversationBusy)
-      .addError(DecisionRefused)
-      .addError(UnknownAgent)
-  )
-  .add(
-    HttpApiEndpoint.get("events")`/inbox/api/runs/${runId}/events`
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
-      .addError(NoLiveEvents)
-  )
-  .addError(Unavailable)
-  .middleware(Authorization)
-{}
+export class RunsGroup extends HttpApiGroup.make("inboxRuns").add(
+  HttpApiEndpoint.get("listRuns", "/inbox/api/runs", {
+    query: { limit: Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 500 }))) },
+    success: Schema.Array(RunSummary),
+    error: Unavailable
+  }),
+  HttpApiEndpoint.get("getRun", "/inbox/api/runs/:runId", {
+    params: runId,
+    success: RunDetail,
+    error: [RunNotFound, AlreadyDecided, UnknownAgent, Unavailable]
+  }),
+  HttpApiEndpoint.post("decide", "/inbox/api/runs/:runId/decision", {
+    params: runId,
+    query: { revision: Schema.optional(Schema.NumberFromString.check(Schema.isInt())) },
+    payload: Decision.Decision,
+    success: DecisionAccepted.pipe(HttpApiSchema.status(202)),
+    error: [InvalidDecision, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, UnknownAgent, Unavailable]
+  }),
+  HttpApiEndpoint.get("events", "/inbox/api/runs/:runId/events", {
+    params: runId,
+    success: text("text/event-stream"),
+    error: [NoLiveEvents, Unavailable]
+  })
+).middleware(Authorization).middleware(QueryCheck) {}
 
 /**
  * The whole API. Serve it with {@link Inbox.layer}'s handlers, or add it to a router of your
- * own (`HttpLayerRouter.addHttpApi(InboxApi.Api)`; `Inbox.routes` does both).
+ * own (`HttpApiBuilder.layer(InboxApi.Api)`; `Inbox.routes` does both).
  *
  * @example
  * ```ts
- * import { OpenApi } from "effect/http /* TODO platform:OpenApi */"
+ * import { OpenApi } from "effect/http-api"
  * import { InboxApi } from "@agentfx/inbox"
  *
  * const spec = OpenApi.fromApi(InboxApi.Api)

@@ -69,7 +69,12 @@ const files = { files: Schema.optional(Schema.Array(FileSummary)) }
  * @since 0.1.0
  * @category schemas
  */
-export const LiveEvent = Schema.Union([Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String, ...files }), Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }), Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number, purpose: Purpose }), Schema.TaggedStruct("TextDelta", { ...meta, iteration: Schema.Number, text: Schema.String }), Schema.TaggedStruct("ModelResponded", {
+export const LiveEvent = Schema.Union([
+  Schema.TaggedStruct("RunStarted", { ...meta, agent: Schema.String, input: Schema.String, ...files }),
+  Schema.TaggedStruct("RunResumed", { ...meta, agent: Schema.String, decision: Schema.String, decidedBy: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ModelCalled", { ...meta, iteration: Schema.Number, purpose: Purpose }),
+  Schema.TaggedStruct("TextDelta", { ...meta, iteration: Schema.Number, text: Schema.String }),
+  Schema.TaggedStruct("ModelResponded", {
     ...meta,
     iteration: Schema.Number,
     purpose: Purpose,
@@ -77,27 +82,36 @@ export const LiveEvent = Schema.Union([Schema.TaggedStruct("RunStarted", { ...me
     toolCalls: Schema.Number,
     finishReason: Schema.String,
     durationMillis: Schema.Number
-  }), Schema.TaggedStruct("ContextCompacted", {
+  }),
+  Schema.TaggedStruct("ContextCompacted", {
     ...meta,
     iteration: Schema.Number,
     summarized: Schema.Boolean,
     tokensBefore: Schema.Number,
     tokensAfter: Schema.Number
-  }), Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }), Schema.TaggedStruct("ToolSucceeded", {
+  }),
+  Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }),
+  Schema.TaggedStruct("ToolSucceeded", {
     ...meta,
     callId: Schema.String,
     toolName: Schema.String,
     value: Json.JsonValue,
     ...files,
     durationMillis: Schema.Number
-  }), Schema.TaggedStruct("ToolFailed", {
+  }),
+  Schema.TaggedStruct("ToolFailed", {
     ...meta,
     callId: Schema.String,
     toolName: Schema.String,
     reason: Schema.String,
     message: Schema.String,
     durationMillis: Schema.Number
-  }), Schema.TaggedStruct("ToolTimedOut", { ...meta, callId: Schema.String, toolName: Schema.String, timeoutMillis: Schema.Number, durationMillis: Schema.Number }), Schema.TaggedStruct("RunPaused", { ...meta, reason: Schema.String, pending: Schema.Array(CallRef) }), Schema.TaggedStruct("RunCompleted", { ...meta, text: Schema.String }), Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String })]).annotate({ identifier: "LiveEvent" })
+  }),
+  Schema.TaggedStruct("ToolTimedOut", { ...meta, callId: Schema.String, toolName: Schema.String, timeoutMillis: Schema.Number, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("RunPaused", { ...meta, reason: Schema.String, pending: Schema.Array(CallRef) }),
+  Schema.TaggedStruct("RunCompleted", { ...meta, text: Schema.String }),
+  Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String })
+]).annotate({ identifier: "LiveEvent" })
 
 /**
  * @since 0.1.0

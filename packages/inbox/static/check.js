@@ -162,7 +162,8 @@ function telling(units, schema) {
  * Whether the tool's Schema accepts what the library refused, where their rules differ: the
  * page must not refuse what the server takes. Effect counts a string's length in UTF-16 units
  * (JSON Schema in code points: "😀" is 2 long for one, 1 for the other), and its `multipleOf`
- * is a float remainder (it takes 1.4e-45 as a multiple of 5): left to the server.
+ * of a large number is a float remainder (it takes 4.88137e22 as a multiple of 3): left to the
+ * server.
  *
  * @param {string} keyword
  * @param {unknown} expected

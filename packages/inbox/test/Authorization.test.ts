@@ -2,15 +2,15 @@
  * Who may use the inbox: the default hook (loopback clients, or a token) on the hook itself
  * and through a real server; a hook of one's own, whose name is recorded with the claim.
  */
-import { HttpServerRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Result, Option, Redacted } from "effect"
+import { Effect, Option, Redacted, Result } from "effect"
+import { HttpServerRequest } from "effect/http"
 import * as Http from "node:http"
 import { Authorization, DecisionLog } from "../src/index.js"
 import { bank, decide, events, request, serve } from "./fixtures.js"
 
 const requestFrom = (headers: Record<string, string>, remoteAddress = "127.0.0.1") =>
-  HttpServerRequest.fromWeb(new Request("http://127.0.0.1:4180/inbox/api/runs", { headers })).modify({ remoteAddress })
+  HttpServerRequest.fromWeb(new Request("http://127.0.0.1:4180/inbox/api/runs", { headers })).modify({ remoteAddress: Option.some(remoteAddress) })
 
 const judge = (authorize: Authorization.Authorize, headers: Record<string, string>, remoteAddress?: string) =>
   Effect.runSync(Effect.result(authorize(requestFrom(headers, remoteAddress))))
@@ -38,7 +38,7 @@ describe("Authorization.loopbackOrToken, without a token", () => {
 
   it("refuses a client on another machine (403)", () => {
     const refused = judge(authorize, { host: "192.168.1.20:4180" }, "192.168.1.7")
-    expect(Result.isFailure(refused) && refused.left).toEqual(new Authorization.Forbidden({
+    expect(Result.isFailure(refused) && refused.failure).toEqual(new Authorization.Forbidden({
       message: "The inbox admits clients on this machine only (this one is 192.168.1.7); configure a token to open it to others"
     }))
   })
@@ -49,7 +49,7 @@ describe("Authorization.loopbackOrToken, without a token", () => {
       judge(authorize, { host: "127.0.0.1:4180", forwarded: "for=203.0.113.9" }),
       judge(authorize, { host: "evil.example:4180" }),
       judge(authorize, { host: "127.0.0.1:4180", origin: "http://evil.example" })
-    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    ].map((r) => Result.isFailure(r) ? `${r.failure._tag}: ${r.failure.message}` : "admitted")
     expect(messages).toEqual([
       "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
       "Forbidden: The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it",
@@ -81,7 +81,7 @@ describe("Authorization.loopbackOrToken, with a token", () => {
       judge(authorize, {}, "127.0.0.1"),
       judge(authorize, { authorization: "Bearer s3cret-tokem" }),
       judge(authorize, { cookie: "agentfx-inbox-token=s3cret" })
-    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : "admitted")
+    ].map((r) => Result.isFailure(r) ? `${r.failure._tag}: ${r.failure.message}` : "admitted")
     expect(messages).toEqual([
       "Unauthorized: A token is required: send Authorization: Bearer <token>, or open the inbox with its ?token= link once",
       "Unauthorized: The token is not valid",
@@ -99,7 +99,7 @@ describe("Authorization.loopbackOrToken, with a token", () => {
       judge(authorize, { ...token, host: "localhost:4180", origin: "null" }),
       judge(authorize, { ...token, host: "localhost:4180", origin: "ftp://localhost:4180" }),
       judge(authorize, { host: "inbox.example.com", origin: "https://evil.example" }, "10.0.0.2")
-    ].map((r) => Result.isFailure(r) ? `${r.left._tag}: ${r.left.message}` : `admitted as ${r.right}`)
+    ].map((r) => Result.isFailure(r) ? `${r.failure._tag}: ${r.failure.message}` : `admitted as ${r.success}`)
     expect(judged).toEqual([
       "admitted as token holder",
       "admitted as token holder",
@@ -211,7 +211,7 @@ describe("authorization through the server", () => {
       yield* events(`${inbox.origin}${ada.body.events}`, { headers: { "x-user": "ada" } })
       expect(executed).toEqual(["t1 Ada 250"])
       expect(yield* inbox.store.finished(runId)).toEqual(Option.some({ status: "completed", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt }))
-      const logged = yield* Effect.flatMap(DecisionLog.DecisionLog, (log) => log.latest(runId))
+      const logged = yield* DecisionLog.DecisionLog.use((log) => log.latest(runId))
       expect(logged).toEqual(Option.some({ runId, agent: "bank", decidedBy: "ada@example.com", decidedAt: ada.body.decidedAt, decision: { _tag: "ApproveAll" } }))
     }))
 })

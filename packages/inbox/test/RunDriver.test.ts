@@ -22,7 +22,7 @@ describe("an inbox with a RunDriver", () => {
           sent.push(`${paused.runId} ${Decision.match({ ApproveAll: () => "ApproveAll", RejectAll: () => "RejectAll", ByCall: () => "ByCall", Retry: () => "Retry", Report: () => "Report", Continue: () => "Continue" })(decision)} ${decidedBy}`)
           return Agent.streamResume(agent, paused.runId, decision, { decidedBy, revision: paused.version }).pipe(
             Stream.map((event) => LiveEvent.fromAgentEvent(event, decidedBy)),
-            Stream.provideLayer(model),
+            Stream.provide(model),
             Stream.provideContext(context)
           ) as Stream.Stream<LiveEvent.LiveEvent, AgentError.ResumeError>
         },

@@ -6,51 +6,54 @@
  */
 import { Tool } from "@agentfx/core"
 import { describe as group, expect, it } from "@effect/vitest"
-import { Arbitrary, Effect, Result, FastCheck, Schema } from "effect"
+import { Arbitrary, Effect, Result, Schema } from "effect"
 import { check } from "../static/check.js"
 
-const jsonSchemaOf = (parameters: Schema.Schema<any, any>) =>
+const jsonSchemaOf = (parameters: Schema.Codec<any, any>) =>
   Tool.parametersJsonSchema(Tool.make("t", { description: "", parameters, success: Schema.Void, handler: () => Effect.void }) as Tool.Any)
 
-interface Item extends Schema.Schema.Encoded<typeof Item> {}
-const Item: Schema.Struct<{ name: Schema.filter<typeof Schema.String>; children: Schema.Array$<Schema.suspend<Item, Item, never>> }> = Schema.Struct({
-  name: Schema.String.pipe(Schema.minLength(1)),
-  children: Schema.Array(Schema.suspend((): Schema.Schema<Item> => Item))
+interface Item {
+  readonly name: string
+  readonly children: ReadonlyArray<Item>
+}
+const Item: Schema.Codec<Item> = Schema.Struct({
+  name: Schema.String.check(Schema.isMinLength(1)),
+  children: Schema.Array(Schema.suspend((): Schema.Codec<Item> => Item))
 }).annotate({ identifier: "Item" })
 
 const schemas = {
   transfer: Schema.Struct({
-    to: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20)),
-    amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000)),
+    to: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(20)),
+    amount: Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(10_000)),
     memo: Schema.optional(Schema.String)
   }),
   kinds: Schema.Struct({
-    count: Schema.Int.pipe(Schema.between(1, 10)),
+    count: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 10 })),
     mode: Schema.Literals(["fast", "slow"]),
     flag: Schema.Boolean,
     note: Schema.NullOr(Schema.String),
-    tags: Schema.Array(Schema.String.pipe(Schema.pattern(/^[a-z]+$/))).pipe(Schema.maxItems(3)),
+    tags: Schema.Array(Schema.String.check(Schema.isPattern(/^[a-z]+$/u))).check(Schema.isMaxLength(3)),
     pair: Schema.Tuple([Schema.String, Schema.Finite]),
-    step: Schema.Finite.pipe(Schema.multipleOf(5))
+    step: Schema.Finite.check(Schema.isMultipleOf(5))
   }),
   union: Schema.Struct({
-    target: Schema.Union([Schema.Struct({ kind: Schema.Literal("email"), address: Schema.String }), Schema.Struct({ kind: Schema.Literal("sms"), phone: Schema.String.pipe(Schema.pattern(/^\+\d+$/)) })])
+    target: Schema.Union([Schema.Struct({ kind: Schema.Literal("email"), address: Schema.String }), Schema.Struct({ kind: Schema.Literal("sms"), phone: Schema.String.check(Schema.isPattern(/^\+\d+$/u)) })])
   }),
-  record: Schema.Struct({ limits: Schema.Record(Schema.String, Schema.Finite.pipe(Schema.nonNegative())) }),
+  record: Schema.Struct({ limits: Schema.Record(Schema.String, Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))) }),
   recursive: Schema.Struct({ root: Item })
 }
 
 group("check (static/check.js)", () => {
   it("accepts every value the tools' Schemas accept (generated)", () => {
-    const accepts = <A, I>(schema: Schema.Schema<A, I>) => {
+    const accepts = <A, I>(schema: Schema.Codec<A, I>) => {
       const json = jsonSchemaOf(schema)
       const encode = Schema.encodeSync(schema)
-      FastCheck.assert(
-        FastCheck.property(Arbitrary.make(schema), (value) => {
-          expect(check(json, JSON.parse(JSON.stringify(encode(value))))).toEqual([])
-        }),
-        { numRuns: 200, seed: 17 }
-      )
+      const result = Effect.runSync(Arbitrary.checkEffect(
+        Arbitrary.schema(schema),
+        (value) => check(json, JSON.parse(JSON.stringify(encode(value)))).length === 0,
+        { runs: 200, seed: 17 }
+      ))
+      expect(Arbitrary.formatCheckFailure(result)).toBeUndefined()
     }
     accepts(schemas.transfer)
     accepts(schemas.kinds)
@@ -78,7 +81,7 @@ group("check (static/check.js)", () => {
       ]],
       ["kinds", { count: 11, mode: "fast", flag: true, note: null, tags: [], pair: ["a", 1, 2], step: 10 }, [
         "count: must be at most 10",
-        "pair[2]: unexpected item"
+        "pair: must have at most 2 items"
       ]],
       ["union", { target: { kind: "sms", phone: "0800" } }, ["target.phone: must match the pattern ^\\+\\d+$"]],
       ["record", { limits: { daily: -1, weekly: 5 } }, ["limits.daily: must be at least 0"]],
@@ -87,7 +90,7 @@ group("check (static/check.js)", () => {
     expect(cases.map(([name, value]) => check(jsonSchemaOf(schemas[name]), value))).toEqual(cases.map((c) => c[2]))
     // and the Schemas refuse every one of them
     for (const [name, value] of cases) {
-      const schema: Schema.Schema<unknown, unknown> = schemas[name] as any
+      const schema: Schema.Codec<unknown, unknown> = schemas[name] as any
       expect(Result.isFailure(Schema.decodeUnknownResult(schema, { onExcessProperty: "error" })(value))).toBe(true)
     }
   })
@@ -105,12 +108,16 @@ group("check (static/check.js)", () => {
   })
 
   it("where the tool's Schema takes what JSON Schema's rules refuse, the page does not refuse it: a length in UTF-16 units, multipleOf", () => {
-    const schema = Schema.Struct({ s: Schema.String.pipe(Schema.minLength(2)), step: Schema.Finite.pipe(Schema.multipleOf(5)) })
-    const accepted = { s: "😀", step: -1.401298464324817e-45 }
+    // a multiple of 3 as a float remainder, not as the decimal JSON Schema reads; "😀" is 2 UTF-16 units, 1 code point
+    const schema = Schema.Struct({ s: Schema.String.check(Schema.isMinLength(2)), step: Schema.Finite.check(Schema.isMultipleOf(3)) })
+    const accepted = { s: "😀", step: 4.88137e22 }
     expect(Result.isSuccess(Schema.decodeUnknownResult(schema)(accepted))).toBe(true)
     expect(check(jsonSchemaOf(schema), accepted)).toEqual([])
+    // a minimum length in UTF-16 units, as a hand-written schema (an MCP server's) may have it; Effect 4 writes one in code points
+    const written = { type: "object", properties: { s: { type: "string", minLength: 2 }, step: { type: "number", multipleOf: 3 } } }
+    expect(check(written, accepted)).toEqual([])
     // a value both refuse: the length is the page's to say; the multiple, the server's
-    expect(check(jsonSchemaOf(schema), { s: "a", step: 7 })).toEqual(["s: must be at least 2 characters long"])
+    expect(check(written, { s: "a", step: 7 })).toEqual(["s: must be at least 2 characters long"])
   })
 
   it("an alternative that failed alike, or on its type only: said once; a draft-2020 schema's tuple (prefixItems)", () => {

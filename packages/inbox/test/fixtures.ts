@@ -4,9 +4,9 @@
  */
 import type { ChatModel } from "@agentfx/core"
 import { Agent, ChatMemory, type Gate, Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
-import { HttpServer } from "effect/http"
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
+import { HttpServer } from "effect/http"
 import type { Authorization, RunDriver } from "../src/index.js"
 import { DecisionLog, Inbox } from "../src/index.js"
 
@@ -31,8 +31,8 @@ export const bank = (name = "bank", gate?: Gate.Gate): Bank => {
     description: "Sends money to a person",
     parameters: Schema.Struct({
       // a rule JSON Schema cannot say: the page lets it through, the server refuses it
-      to: Schema.String.pipe(Schema.minLength(1), Schema.filter((to) => to !== "Mallory" || "transfers to Mallory are blocked")),
-      amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000))
+      to: Schema.String.check(Schema.isMinLength(1), Schema.makeFilter((to) => to !== "Mallory" || "transfers to Mallory are blocked")),
+      amount: Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(10_000))
     }),
     success: Schema.String,
     needsApproval: true,
@@ -74,7 +74,7 @@ export const serve = (
     /** The inbox's model (default: the fixture's). */
     readonly model?: Layer.Layer<ChatModel.ChatModel>
     /** The run store and chat memory (default: fresh in-memory ones). */
-    readonly stores?: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>
+    readonly stores?: Layer.Layer<never, unknown>
     /** The inbox's decision log (default: the process-wide one). */
     readonly decisionLog?: DecisionLog.DecisionLog.Service
     /** What drives the runs it decides (default: the inbox's process, with the model). */
@@ -94,7 +94,7 @@ export const serve = (
         : Inbox.serve({ agents, ...authorize, driver: options.driver })).pipe(Layer.provide(Layer.succeedContext(inboxStores)))
     ).pipe(Effect.orDie)
     const address = Context.get(server, HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.die(new Error("expected a TCP address"))
+    if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
     const pause = (agent: Agent.Agent<{}, never>, input: string, conversationId?: string) =>
       Agent.run(agent, { input, ...(conversationId === undefined ? {} : { conversationId }) }).pipe(
         Effect.flatMap((exit) => exit._tag === "Paused" ? Effect.succeed(exit.runId) : Effect.die(new Error("expected a pause"))),

@@ -5,7 +5,7 @@
 import type { Agent, ChatModel } from "@agentfx/core"
 import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import * as Live from "../src/internal/live.js"
 import { bank, serve } from "./fixtures.js"
 
@@ -22,7 +22,7 @@ describe("live runs", () => {
         yield* live.resume(agent as Agent.Any, Option.getOrThrow(yield* inbox.store.get(runId)), Decision.approveAll(), "ada")
         const events = yield* live.subscribe(runId, undefined)
         expect(Option.isSome(events)).toBe(true)
-        const all = Chunk.toReadonlyArray(yield* Stream.runCollect(Option.getOrThrow(events)))
+        const all = yield* Stream.runCollect(Option.getOrThrow(events))
         expect(all.at(-1)!.event._tag).toBe("RunCompleted")
       }
       expect(executed).toHaveLength(Live.finishedKept + 1)
@@ -30,7 +30,7 @@ describe("live runs", () => {
       // after an id of this run's stream: the events after it; an id of another stream: all of them
       const ids = (lastEventId: string) =>
         Effect.flatMap(live.subscribe(runIds[1]!, lastEventId), (events) => Stream.runCollect(Option.getOrThrow(events))).pipe(
-          Effect.map((chunk) => Chunk.toReadonlyArray(chunk).map((n) => n.id))
+          Effect.map((all) => all.map((n) => n.id))
         )
       expect(yield* ids("2-3")).toEqual(["2-4", "2-5", "2-6"])
       expect(yield* ids("1-3")).toEqual(["2-0", "2-1", "2-2", "2-3", "2-4", "2-5", "2-6"])

@@ -1,8 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Logger } from "effect"
+import { Effect } from "effect"
 import { McpToolkit } from "../src/index.js"
 import { nested } from "./fixtures/hostile.js"
-import { batch, childrenRunning } from "./fixtures/run.js"
+import { batch, childrenRunning, logsInto } from "./fixtures/run.js"
 import { hostileStdio } from "./fixtures/transports.js"
 
 const Hostile = McpToolkit.layer({ transport: hostileStdio(), overrides: { never: { timeout: "300 millis" } } })
@@ -117,7 +117,7 @@ describe("McpToolkit against a hostile server (raw JSON-RPC over stdio)", () => 
     Effect.gen(function*() {
       const logs: Array<string> = []
       const mcp = yield* McpToolkit.make({ transport: hostileStdio("bad-tools") }).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label}: ${String(message)}`))))
+        Effect.provide(logsInto(logs))
       )
       const all = yield* mcp.tools
       expect(all.map((tool) => tool.name)).toEqual(["ping"])

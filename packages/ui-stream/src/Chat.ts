@@ -13,10 +13,12 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import type { HttpApiGroup, HttpServer, HttpServerError } from "effect/http"
-import { HttpLayerRouter } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
+import type { HttpServer, HttpServerError } from "effect/http"
+import { HttpRouter } from "effect/http"
+import type { HttpApiGroup } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { Api } from "./ChatApi.js"
 import * as Handlers from "./internal/handlers.js"
@@ -92,21 +94,21 @@ export interface Options<R> {
 }
 
 /**
- * The handlers of `ChatApi.Api`: give it to `HttpApiBuilder.api(ChatApi.Api)` or
- * `HttpLayerRouter.addHttpApi(ChatApi.Api)` (as {@link routes} does). Runs run in the Layer's
+ * The handlers of `ChatApi.Api`: give them to `HttpApiBuilder.layer(ChatApi.Api)` (as
+ * {@link routes} does). Runs run in the Layer's
  * scope (a client that goes away does not stop its run) with the Layer's services — the
  * agent's requirements, a `ChatModel`, and the `RunStore` and `ChatMemory` when provided (else
  * their in-memory defaults). The replay buffer is the Layer's, in memory.
  *
  * @example
  * ```ts
- * import { HttpApiBuilder } from "effect/http"
  * import { Layer } from "effect"
+ * import { HttpApiBuilder } from "effect/http-api"
  * import type { Agent } from "@agentfx/core"
  * import { Chat, ChatApi } from "@agentfx/ui-stream"
  *
  * declare const payments: Agent.Agent
- * const ChatLive = HttpApiBuilder.api(ChatApi.Api).pipe(Layer.provide(Chat.layer({ agent: payments })))
+ * const ChatLive = HttpApiBuilder.layer(ChatApi.Api).pipe(Layer.provide(Chat.layer({ agent: payments })))
  * ```
  *
  * @since 0.1.0
@@ -114,29 +116,35 @@ export interface Options<R> {
  */
 export const layer = <R>(
   options: Options<R>
-): Layer.Layer<HttpApiGroup.ApiGroup<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> =>
+): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> => handlers(options, undefined)
+
+/** The handlers, their runs in `runs` when given, else in the Layer's scope. */
+const handlers = <R>(
+  options: Options<R>,
+  runs: Scope.Scope | undefined
+): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const replay = Replay.make({ maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis })
-      return Handlers.layer(options.agent, replay, yield* Effect.context<R | ChatModel.ChatModel>(), yield* Effect.scope)
+      return Handlers.layer(options.agent, replay, yield* Effect.context<R | ChatModel.ChatModel>(), runs ?? (yield* Effect.scope))
     })
   )
 
 /**
- * The chat's routes for an `HttpLayerRouter` server of your own: merge them with your routes
- * (a page that uses `useChat`, say) and serve them with `HttpLayerRouter.serve`.
+ * The chat's routes for an `HttpRouter` server of your own: merge them with your routes
+ * (a page that uses `useChat`, say) and serve them with `HttpRouter.serve`.
  *
  * @example
  * ```ts
- * import { HttpLayerRouter } from "effect/http"
  * import { NodeHttpServer } from "@effect/platform-node"
  * import { Layer } from "effect"
+ * import { HttpRouter } from "effect/http"
  * import { createServer } from "node:http"
  * import { type Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Chat } from "@agentfx/ui-stream"
  *
  * declare const payments: Agent.Agent
- * const Server = HttpLayerRouter.serve(Chat.routes({ agent: payments })).pipe(
+ * const Server = HttpRouter.serve(Chat.routes({ agent: payments })).pipe(
  *   Layer.provide(NodeHttpServer.layer(createServer, { port: 3000, host: "127.0.0.1" })),
  *   Layer.provide(ScriptedChatModel.layer([]))
  * )
@@ -145,7 +153,7 @@ export const layer = <R>(
  * @since 0.1.0
  * @category layers
  */
-export const routes = <R>(options: Options<R>) => HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(layer(options)))
+export const routes = <R>(options: Options<R>) => HttpApiBuilder.layer(Api).pipe(Layer.provide(layer(options)))
 
 /**
  * Options of {@link serve}.
@@ -171,19 +179,20 @@ export interface ServeOptions<R> extends Options<R> {
 
 /**
  * The chat endpoint alone, on a Node HTTP server. The Layer holds the server while it is in
- * use; its `HttpServer` tells the address.
+ * use; its `HttpServer` tells the address. Closing it stops the runs first (their messages end
+ * with an `error` chunk), then the server.
  *
  * @example
  * ```ts
- * import { HttpServer } from "effect/http"
  * import { Effect } from "effect"
+ * import { HttpServer } from "effect/http"
  * import { type Agent, ScriptedChatModel } from "@agentfx/core"
  * import { Chat } from "@agentfx/ui-stream"
  *
  * declare const payments: Agent.Agent
  * const program = Effect.gen(function*() {
  *   const server = yield* HttpServer.HttpServer
- *   if (server.address._tag === "TcpAddress") console.log(`POST http://127.0.0.1:${server.address.port}/api/chat`)
+ *   if (server.address._tag !== "UnixPathAddress") console.log(`POST http://127.0.0.1:${server.address.port}/api/chat`)
  *   yield* Effect.never
  * }).pipe(Effect.provide(Chat.serve({ agent: payments, port: 3000 })), Effect.provide(ScriptedChatModel.layer([])))
  * ```
@@ -194,6 +203,20 @@ export interface ServeOptions<R> extends Options<R> {
 export const serve = <R>(
   options: ServeOptions<R>
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
-  HttpLayerRouter.serve(routes(options), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }))
-  ) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter
+  Layer.unwrap(Effect.gen(function*() {
+    // the runs stop first: the server's graceful shutdown waits for the message streams, which end with their runs
+    const runs = yield* Scope.fork(yield* Effect.scope)
+    const server = NodeHttpServer.layer(createServer, {
+      port: options.port ?? 0,
+      host: options.host ?? "127.0.0.1",
+      // its runs stopped first, the connections left are idle ones: a second is plenty
+      gracefulShutdownTimeout: "1 second"
+    })
+    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
+      Layer.provideMerge(
+        HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(server)
+        )
+      )
+    )
+  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter

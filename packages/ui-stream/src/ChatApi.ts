@@ -1,5 +1,5 @@
 /**
- * The chat endpoint's HTTP API, as an `HttpApi` of `@effect/platform`: the two requests
+ * The chat endpoint's HTTP API, as an `HttpApi` of `effect/http-api`: the two requests
  * `useChat` makes with its `DefaultChatTransport` (at its default address, `/api/chat`), and
  * the typed refusals (each a JSON body `{ _tag, message, … }` with its status, which `useChat`
  * shows as its `error`).
@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 
 /**
  * What the endpoint reads of `useChat`'s request body: the chat's id (the run's conversation
@@ -36,7 +36,7 @@ import { Schema } from "effect"
  * @category schemas
  */
 export const ChatRequest = Schema.Struct({
-  id: Schema.NonEmptyTrimmedString,
+  id: Schema.Trimmed.check(Schema.isNonEmpty()),
   messages: Schema.NonEmptyArray(Schema.Unknown),
   trigger: Schema.optional(Schema.Literals(["submit-message", "regenerate-message"])),
   messageId: Schema.optional(Schema.String)
@@ -60,7 +60,7 @@ export const ChatRequest = Schema.Struct({
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@agentfx/ui-stream/InvalidRequest")(
   "InvalidRequest",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 400 })
+  { httpApiStatus: 400 }
 ) {}
 
 /**
@@ -79,7 +79,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@agentfx
 export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/ui-stream/RunNotFound")(
   "RunNotFound",
   { runId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 404 })
+  { httpApiStatus: 404 }
 ) {}
 
 /**
@@ -100,7 +100,7 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/ui-st
 export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx/ui-stream/AlreadyDecided")(
   "AlreadyDecided",
   { runId: Schema.String, status: Schema.String, decidedBy: Schema.optional(Schema.String), message: Schema.String },
-  HttpApiSchema.annotate({ status: 409 })
+  { httpApiStatus: 409 }
 ) {}
 
 /**
@@ -120,7 +120,7 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("@agentfx
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@agentfx/ui-stream/ConversationBusy")(
   "ConversationBusy",
   { chatId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 409 })
+  { httpApiStatus: 409 }
 ) {}
 
 /**
@@ -141,7 +141,7 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
 export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agentfx/ui-stream/DecisionRefused")(
   "DecisionRefused",
   { error: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 422 })
+  { httpApiStatus: 422 }
 ) {}
 
 /**
@@ -162,7 +162,7 @@ export class DecisionRefused extends Schema.TaggedError<DecisionRefused>("@agent
 export class ReplayDropped extends Schema.TaggedError<ReplayDropped>("@agentfx/ui-stream/ReplayDropped")(
   "ReplayDropped",
   { chatId: Schema.String, message: Schema.String },
-  HttpApiSchema.annotate({ status: 410 })
+  { httpApiStatus: 410 }
 ) {}
 
 /**
@@ -181,10 +181,10 @@ export class ReplayDropped extends Schema.TaggedError<ReplayDropped>("@agentfx/u
 export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/ui-stream/Unavailable")(
   "Unavailable",
   { message: Schema.String },
-  HttpApiSchema.annotate({ status: 503 })
+  { httpApiStatus: 503 }
 ) {}
 
-const stream = HttpApiSchema.Text({ contentType: "text/event-stream" })
+const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" }))
 
 /**
  * The chat's two endpoints.
@@ -199,33 +199,26 @@ const stream = HttpApiSchema.Text({ contentType: "text/event-stream" })
  * @since 0.1.0
  * @category groups
  */
-export class ChatGroup extends HttpApiGroup.make("chat")
-  .add(
-    HttpApiEndpoint.post("send", "/api/chat")
-      .setPayload(ChatRequest)
-      .addSuccess(stream)
-      .addError(InvalidRequest)
-      .addError(RunNotFound)
-      .addError(AlreadyDecided)
-      .addError(ConversationBusy)
-      .addError(DecisionRefused)
-  )
-  .add(
-    HttpApiEndpoint.get("reattach")`/api/chat/${HttpApiSchema.param("chatId", Schema.String)}/stream`
-      .addSuccess(stream)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(ReplayDropped)
-  )
-  .addError(Unavailable)
-{}
+export class ChatGroup extends HttpApiGroup.make("chat").add(
+  HttpApiEndpoint.post("send", "/api/chat", {
+    payload: ChatRequest,
+    success: stream,
+    error: [InvalidRequest, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, Unavailable]
+  }),
+  HttpApiEndpoint.get("reattach", "/api/chat/:chatId/stream", {
+    params: { chatId: Schema.String },
+    success: [stream, HttpApiSchema.NoContent],
+    error: [ReplayDropped, Unavailable]
+  })
+) {}
 
 /**
  * The whole API. Serve it with `Chat.layer`'s handlers, or add it to a router of your own
- * (`HttpLayerRouter.addHttpApi(ChatApi.Api)`; `Chat.routes` does both).
+ * (`HttpApiBuilder.layer(ChatApi.Api)`; `Chat.routes` does both).
  *
  * @example
  * ```ts
- * import { OpenApi } from "effect/http /* TODO platform:OpenApi */"
+ * import { OpenApi } from "effect/http-api"
  * import { ChatApi } from "@agentfx/ui-stream"
  *
  * const spec = OpenApi.fromApi(ChatApi.Api)

@@ -60,7 +60,22 @@ export type FinishReason = typeof FinishReason.Type
  * @since 0.1.0
  * @category schemas
  */
-export const UiChunk = Schema.Union([Schema.Struct({ type: Schema.Literal("start"), messageId: Schema.String }), Schema.Struct({ type: Schema.Literal("start-step") }), Schema.Struct({ type: Schema.Literal("text-start"), id: Schema.String }), Schema.Struct({ type: Schema.Literal("text-delta"), id: Schema.String, delta: Schema.String }), Schema.Struct({ type: Schema.Literal("text-end"), id: Schema.String }), Schema.Struct({ type: Schema.Literal("tool-input-available"), ...ToolCallId, toolName: Schema.String, input: Json.JsonValue }), Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String }), Schema.Struct({ type: Schema.Literal("tool-output-available"), ...ToolCallId, output: Json.JsonValue }), Schema.Struct({ type: Schema.Literal("tool-output-error"), ...ToolCallId, errorText: Schema.String }), Schema.Struct({ type: Schema.Literal("file"), url: Schema.String, mediaType: Schema.String }), Schema.Struct({ type: Schema.Literal("tool-output-denied"), ...ToolCallId }), Schema.Struct({ type: Schema.Literal("finish-step") }), Schema.Struct({ type: Schema.Literal("error"), errorText: Schema.String }), Schema.Struct({ type: Schema.Literal("finish"), finishReason: FinishReason })]).annotate({ identifier: "UiChunk" })
+export const UiChunk = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("start"), messageId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("start-step") }),
+  Schema.Struct({ type: Schema.Literal("text-start"), id: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("text-delta"), id: Schema.String, delta: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("text-end"), id: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool-input-available"), ...ToolCallId, toolName: Schema.String, input: Json.JsonValue }),
+  Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool-output-available"), ...ToolCallId, output: Json.JsonValue }),
+  Schema.Struct({ type: Schema.Literal("tool-output-error"), ...ToolCallId, errorText: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("file"), url: Schema.String, mediaType: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool-output-denied"), ...ToolCallId }),
+  Schema.Struct({ type: Schema.Literal("finish-step") }),
+  Schema.Struct({ type: Schema.Literal("error"), errorText: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("finish"), finishReason: FinishReason })
+]).annotate({ identifier: "UiChunk" })
 
 /**
  * @since 0.1.0

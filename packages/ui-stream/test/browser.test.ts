@@ -9,10 +9,10 @@
  */
 import { launchChromium } from "@agentfx/testing/Chromium"
 import { ChatMemory, RunStore, ScriptedChatModel } from "@agentfx/core"
-import { HttpLayerRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { build } from "esbuild"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { build } from "esbuild"
 import { mkdirSync } from "node:fs"
 import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
@@ -52,18 +52,18 @@ const serve = async (agent: ReturnType<typeof payments>["agent"], model: Layer.L
   const origin = await Effect.runPromise(Scope.provide(
     Effect.gen(function*() {
       const page = Layer.mergeAll(
-        HttpLayerRouter.add("GET", "/", HttpServerResponse.html(html)),
-        HttpLayerRouter.add("GET", "/app.js", HttpServerResponse.text(script, { contentType: "text/javascript" }))
+        HttpRouter.add("GET", "/", HttpServerResponse.html(html)),
+        HttpRouter.add("GET", "/app.js", HttpServerResponse.text(script, { contentType: "text/javascript" }))
       )
       const server = yield* Layer.build(
-        HttpLayerRouter.serve(Layer.mergeAll(Chat.routes({ agent }), page), { disableLogger: true, disableListenLog: true }).pipe(
+        HttpRouter.serve(Layer.mergeAll(Chat.routes({ agent }), page), { disableLogger: true, disableListenLog: true }).pipe(
           Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
           Layer.provide(model),
           Layer.provide(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
         )
       )
       const address = Context.get(server, HttpServer.HttpServer).address
-      return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : yield* Effect.die(new Error("expected a TCP address"))
+      return address._tag === "UnixPathAddress" ? yield* Effect.die(new Error("expected a TCP address")) : `http://127.0.0.1:${address.port}`
     }).pipe(Effect.orDie),
     scope
   ))

@@ -4,9 +4,9 @@
  * `useChat` runs) over a plain state.
  */
 import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
-import { HttpServer } from "effect/http"
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { HttpServer } from "effect/http"
 import { Chat } from "../src/index.js"
 
 export interface Payments {
@@ -76,7 +76,7 @@ export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<Ch
       const stores = yield* Layer.build(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
       const server = yield* Layer.build(Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(Layer.succeedContext(stores))))
       const address = Context.get(server, HttpServer.HttpServer).address
-      if (address._tag !== "TcpAddress") return yield* Effect.die(new Error("expected a TCP address"))
+      if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
       return { origin: `http://127.0.0.1:${address.port}`, store: Context.get(stores, RunStore.RunStore) }
     }).pipe(Effect.orDie),
     scope

@@ -4,11 +4,11 @@
  * replayed for its time only; a paused message goes on in the same buffer when its run resumes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as Replay from "../src/internal/replay.js"
 
 const decoder = new TextDecoder()
-const text = (events: Stream.Stream<Uint8Array>) => Effect.map(Stream.runCollect(events), (all) => Chunk.toArray(all).map((b) => decoder.decode(b)).join(""))
+const text = (events: Stream.Stream<Uint8Array>) => Effect.map(Stream.runCollect(events), (all) => all.map((b) => decoder.decode(b)).join(""))
 const delta = (delta: string) => ({ type: "text-delta", id: "t", delta }) as const
 
 describe("Replay", () => {

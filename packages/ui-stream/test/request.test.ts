@@ -61,6 +61,6 @@ describe("Chat requests", () => {
 
   it("a shape error says where: the missing field", async () => {
     const reply = await post(served.origin, { messages: [user("hi")] })
-    expect(JSON.parse(reply.body).message).toContain("[\"id\"]\n   └─ is missing")
+    expect(JSON.parse(reply.body).message).toContain("Missing key\n  at [\"id\"]")
   })
 })

@@ -1,6 +1,6 @@
 /**
  * Structured output through a tool (docs/decisions/061), for APIs without a JSON-Schema
- * answer format: Anthropic's Messages API, and any `@effect/ai` `LanguageModel`. A request
+ * answer format: Anthropic's Messages API, and any `effect/ai` `LanguageModel`. A request
  * with an `output` gets one more tool, named `output.name`, whose parameters are the answer's
  * JSON Schema; the model's call of it is the answer: its arguments become the response's text
  * (JSON), which the loop decodes like any final answer. The other tools stay callable in the
@@ -73,11 +73,14 @@ export const viaAnswerTool = (provider: string, model: ChatModel.ChatModel.Servi
     return Result.match(prepared, {
       onFailure: Stream.fail,
       onSuccess: (withTool) =>
-        Stream.mapConcat(model.stream(withTool), (part): ReadonlyArray<ChatModel.StreamPart> => {
-          if (part._tag === "TextDelta") return [part]
-          const response = answered(request.output!.name, part.response)
-          return response === part.response ? [part] : [{ _tag: "TextDelta", text: response.text }, { _tag: "Done", response }]
-        })
+        model.stream(withTool).pipe(
+          Stream.map((part): ReadonlyArray<ChatModel.StreamPart> => {
+            if (part._tag === "TextDelta") return [part]
+            const response = answered(request.output!.name, part.response)
+            return response === part.response ? [part] : [{ _tag: "TextDelta", text: response.text }, { _tag: "Done", response }]
+          }),
+          Stream.flattenIterable
+        )
     })
   }
 })

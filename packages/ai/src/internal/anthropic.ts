@@ -13,7 +13,7 @@ import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { type Call, StreamFold, usageOf } from "./streamFold.js"
-import { wireParameters } from "./toolSchema.js"
+import { wireSchema } from "./toolSchema.js"
 import { count, invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
@@ -124,7 +124,7 @@ const requestBody = (model: string, maxTokens: number, owner: string, thinking: 
     ...(system.length === 0 ? {} : { system }),
     messages,
     ...(request.tools.length === 0 ? {} : {
-      tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireParameters(tool.parameters) })),
+      tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: wireSchema(tool.parameters) })),
       tool_choice: toolChoice(request.toolChoice, request.settings?.parallelToolCalls)
     }),
     ...defined({ temperature: request.settings?.temperature, top_p: request.settings?.topP, stop_sequences: request.settings?.stop }),

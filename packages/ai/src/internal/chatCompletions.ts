@@ -6,20 +6,20 @@
  * it. No I/O here.
  */
 import { type ChatModel, Message, Part } from "@agentfx/core"
-import { Result, SchemaIssue, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages } from "./content.js"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
-import { strictAllowed } from "./strictSchema.js"
+import { withStrict } from "./strictSchema.js"
 import { StreamFold, usageOf } from "./streamFold.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
-import { wireParameters } from "./toolSchema.js"
+import { wireSchema } from "./toolSchema.js"
 import { invalid, isObject, parseEvent } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
-const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+const nullish = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
 const UsageWire = Schema.Struct({
   prompt_tokens: nullish(Schema.Number),
@@ -169,7 +169,7 @@ export type MaxTokensField = "max_tokens" | "max_completion_tokens"
 /** The answer's JSON Schema as `response_format`, strict when strict mode takes the schema. */
 const responseFormat = (output: ChatModel.OutputFormat) => ({
   type: "json_schema",
-  json_schema: { name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
+  json_schema: { name: output.name, ...withStrict(wireSchema(output.schema), true) }
 })
 
 /** The request body; `tools`, `tool_choice` and `parallel_tool_calls` are left out when there are no tools. */
@@ -185,7 +185,7 @@ const requestBody = (model: string, maxTokensField: MaxTokensField, owner: strin
     ...(request.tools.length === 0 ? {} : {
       tools: request.tools.map((tool) => ({
         type: "function",
-        function: { name: tool.name, description: tool.description, parameters: wireParameters(tool.parameters) }
+        function: { name: tool.name, description: tool.description, parameters: wireSchema(tool.parameters) }
       })),
       tool_choice: wireToolChoice(request.toolChoice),
       ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
@@ -258,10 +258,10 @@ class ReasoningText {
 }
 
 /** Decodes a JSON value with a wire schema; a mismatch is an `invalid-response`. */
-const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string, provider: string) => (body: unknown) =>
+const decodeWith = <S extends Schema.Decoder<unknown>>(schema: S, what: string, provider: string) => (body: unknown) =>
   Result.mapError(
     Schema.decodeUnknownResult(schema)(body),
-    (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+    (error) => invalid(`${provider} sent ${what} that is not Chat Completions: ${error.message}`)
   )
 
 /** The neutral response of a non-streamed answer. */

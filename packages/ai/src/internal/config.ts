@@ -2,20 +2,22 @@
  * Config helpers shared by the adapters' `layerConfig`. A blank value (`OPENAI_API_KEY=` in
  * a .env file) counts as unset everywhere: a required setting that is blank is missing.
  */
-import { Config, ConfigError, Effect, Result, Option, Redacted } from "effect"
+import { Config, Effect, Option, Redacted, Schema } from "effect"
 
 const isBlank = (value: string) => value.trim().length === 0
 
 /** An optional string setting; blank counts as unset. */
 export const optionalString = (name: string): Config.Config<Option.Option<string>> =>
-  Config.map(Config.option(Config.string(name)), Option.filter((value) => !isBlank(value)))
+  Config.map(Config.option(Config.String(name)), Option.filter((value: string) => !isBlank(value)))
 
 /** A required string setting; blank is a `ConfigError` naming it, as if it were missing. */
 export const requiredString = (name: string): Config.Config<string> =>
-  Config.mapOrFail(Config.string(name), (value) =>
-    isBlank(value)
-      ? Result.fail(ConfigError.MissingData([name], `Expected ${name} to be set, but it is blank (a blank value counts as unset)`))
-      : Result.succeed(value))
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value: string) =>
+      !isBlank(value) || `Expected ${name} to be set, but it is blank (a blank value counts as unset)`
+    )),
+    name
+  )
 
 /** A string setting with a default for when it is unset or blank. */
 export const stringWithDefault = (name: string, fallback: string): Config.Config<string> =>

@@ -54,7 +54,7 @@ export const warnLeftOut = (provider: string, refuses: Refusal) => {
 
 /**
  * The messages with the files of tool results moved into a user message right after each run
- * of results: for APIs whose tool results take text only (Chat Completions, `@effect/ai` 0.37).
+ * of results: for APIs whose tool results take text only (Chat Completions, and `AiChatModel`: see `internal/languageModel.ts`).
  * The message names each file's call before it; the results themselves keep their text.
  */
 export const toolFilesAsUserMessages = (messages: ReadonlyArray<ChatModel.ModelMessage>): ReadonlyArray<ChatModel.ModelMessage> => {

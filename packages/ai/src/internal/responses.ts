@@ -13,8 +13,8 @@ import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
 import { type Call as Assembled, StreamFold, usageOf } from "./streamFold.js"
-import { strictAllowed } from "./strictSchema.js"
-import { wireParameters } from "./toolSchema.js"
+import { withStrict } from "./strictSchema.js"
+import { wireSchema } from "./toolSchema.js"
 import { invalid, isObject, type JsonObject, parseEvent, snippet, text } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
@@ -76,8 +76,14 @@ const toolChoice = (choice: ChatModel.ToolChoice) => typeof choice === "string" 
 
 /** The answer's JSON Schema as `text.format`, strict when strict mode takes the schema. */
 const textFormat = (output: ChatModel.OutputFormat) => ({
-  format: { type: "json_schema", name: output.name, schema: wireParameters(output.schema), strict: strictAllowed(output.schema) }
+  format: { type: "json_schema", name: output.name, ...withStrict(wireSchema(output.schema), true) }
 })
+
+/** A function tool; with `strict`, strict when strict mode takes its parameters. */
+const functionTool = (tool: ChatModel.ToolDefinition, strict: boolean) => {
+  const parameters = withStrict(wireSchema(tool.parameters), strict)
+  return { type: "function", name: tool.name, description: tool.description, parameters: parameters.schema, strict: parameters.strict }
+}
 
 const requestBody = (model: string, strict: boolean, owner: string, reasoning: boolean) => (request: ChatModel.ChatRequest, stream: boolean) => {
   const role = systemRole(model)
@@ -91,13 +97,7 @@ const requestBody = (model: string, strict: boolean, owner: string, reasoning: b
     // a reasoning model's reasoning comes back encrypted, to be sent back without a stored response (decision 097)
     ...(reasoning ? { include: ["reasoning.encrypted_content"] } : {}),
     ...(request.tools.length === 0 ? {} : {
-      tools: request.tools.map((tool) => ({
-        type: "function",
-        name: tool.name,
-        description: tool.description,
-        parameters: wireParameters(tool.parameters),
-        strict
-      })),
+      tools: request.tools.map((tool) => functionTool(tool, strict)),
       tool_choice: toolChoice(request.toolChoice),
       ...defined({ parallel_tool_calls: settings?.parallelToolCalls })
     }),
@@ -335,7 +335,8 @@ const reader = (owner: string) => (provider: string): StreamReader => {
 export const isReasoningModel = (model: string) => /^(o\d|gpt-5(?!.*-chat)|codex-)/.test(model)
 
 /**
- * The Responses wire format, asking for `model`; `strict` is sent on every tool. With
+ * The Responses wire format, asking for `model`; with `strict`, each tool whose parameters strict
+ * mode takes is sent in their strict form with `strict: true` (the others with `strict: false`). With
  * `reasoning`, the encrypted reasoning is asked for (`include`), kept marked with `owner`, and
  * sent back (only `owner`'s).
  */

@@ -1,14 +1,14 @@
 /**
  * Server-sent events from text, per the WHATWG rules the providers follow: lines end at LF,
- * CR LF or a lone CR (`Stream.splitLines` alone takes no lone CR), `data:` lines
+ * CR LF or a lone CR (made LF first, so that an event's size counts each ending once), `data:` lines
  * joined by newlines, `event:` naming the event (default `message`), comments (`:`) and
  * other fields skipped, a blank line ending each event; an event the stream ends inside is
  * dropped. One field beyond the rules: llama.cpp's server (builds up to mid-2025) sends a
  * failure as a bare `error: {…}` line, read as an event named `error` with that data, so that
  * its message is not lost. A plain line parser: about 20 times faster than `@effect/experimental`'s
- * mailbox-based `Sse` channel on a 2,000-event answer (docs/decisions/020).
+ * mailbox-based `Sse` channel was on a 2,000-event answer (docs/decisions/020).
  */
-import { Result, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 
 /** One event. */
 export interface Event {
@@ -62,9 +62,9 @@ export const events = <E2>(bound: Bound<E2>) => <E, R>(text: Stream.Stream<strin
         afterCR = chunk.endsWith("\r")
         return rest.replace(/\r\n?/g, "\n")
       }),
-      Stream.mapEffect(measure),
+      Stream.mapEffect((lines) => Effect.fromResult(measure(lines))),
       Stream.splitLines,
-      Stream.mapConcat((line): ReadonlyArray<Event> => {
+      Stream.map((line): ReadonlyArray<Event> => {
         if (line.length === 0) {
           const dispatched = data.length === 0 ? [] : [{ event: name.length > 0 ? name : "message", data: data.join("\n") }]
           name = ""
@@ -82,6 +82,7 @@ export const events = <E2>(bound: Bound<E2>) => <E, R>(text: Stream.Stream<strin
           data.push(value)
         }
         return []
-      })
+      }),
+      Stream.flattenIterable
     )
   })

@@ -43,7 +43,7 @@ export interface Call {
   name: string
   /** The arguments' JSON text as it came, pieces joined; `undefined` while none came (then `input` is the arguments). */
   args: string | undefined
-  /** The arguments sent whole, as a value (Anthropic's `input`, `@effect/ai`'s `params`): passed on untouched, however deep. */
+  /** The arguments sent whole, as a value (Anthropic's `input`, `effect/ai`'s `params`): passed on untouched, however deep. */
   input: unknown
 }
 

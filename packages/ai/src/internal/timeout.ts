@@ -3,8 +3,7 @@
  * a stream (between its elements, and around it).
  */
 import { ChatModel } from "@agentfx/core"
-import type { Result } from "effect"
-import { Duration, Effect, Result as E, Option, Stream } from "effect"
+import { Duration, Effect, Option, Result, Stream } from "effect"
 import type * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 
@@ -21,14 +20,14 @@ export const defaultRequest: Duration.Duration = Duration.minutes(10)
 const maxTimerMillis = 2 ** 31 - 1
 
 const check = (name: string, input: Duration.Input | undefined, fallback: Duration.Duration) => {
-  if (input === undefined) return E.right(fallback)
+  if (input === undefined) return Result.succeed(fallback)
   const decoded = Option.filter(Duration.fromInput(input), (duration) => Duration.isGreaterThan(duration, Duration.zero))
   return Option.match(decoded, {
-    onNone: () => E.left(`${name} must be a positive duration (Duration.infinity disables it), got ${String(input)}`),
+    onNone: () => Result.fail(`${name} must be a positive duration (Duration.infinity disables it), got ${String(input)}`),
     onSome: (duration) =>
       Duration.isFinite(duration) && Duration.toMillis(duration) > maxTimerMillis
-        ? E.left(`${name} ${String(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire (Duration.infinity disables it)`)
-        : E.right(duration)
+        ? Result.fail(`${name} ${String(input)} is longer than a timer can wait (2147483647 ms, about 24.8 days): it would never fire (Duration.infinity disables it)`)
+        : Result.succeed(duration)
   })
 }
 
@@ -47,9 +46,9 @@ export const resolve = (
   const idle = check("idleTimeout", options?.idleTimeout, defaultIdle)
   const request = check("requestTimeout", options?.requestTimeout, defaultRequest)
   const retry = maxRetryAfterProblem(options?.retry?.maxRetryAfter)
-  if (E.isRight(idle) && E.isRight(request) && retry.length === 0) return E.right({ idle: idle.right, request: request.right })
-  const problems = [...[idle, request].flatMap((checked) => (E.isLeft(checked) ? [checked.left] : [])), ...retry]
-  return E.left(new ChatModel.ModelError({ reason: "invalid-request", message: `${provider}: ${problems.join("; ")}.` }))
+  if (Result.isSuccess(idle) && Result.isSuccess(request) && retry.length === 0) return Result.succeed({ idle: idle.success, request: request.success })
+  const problems = [...[idle, request].flatMap((checked) => (Result.isFailure(checked) ? [checked.failure] : [])), ...retry]
+  return Result.fail(new ChatModel.ModelError({ reason: "invalid-request", message: `${provider}: ${problems.join("; ")}.` }))
 }
 
 const isOff = (duration: Duration.Duration) => !Duration.isFinite(duration)
@@ -72,7 +71,7 @@ export const request = <A, E, R>(
   duration: Duration.Duration,
   provider: string
 ): Effect.Effect<A, E | ChatModel.ModelError, R> =>
-  isOff(duration) ? effect : Effect.timeoutFail(effect, { duration, onTimeout: () => requestError(provider, duration) })
+  isOff(duration) ? effect : Effect.timeoutOrElse(effect, { duration, orElse: () => Effect.fail(requestError(provider, duration)) })
 
 /** Fails `stream` with the `requestTimeout` error once `duration` has passed since it started. */
 export const requestStream = <A, E, R>(
@@ -88,4 +87,4 @@ export const idle = <A, E, R>(
   duration: Duration.Duration,
   provider: string
 ): Stream.Stream<A, E | ChatModel.ModelError, R> =>
-  isOff(duration) ? stream : Stream.timeoutFail(stream, () => idleError(provider, duration), duration)
+  isOff(duration) ? stream : Stream.timeoutOrElse(stream, { duration, orElse: () => Stream.fail(idleError(provider, duration)) })

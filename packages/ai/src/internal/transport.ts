@@ -8,7 +8,7 @@ import * as Sse from "./sse.js"
 import type { HttpClient, HttpClientError, HttpClientResponse } from "effect/http"
 import { FetchHttpClient, HttpClientRequest } from "effect/http"
 import type { Duration } from "effect"
-import { Clock, Effect, Result, Option, Redacted, Stream } from "effect"
+import { Clock, Effect, Option, Redacted, Result, Stream } from "effect"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { idle } from "./timeout.js"
 import { unwritable, writeJson } from "./wireJson.js"
@@ -102,15 +102,18 @@ const decompressionFailure = (failure: unknown): Error | undefined => {
 }
 
 const networkError = (provider: string, error: HttpClientError.HttpClientError): ChatModel.ModelError => {
-  const detail = error.description ?? error.message
-  if (error._tag === "RequestError") {
-    return error.reason === "Transport"
-      ? new ChatModel.ModelError({ reason: "network", message: `could not reach ${provider}: ${detail}` })
-      : invalidRequest(`could not send the request to ${provider} (${error.reason}): ${detail}`)
+  const reason = error.reason
+  const detail = reason.description ?? reason.message
+  switch (reason._tag) {
+    case "TransportError":
+      return new ChatModel.ModelError({ reason: "network", message: `could not reach ${provider}: ${detail}` })
+    case "EncodeError":
+    case "InvalidUrlError":
+      return invalidRequest(`could not send the request to ${provider} (${reason._tag}): ${detail}`)
   }
-  const broken = decompressionFailure(error.cause)
+  const broken = decompressionFailure(reason.cause)
   if (broken !== undefined) {
-    const encoding = error.response.headers["content-encoding"] ?? "none"
+    const encoding = reason.response.headers["content-encoding"] ?? "none"
     return new ChatModel.ModelError({
       reason: "invalid-response",
       message: `${provider} sent a body that cannot be decompressed (content-encoding: ${encoding}): ${broken.message}`
@@ -146,8 +149,8 @@ const boundedText = (provider: string) => <R>(bytes: Stream.Stream<Uint8Array, C
   Stream.suspend(() => {
     let read = 0
     const over = tooLarge(provider, "a body")
-    return Stream.mapEffect(Stream.decodeText(bytes), (text): Result.Result<string, ChatModel.ModelError> =>
-      (read += text.length) > answerLimit ? Result.fail(over()) : Result.succeed(text))
+    return Stream.mapEffect(Stream.decodeText(bytes), (text): Effect.Effect<string, ChatModel.ModelError> =>
+      (read += text.length) > answerLimit ? Effect.fail(over()) : Effect.succeed(text))
   })
 
 /** An answer's body as it is read: the bytes, or the `ModelError` that ends them. */
@@ -162,9 +165,11 @@ const idleBounded = (target: Endpoint, idleTimeout: Duration.Duration): Body => 
 
 /** The start of a body that is no answer — an error status's, an HTML page's — (up to {@link errorBodyLimit} characters; the rest is not read), if it can be read. */
 const errorBody = (bytes: Stream.Stream<Uint8Array, ChatModel.ModelError>) =>
-  bytes.pipe(
-    Stream.decodeText(),
-    Stream.runFoldWhile("", (text) => text.length < errorBodyLimit, (text, chunk) => text + chunk),
+  Stream.suspend(() => {
+    let read = 0
+    return bytes.pipe(Stream.decodeText(), Stream.takeUntil((chunk) => (read += chunk.length) >= errorBodyLimit))
+  }).pipe(
+    Stream.mkString,
     Effect.map((text) => text.slice(0, errorBodyLimit)),
     Effect.option
   )
@@ -209,7 +214,7 @@ const send = (
       HttpClientRequest.setHeaders(target.headers),
       HttpClientRequest.accept(accept),
       HttpClientRequest.bodyJson(payload),
-      Effect.mapError((error) => unencodable(error.reason.error))
+      Effect.mapError((error) => unencodable(error.cause))
     )
     const response = yield* Effect.mapError(unredirected(client.execute(request)), (error) => networkError(target.provider, error))
     if (response.status >= 200 && response.status < 300) return response

@@ -7,8 +7,7 @@ import { ChatModel } from "@agentfx/core"
 import { type Refusal, warnLeftOut } from "./content.js"
 import type * as Sse from "./sse.js"
 import type { HttpClient } from "effect/http"
-import type { Result } from "effect"
-import { Effect, Result as E, Option, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import * as ModelRetry from "../ModelRetry.js"
 import type * as ModelTimeout from "../ModelTimeout.js"
 import { maskError } from "./mask.js"
@@ -61,9 +60,9 @@ export interface Options extends ModelTimeout.Options {
  * fails the stream with it.
  */
 export const make = (client: HttpClient.HttpClient, options: Options): ChatModel.ChatModel.Service => {
-  const checked = E.flatMap(options.endpoint, (target) =>
-    E.flatMap(options.wire, (wire) => E.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts, wire }))))
-  const warn = E.match(checked, {
+  const checked = Result.flatMap(options.endpoint, (target) =>
+    Result.flatMap(options.wire, (wire) => Result.map(Timeout.resolve(options, target.provider), (timeouts) => ({ target, timeouts, wire }))))
+  const warn = Result.match(checked, {
     onFailure: () => () => Effect.void,
     onSuccess: ({ target, wire }) => {
       const settings = wire.ignores === undefined ? () => Effect.void : warnIgnored(target.provider, wire.ignores.fields, wire.ignores.why)
@@ -73,25 +72,25 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
   })
   /** The checked options for `request`, or the error every call of it fails with. */
   const prepared = (request: ChatModel.ChatRequest) =>
-    E.flatMap(checked, (ready) => {
+    Result.flatMap(checked, (ready) => {
       const refused = ready.wire.refuse?.(request)
-      return refused === undefined ? E.right(ready) : E.left(refused)
+      return refused === undefined ? Result.succeed(ready) : Result.fail(refused)
     })
-  const mask = E.match(options.endpoint, { onFailure: () => (text: string) => text, onSuccess: (target) => target.mask })
+  const mask = Result.match(options.endpoint, { onFailure: () => (text: string) => text, onSuccess: (target) => target.mask })
   const attributes = {
     model: options.model,
-    ...(E.isRight(options.endpoint) ? { url: options.endpoint.right.mask(options.endpoint.right.url) } : {})
+    ...(Result.isSuccess(options.endpoint) ? { url: options.endpoint.success.mask(options.endpoint.success.url) } : {})
   }
 
   const named = (response: ChatModel.ChatResponse): ChatModel.ChatResponse =>
     options.providerName === undefined ? response : { ...response, provider: options.providerName }
 
   const generate = (request: ChatModel.ChatRequest) =>
-    E.match(prepared(request), {
+    Result.match(prepared(request), {
       onFailure: Effect.fail,
       onSuccess: ({ target, timeouts, wire }) =>
         postJson(client, target, () => wire.body(request, false)).pipe(
-          Effect.flatMap((body) => E.map(wire.decode(body, target.provider), named)),
+          Effect.flatMap((body) => Effect.fromResult(Result.map(wire.decode(body, target.provider), named))),
           (attempt) => Timeout.request(attempt, timeouts.request, target.provider),
           (call) => Effect.andThen(warn(request), ModelRetry.retry(call, options.retry))
         )
@@ -101,24 +100,24 @@ export const make = (client: HttpClient.HttpClient, options: Options): ChatModel
     )
 
   const stream = (request: ChatModel.ChatRequest): Stream.Stream<ChatModel.StreamPart, ChatModel.ModelError> =>
-    E.match(prepared(request), {
+    Result.match(prepared(request), {
       onFailure: (error) => Stream.fail(error),
       onSuccess: ({ target, timeouts, wire }) =>
         Stream.suspend(() => {
           const reader = wire.reader(target.provider)
           const parts = postStream(client, target, () => wire.body(request, true), timeouts.idle).pipe(
-            Stream.mapEffect((event) => reader.add(event)),
+            Stream.mapEffect((event) => Effect.fromResult(reader.add(event))),
             Stream.takeUntil(() => reader.finished()),
             Stream.filterMap((text) =>
-              text.length > 0 ? Option.some<ChatModel.StreamPart>({ _tag: "TextDelta", text }) : Option.none()
+              text.length > 0 ? Result.succeed<ChatModel.StreamPart>({ _tag: "TextDelta", text }) : Result.failVoid
             )
           )
-          const done = Stream.fromEffect(Effect.map(Effect.suspend(() => reader.response()), (response): ChatModel.StreamPart => ({
+          const done = Stream.fromEffect(Effect.map(Effect.suspend(() => Effect.fromResult(reader.response())), (response): ChatModel.StreamPart => ({
             _tag: "Done",
             response: named(response)
           })))
           return Timeout.requestStream(Stream.concat(parts, done), timeouts.request, target.provider)
-        }).pipe((call) => Stream.concat(Stream.execute(warn(request)), ModelRetry.retryStream(call, options.retry)))
+        }).pipe((call) => Stream.concat(Stream.fromEffectDrain(warn(request)), ModelRetry.retryStream(call, options.retry)))
     }).pipe(
       Stream.mapError(maskError(mask)),
       Stream.withSpan(`${options.span}.stream`, { attributes })

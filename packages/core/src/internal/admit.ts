@@ -145,7 +145,7 @@ export const fileProblem = (file: FilePart, limits: Limits, what: string): strin
 
 /** What is wrong with a value that is not a file part, cut short (it may quote megabytes of data). */
 const fileShapeProblem = (value: unknown): string =>
-  Result.match(Schema.decodeUnknownResult(FilePartSchema)(value, { errors: "first" }), {
+  Result.match(Schema.decodeUnknownResult(FilePartSchema)(value, { errors: "first", reportInput: true }), {
     onFailure: (error) => capped(describeParseError(error)),
     onSuccess: () => "it is one"
   })

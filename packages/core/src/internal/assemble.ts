@@ -4,7 +4,6 @@
  */
 import * as Context from "effect/Context"
 import * as Result from "effect/Result"
-import type * as JsonSchema from "effect/JsonSchema"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { Agent, Options, Slots, TypeId } from "../Agent.js"
@@ -19,7 +18,7 @@ import * as Toolkit from "../Toolkit.js"
 import { defaultLimits, type Limits } from "./admit.js"
 import type { Layers } from "./observe.js"
 import { fixedTokens } from "./contextView.js"
-import { jsonSchemaOf } from "./jsonSchema.js"
+import { jsonSchemaOf } from "./jsonForm.js"
 import { conversationBusyProblem } from "./options.js"
 
 const NamePattern = /^[\w.:-]{1,128}$/
@@ -101,20 +100,9 @@ const outputOf = <A, I>(schema: Schema.Codec<A, I>, retries: number, problems: A
     problems.push("output must be a Schema")
     return undefined
   }
-  const format = outputJsonSchema(schema, problems)
-  if (format === undefined) return undefined
+  const format = jsonSchemaOf(schema)
   if (format.type !== "object") problems.push("output must describe a JSON object (use Schema.Struct)")
   return { schema, format: { name: "final_answer", schema: format }, retries }
-}
-
-/** The output schema's JSON Schema, or `undefined` with the problem when Effect cannot make one. */
-const outputJsonSchema = <A, I>(schema: Schema.Codec<A, I>, problems: Array<string>): JsonSchema.JsonSchema | undefined => {
-  try {
-    return jsonSchemaOf(schema)
-  } catch (error) {
-    problems.push(`output has no JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
-    return undefined
-  }
 }
 
 /** What the model is told of a tool. */

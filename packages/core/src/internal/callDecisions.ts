@@ -17,8 +17,8 @@ const RecordOfUnknown = Schema.declare(isRecord, { identifier: "Record", descrip
 
 /** An object of `value`s keyed by any string, as a `ReadonlyMap`. */
 export const CallDecisionsFromRecord = <A, I>(value: Schema.Codec<A, I>) => {
-  const decodeValue = Schema.decodeUnknownResult(value)
-  const encodeValue = Schema.encodeResult(value)
+  const decodeValue = Schema.decodeUnknownResult(value, { reportInput: true })
+  const encodeValue = Schema.encodeResult(value, { reportInput: true })
   return RecordOfUnknown.pipe(Schema.decodeTo(Schema.ReadonlyMap(Schema.String, Schema.toType(value)), {
     decode: SchemaGetter.transformEffect((record: { readonly [key: string]: unknown }) => {
       const entries: Array<[string, A]> = []

@@ -47,7 +47,7 @@ const sameSignature = (a: string, b: string): boolean => {
 export const encodeState = (owner: CheckpointOwner, state: { readonly [slot: string]: unknown }) =>
   Effect.forEach(
     Object.keys(owner.slots),
-    (name) => Effect.map(Schema.encodeEffect(owner.slots[name]!.schema)(state[name]), (encoded) => [name, encoded] as const)
+    (name) => Effect.map(Schema.encodeEffect(owner.slots[name]!.schema, { reportInput: true })(state[name]), (encoded) => [name, encoded] as const)
   ).pipe(Effect.map((entries) => Object.fromEntries(entries) as { readonly [slot: string]: JsonValue }))
 
 /** Encodes (and signs, when the agent has a secret) a checkpoint. A value that cannot be encoded is a defect of a tool or slot schema. */
@@ -111,7 +111,7 @@ export const decode = (
         return yield* refuse("signature", "the signature does not match: the checkpoint was altered or signed with another secret")
       }
     }
-    const checkpoint = yield* Schema.decodeUnknownEffect(Checkpoint.AnyVersion)(input).pipe(
+    const checkpoint = yield* Schema.decodeUnknownEffect(Checkpoint.AnyVersion, { reportInput: true })(input).pipe(
       Effect.catch((error) => refuse("malformed", describeParseError(error)))
     )
     // a run's calls have unique ids (the loop admits them so): a decision for one id decides one call
@@ -141,7 +141,7 @@ export const decode = (
     const state: { [slot: string]: unknown } = {}
     for (const [name, slot] of Object.entries(owner.slots)) {
       state[name] = Object.hasOwn(checkpoint.state, name)
-        ? yield* Schema.decodeUnknownEffect(slot.schema)(checkpoint.state[name]).pipe(
+        ? yield* Schema.decodeUnknownEffect(slot.schema, { reportInput: true })(checkpoint.state[name]).pipe(
           Effect.catch((error) => refuse("state", `slot "${name}": ${describeParseError(error)}`))
         )
         : slot.initial

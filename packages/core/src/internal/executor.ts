@@ -21,6 +21,7 @@ import type { ToolError, ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { unknownToolMessage } from "./beforeHandler.js"
 import { HandlerKey } from "./handler.js"
+import { decodeJson } from "./jsonForm.js"
 import { invalidArguments, invalidResult } from "./parseError.js"
 import { settledResult, settledExit } from "./settled.js"
 import type { Resumption } from "./suspension.js"
@@ -69,8 +70,8 @@ interface Prepared {
 
 const preparedCache = new WeakMap<Toolkit.Entry, Prepared>()
 
-/** Every problem of the arguments is told to the model, not only the first. */
-const decodeOptions: ParseOptions = { errors: "all" }
+/** Every problem of the arguments is told to the model, not only the first, with the values it sent. */
+const decodeOptions: ParseOptions = { errors: "all", reportInput: true }
 
 const isTransient = (failure: ToolFailure) => failure.isTransient
 
@@ -78,9 +79,9 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
   const cached = preparedCache.get(entry)
   if (cached !== undefined) return cached
   const prepared: Prepared = {
-    // the JSON forms: what the model sends is JSON, what a result becomes is JSON (decision 121)
-    decode: Schema.decodeUnknownEffect(Schema.toCodecJson(entry.tool.parameters), decodeOptions),
-    encode: Schema.encodeEffect(Schema.toCodecJson(entry.tool.success)),
+    // what the model sends is JSON, and what a result becomes is JSON (decision 121)
+    decode: decodeJson(entry.tool.parameters, decodeOptions),
+    encode: Schema.encodeEffect(Schema.toCodecJson(entry.tool.success), { reportInput: true }),
     reserve: reserveWorker(entry.isolation, entry.name),
     retry: entry.retryTimes === 0 ? undefined : {
       times: entry.retryTimes,
@@ -102,7 +103,9 @@ export const effectiveTimeout = (entry: Toolkit.Entry, policy: ExecutionPolicy):
  */
 export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Effect<unknown, ToolError> => {
   const decoded = prepare(entry).decode(args)
-  return settledExit(decoded)?._tag === "Success" ? decoded as Effect.Effect<unknown> : Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
+  const now = settledResult(decoded)
+  if (now === undefined) return Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
+  return Result.isFailure(now) ? Exit.fail(invalidArguments(entry.name, now.failure)) : Exit.succeed(now.success)
 }
 
 /**

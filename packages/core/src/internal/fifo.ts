@@ -52,11 +52,17 @@ export class Fifo<A> {
     return ticket
   }
 
-  /** Waits for the ticket's turn. Interrupted, the waiter must {@link leave}. */
+  /**
+   * Waits for the ticket's turn. Interrupted, the waiter must {@link leave}. A waiter handed its
+   * turn goes on after a yield, not inside the hand-off: Effect 4 resumes a suspended fiber at
+   * once, and a hand-off happens in the releasing fiber's finalizer — while `Fiber.interruptAll`
+   * interrupts one fiber after the other, a waiter resumed there would start its work before
+   * its own interruption arrives.
+   */
   readonly turn = (ticket: Ticket<A>): Effect.Effect<void> =>
     Effect.callback<void>((resume) => {
       if (ticket.granted) return resume(Effect.void)
-      ticket.wake = () => resume(Effect.void)
+      ticket.wake = () => resume(Effect.yieldNow)
     })
 
   /** A waiter leaves the queue: `true` when its turn had been handed to it already (the caller must pass it on). */

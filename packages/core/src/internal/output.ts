@@ -5,7 +5,9 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { depthOf, type Limits } from "./admit.js"
+import { decodeJson } from "./jsonForm.js"
 import { capped, describeParseError } from "./parseError.js"
+import { settledResult } from "./settled.js"
 
 /** The answer as JSON decoded with the output schema, or what is wrong with it. */
 export const decodeOutput = (schema: Schema.Codec<any, any>, text: string, limits: Limits): Result.Result<unknown, string> => {
@@ -17,5 +19,9 @@ export const decodeOutput = (schema: Schema.Codec<any, any>, text: string, limit
   }
   // decoding and describing a mismatch recurse through the value: a deeper one would exhaust the stack
   if (depthOf(json, limits.depth) > limits.depth) return Result.fail(`it nests deeper than ${limits.depth} levels (the agent's limit)`)
-  return Result.mapError(Schema.decodeUnknownResult(schema, { errors: "all" })(json), (error) => capped(describeParseError(error)))
+  const decoded = decodeJson(schema, { errors: "all", reportInput: true })(json)
+  const now = settledResult(decoded)
+  return now === undefined
+    ? Result.fail("its schema decodes asynchronously, which an output schema cannot")
+    : Result.mapError(now, (error) => capped(describeParseError(error)))
 }

@@ -83,7 +83,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
   return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
 })
 
-const validateDecision = Schema.decodeUnknownResult(Schema.toType(Decision.Decision))
+const validateDecision = Schema.decodeUnknownResult(Schema.toType(Decision.Decision), { reportInput: true })
 
 /** A call decision without the value checked later: edited arguments, a reply's value. */
 const callShapeOf = (decision: unknown): unknown =>

@@ -84,8 +84,8 @@ export const workerHandler = <Params, ParamsEncoded, Success, SuccessEncoded>(
   success: Schema.Codec<Success, SuccessEncoded>,
   isolation: Isolation
 ) => {
-  const encodeArgs = Schema.encodeEffect(parameters)
-  const decodeResult = Schema.decodeUnknownEffect(success, { errors: "all" })
+  const encodeArgs = Schema.encodeEffect(parameters, { reportInput: true })
+  const decodeResult = Schema.decodeUnknownEffect(success, { errors: "all", reportInput: true })
   return (args: Params, context: CallContext): Effect.Effect<Success, ToolError, WorkerPool> =>
     Effect.gen(function*() {
       if (isolation._tag !== "Worker") {

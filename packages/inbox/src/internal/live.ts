@@ -63,7 +63,7 @@ const encodeDecision = Schema.encodeEffect(Decision.Decision)
  */
 const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: Decision.Decision, decidedAt: number) =>
   Effect.flatMap(Effect.orDie(encodeDecision(decision)), (encoded) =>
-    Effect.flatMap(DecisionLog, (log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded }))).pipe(
+    DecisionLog.use((log) => log.record({ runId, agent: agent.name, decidedBy, decidedAt, decision: encoded }))).pipe(
       Effect.catchCause((cause) => Effect.logError(`The decision on run ${runId} could not be written to the decision log`, cause))
     )
 
@@ -76,9 +76,10 @@ const watchingClaim = (context: Context.Context<any>, runId: string, claimed: (r
   return Context.add(context, RunStore.RunStore, {
     ...store,
     transition: (id, transition) =>
-      Effect.tap(store.transition(id, transition), (next) => {
-        if (next !== undefined && id === runId && transition.from.status === "paused" && transition.to === "running") claimed(next)
-      })
+      Effect.tap(store.transition(id, transition), (next) =>
+        Effect.sync(() => {
+          if (next !== undefined && id === runId && transition.from.status === "paused" && transition.to === "running") claimed(next)
+        }))
   })
 }
 
@@ -144,15 +145,15 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?:
               : Deferred.die(claimed, new Error(`The resume of run ${runId} ended without an event`))
           }
           if (Exit.isSuccess(exit) || live.final) return
-          const failure = Cause.failureOption(exit.cause)
-          if (Option.isNone(failure) && !Cause.isInterruptedOnly(exit.cause)) {
+          const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isNone(failure) && !Cause.hasInterruptsOnly(exit.cause)) {
             yield* Effect.logError(`Run ${runId} failed unexpectedly after its claim`, exit.cause)
           }
           push(live, LiveEvent.failed(
             { runId, conversationId: live.conversationId, timestamp: yield* Clock.currentTimeMillis },
             Option.isSome(failure)
               ? { _tag: failure.value._tag, message: failure.value.message }
-              : Cause.isInterruptedOnly(exit.cause)
+              : Cause.hasInterruptsOnly(exit.cause)
               ? { _tag: "Interrupted", message: "The inbox stopped while the run was running" }
               : unexpected
           ))

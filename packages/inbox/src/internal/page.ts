@@ -6,8 +6,9 @@
  * files and the page's import map. A `?token=` link sets the token cookie only when the
  * authorization hook admits the token.
  */
-import { Headers, HttpApiBuilder, HttpApiError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
+import { Headers, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash } from "node:crypto"
 import { readdir, readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
@@ -53,7 +54,7 @@ const jsonSchemaModules = Effect.promise(async () => {
 
 /** Whether `authorize` admits the request when it presents `token` (as `Authorization: Bearer`): its refusal if not. */
 const admitted = (authorize: Authorize, token: string) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+  HttpServerRequest.HttpServerRequest.use((request) =>
     authorize(request.modify({ headers: Headers.set(request.headers, "authorization", `Bearer ${token}`) })))
 
 /** The handlers of the page group; a `?token=` link is checked with `authorize`. */
@@ -65,25 +66,25 @@ export const layer = (authorize: Authorize) => HttpApiBuilder.group(Api, "inboxP
     for (const [file, contentType] of Object.entries(types)) assets.set(file, { body: yield* read(file), contentType })
     const library = yield* jsonSchemaModules
     return handlers
-      .handle("page", ({ urlParams }) =>
-        urlParams.token === undefined
+      .handle("page", ({ query }) =>
+        query.token === undefined
           ? Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers }))
           : // the token moves from the address (history, logs) to a cookie the page's requests carry
             Effect.andThen(
-              admitted(authorize, urlParams.token),
+              admitted(authorize, query.token),
               HttpServerResponse.redirect("/inbox", { status: 303, headers }).pipe(
-                HttpServerResponse.setCookie(tokenCookie, urlParams.token, { httpOnly: true, sameSite: "strict", path: "/inbox" }),
+                HttpServerResponse.setCookie(tokenCookie, query.token, { httpOnly: true, sameSite: "strict", path: "/inbox" }),
                 Effect.orDie
               )
             ))
-      .handle("asset", ({ path }) => {
-        const asset = assets.get(path.file)
+      .handle("asset", ({ params }) => {
+        const asset = assets.get(params.file)
         return asset === undefined
           ? Effect.fail(new HttpApiError.NotFound())
           : Effect.succeed(HttpServerResponse.text(asset.body, { contentType: asset.contentType, headers }))
       })
-      .handle("jsonSchema", ({ path }) => {
-        const module = library.get(path.file)
+      .handle("jsonSchema", ({ params }) => {
+        const module = library.get(params.file)
         return module === undefined
           ? Effect.fail(new HttpApiError.NotFound())
           : Effect.succeed(HttpServerResponse.text(module, { contentType: javascript, headers }))

@@ -19,7 +19,7 @@ interface Winner {
 
 /** Who decided the run and when, by its record or the store's memory of its end. */
 const decidedOf = (runId: string): Effect.Effect<Winner, RunStore.StoreError> =>
-  Effect.flatMap(RunStore.RunStore, (store) =>
+  RunStore.RunStore.use((store) =>
     Effect.flatMap(store.get(runId), (record) =>
       Option.isSome(record) ? Effect.succeed(record.value) : Effect.map(store.finished(runId), Option.getOrElse((): Winner => ({})))))
 
@@ -31,7 +31,7 @@ const decidedOf = (runId: string): Effect.Effect<Winner, RunStore.StoreError> =>
 const winnerOf = (runId: string, named: boolean): Effect.Effect<Winner> =>
   (named ? decidedOf(runId) : decidedOf(runId).pipe(
     Effect.filterOrFail((winner) => winner.decidedBy !== undefined),
-    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis")))
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "500 millis" })))
   )).pipe(Effect.orElseSucceed((): Winner => ({})))
 
 /**
@@ -39,7 +39,7 @@ const winnerOf = (runId: string, named: boolean): Effect.Effect<Winner> =>
  * pause; the decision log of this process remembers them, if it resumed the run.
  */
 const lastDecided = (runId: string): Effect.Effect<Winner> =>
-  Effect.map(Effect.flatMap(DecisionLog, (log) => log.latest(runId)), Option.match({
+  Effect.map(DecisionLog.use((log) => log.latest(runId)), Option.match({
     onNone: (): Winner => ({}),
     onSome: ({ decidedAt, decidedBy }): Winner => ({ decidedBy, decidedAt })
   }))

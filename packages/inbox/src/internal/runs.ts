@@ -5,8 +5,9 @@
  */
 import type { Agent } from "@agentfx/core"
 import { AgentError, Decision, RunStore } from "@agentfx/core"
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "effect/http"
-import { Clock, Effect, Option, SchemaIssue, Schema, Stream } from "effect"
+import { ByteSize, Clock, Effect, Option, Schema, Stream } from "effect"
+import { HttpIncomingMessage, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { Decider } from "../Authorization.js"
 import type { RunSummary } from "../InboxApi.js"
 import { Api, DecisionAccepted, InvalidDecision, NoLiveEvents, RunNotFound, Unavailable, UnknownAgent } from "../InboxApi.js"
@@ -68,16 +69,32 @@ const deeperThan = (value: unknown, limit: number): boolean => {
   return false
 }
 
+/** The kinds of decision, as a body of another kind is told them: `"ApproveAll" | "RejectAll" | …`. */
+const decisionTags = Decision.Decision.members.map((member) => JSON.stringify(member.fields._tag.schema.literal)).join(" | ")
+
+/**
+ * Why the body is not a Decision: a `_tag` that no decision has is named with the ones there
+ * are (the Schema's own message names only "Decision"); anything else as the Schema says.
+ */
+const notADecision = (body: unknown, error: Schema.SchemaError): InvalidDecision =>
+  new InvalidDecision({
+    message: `The body is not a Decision: ${
+      isRecord(body) && error.issue._tag === "AnyOf" && error.issue.issues.length === 0
+        ? `Expected ${decisionTags}, got ${JSON.stringify(body._tag)}\n  at ["_tag"]`
+        : error.message
+    }`
+  })
+
 const tooDeep = new InvalidDecision({
   message: `The body nests deeper than ${maxBodyDepth} levels outside edited arguments and replies (a decision has 3)`
 })
 
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
-/** The handlers of the runs group, over the given agents (by name) and live runs. */
 /** No driver names where runs are driven: they run in the inbox's own process. */
 const here: RunDriver["location"] = () => Effect.succeed(Option.none())
 
+/** The handlers of the runs group, over the given agents (by name) and live runs. */
 export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, location: RunDriver["location"] = here) =>
   HttpApiBuilder.group(Api, "inboxRuns", (handlers) => {
     const agentOf = (name: string) => {
@@ -102,10 +119,10 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
       })
 
     return handlers
-      .handle("listRuns", ({ urlParams }) =>
+      .handle("listRuns", ({ query }) =>
         Effect.gen(function*() {
           const store = yield* RunStore.RunStore
-          const limit = urlParams.limit ?? 100
+          const limit = query.limit ?? 100
           // asked per agent, so that a store full of other agents' runs is not read
           const records = yield* Effect.forEach(agents.keys(), (agent) => store.list({ status: "paused", agent, limit })).pipe(
             Effect.mapError(unavailable)
@@ -119,23 +136,23 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
           }
           return runs.sort((a, b) => b.pausedAt - a.pausedAt).slice(0, limit)
         }))
-      .handle("getRun", ({ path }) =>
+      .handle("getRun", ({ params }) =>
         Effect.gen(function*() {
-          const record = yield* pausedRecord(path.runId)
+          const record = yield* pausedRecord(params.runId)
           const agent = yield* agentOf(record.agent)
           const detail = Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
           return Option.match(yield* location(record), { onNone: () => detail, onSome: (runner) => ({ ...detail, runner }) })
         }))
-      .handleRaw("decide", ({ path, request, urlParams }) =>
+      .handleRaw("decide", ({ params, query, request }) =>
         Effect.gen(function*() {
           const contentType = request.headers["content-type"] ?? ""
           if (!isJsonContentType(contentType)) {
             return yield* new InvalidDecision({ message: `Send the decision as application/json (the request's content type is ${JSON.stringify(contentType)})` })
           }
-          // a declared length over the limit is refused before reading; a chunked body stops being read at the limit (the connection is closed)
+          // a declared length over the limit is refused before reading; a chunked body stops being read at the limit
           if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
           const text = yield* request.text.pipe(
-            HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+            Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
             Effect.mapError(() => tooLarge)
           )
           const body = yield* Effect.try({
@@ -143,13 +160,14 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
             catch: (error) => new InvalidDecision({ message: `The body is not JSON: ${error instanceof Error ? error.message : String(error)}` })
           })
           if (deeperThan(withoutValues(body), maxBodyDepth)) return yield* tooDeep
-          const decision = yield* decodeDecision(body, { onExcessProperty: "error" }).pipe(
-            Effect.mapError((error) => new InvalidDecision({ message: `The body is not a Decision: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
+          // the values refused are quoted back: they are the sender's own
+          const decision = yield* decodeDecision(body, { onExcessProperty: "error", reportInput: true }).pipe(
+            Effect.mapError((error) => notADecision(body, error))
           )
-          const record = yield* pausedRecord(path.runId)
-          if (urlParams.revision !== undefined && urlParams.revision !== record.version) {
+          const record = yield* pausedRecord(params.runId)
+          if (query.revision !== undefined && query.revision !== record.version) {
             // decided and paused again since the person saw it: what they decided is not what is pending now
-            return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId: path.runId, status: record.status, decidedBy: record.decidedBy })))
+            return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId: params.runId, status: record.status, decidedBy: record.decidedBy })))
           }
           const agent = yield* agentOf(record.agent)
           const decidedBy = yield* Decider
@@ -157,18 +175,18 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
             Effect.catch((error) => Effect.flatMap(refusal(error), Effect.fail))
           )
           const accepted = yield* encodeAccepted({
-            runId: path.runId,
+            runId: params.runId,
             decidedBy,
             decidedAt,
-            events: `/inbox/api/runs/${encodeURIComponent(path.runId)}/events`
+            events: `/inbox/api/runs/${encodeURIComponent(params.runId)}/events`
           }).pipe(Effect.orDie)
-          return HttpServerResponse.unsafeJson(accepted, { status: 202 })
+          return HttpServerResponse.jsonUnsafe(accepted, { status: 202 })
         }))
-      .handle("events", ({ path, request }) =>
+      .handle("events", ({ params, request }) =>
         Effect.gen(function*() {
-          const events = yield* live.subscribe(path.runId, request.headers["last-event-id"])
+          const events = yield* live.subscribe(params.runId, request.headers["last-event-id"])
           if (Option.isNone(events)) {
-            return yield* new NoLiveEvents({ runId: path.runId, message: `This inbox has not resumed run ${path.runId}: it has no events of it` })
+            return yield* new NoLiveEvents({ runId: params.runId, message: `This inbox has not resumed run ${params.runId}: it has no events of it` })
           }
           const encoder = new TextEncoder()
           const body = events.value.pipe(

@@ -5,7 +5,7 @@
  */
 import type { Agent, RunStore, ToolCall, ToolError } from "@agentfx/core"
 import { Checkpoint } from "@agentfx/core"
-import { Effect, SchemaIssue, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { PendingCall, RunDetail, RunSummary } from "../InboxApi.js"
 import { Unavailable } from "../InboxApi.js"
 
@@ -24,7 +24,7 @@ const decodeCheckpoint = Schema.decodeUnknownEffect(Checkpoint.AnyVersion)
 export const checkpointOf = (record: RunStore.RunRecord): Effect.Effect<Checkpoint.Checkpoint, Unavailable> =>
   decodeCheckpoint(record.checkpoint).pipe(
     Effect.mapError((error) =>
-      new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${error.message}` })
     )
   )
 

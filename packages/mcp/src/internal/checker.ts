@@ -117,7 +117,7 @@ const checking = { millis: Duration.toMillis(deadline), late: { _tag: "Late" } }
  * A checker, its thread starting at once (await `ready`); ended when the scope closes. After a
  * thread is ended, the next request starts another. `entry` is the thread's module (tests only).
  */
-export const make = (entry: URL = defaultEntry): Effect.Effect<Checker, never, Scope.Scope> => Effect.gen(function*() {
+export const make: (entry?: URL) => Effect.Effect<Checker, never, Scope.Scope> = Effect.fnUntraced(function*(entry: URL = defaultEntry) {
   const lock = yield* Semaphore.make(1)
   let current: Worker | undefined
   let closed = false
@@ -143,10 +143,10 @@ export const make = (entry: URL = defaultEntry): Effect.Effect<Checker, never, S
     worker.unref()
     return exchange(worker, starting, (answer) => answer.ready === true).pipe(
       Effect.onError(() => Effect.sync(() => void worker.terminate())),
-      Effect.tap(() => {
+      Effect.map(() => {
         current = worker
-      }),
-      Effect.as(worker)
+        return worker
+      })
     )
   })
 

@@ -3,7 +3,7 @@
  */
 import { Json, Part, Tool, ToolError } from "@agentfx/core"
 import type { CallToolResult, ContentBlock, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, SchemaIssue, Schema } from "effect"
+import { Effect, Schema, SchemaIssue } from "effect"
 import type { McpTool as AgentTool, ToolOverride } from "../McpToolkit.js"
 import type { Checked, Checker, Compiled } from "./checker.js"
 
@@ -27,13 +27,20 @@ export const prepare = (checker: Checker, tool: McpTool): Effect.Effect<Prepared
     Effect.mapError((why) => `tool "${tool.name}" is left out: ${why}`)
   )
 
-const parametersOf = (schema: McpTool["inputSchema"], check: (input: unknown) => Effect.Effect<Checked>): Schema.Schema<Arguments> =>
-  Schema.declare<Arguments, Arguments, readonly []>([], {
-    decode: () => (input, _options, ast) =>
+/**
+ * The server's input schema as a tool's parameters: sent to the model as is, and checked on the
+ * checker thread when decoded (when encoded too: a declaration has one check for both, decision 140).
+ */
+const parametersOf = (schema: McpTool["inputSchema"], check: (input: unknown) => Effect.Effect<Checked>): Schema.Codec<Arguments> =>
+  Schema.declareConstructor<Arguments>()(
+    [],
+    () => (input) =>
       Effect.flatMap(check(input), (checked) =>
-        checked.valid ? ParseResult.succeed(input as Arguments) : ParseResult.fail(new ParseResult.Type(ast, input, checked.errorMessage))),
-    encode: () => (input) => ParseResult.succeed(input as Arguments)
-  }, { jsonSchema: schema }) // sent to the model as the server gave it (Tool.parametersJsonSchema)
+        checked.valid
+          ? Effect.succeed(input as Arguments)
+          : Effect.fail(new SchemaIssue.InvalidValue({ message: checked.errorMessage }, input))),
+    { jsonSchema: schema } // sent to the model as the server gave it (Tool.parametersJsonSchema)
+  )
 
 /** The size of what a base64 string encodes. */
 const bytes = (base64: string) => `${Math.floor((base64.length * 3) / 4) - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)} bytes`

@@ -7,7 +7,7 @@
  */
 import type { Agent, ToolCall, ToolError } from "@agentfx/core"
 import { AgentError, Checkpoint, Decision, RunStore } from "@agentfx/core"
-import { Effect, Option, SchemaIssue, Schedule, Schema } from "effect"
+import { Effect, Option, Schedule, Schema } from "effect"
 import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, RunNotFound, Unavailable } from "../ChatApi.js"
 import type { UiChunk } from "../UiChunk.js"
 import type { Answer } from "./request.js"
@@ -109,7 +109,7 @@ export const prepare = (
     const record = yield* pausedRecord(chatId, answers)
     const current = answers.filter((answer) => answer.approval.revision === record.version)
     const cp = yield* decodeCheckpoint(record.checkpoint).pipe(
-      Effect.mapError((error) => new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
+      Effect.mapError((error) => new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${error.message}` }))
     )
     if (cp.agent !== agent.name) return yield* mismatch(`Run ${record.runId} is a run of agent "${cp.agent}", not of this chat's agent "${agent.name}"`)
     const decision = yield* decide(cp, current)
@@ -135,7 +135,7 @@ export const prepare = (
  * answer that came second); a conversation held by something else is `ConversationBusy`.
  */
 export const busy = (resume: Resume, chatId: string, error: RunStore.ConversationBusy): Effect.Effect<AlreadyDecided | ConversationBusy> =>
-  Effect.flatMap(RunStore.RunStore, (store) =>
+  RunStore.RunStore.use((store) =>
     Effect.flatMap(store.get(resume.runId), (record) =>
       Option.isSome(record) && record.value.status === "paused" && record.value.version === resume.revision
         ? Effect.fail("still paused" as const)
@@ -144,6 +144,6 @@ export const busy = (resume: Resume, chatId: string, error: RunStore.Conversatio
           status: Option.isSome(record) ? record.value.status : "finished",
           decidedBy: Option.isSome(record) ? record.value.decidedBy : undefined
         }))))).pipe(
-      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("500 millis"))),
+      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "500 millis" }))),
       Effect.orElseSucceed(() => new ConversationBusy({ chatId, message: error.message }))
     )

@@ -4,10 +4,11 @@
  * replay buffer.
  */
 import type { Agent, AgentError, AgentEvent } from "@agentfx/core"
-import { HttpApiBuilder, HttpServerResponse } from "effect/http"
-import type { Context, Scope, Stream } from "effect"
 import { Agent as Agents } from "@agentfx/core"
+import type { Context, Scope, Stream } from "effect"
 import { Clock, Effect, Stream as Streams } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api, ConversationBusy, DecisionRefused, InvalidRequest, ReplayDropped, RunNotFound, Unavailable } from "../ChatApi.js"
 import * as UiChunk from "../UiChunk.js"
 import * as Answers from "./answers.js"
@@ -69,16 +70,16 @@ export const layer = (agent: Agent.Any, replay: Replay.Replay, context: Context.
           )
           return respond(events)
         }))
-      .handle("reattach", ({ path }) =>
+      .handle("reattach", ({ params }) =>
         Effect.gen(function*() {
-          const found = yield* replay.reattach(path.chatId, yield* Clock.currentTimeMillis)
+          const found = yield* replay.reattach(params.chatId, yield* Clock.currentTimeMillis)
           switch (found._tag) {
             case "None":
               return HttpServerResponse.empty({ status: 204 })
             case "Dropped":
               return yield* new ReplayDropped({
-                chatId: path.chatId,
-                message: `The replay of chat ${path.chatId}'s message was dropped: it grew past the replay buffer's bound; its run goes on`
+                chatId: params.chatId,
+                message: `The replay of chat ${params.chatId}'s message was dropped: it grew past the replay buffer's bound; its run goes on`
               })
             case "Replay":
               return respond(found.events)

@@ -3,10 +3,10 @@
  * file parts) or the answers to a pause (the last message is the assistant's, its tool parts
  * answered). Every refusal is an `InvalidRequest` that says what is wrong and where.
  */
+import { Part } from "@agentfx/core"
+import { ByteSize, Effect, Result, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpIncomingMessage } from "effect/http"
-import { Part } from "@agentfx/core"
-import { Effect, Option, SchemaIssue, Schema } from "effect"
 import { ChatRequest, InvalidRequest } from "../ChatApi.js"
 import * as Approval from "./approval.js"
 
@@ -28,7 +28,7 @@ const invalid = (message: string) => new InvalidRequest({ message })
 
 const Message = Schema.Struct({
   role: Schema.Literals(["user", "assistant", "system"]),
-  parts: Schema.Array(Schema.Struct({ type: Schema.String }, Schema.Record(Schema.String, Schema.Unknown)))
+  parts: Schema.Array(Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [Schema.Record(Schema.String, Schema.Unknown)]))
 })
 
 const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
@@ -46,13 +46,15 @@ const AnsweredPart = Schema.Struct({
   approval: Schema.Struct({ id: Schema.String, approved: Schema.Boolean, reason: Schema.optional(Schema.String) })
 })
 
-const decodeRequest = Schema.decodeUnknownResult(ChatRequest)
-const decodeMessage = Schema.decodeUnknownResult(Message)
+/** The values refused are quoted back in the problem: they are the sender's own. */
+const reporting = { reportInput: true } as const
+const decodeRequest = Schema.decodeUnknownResult(ChatRequest, reporting)
+const decodeMessage = Schema.decodeUnknownResult(Message, reporting)
 const decodeText = Schema.decodeUnknownResult(TextPart)
-const decodeFile = Schema.decodeUnknownResult(FilePart)
-const decodeAnswered = Schema.decodeUnknownResult(AnsweredPart)
+const decodeFile = Schema.decodeUnknownResult(FilePart, reporting)
+const decodeAnswered = Schema.decodeUnknownResult(AnsweredPart, reporting)
 
-const problem = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
+const problem = (error: Schema.SchemaError) => error.message
 
 /**
  * Whether `value` nests objects and arrays more than `limit` levels deep. Measured without
@@ -79,16 +81,16 @@ const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly typ
   const input: Array<Part.InputPart> = []
   for (const [i, part] of parts.entries()) {
     const text = decodeText(part)
-    if (text._tag === "Right") {
-      input.push(Part.text(text.right.text))
+    if (Result.isSuccess(text)) {
+      input.push(Part.text(text.success.text))
       continue
     }
     if (part.type !== "file") {
       return Effect.fail(invalid(`${where}.parts[${i}] is not a text or file part (${part.type}): agentfx reads text and files`))
     }
     const file = decodeFile(part)
-    if (file._tag === "Left") return Effect.fail(invalid(`${where}.parts[${i}] is not a file part: ${problem(file.left)}`))
-    const { filename, mediaType, url } = file.right
+    if (Result.isFailure(file)) return Effect.fail(invalid(`${where}.parts[${i}] is not a file part: ${problem(file.failure)}`))
+    const { filename, mediaType, url } = file.success
     input.push(Part.file({ mediaType, url, ...(filename === undefined ? {} : { name: filename }) }))
   }
   const text = Part.textOf(input)
@@ -102,8 +104,8 @@ const answers = (chatId: string, where: string, parts: ReadonlyArray<{ readonly 
   for (const [i, part] of parts.entries()) {
     if ((part as { readonly state?: unknown }).state !== "approval-responded") continue
     const answered = decodeAnswered(part)
-    if (answered._tag === "Left") return Effect.fail(invalid(`${where}.parts[${i}] is not an approval response: ${problem(answered.left)}`))
-    const { approval: { approved, id, reason }, toolCallId } = answered.right
+    if (Result.isFailure(answered)) return Effect.fail(invalid(`${where}.parts[${i}] is not an approval response: ${problem(answered.failure)}`))
+    const { approval: { approved, id, reason }, toolCallId } = answered.success
     const approval = Approval.parse(id)
     if (approval === undefined || approval.callId !== toolCallId) {
       return Effect.fail(invalid(`${where}.parts[${i}]: the approval id ${JSON.stringify(id)} is not one this endpoint sent for call ${JSON.stringify(toolCallId)}`))
@@ -124,22 +126,25 @@ export const parse = (request: HttpServerRequest.HttpServerRequest, depth: numbe
     }
     const tooLarge = invalid(`The body could not be read: larger than ${maxBodyBytes} bytes, or cut off`)
     if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
-    const text = yield* request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)), Effect.mapError(() => tooLarge))
+    const text = yield* request.text.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+      Effect.mapError(() => tooLarge)
+    )
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: (error) => invalid(`The body is not JSON: ${error instanceof Error ? error.message : String(error)}`)
     })
     if (nestsDeeper(json, depth)) return yield* invalid(`The body nests deeper than ${depth} levels`)
     const body = decodeRequest(json)
-    if (body._tag === "Left") return yield* invalid(`The body is not a chat request: ${problem(body.left)}`)
-    const { id: chatId, messages, trigger } = body.right
+    if (Result.isFailure(body)) return yield* invalid(`The body is not a chat request: ${problem(body.failure)}`)
+    const { id: chatId, messages, trigger } = body.success
     if (trigger === "regenerate-message") {
       return yield* invalid("Regenerating a message is not supported: the conversation goes on from the server's memory; send a new message")
     }
     const where = `messages[${messages.length - 1}]`
     const last = decodeMessage(messages[messages.length - 1])
-    if (last._tag === "Left") return yield* invalid(`The last message (${where}) is not a message: ${problem(last.left)}`)
-    const { parts, role } = last.right
+    if (Result.isFailure(last)) return yield* invalid(`The last message (${where}) is not a message: ${problem(last.failure)}`)
+    const { parts, role } = last.success
     if (role === "system") return yield* invalid(`The last message (${where}) is a system message: send a user message`)
     return yield* role === "user" ? turn(chatId, where, parts) : answers(chatId, where, parts)
   })

@@ -19,9 +19,9 @@ export const unexpected = "The run failed unexpectedly"
 
 /** The text of the `error` chunk of a run that failed after it started. */
 const errorText = (cause: Cause.Cause<{ readonly message: string }>): string => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) return failure.value.message
-  return Cause.isInterruptedOnly(cause) ? "The server stopped while the run was running" : unexpected
+  return Cause.hasInterruptsOnly(cause) ? "The server stopped while the run was running" : unexpected
 }
 
 export interface Segment<E> {
@@ -75,7 +75,7 @@ export const run = <E extends { readonly message: string }>(
           return yield* Exit.isFailure(exit) ? Deferred.failCause(opened, exit.cause) : Deferred.die(opened, new Error("The run ended without an event"))
         }
         if (settled) return
-        if (Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) && !Cause.isInterruptedOnly(exit.cause)) {
+        if (Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause)) && !Cause.hasInterruptsOnly(exit.cause)) {
           yield* Effect.logError(`The run of chat ${segment.chatId} failed unexpectedly`, exit.cause)
         }
         const text = Exit.isFailure(exit) ? errorText(exit.cause) : "The run ended without completing or pausing"
