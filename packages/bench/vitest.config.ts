@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "bench",
+    setupFiles: ["../../vitest.setup.ts"],
     include: ["test/**/*.test.ts"]
   }
 })

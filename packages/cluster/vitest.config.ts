@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "cluster",
+    setupFiles: ["../../vitest.setup.ts"],
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"]
   }

@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "core",
+    setupFiles: ["../../vitest.setup.ts"],
     include: ["test/**/*.test.ts"]
   }
 })

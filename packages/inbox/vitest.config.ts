@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "inbox",
+    setupFiles: ["../../vitest.setup.ts"],
     include: ["test/**/*.test.ts"]
   }
 })

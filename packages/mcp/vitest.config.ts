@@ -5,6 +5,7 @@ export default defineProject({
   ...resolveSources,
   test: {
     name: "mcp",
+    setupFiles: ["../../vitest.setup.ts"],
     include: ["test/**/*.test.ts"]
   }
 })

@@ -5,15 +5,15 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import type { ChatMemory, RunStore } from "@agentfx/core"
-import { Layer } from "effect"
+import type { RunStore } from "@agentfx/core"
+import { Context, Layer } from "effect"
 import { opened } from "./internal/opened.js"
 import * as SqlStore from "./SqlStore.js"
 
 /**
- * Options of the PostgreSQL store: `@effect/sql-pg`'s `PgClientConfig` (given to
+ * Options of the PostgreSQL store: `@effect/sql-pg`'s `PgPoolConfig` (given to
  * `PgClient.layer` as is: `url` or `host`/`port`/`database`/`username`/`password`,
  * `maxConnections`, `ssl`, …) and the store's own (retention, lease ttl).
  *
@@ -28,12 +28,13 @@ import * as SqlStore from "./SqlStore.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options extends SqlStore.Options, PgClient.PgClientConfig {}
+export interface Options extends SqlStore.Options, PgClient.PgPoolConfig {}
 
 /**
  * A PostgreSQL client (`PgClient.layer` with `options` as is) whose every failure to connect
  * is a `StoreError`: for a store built beside other users of the same client (a cluster's
- * tables, the app's own).
+ * tables, the app's own). It connects once when built (the driver's pool connects on first
+ * use), so that a server that cannot be reached fails the Layer.
  *
  * @example
  * ```ts
@@ -47,8 +48,8 @@ export interface Options extends SqlStore.Options, PgClient.PgClientConfig {}
  * @since 0.2.0
  * @category layers
  */
-export const layerClient = (options: PgClient.PgClientConfig): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> =>
-  opened("PostgreSQL", PgClient.layer(options))
+export const layerClient = (options: PgClient.PgPoolConfig): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> =>
+  opened("PostgreSQL", PgClient.layer(options).pipe(Layer.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`)))
 
 /**
  * The run store and the chat memory in PostgreSQL: each process that may resume a run
@@ -66,7 +67,7 @@ export const layerClient = (options: PgClient.PgClientConfig): Layer.Layer<SqlCl
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> => {
+export const layer = (options: Options): Layer.Layer<never, RunStore.StoreError> => {
   const { leaseTtl, retention, ...client } = options
   return SqlStore.layer({ ...(leaseTtl === undefined ? {} : { leaseTtl }), ...(retention === undefined ? {} : { retention }) }).pipe(
     Layer.provide(layerClient(client))

@@ -1,5 +1,5 @@
 /**
- * `ChatMemory` on any `@effect/sql` client (SQLite or PostgreSQL): a conversation's messages
+ * `ChatMemory` on any `effect/sql` client (SQLite or PostgreSQL): a conversation's messages
  * as rows of JSON, in the order they were appended. A `replace` is one transaction.
  *
  * @since 0.1.0
@@ -33,7 +33,9 @@ export const make: Effect.Effect<ChatMemory.ChatMemory.Service, never, SqlClient
 
 /**
  * The memory as a Layer on the `SqlClient` it is given: migrates the schema (a failure is a
- * `MemoryError` with the database's message), then provides the `ChatMemory`.
+ * `MemoryError` with the database's message), then provides the `ChatMemory`. Built anew
+ * wherever it is provided (`Layer.fresh`): one value for every database, it is never shared
+ * with an enclosing `Effect.provide` of it on another client.
  *
  * @example
  * ```ts
@@ -49,7 +51,7 @@ export const make: Effect.Effect<ChatMemory.ChatMemory.Service, never, SqlClient
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ChatMemory.ChatMemory, ChatMemory.MemoryError, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<never, ChatMemory.MemoryError, SqlClient.SqlClient> = Layer.fresh(Layer.effect(
   ChatMemory.ChatMemory,
   Effect.andThen(Effect.mapError(migrate, (error) => new ChatMemory.MemoryError({ message: error.message })), internal.make)
-)
+))

@@ -1,5 +1,5 @@
 /**
- * A durable `RunStore` on any `@effect/sql` client (SQLite or PostgreSQL): run records with
+ * A durable `RunStore` on any `effect/sql` client (SQLite or PostgreSQL): run records with
  * their checkpoints, the claim of a paused run as one conditional `UPDATE` (exactly one of
  * any number of concurrent claimants wins, in any number of processes sharing the
  * database), each call's result recorded as it ends, finished records kept for a retention,
@@ -81,5 +81,5 @@ export const make: (options?: Options) => Effect.Effect<RunStore.RunStore.Servic
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<RunStore.RunStore, RunStore.StoreError, SqlClient.SqlClient> =>
+export const layer = (options?: Options): Layer.Layer<never, RunStore.StoreError, SqlClient.SqlClient> =>
   Layer.effect(RunStore.RunStore, Effect.andThen(migrate, internal.make(options)))

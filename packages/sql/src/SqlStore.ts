@@ -25,7 +25,7 @@ export interface Options extends SqlRunStore.Options {}
 
 /**
  * Creates or updates agentfx's tables (`agentfx_runs`, `agentfx_outcomes`, `agentfx_leases`,
- * `agentfx_messages`) with `@effect/sql`'s Migrator, recording what ran in its own table
+ * `agentfx_messages`) with `effect/sql`'s Migrator, recording what ran in its own table
  * `agentfx_migrations`: the migrations that ran, none when the schema is up to date.
  * Processes that start at once on a new database each run it; one migrates, the others
  * wait for it. Fails with `StoreError` (the database's message) on any other dialect than
@@ -66,7 +66,7 @@ export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: st
  */
 export const layer = (
   options?: Options
-): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError, SqlClient.SqlClient> =>
+): Layer.Layer<never, RunStore.StoreError, SqlClient.SqlClient> =>
   Layer.effectContext(Effect.gen(function*() {
     yield* internal.migrate
     const store = yield* SqlRunStore.make(options)

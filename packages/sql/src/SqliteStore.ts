@@ -5,11 +5,12 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
-import { Context, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { existsSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 import { opened } from "./internal/opened.js"
 import * as SqlStore from "./SqlStore.js"
 
@@ -32,10 +33,10 @@ export interface ClientOptions {
   /**
    * When a commit reaches the disk. `"full"` (default): before the commit returns (an fsync
    * per commit) — nothing committed is lost, even by a power loss or an OS crash, at the cost
-   * of an fsync per write (0.3–2 ms each on the test machine's virtual disk). `"normal"` (what
-   * better-sqlite3 sets for WAL mode): at WAL checkpoints — a process crash loses nothing
-   * committed, but a power loss or an OS crash may roll back the last commits, a claim among
-   * them, after which an approved call could run again.
+   * of an fsync per write (0.3–2 ms each on the test machine's virtual disk). `"normal"`: at
+   * WAL checkpoints — a process crash loses nothing committed, but a power loss or an OS crash
+   * may roll back the last commits, a claim among them, after which an approved call could run
+   * again.
    */
   readonly synchronous?: "full" | "normal"
 }
@@ -77,14 +78,20 @@ export interface Options extends SqlStore.Options, ClientOptions {}
 export const layerClient = (options: ClientOptions): Layer.Layer<SqlClient.SqlClient, RunStore.StoreError> => {
   const synchronous = options.synchronous ?? "full"
   if (synchronous !== "full" && synchronous !== "normal") {
-    return Layer.fail(new RunStore.StoreError({ message: `Invalid SQLite option: synchronous must be "full" or "normal" (got ${JSON.stringify(synchronous)})` }))
-  }
-  return opened(
-    `SQLite database ${options.filename}`,
-    SqliteClient.layer({ filename: options.filename }).pipe(
-      Layer.tap((context) => Context.get(context, SqliteClient.SqliteClient).unsafe(`PRAGMA synchronous = ${synchronous.toUpperCase()}`))
+    return Layer.effect(
+      SqlClient.SqlClient,
+      Effect.fail(new RunStore.StoreError({ message: `Invalid SQLite option: synchronous must be "full" or "normal" (got ${JSON.stringify(synchronous)})` }))
     )
-  )
+  }
+  // SQLite says only "unable to open database file" when the file's directory is missing: said here
+  return Layer.unwrap(Effect.sync(() =>
+    opened(
+      `SQLite database ${options.filename}${existsSync(dirname(resolve(options.filename))) ? "" : " (its directory does not exist)"}`,
+      SqliteClient.layer({ filename: options.filename }).pipe(
+        Layer.tap((context) => Context.get(context, SqliteClient.SqliteClient).unsafe(`PRAGMA synchronous = ${synchronous.toUpperCase()}`))
+      )
+    )
+  ))
 }
 
 /**
@@ -108,5 +115,5 @@ export const layerClient = (options: ClientOptions): Layer.Layer<SqlClient.SqlCl
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, RunStore.StoreError> =>
+export const layer = (options: Options): Layer.Layer<never, RunStore.StoreError> =>
   SqlStore.layer(options).pipe(Layer.provide(layerClient(options)))

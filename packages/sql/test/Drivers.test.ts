@@ -37,8 +37,8 @@ describe("the drivers", () => {
   it("both drivers are optional peer dependencies", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
     expect(drivers.map((d) => [manifest.peerDependencies[d], manifest.peerDependenciesMeta[d]])).toEqual([
-      ["^0.53.0", { optional: true }],
-      ["^0.53.0", { optional: true }]
+      ["~4.1.5", { optional: true }],
+      ["~4.1.0", { optional: true }]
     ])
   })
 })

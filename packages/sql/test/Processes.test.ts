@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import type { Scope } from "effect"
-import { Clock, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -194,7 +194,7 @@ const leaseTest = (dialect: "sqlite" | "pg") =>
     const ttl = 600
     const { store } = yield* Effect.map(
       Layer.build(SqlStore.layer({ leaseTtl: ttl }).pipe(Layer.provide(client))),
-      (context) => ({ store: context.unsafeMap.get(RunStore.RunStore.key) as RunStore.RunStore.Service })
+      (context) => ({ store: Context.get(context, RunStore.RunStore) })
     )
     const holder = yield* start("lease", dialect, where, String(ttl))
     expect(yield* holder.next()).toEqual({ held: true })

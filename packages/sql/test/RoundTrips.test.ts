@@ -3,8 +3,9 @@
  * resume, a run of three steps — on SQLite and PostgreSQL. A change that adds a statement
  * fails here (docs/persistence.md has the table; decisions 100–104 say why each is what it is).
  *
- * Counted from the spans `@effect/sql` opens: one `sql.execute` per statement, and a
- * `sql.transaction` for its `BEGIN` and `COMMIT` (two more).
+ * Counted from the client spans `effect/sql` opens: one per statement (its
+ * `db.query.text`), and one per transaction control (its `db.operation.name`: `BEGIN`, and
+ * `COMMIT` or `ROLLBACK`).
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -15,23 +16,17 @@ import { dialects, storeOn } from "./fixtures.js"
 
 /** The statements an effect sends: their texts, in order (`BEGIN`, `COMMIT` for a transaction). */
 const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tracerWith((base) => {
+  Effect.flatMap(Effect.tracer, (base) => {
     const statements: Array<string> = []
     const tracer = Tracer.make({
-      context: base.context,
-      span: (name, parent, context, links, startTime, kind, options) => {
-        const span = base.span(name, parent, context, links, startTime, kind, options)
-        if (name === "sql.transaction") {
-          statements.push("BEGIN")
-          const end = span.end.bind(span)
-          return Object.assign(span, { end: (...args: Parameters<typeof span.end>) => (statements.push("COMMIT"), end(...args)) })
-        }
-        if (name !== "sql.execute") return span
-        const index = statements.push("?") - 1
+      ...(base.context === undefined ? {} : { context: base.context }),
+      span: (options) => {
+        const span = base.span(options)
         const attribute = span.attribute.bind(span)
         return Object.assign(span, {
           attribute: (key: string, value: unknown) => {
-            if (key === "db.query.text") statements[index] = String(value).replace(/\s+/g, " ").slice(0, 60)
+            if (key === "db.query.text") statements.push(String(value).replace(/\s+/g, " ").slice(0, 60))
+            if (key === "db.operation.name") statements.push(String(value))
             attribute(key, value)
           }
         })

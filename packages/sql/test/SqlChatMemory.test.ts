@@ -1,8 +1,10 @@
 import { ChatMemory, Message, Part } from "@agentfx/core"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { join } from "node:path"
 import { SqlChatMemory } from "../src/index.js"
-import { dialects, storeOn } from "./fixtures.js"
+import { dialects, storeOn, tempDir } from "./fixtures.js"
 
 const radar = Part.image({ name: "radar.png", data: Buffer.from("89504e470d0a1a0a", "hex") })
 
@@ -59,7 +61,8 @@ for (const dialect of dialects) {
         const bad = yield* Effect.flip(memory.get("c-1"))
         expect(bad._tag).toBe("MemoryError")
         expect(bad.message).toMatch(/^Conversation "c-1": /)
-        expect(bad.message).toContain(`Expected "System" | "User" | "Assistant" | "ToolResult"`)
+        expect(bad.message).toContain(`Expected { readonly "_tag": "System", ... } | { readonly "_tag": "User", ... } | { readonly "_tag": "Assistant", ... } | { readonly "_tag": "ToolResult", ... }`)
+        expect(bad.message).toContain(`at [0]["message"]`)
         yield* sql`DROP TABLE agentfx_messages`
         const missing = yield* Effect.flip(memory.append("c-9", [Message.user("x")]))
         expect(missing.message).toMatch(dialect.name === "SQLite" ? /^Conversation "c-9": .*no such table: agentfx_messages/ : /^Conversation "c-9": .*relation "agentfx_messages" does not exist/)
@@ -94,3 +97,15 @@ for (const dialect of dialects) {
       }).pipe(Effect.scoped))
   })
 }
+
+describe("SqlChatMemory.layer", () => {
+  it.effect("provided inside a provide of itself on another database, it is the memory of its own database, not the enclosing one", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const on = (file: string) => SqlChatMemory.layer.pipe(Layer.provide(SqliteClient.layer({ filename: join(dir, file) })))
+      const append = (text: string) => Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.append("c", [Message.user(text)]))
+      const read = (file: string) => Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c")).pipe(Effect.provide(on(file)))
+      yield* append("outer").pipe(Effect.andThen(append("inner").pipe(Effect.provide(on("inner.db")))), Effect.provide(on("outer.db")))
+      expect([yield* read("outer.db"), yield* read("inner.db")]).toEqual([[Message.user("outer")], [Message.user("inner")]])
+    }).pipe(Effect.scoped))
+})

@@ -43,12 +43,13 @@ const refusal = (e: unknown) => {
 /** Runs `effect` as a process whose clock is `offset` milliseconds off (ahead when positive, behind when negative). */
 const skewed = (offset: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.clockWith((clock) =>
-    Effect.withClock(effect, {
-      [Clock.ClockTypeId]: Clock.ClockTypeId,
-      unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + offset,
+    Effect.provideService(effect, Clock.Clock, {
+      currentTimeMillisUnsafe: () => clock.currentTimeMillisUnsafe() + offset,
       currentTimeMillis: Effect.map(clock.currentTimeMillis, (now) => now + offset),
-      unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(offset) * 1_000_000n,
+      currentTimeNanosUnsafe: () => clock.currentTimeNanosUnsafe() + BigInt(offset) * 1_000_000n,
       currentTimeNanos: Effect.map(clock.currentTimeNanos, (now) => now + BigInt(offset) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => clock.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: clock.monotonicTimeNanos,
       sleep: (duration) => clock.sleep(duration)
     })
   )
@@ -82,7 +83,7 @@ const pausedEarlier = (agent: Agent.Any, copy: unknown, millis: number) =>
   })
 
 /** Runs `body` with a store Layer built for it alone (one process's view of the database). */
-const inProcess = <A, E, R>(store: Layer.Layer<RunStore.RunStore | ChatMemory.ChatMemory, unknown>, body: Effect.Effect<A, E, R>) =>
+const inProcess = <A, E, R>(store: Layer.Layer<never, unknown>, body: Effect.Effect<A, E, R>) =>
   body.pipe(Effect.provide(store), Effect.provide(script))
 
 for (const dialect of dialects) {
@@ -441,7 +442,7 @@ const lapsedWriterRace = (database: { readonly client: Layer.Layer<SqlClient.Sql
     yield* Deferred.succeed(releaseB, undefined)
     yield* Deferred.succeed(releaseC, undefined)
     yield* Fiber.await(stale)
-    return { counts, taken: taken._tag === "Right" ? taken.right._tag : (taken.left as { readonly _tag: string })._tag, points: calls }
+    return { counts, taken: taken._tag === "Success" ? taken.success._tag : (taken.failure as { readonly _tag: string })._tag, points: calls }
   })
 
 for (const dialect of dialects) {
@@ -523,15 +524,15 @@ describe("SqlStore and a resume that lost the race", () => {
 })
 
 describe("SqlStore layers", () => {
-  it.effect("SqliteStore.layerClient opens the file in WAL mode, synchronous FULL unless told \"normal\"; anything else is refused", () =>
+  it.effect("SqliteStore.layerClient opens the file in WAL mode with a busy timeout of 5 s, synchronous FULL unless told \"normal\"; anything else is refused", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const pragmas = (options: SqliteStore.ClientOptions) =>
-        Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all([sql`PRAGMA journal_mode`, sql`PRAGMA synchronous`])).pipe(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all([sql`PRAGMA journal_mode`, sql`PRAGMA busy_timeout`, sql`PRAGMA synchronous`])).pipe(
           Effect.provide(SqliteStore.layerClient(options))
         )
-      expect(yield* pragmas({ filename: join(dir, "full.db") })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 2 }]])
-      expect(yield* pragmas({ filename: join(dir, "normal.db"), synchronous: "normal" })).toEqual([[{ journal_mode: "wal" }], [{ synchronous: 1 }]])
+      expect(yield* pragmas({ filename: join(dir, "full.db") })).toEqual([[{ journal_mode: "wal" }], [{ timeout: 5000 }], [{ synchronous: 2 }]])
+      expect(yield* pragmas({ filename: join(dir, "normal.db"), synchronous: "normal" })).toEqual([[{ journal_mode: "wal" }], [{ timeout: 5000 }], [{ synchronous: 1 }]])
       const refused = yield* Effect.flip(Layer.build(SqliteStore.layer({ filename: join(dir, "x.db"), synchronous: "off" as never })))
       expect(refused.message).toBe(`Invalid SQLite option: synchronous must be "full" or "normal" (got "off")`)
     }).pipe(Effect.scoped))
@@ -548,16 +549,17 @@ describe("SqlStore layers", () => {
     Effect.gen(function*() {
       const missing = join(yield* tempDir, "no", "such", "dir", "agentfx.db")
       const error = yield* Effect.flip(Layer.build(SqliteStore.layer({ filename: missing })))
-      expect(error).toEqual(new RunStore.StoreError({
-        message: `Could not open SQLite database ${missing}: Cannot open database because the directory does not exist (SQLITE_CANTOPEN)`
-      }))
+      expect([error._tag, error.message]).toEqual([
+        "StoreError",
+        `Could not open SQLite database ${missing} (its directory does not exist): Failed to open database: unable to open database file (SQLITE_CANTOPEN)`
+      ])
     }).pipe(Effect.scoped))
 
   it.live("PgStore.layer: a server that does not answer is a StoreError with the driver's message", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(PgStore.layer({ url: Redacted.make("postgres://nobody@127.0.0.1:1/none") })))
       expect(error._tag).toBe("StoreError")
-      expect(error.message).toBe("Could not open PostgreSQL: PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
+      expect(error.message).toBe("Could not open PostgreSQL: PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:1")
     }).pipe(Effect.scoped))
 
   it.live(`PgStore.layer takes PgClient's options as they are (host, port, username, database)`, () =>

@@ -20,7 +20,7 @@ export const make = Effect.map(SqlClient.SqlClient, (sql): ChatMemory.ChatMemory
   const insert = (conversationId: string, messages: ReadonlyArray<Message.Message>) =>
     Effect.flatMap(encodeMessages(messages), (encoded) =>
       Effect.forEach(Arr.chunksOf(encoded, rowsPerInsert), (chunk) =>
-        sql`INSERT INTO agentfx_messages ${sql.insert(chunk.map((message) => ({ conversation_id: conversationId, message })))}`, { discard: true }))
+        sql`INSERT INTO agentfx_messages ${sql.insert(Arr.map(chunk, (message) => ({ conversation_id: conversationId, message })))}`, { discard: true }))
   const remove = (conversationId: string) => sql`DELETE FROM agentfx_messages WHERE conversation_id = ${conversationId}`
   return {
     get: (conversationId) =>

@@ -16,18 +16,31 @@
  */
 import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, SchemaTransformation } from "effect"
 import { performance } from "node:perf_hooks"
 import { describe } from "./errors.js"
 
-/** A time in milliseconds: a number from SQLite, a string from PostgreSQL's BIGINT. */
-export const Millis = Schema.Union([Schema.Number, Schema.NumberFromString])
+/**
+ * A time in milliseconds: a number from SQLite, a `bigint` from PostgreSQL's BIGINT (a string
+ * where a client's own type registry reads it so).
+ */
+export const Millis = Schema.Union([
+  Schema.Number,
+  Schema.NumberFromString,
+  Schema.BigInt.pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.transform({ decode: Number, encode: BigInt })))
+])
+
+/** A time the database returned, as a number (`undefined` when it is none). */
+export const millisOf = (time: unknown): number | undefined => {
+  const millis = typeof time === "string" || typeof time === "bigint" ? Number(time) : time
+  return typeof millis === "number" && Number.isFinite(millis) ? millis : undefined
+}
 
 /**
  * The database's time in milliseconds since the epoch, as a SQL expression with one value per
- * statement: PostgreSQL's `statement_timestamp()`, SQLite's `unixepoch('subsec')` (SQLite 3.42,
- * which `better-sqlite3` ships; an embedded database's clock is its host's, shared by the
- * processes of that host).
+ * statement: PostgreSQL's `statement_timestamp()`, SQLite's `unixepoch('subsec')` (SQLite 3.42
+ * or later, which `node:sqlite` ships; an embedded database's clock is its host's, shared by
+ * the processes of that host).
  */
 export const nowOf = (sql: SqlClient.SqlClient) =>
   sql.literal(sql.onDialectOrElse({
@@ -77,14 +90,14 @@ export const make = (sql: SqlClient.SqlClient): DatabaseClock => {
     return carried === undefined || elapsed === undefined || elapsed >= carriedFor ? undefined : carried.database + elapsed
   }
   const carrying = <A, E, R>(statement: Effect.Effect<A, E, R>, timeOf: (result: A) => unknown) =>
-    Effect.tap(statement, (result) => {
-      const time = timeOf(result)
-      const database = typeof time === "string" ? Number(time) : time
-      if (typeof database !== "number" || !Number.isFinite(database)) return
-      // both are the database's time or behind it: the later one is kept
-      const kept = current()
-      if (kept === undefined || database >= kept) carried = { database, answered: reading() }
-    })
+    Effect.tap(statement, (result) =>
+      Effect.sync(() => {
+        const database = millisOf(timeOf(result))
+        if (database === undefined) return
+        // both are the database's time or behind it: the later one is kept
+        const kept = current()
+        if (kept === undefined || database >= kept) carried = { database, answered: reading() }
+      }))
   const select = carrying(sql`SELECT ${expression} AS now`, (rows) => rows[0]?.now).pipe(
     Effect.flatMap(decodeNow),
     Effect.map(([row]) => row.now),

@@ -6,7 +6,7 @@
  */
 import type * as SqlClient from "effect/sql/SqlClient"
 import { RunStore } from "@agentfx/core"
-import { Effect, Option, Random } from "effect"
+import { Effect, Option, Random, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import type { DatabaseClock } from "./clock.js"
 import { describe } from "./errors.js"
@@ -45,10 +45,10 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
     Effect.sleep(ttl / 3).pipe(
       Effect.andThen(Effect.result(renew(key, token))),
       Effect.flatMap((renewed) => {
-        if (renewed._tag === "Left") {
-          return Effect.andThen(Effect.logWarning(`Lease ${key}: renewal failed, trying again: ${describe(renewed.left)}`), keepAlive(key, token))
+        if (renewed._tag === "Failure") {
+          return Effect.andThen(Effect.logWarning(`Lease ${key}: renewal failed, trying again: ${describe(renewed.failure)}`), keepAlive(key, token))
         }
-        return renewed.right
+        return renewed.success
           ? keepAlive(key, token)
           : Effect.logWarning(`Lease ${key}: lost (it expired and another owner took it); no longer renewed`)
       })
@@ -66,16 +66,16 @@ export const make = (sql: SqlClient.SqlClient, ttl: number, clock: DatabaseClock
         const held = yield* restore(acquire(key, owner, token))
         if (!held) return false
         yield* Effect.addFinalizer(() => release(key, token))
-        // a fiber forked here would inherit the mask: its scope could not stop it
-        yield* Effect.forkScoped(Effect.interruptible(keepAlive(key, token)))
+        // interruptible (a forked fiber does not inherit the mask): its scope stops it
+        yield* Effect.forkScoped(keepAlive(key, token))
         return true
       })
     )
 
   /** Attempts until held, waiting between attempts (on `Clock`): 10 ms, doubling up to 500 ms, each ±20%. */
-  const waitFor = (key: string, owner: string, delay: number): Effect.Effect<boolean, RunStore.StoreError, import("effect").Scope.Scope> =>
+  const waitFor = (key: string, owner: string, delay: number): Effect.Effect<boolean, RunStore.StoreError, Scope.Scope> =>
     Effect.flatMap(attempt(key, owner), (held) =>
-      held ? Effect.succeed(true) : Random.nextRange(0.8, 1.2).pipe(
+      held ? Effect.succeed(true) : Random.nextBetween(0.8, 1.2).pipe(
         Effect.flatMap((jitter) => Effect.sleep(Math.round(delay * jitter))),
         Effect.andThen(waitFor(key, owner, Math.min(delay * 2, maxPoll)))
       ))

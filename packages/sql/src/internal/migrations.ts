@@ -1,5 +1,5 @@
 /**
- * The schema of the store and the memory, applied with `@effect/sql`'s Migrator (its own
+ * The schema of the store and the memory, applied with `effect/sql`'s Migrator (its own
  * table: `agentfx_migrations`). Times are milliseconds since the epoch, on the database's clock
  * (`clock.ts`; the first versions read them from the host's `Clock`);
  * JSON is kept as text on both dialects (the store never queries inside it; PostgreSQL's
@@ -121,9 +121,12 @@ const loader = Migrator.fromRecord(migrations)
 
 /**
  * Races of two processes migrating one new database at once: SQLite's busy and locked
- * answers, and PostgreSQL creating the Migrator's table twice (unique violation, duplicate
- * table, or duplicate object: the table's row type, 42710, seen with four processes at once).
- * Retried; the Migrator's own lock then serialises them.
+ * answers (a migrating transaction holds the file's write lock from its `BEGIN IMMEDIATE`;
+ * another waits up to the busy timeout for it), and PostgreSQL creating the Migrator's table
+ * twice (unique violation, duplicate table, or duplicate object: the table's row type, 42710,
+ * seen with four processes at once; the Migrator looks for its table again after such a
+ * failure, and these are retried should it not be there yet). Retried; the Migrator's own lock
+ * then serialises them.
  */
 const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "23505", "42P07", "42710"])
 
@@ -131,8 +134,9 @@ const concurrentMigration = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQL
 const latestMigration = Math.max(...Object.keys(migrations).map((name) => Number.parseInt(name, 10)))
 
 /**
- * Another process's migration still under way: the Migrator found its table locked (SQLite
- * answers a second writer busy) and returned as if nothing were to do, before the schema exists.
+ * Another process's migration still under way: the Migrator's insert of what it runs met the
+ * rows of another's (a conflict: a SQLite client whose transactions begin deferred) and it
+ * returned as if nothing were to do, before the schema exists.
  */
 class MigrationUnderWay extends Error {
   constructor(readonly recorded: number) {
@@ -142,7 +146,7 @@ class MigrationUnderWay extends Error {
 
 /** The last migration the Migrator's table records: 0 when it has none, or no table yet. */
 const recordedMigration = (sql: SqlClient.SqlClient) =>
-  sql<{ readonly id: number | string | null }>`SELECT max(migration_id) AS id FROM ${sql(migrationsTable)}`.pipe(
+  sql<{ readonly id: number | null }>`SELECT max(migration_id) AS id FROM ${sql(migrationsTable)}`.pipe(
     Effect.map((rows) => Number(rows[0]?.id ?? 0)),
     Effect.orElseSucceed(() => 0)
   )
@@ -150,7 +154,7 @@ const recordedMigration = (sql: SqlClient.SqlClient) =>
 /**
  * The migrations that ran (none when the schema is up to date), or the database's refusal.
  * Once the Migrator returns, the schema must be up to date: a Migrator that found another
- * process migrating returns at once with nothing done (SQLite's busy answer to its insert), and
+ * process migrating may return at once with nothing done (see {@link MigrationUnderWay}), and
  * is run again until that migration is committed — never a store on a schema that is not there.
  */
 export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, RunStore.StoreError, SqlClient.SqlClient> = Effect
@@ -161,7 +165,7 @@ export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: st
       return yield* new RunStore.StoreError({ message: `@agentfx/sql runs on SQLite and PostgreSQL; this SqlClient speaks ${dialect}` })
     }
     return yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(
-      // a migration that fails is a defect of the Migrator's: a typed error here
+      // a migration that dies is a defect of the Migrator's: a typed error here, as its failures are
       Effect.catchDefect(Effect.fail),
       Effect.flatMap((ran) =>
         Effect.flatMap(recordedMigration(sql), (recorded) => recorded >= latestMigration ? Effect.succeed(ran) : Effect.fail(new MigrationUnderWay(recorded)))

@@ -22,7 +22,8 @@ const RunRow = Schema.Struct({
   version: Schema.Number,
   created_at: Millis,
   updated_at: Millis,
-  checkpoint: Schema.optionalWith(Schema.NullOr(Schema.UnknownFromJsonString), { default: () => null }),
+  // absent from what a transition returns (not read back): null
+  checkpoint: Schema.NullOr(Schema.fromJsonString(Schema.Unknown)).pipe(Schema.withDecodingDefaultType(Effect.succeed(null))),
   decided_by: Schema.NullOr(Schema.String),
   decided_at: Schema.NullOr(Millis)
 })
@@ -67,7 +68,7 @@ const finishedStatuses = ["completed", "failed"] as const
 /** The one row of `finished`: the database's time, and the finished run's fields (`NULL` when it has none). */
 const decodeFinished = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({
   now: Millis,
-  status: Schema.NullOr(Schema.Literal(...finishedStatuses)),
+  status: Schema.NullOr(Schema.Literals(finishedStatuses)),
   decided_by: RunRow.fields.decided_by,
   decided_at: RunRow.fields.decided_at
 })]))
