@@ -85,7 +85,7 @@ if [ -e node_modules/@effect/sql-pg ]; then
   exit 1
 fi
 # The project's own tools, and the MCP SDK for its own MCP server (src/mcp-server.ts).
-step 300 "the consumer's own dependencies" npm i -D typescript@5.9 @types/node@20 @modelcontextprotocol/sdk@1 --no-audit --no-fund --loglevel=error
+step 300 "the consumer's own dependencies" npm i -D typescript@5.9 @types/node@24 @modelcontextprotocol/sdk@1 --no-audit --no-fund --loglevel=error
 if [ -e node_modules/tsx ]; then
   echo "FAILED: installing agentfx brought in tsx" >&2
   exit 1

@@ -22,7 +22,7 @@ const post = (origin: string, body: unknown) =>
 
 const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
-  if (server.address._tag !== "TcpAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
+  if (server.address._tag === "UnixPathAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
   const ask = { id: "chat-1", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Pay ada 500." }] }] }
   const paused = yield* post(origin, ask)

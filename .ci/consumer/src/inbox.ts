@@ -30,7 +30,7 @@ const get = (url: string) =>
 const program = Effect.gen(function*() {
   const paused = yield* Agent.run(payments, { input: "Pay ada 500." })
   const server = yield* HttpServer.HttpServer
-  if (server.address._tag !== "TcpAddress") return yield* Effect.die(new Error("the inbox is not on TCP"))
+  if (server.address._tag === "UnixPathAddress") return yield* Effect.die(new Error("the inbox is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
   const page = yield* get(`${origin}/inbox`)
   yield* Console.log(`GET /inbox: ${page.status} ${page.type}`)
@@ -60,15 +60,14 @@ const program = Effect.gen(function*() {
 })
 
 /** Log lines as `log: <message>`, a port as PORT. */
-const PrintedLogs = Logger.replace(
-  Logger.defaultLogger,
+const PrintedLogs = Logger.layer([
   Logger.make(({ message }) => console.log(`log: ${[message].flat().join(" ").replace(/:\d+\//g, ":PORT/")}`))
-)
+])
 
 program.pipe(
   Effect.provide(Inbox.serve({ agents: [payments], port: 0 })),
   Effect.provide(ScriptedChatModel.layer(script)),
   Effect.provide(TempStore("inbox")),
   Effect.provide(PrintedLogs),
-  (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true })
+  NodeRuntime.runMain
 )
