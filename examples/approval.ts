@@ -7,9 +7,10 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import type { AgentExit, Message } from "@agentfx/core"
-import * as Prompt from "effect/cli/Prompt"
-import { NodeRuntime, NodeTerminal } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Result, Schema } from "effect"
+import { Prompt } from "effect/cli"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced, tracedTool } from "./trace.js"
 
@@ -58,7 +59,7 @@ const isJson = (text: string) => Result.isSuccess(Result.try(() => JSON.parse(te
 /** Asks about one pending call: approve, edit (JSON, asked again until it parses), reject or reply. */
 const decide = ({ call }: AgentExit.PendingCall) =>
   Effect.gen(function*() {
-    const choice = yield* Prompt.select({
+    const choice = yield* Prompt.Select({
       message: `${call.name}(${JSON.stringify(call.args)}) [${call.id}]`,
       choices: [
         { title: "approve", value: "approve" },
@@ -71,7 +72,7 @@ const decide = ({ call }: AgentExit.PendingCall) =>
       case "approve":
         return Decision.approve()
       case "edit": {
-        const edited = yield* Prompt.text({
+        const edited = yield* Prompt.String({
           message: "new arguments (JSON)",
           default: JSON.stringify(call.args),
           validate: (text) => isJson(text) ? Effect.succeed(text) : Effect.fail("that is not JSON")
@@ -79,11 +80,11 @@ const decide = ({ call }: AgentExit.PendingCall) =>
         return Decision.approve({ args: JSON.parse(edited) })
       }
       case "reject": {
-        const reason = yield* Prompt.text({ message: "reason (optional)" })
+        const reason = yield* Prompt.String({ message: "reason (optional)" })
         return Decision.reject(reason === "" ? {} : { message: reason })
       }
       case "reply":
-        return Decision.reply({ value: yield* Prompt.text({ message: "reply for the model" }) })
+        return Decision.reply({ value: yield* Prompt.String({ message: "reply for the model" }) })
     }
   })
 
@@ -101,9 +102,9 @@ const decideAndResume = (agent: Agent.Agent, paused: AgentExit.Paused) =>
         Effect.map(Result.succeed),
         Effect.catchTag("InvalidEditedArguments", (refused) => Effect.succeed(Result.fail(refused.problems)))
       )
-      if (Result.isSuccess(resumed)) return resumed.right
-      for (const problem of resumed.left) yield* Console.log(`  ${problem.callId}: ${problem.message}`)
-      const refused = new Set(resumed.left.map((problem) => problem.callId))
+      if (Result.isSuccess(resumed)) return resumed.success
+      for (const problem of resumed.failure) yield* Console.log(`  ${problem.callId}: ${problem.message}`)
+      const refused = new Set(resumed.failure.map((problem) => problem.callId))
       toAsk = paused.pending.filter((pending) => refused.has(pending.call.id))
     }
   })
@@ -119,9 +120,9 @@ const program = Effect.gen(function*() {
   }
   yield* showExit(exit)
 }).pipe(
-  // Ctrl-C or Ctrl-D at a prompt: stop, as Ctrl-C does anywhere else
-  Effect.catchTag("QuitException", () => Effect.interrupt),
-  Effect.provide([traced(modelFromEnv(script)), NodeTerminal.layer])
+  // Ctrl-C, Ctrl-D or Esc at a prompt: stop, as Ctrl-C does anywhere else
+  Effect.catchTag("QuitError", () => Effect.interrupt),
+  Effect.provide([traced(modelFromEnv(script)), NodeServices.layer])
 )
 
 const main: Effect.Effect<void, unknown> = process.stdin.isTTY

@@ -8,7 +8,7 @@
  */
 import type { Checkpoint, Message } from "@agentfx/core"
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced } from "./trace.js"

@@ -10,7 +10,7 @@
 import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"
 import { HttpServer } from "effect/http"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 
 const transfer = Tool.make("transfer", {
@@ -54,7 +54,7 @@ const show = (title: string, reply: { readonly status: number; readonly lines: R
 
 const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
-  if (server.address._tag !== "TcpAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
+  if (server.address._tag === "UnixPathAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
   yield* Console.log(`chat endpoint: POST ${origin}/api/chat, GET ${origin}/api/chat/:chatId/stream\n`)
 

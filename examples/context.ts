@@ -9,7 +9,7 @@
  */
 import type { AgentEvent, ChatModel, Message } from "@agentfx/core"
 import { Agent, ChatMemory, ContextWindow, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema, Stream } from "effect"
 import { modelFromEnv } from "./model.js"
 

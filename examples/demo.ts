@@ -6,7 +6,7 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced, tracedTool } from "./trace.js"

@@ -7,7 +7,7 @@
  * scripted models). Run: `pnpm tsx examples/fallback.ts`.
  */
 import { Agent, ChatModel, ScriptedChatModel } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, ExecutionPlan, Layer, Schedule, Stream } from "effect"
 
 const start = performance.now()

@@ -7,7 +7,7 @@
  * `ANTHROPIC_API_KEY` or `AGENTFX_BASE_URL` + `AGENTFX_MODEL`).
  */
 import { Agent, type ChatModel, type Message, Part, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced } from "./trace.js"

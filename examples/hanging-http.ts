@@ -6,7 +6,7 @@
  */
 import { Agent, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
 import type { Message } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"

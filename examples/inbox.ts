@@ -15,7 +15,7 @@ import { Agent, type Message, RunStore, ScriptedChatModel, Tool } from "@agentfx
 import { Authorization, Inbox } from "@agentfx/inbox"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { HttpServer } from "effect/http"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Redacted, Schema } from "effect"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,9 +24,9 @@ import { modelFromEnv } from "./model.js"
 const transfer = Tool.make("transfer", {
   description: "Sends money from the company account to a person (euros)",
   parameters: Schema.Struct({
-    to: Schema.String.pipe(Schema.minLength(1)),
-    amount: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(10_000)),
-    memo: Schema.optional(Schema.String.pipe(Schema.maxLength(140)))
+    to: Schema.String.check(Schema.isMinLength(1)),
+    amount: Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(10_000)),
+    memo: Schema.optional(Schema.String.check(Schema.isMaxLength(140)))
   }),
   success: Schema.String,
   needsApproval: true,
@@ -76,7 +76,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`store: ${filename}`)
   if (token !== undefined) {
     const server = yield* HttpServer.HttpServer
-    const listening = server.address._tag === "TcpAddress" ? server.address.port : port
+    const listening = server.address._tag === "UnixPathAddress" ? port : server.address.port
     yield* Console.log(`with the token, open once: http://${env("INBOX_HOST") ?? "127.0.0.1"}:${listening}/inbox?token=${encodeURIComponent(token)}`)
   }
   yield* demoRun

@@ -3,7 +3,7 @@
  * that hangs past its timeout. Run: `pnpm tsx examples/managers.ts`.
  */
 import { Tool, ToolCallingManager, Toolkit } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Schema } from "effect"
 
 const lookup = Tool.make("lookup", {
@@ -35,7 +35,7 @@ const calls = [
   { id: "call_4", name: "lookup", args: { word: "fiber" } }
 ]
 
-const runWith = (label: string, layer: Layer.Layer<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>) =>
+const runWith = (label: string, layer: Layer.Layer<never, ToolCallingManager.InvalidManagerOptions>) =>
   Effect.gen(function*() {
     const toolkit = Toolkit.make(lookup, search, hang)
     const start = performance.now()

@@ -9,7 +9,7 @@
  */
 import { Agent, Decision, ScriptedChatModel } from "@agentfx/core"
 import { McpToolkit, McpTransport } from "@agentfx/mcp"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect } from "effect"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"

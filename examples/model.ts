@@ -13,7 +13,7 @@
  */
 import type { ChatModel } from "@agentfx/core"
 import { ScriptedChatModel } from "@agentfx/core"
-import type { ConfigError } from "effect"
+import type { Config } from "effect"
 import { Console, Effect, Layer } from "effect"
 
 const env = (name: string): string | undefined => {
@@ -35,7 +35,7 @@ const announce = <E>(line: string, layer: Layer.Layer<ChatModel.ChatModel, E>) =
 export const modelFromEnv = (
   script: ScriptedChatModel.Script,
   options?: { readonly thinking?: { readonly budgetTokens: number } }
-): Layer.Layer<ChatModel.ChatModel, ConfigError.ConfigError> => {
+): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> => {
   const baseUrl = env("AGENTFX_BASE_URL")
   if (baseUrl !== undefined) {
     return announce(

@@ -8,8 +8,8 @@
  *   `gen_ai.usage.*`, `gen_ai.response.finish_reasons`, `gen_ai.tool.*`).
  */
 import { Agent, AgentEvent, Middleware, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeSdk } from "@effect/opentelemetry"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Clock, Effect, Layer, Schema } from "effect"
 

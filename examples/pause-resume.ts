@@ -8,7 +8,7 @@
  *    approves the payment with an edited amount. The run completes there.
  */
 import { Agent, Decision, Message, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Redacted, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"

@@ -1,6 +1,6 @@
 import { OpenAiChatModel } from "@agentfx/ai"
 import { Agent, Decision, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Schema } from "effect"
 
 const getWeather = Tool.make("get_weather", {
@@ -24,7 +24,7 @@ const program = Effect.gen(function*() {
 })
 
 // OpenAI when OPENAI_API_KEY is set (OPENAI_MODEL, OPENAI_BASE_URL optional), else a scripted model
-const Model = OpenAiChatModel.layerConfig().pipe(Layer.orElse(() =>
+const Model = OpenAiChatModel.layerConfig().pipe(Layer.catch(() =>
   ScriptedChatModel.layer([
     ScriptedChatModel.toolCalls({ id: "call_1", name: "get_weather", args: { city: "Oslo" } }),
     ScriptedChatModel.text("Sunny in Oslo. (A scripted answer: set OPENAI_API_KEY for a real model.)")

@@ -10,7 +10,7 @@
  * sends its reasoning encrypted).
  */
 import { Agent, Decision, type Message, type Part, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced } from "./trace.js"

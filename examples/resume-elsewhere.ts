@@ -9,7 +9,7 @@
  */
 import { Agent, ChatMemory, Decision, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -6,7 +6,7 @@
  * the model with the problem (up to `outputRetries` times). Run: `pnpm tsx examples/structured-output.ts`.
  */
 import { Agent, ScriptedChatModel, Tool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
 import { modelFromEnv } from "./model.js"
 import { showExit, traced } from "./trace.js"

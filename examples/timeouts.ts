@@ -3,7 +3,7 @@
  * The figures in docs/timeouts.md come from this script.
  */
 import { Tool, ToolCallingManager, ToolError, Toolkit } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -84,7 +84,7 @@ const busyLoop = Effect.gen(function*() {
   return { outcome: result._tag === "Succeeded" ? `succeeded ("${result.value}")` : "timed out", at: performance.now() - start }
 })
 
-/** 3. the same CPU work in 1 ms slices, yielding with Effect.yieldNow or through a macrotask. */
+/** 3. the same CPU work in 1 ms slices, yielding with Effect.yieldNow (Effect's scheduler) or Tool.yieldToEventLoop. */
 const slices = (label: string, yieldEffect: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const sliced = Tool.make("sliced", {
@@ -130,7 +130,7 @@ const program = Effect.gen(function*() {
   console.log(`  server saw close       ${fetchResult.closed}`)
   const busy = yield* busyLoop
   console.log(`synchronous 400 ms busy loop, timeout 50 ms: ${busy.outcome} at ${busy.at.toFixed(1)} ms`)
-  console.log(yield* slices("1 ms slices + Effect.yieldNow(), timeout 50 ms", Effect.yieldNow()))
+  console.log(yield* slices("1 ms slices + Effect.yieldNow, timeout 50 ms", Effect.yieldNow))
   console.log(yield* slices("1 ms slices + Tool.yieldToEventLoop, timeout 50 ms", Tool.yieldToEventLoop))
   console.log(`timeout 100 ms, finalizer 300 ms: ToolTimeout returned at ${(yield* slowFinalizer).toFixed(1)} ms`)
 })

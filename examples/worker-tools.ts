@@ -9,7 +9,7 @@
  */
 import { measureKills, measureRoundTrips } from "@agentfx/bench/workers"
 import { Tool, ToolCallingManager, Toolkit, WorkerPool } from "@agentfx/core"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Schema } from "effect"
 import { pathToFileURL } from "node:url"
 

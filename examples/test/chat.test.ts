@@ -37,7 +37,7 @@ describe("chat.ts", () => {
   data: {"type":"finish","finishReason":"stop"}
   data: [DONE]`)
     expect(refused).toBe(`POST /api/chat (the same approval again) → 409
-  {"runId":"<run>","status":"completed","message":"Run <run> was already decided: it is completed now","_tag":"AlreadyDecided"}`)
+  {"_tag":"AlreadyDecided","runId":"<run>","status":"completed","message":"Run <run> was already decided: it is completed now"}`)
     // the reattach: the message's two segments, as one stream (one start, one end)
     const events = (block: string) => block.split("\n").slice(1)
     expect(events(reattached)).toEqual([...events(asked).slice(0, -2), ...events(approved).slice(1)])

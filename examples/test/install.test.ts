@@ -1,9 +1,11 @@
 /**
  * The `npm i` lines users copy — README.md's Install section and each published package's
  * README — pin every package that is not agentfx's own to the version line the workspace
- * builds and tests with (a bare `npm i @effect/sql-pg` installs a version for Effect 4), and a
- * package's README installs every peer it requires. The consumer test (`.ci/consumer/run.sh`)
- * installs with README.md's lines; this test covers the packages' READMEs too.
+ * builds and tests with (for `effect` and `@effect/*`, its minor, e.g. `effect@~4.1.5`: the
+ * modules agentfx uses are unstable in Effect 4, and a bare `npm i effect` installs whatever
+ * minor is the latest), and a package's README installs every peer it requires. The consumer
+ * test (`.ci/consumer/run.sh`) installs with README.md's lines; this test covers the packages'
+ * READMEs too.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -32,6 +34,18 @@ const installLines = (markdown: string): Array<Array<string>> =>
 
 const readmeInstall = read("README.md").split(/^## /m).find((section) => section.startsWith("Install\n"))!
 
+/** `version` is in `range`: the version itself, a prefix of it (`5`, `4.1`), or `~x.y.z` (x.y, patch z or later). */
+const inRange = (version: string, range: string) => {
+  if (!range.startsWith("~")) return version === range || version.startsWith(`${range}.`)
+  const [major, minor, patch = 0] = range.slice(1).split(".").map(Number)
+  const [vMajor, vMinor, vPatch] = version.split(".").map(Number)
+  return vMajor === major && vMinor === minor && vPatch! >= patch
+}
+
+/** The version line of a package: Effect's packages are pinned to a minor (`effect@~4.1.5`, `effect@4.1`), others may name a major. */
+const namesItsLine = (name: string, range: string) =>
+  !(name === "effect" || name.startsWith("@effect/")) || range.replace(/^~/, "").split(".").length >= 2
+
 /** The words of a line that are not pinned to the workspace's version line: `name@range` with the workspace's version in range. */
 const unpinned = (words: ReadonlyArray<string>) =>
   words.filter((word) => {
@@ -40,7 +54,7 @@ const unpinned = (words: ReadonlyArray<string>) =>
     if (at <= 0) return true
     const [name, range] = [word.slice(0, at), word.slice(at + 1)]
     const version = workspace.get(name)
-    return version === undefined || !(version === range || version.startsWith(`${range}.`))
+    return version === undefined || !inRange(version, range) || !namesItsLine(name, range)
   })
 
 describe("install lines", () => {
@@ -64,6 +78,6 @@ describe("install lines", () => {
     const drivers = installLines(read("packages/sql/README.md")).map((words) =>
       words.filter((word) => /^@effect\/sql-(pg|sqlite-node)@/.test(word))
     )
-    expect(drivers).toEqual([["@effect/sql-sqlite-node@0.53"], ["@effect/sql-pg@0.53"]])
+    expect(drivers).toEqual([["@effect/sql-sqlite-node@~4.1.0"], ["@effect/sql-pg@~4.1.5"]])
   })
 })

@@ -19,11 +19,11 @@ describe("examples/structured-output.ts", () => {
     expectInOrder(lines, [
       offlineBanner,
       "user: What should I wear in Oslo today?",
-      `asked for: final_answer {"type":"object","required":["city","celsius","sky","wear"],"properties":{"city":{"type":"string"},"celsius":{"type":"number"},"sky":{"type":"string","enum":["sunny","cloudy","rain","snow"]},"wear":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}`,
+      `asked for: final_answer {"type":"object","properties":{"city":{"type":"string"},"celsius":{"type":"number"},"sky":{"type":"string","enum":["sunny","cloudy","rain","snow"]},"wear":{"type":"array","items":{"type":"string"}}},"required":["city","celsius","sky","wear"],"additionalProperties":false}`,
       `  model asks: get_weather({"city":"Oslo"}) [call_1]`,
       `  result call_1 get_weather: {"city":"Oslo","celsius":4,"sky":"rain"}`,
       `  model says: {"city":"Oslo","celsius":"4","sky":"rain","wear":["raincoat"]}`,
-      `fed back to the model: Your answer does not match the required output: celsius: Expected number, actual "4". Answer again with only the JSON.`,
+      `fed back to the model: Your answer does not match the required output: celsius: Expected number, got "4". Answer again with only the JSON.`,
       "completed: 1 tool call(s), 0 tokens",
       `answer: ${JSON.stringify(outfit)}`,
       ...valueLines

@@ -22,6 +22,14 @@ const answer = async (tty: Terminal, prompt: string, text: string) => {
   await tty.press("Enter")
 }
 
+/** Answers the edit prompt, which opens on the call's arguments as editable text: erases them, types `text`, presses Enter. */
+const edit = async (tty: Terminal, shown: string, text: string) => {
+  await tty.waitFor(`new arguments (JSON) › ${shown}`)
+  await tty.press(...Array<Key>(shown.length).fill("Backspace"))
+  await tty.type(text)
+  await tty.press("Enter")
+}
+
 const count = (lines: ReadonlyArray<string>, part: string) => lines.filter((line) => line.includes(part)).length
 
 describe("examples in a terminal", () => {
@@ -29,7 +37,7 @@ describe("examples in a terminal", () => {
     const tty = open("approval.ts")
     await tty.waitFor("? send_email(")
     await choose(tty, "edit")
-    await answer(tty, "new arguments (JSON)", `{"to": `)
+    await edit(tty, `{"to":"team@example.com","body":"Release is out"}`, `{"to": `)
     await tty.waitFor("that is not JSON")
     await tty.press(...Array<Key>(`{"to": `.length).fill("Backspace"))
     await tty.type(`{"to":"ada@example.com","body":"Release 1.2 is out"}`)
@@ -66,10 +74,10 @@ describe("examples in a terminal", () => {
     await choose(tty, "approve")
     await tty.waitFor("? delete_file(")
     await choose(tty, "edit")
-    await answer(tty, "new arguments (JSON)", `{"path": 5}`)
+    await edit(tty, `{"path":"/var/log/app.log"}`, `{"path": 5}`)
     await tty.waitFor("? charge_card(")
     await choose(tty, "approve")
-    const refused = `  call_2: Invalid arguments for tool "delete_file": path: Expected string, actual 5`
+    const refused = `  call_2: Invalid arguments for tool "delete_file": path: Expected string, got 5`
     await tty.waitFor(refused)
     await tty.waitFor(/call_2: Invalid arguments[^]*\? delete_file\(/)
     await choose(tty, "reject")
@@ -88,11 +96,11 @@ describe("examples in a terminal", () => {
     expect(count(lines, "tool send_email [call_1] started")).toBe(1)
   }, 120_000)
 
-  it("approval.ts: Ctrl-C at a prompt quits at once; nothing is decided and no tool runs", async () => {
+  it("approval.ts: Ctrl-C at a prompt quits at once, as an interruption (exit code 130); nothing is decided and no tool runs", async () => {
     const tty = open("approval.ts")
     await tty.waitFor("? send_email(")
     await tty.press("Ctrl-C")
-    expect(await tty.exited()).toBe(0)
+    expect(await tty.exited()).toBe(130)
     const lines = normalize(await tty.screen())
     expect(lines).toContain("paused (approval):")
     expect([count(lines, "tool "), count(lines, "completed:"), count(lines, "ERROR")]).toEqual([0, 0, 0])

@@ -51,12 +51,12 @@ export interface Summarize<R = never> {
   readonly keepLast: number
   /** The system prompt of the summary call. */
   readonly instructions: string
-  /** The model that writes the summary — a `Context.Tag` of a `ChatModel` service, read from the run's context; absent: the run's `ChatModel`. */
+  /** The model that writes the summary — a `Context.Service` key of a `ChatModel` service, read from the run's context; absent: the run's `ChatModel`. */
   readonly model?: Effect.Effect<ChatModel.Service, never, R> | undefined
 }
 
 /**
- * A context policy. `R`: what its summary model requires (the `Context.Tag`'s service), when it names one.
+ * A context policy. `R`: what its summary model requires (the `Context.Service` key's service), when it names one.
  *
  * @since 0.2.0
  * @category models
@@ -122,7 +122,7 @@ export const defaultInstructions =
 /**
  * Replaces the older messages of a model call that would pass `maxTokens` by a summary: the
  * last `keepLast` messages (default 10) stay as they are — with the whole group of the first of
- * them, so that a tool call keeps its results — and one model call (`model`: a `Context.Tag` of
+ * them, so that a tool call keeps its results — and one model call (`model`: a `Context.Service` key of
  * a `ChatModel` service, which the agent then requires; else the run's `ChatModel`) summarizes
  * the rest and the previous summary, if any, into one. That call
  * is a model call of the run like any other: its `ModelCalled`/`ModelResponded` events

@@ -603,8 +603,9 @@ export const parametersJsonSchema = (tool: Any): JsonSchema.JsonSchema => {
 /**
  * Yields to the event loop through a macrotask (`setImmediate`), so that timers — and with
  * them a tool's deadline — can fire. Put it between slices of CPU-bound work in an
- * in-process tool to make it interruptible. `Effect.yieldNow()` is not enough: it yields
- * through a microtask and timers stay starved (see `docs/timeouts.md`). Costs about 8 µs.
+ * in-process tool to make it interruptible. On Effect 4, `Effect.yieldNow` yields through a
+ * macrotask too (its scheduler's `setImmediate`), so either will do; this one does not depend
+ * on the scheduler in context (see `docs/timeouts.md`). Costs about 8 µs.
  * For code you cannot slice, use `isolation: "worker"`: the deadline terminates the worker.
  *
  * @example

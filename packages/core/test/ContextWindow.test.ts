@@ -370,7 +370,7 @@ describe("ContextWindow policies and runs", () => {
       "context must be ContextWindow.full, ContextWindow.trim({ maxTokens }) or ContextWindow.summarize({ maxTokens, … })"
     ])
     expect(problems({ ...ContextWindow.summarize({ maxTokens: 1_000 }), model: "gpt-4.1-mini" })).toEqual([
-      "context.model must be the Context.Tag of a ChatModel service"
+      "context.model must be the Context.Service key of a ChatModel service"
     ])
     expect(problems(ContextWindow.summarize({ maxTokens: 1_000, model: SummaryModel }))).toEqual([])
   })

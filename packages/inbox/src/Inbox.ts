@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Data, Effect, Exit, Layer, Scope } from "effect"
 import type { HttpServerError } from "effect/http"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"

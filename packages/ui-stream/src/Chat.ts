@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Exit, Layer, Scope } from "effect"
 import type { HttpServer, HttpServerError } from "effect/http"
 import { HttpRouter } from "effect/http"

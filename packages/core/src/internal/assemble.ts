@@ -90,7 +90,7 @@ export const contextProblems = (policy: unknown, label: string, fixed: number, o
   if (typeof instructions !== "string" || instructions.trim().length === 0) problems.push(`${label}.instructions must be a non-empty string`)
   if (model !== undefined && owner === "run") {
     problems.push(`${label}.model cannot be set for one run (a run's policy is kept in its checkpoint, a model service is not): name the summary model on the agent`)
-  } else if (model !== undefined && !Context.isKey(model)) problems.push(`${label}.model must be the Context.Tag of a ChatModel service`)
+  } else if (model !== undefined && !Context.isKey(model)) problems.push(`${label}.model must be the Context.Service key of a ChatModel service`)
   return problems
 }
 
