@@ -13,7 +13,8 @@ import * as SchemaIssue from "effect/SchemaIssue"
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-const RecordOfUnknown = Schema.declare(isRecord, { identifier: "Record", description: "an object keyed by call id" })
+// as JSON, the record is itself (its values are encoded decisions): cluster runners send it in binary messages
+const RecordOfUnknown = Schema.declare(isRecord, { identifier: "Record", description: "an object keyed by call id", toCodecJson: () => undefined })
 
 /** An object of `value`s keyed by any string, as a `ReadonlyMap`. */
 export const CallDecisionsFromRecord = <A, I>(value: Schema.Codec<A, I>) => {
