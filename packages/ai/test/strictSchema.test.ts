@@ -16,7 +16,10 @@ describe("strictForm (OpenAI strict structured outputs)", () => {
     const schemas: ReadonlyArray<Schema.Top> = [
       Schema.Struct({ city: Schema.String, celsius: Schema.Finite }),
       Schema.Struct({ place: Schema.Struct({ city: Schema.String }), days: Schema.Array(Schema.Int).check(Schema.isMaxLength(10)) }),
-      Schema.Struct({ unit: Schema.Literals(["C", "F"]), note: Schema.NullOr(Schema.String), id: Schema.String.check(Schema.isUUID()) }),
+      Schema.Struct({ unit: Schema.Literals([
+        "C",
+        "F"
+      ]), note: Schema.NullOr(Schema.String), id: Schema.String.check(Schema.isUUID()) }),
       Schema.Struct({ from: Point, to: Point }),
       Schema.Struct({ score: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })) })
     ]

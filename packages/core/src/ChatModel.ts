@@ -127,7 +127,16 @@ export interface ChatRequest {
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literals(["stop", "tool-calls", "length", "content-filter", "refusal", "error", "other", "unknown"])
+export const FinishReason = Schema.Literals([
+  "stop",
+  "tool-calls",
+  "length",
+  "content-filter",
+  "refusal",
+  "error",
+  "other",
+  "unknown"
+])
 
 /**
  * @since 0.1.0
@@ -282,7 +291,16 @@ export type StreamPart =
  * @since 0.1.0
  * @category schemas
  */
-export const ModelErrorReason = Schema.Literals(["rate-limited", "unavailable", "network", "invalid-request", "unauthorized", "invalid-response", "script-exhausted", "other"])
+export const ModelErrorReason = Schema.Literals([
+  "rate-limited",
+  "unavailable",
+  "network",
+  "invalid-request",
+  "unauthorized",
+  "invalid-response",
+  "script-exhausted",
+  "other"
+])
 
 /**
  * A model call failed.

@@ -50,7 +50,11 @@ export const ModelSettings = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ContextPolicy = Schema.Union([Schema.TaggedStruct("Full", {}), Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }), Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })])
+export const ContextPolicy = Schema.Union([
+  Schema.TaggedStruct("Full", {}),
+  Schema.TaggedStruct("Trim", { maxTokens: Schema.Number }),
+  Schema.TaggedStruct("Summarize", { maxTokens: Schema.Number, keepLast: Schema.Number, instructions: Schema.String })
+])
 
 /**
  * A tool choice other than `"auto"` (the default), as stored.

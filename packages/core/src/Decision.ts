@@ -27,7 +27,11 @@ import { JsonValue } from "./Json.js"
  * @since 0.1.0
  * @category schemas
  */
-export const CallDecision = Schema.Union([Schema.TaggedStruct("Approve", { args: Schema.optional(JsonValue) }), Schema.TaggedStruct("Reject", { message: Schema.optional(Schema.String) }), Schema.TaggedStruct("Reply", { value: JsonValue })]).annotate({ identifier: "CallDecision" })
+export const CallDecision = Schema.Union([
+  Schema.TaggedStruct("Approve", { args: Schema.optional(JsonValue) }),
+  Schema.TaggedStruct("Reject", { message: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("Reply", { value: JsonValue })
+]).annotate({ identifier: "CallDecision" })
 
 /**
  * @since 0.1.0
@@ -59,7 +63,14 @@ export type CallDecision = typeof CallDecision.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Decision = Schema.Union([Schema.TaggedStruct("ApproveAll", {}), Schema.TaggedStruct("RejectAll", { message: Schema.optional(Schema.String) }), Schema.TaggedStruct("ByCall", { decisions: CallDecisionsFromRecord(CallDecision) }), Schema.TaggedStruct("Retry", {}), Schema.TaggedStruct("Report", {}), Schema.TaggedStruct("Continue", { raise: Schema.optional(Budget) })]).annotate({ identifier: "Decision" })
+export const Decision = Schema.Union([
+  Schema.TaggedStruct("ApproveAll", {}),
+  Schema.TaggedStruct("RejectAll", { message: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ByCall", { decisions: CallDecisionsFromRecord(CallDecision) }),
+  Schema.TaggedStruct("Retry", {}),
+  Schema.TaggedStruct("Report", {}),
+  Schema.TaggedStruct("Continue", { raise: Schema.optional(Budget) })
+]).annotate({ identifier: "Decision" })
 
 /**
  * @since 0.1.0

@@ -41,7 +41,10 @@ const MediaType = Schema.String.check(Schema.makeFilter((type) =>
  * @since 0.1.0
  * @category schemas
  */
-export const FileSource = Schema.Union([Schema.TaggedStruct("Url", { url: Url }), Schema.TaggedStruct("Base64", { data: Base64 })])
+export const FileSource = Schema.Union([
+  Schema.TaggedStruct("Url", { url: Url }),
+  Schema.TaggedStruct("Base64", { data: Base64 })
+])
 
 /**
  * @since 0.1.0

@@ -37,7 +37,10 @@ const ToolCallWire = Schema.Struct({
  * `[{ type: "thinking", thinking: […] }, { type: "text", text }]` — of which the `text` ones
  * are the answer (the reasoning is not).
  */
-const ContentWire = Schema.Union([Schema.String, Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }))])
+const ContentWire = Schema.Union([
+  Schema.String,
+  Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }))
+])
 
 /** The answer's text in a content, whichever way it came. */
 const contentText = (content: typeof ContentWire.Type | null | undefined): string =>
