@@ -79,9 +79,9 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
   const cached = preparedCache.get(entry)
   if (cached !== undefined) return cached
   const prepared: Prepared = {
-    // what the model sends is JSON, and what a result becomes is JSON (decision 121)
+    // what the model sends is JSON: read as the schema's encoded side, else as its JSON form (decision 121)
     decode: decodeJson(entry.tool.parameters, decodeOptions),
-    encode: Schema.encodeEffect(Schema.toCodecJson(entry.tool.success), { reportInput: true }),
+    encode: Schema.encodeEffect(entry.tool.success, { reportInput: true }),
     reserve: reserveWorker(entry.isolation, entry.name),
     retry: entry.retryTimes === 0 ? undefined : {
       times: entry.retryTimes,
