@@ -7,7 +7,7 @@
 import type { AgentExit, ChatModel, Json } from "@agentfx/core"
 import { Agent, ScriptedChatModel, Tool, ToolCallingManager, Toolkit, WorkerPool } from "@agentfx/core"
 import type { Fiber } from "effect"
-import { Deferred, Duration, Effect, Exit, Fiber as F, FiberId, Layer, ManagedRuntime, Schema, Supervisor } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber as F, Layer, ManagedRuntime, Metric, Schema } from "effect"
 import type { CancelRound, CancelRuns, Impl, Inject, TimeoutRuns, Wait, WorkerRuns, WorkerWork } from "./impl.js"
 import type { RunCounts, SuspendedRuns } from "./measure.js"
 import { liveTimers, noTimersLeft, nowUs } from "./measure.js"
@@ -78,7 +78,7 @@ const agentOf = (...tools: ReadonlyArray<Tool.Tool<string, any, any, never>>): A
 
 /** A and B: one run at a time, each with a fresh scripted model (its request log dies with the run). */
 const oneRun = (
-  runtime: ManagedRuntime.ManagedRuntime<ToolCallingManager.ToolCallingManager, ToolCallingManager.InvalidManagerOptions>,
+  runtime: ManagedRuntime.ManagedRuntime<never, ToolCallingManager.InvalidManagerOptions>,
   agent: Agent.Agent<{}, never>,
   script: ScriptedChatModel.StepFunction
 ): Promise<RunCounts> => {
@@ -140,7 +140,7 @@ const concurrentScript: ScriptedChatModel.StepFunction = (request) => {
 /** C: what each run's tool awaits, and how the driver releases the latch. */
 const waitFor = (wait: Wait): { readonly effect: Effect.Effect<void>; readonly release: () => void } => {
   if (wait === "deferred-latch") {
-    const latch = Deferred.makeUnsafe<void>(FiberId.none)
+    const latch = Deferred.makeUnsafe<void>()
     return { effect: Deferred.await(latch), release: () => Deferred.doneUnsafe(latch, Effect.void) }
   }
   if (wait === "latch") {
@@ -149,6 +149,29 @@ const waitFor = (wait: Wait): { readonly effect: Effect.Effect<void>; readonly r
     return { effect: Effect.promise(() => latch), release }
   }
   return { effect: Effect.sleep(wait.timerMs), release: () => {} }
+}
+
+/**
+ * D and E's leak check on fibers: how many fibers started inside the effects `track` wraps have
+ * not ended. Effect 4 tells the `Metric.FiberRuntimeMetrics` service in a fiber's context of the
+ * fiber's start and of its end, and a fiber starts with its parent's context — forked, detached,
+ * or started with a context captured inside (a concurrent call's fiber) alike. The fiber running
+ * `track`'s effect is not counted: the service is provided inside it and taken off before it ends.
+ */
+const fiberTracker = () => {
+  let live = 0
+  const service: Metric.FiberRuntimeMetricsService = {
+    recordFiberStart: () => {
+      live++
+    },
+    recordFiberEnd: () => {
+      live--
+    }
+  }
+  return {
+    track: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Metric.FiberRuntimeMetrics, service),
+    live: () => live
+  }
 }
 
 /** C: a runtime built before the runs start, as a server's is (runs started on an unbuilt ManagedRuntime each wait for the build in frames of their own). */
@@ -247,7 +270,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
   const counters = { started: 0, interrupted: 0, probeStarted: 0, probeWidth: 0 }
   /** Model calls per input: each run has its own input. */
   const modelCalls = new Map<string, number>()
-  const probeLatch = Deferred.makeUnsafe<void>(FiberId.none)
+  const probeLatch = Deferred.makeUnsafe<void>()
   const perRun = cfg.timeouts / cfg.dRuns
   const hang = Tool.make("hang", {
     description: "Never returns",
@@ -289,7 +312,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
   const runtime = ManagedRuntime.make(
     Layer.merge(ToolCallingManager.bounded({ permits: cfg.permits }), ScriptedChatModel.layer(script, unrecorded))
   )
-  const tracker = await runtime.runPromise(Supervisor.track)
+  const tracker = fiberTracker()
   const timersBefore = liveTimers()
   let round = 0
   return {
@@ -300,7 +323,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
         if (inject === "permit") yield* Effect.forkDetach(Agent.run(agent, { input: "hold" }))
         return yield* Effect.forEach(inputs, (input) => Agent.run(agent, { input }), { concurrency: "unbounded" })
       })
-      const exits = await runtime.runPromise(Effect.supervised(workload, tracker))
+      const exits = await runtime.runPromise(tracker.track(workload))
       return {
         counts: exits.map((exit, k) => countsOf(exit, modelCalls.get(inputs[k]!) ?? 0)),
         started: counters.started,
@@ -308,9 +331,9 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
       }
     },
     leftovers: async () => {
-      const live = (await runtime.runPromise(tracker.value)).filter((fiber) => fiber.unsafePoll() === null)
+      const live = tracker.live()
       return [
-        { name: "no live fibers (Supervisor.track)", ok: live.length === 0, detail: `${live.length} live` },
+        { name: "no live fibers (started − ended)", ok: live === 0, detail: `${live} live` },
         await noTimersLeft(timersBefore)
       ]
     },
@@ -335,7 +358,7 @@ const timeoutRuns = async (cfg: Config, inject: Inject): Promise<TimeoutRuns> =>
  * the runtime. The reference way runs the same work with `Effect.forEach`, no agentfx.
  */
 const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
-  const round = { width: 0, expected: 0, taken: 0, released: 0, allHeld: Deferred.makeUnsafe<void>(FiberId.none) }
+  const round = { width: 0, expected: 0, taken: 0, released: 0, allHeld: Deferred.makeUnsafe<void>() }
   const planted: Array<Fiber.Fiber<unknown, unknown>> = []
   /** A call's work: take the resource, wait forever, release it in the finalizer. */
   const holdResource = (i: number) =>
@@ -345,7 +368,7 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
       }),
       () =>
         inject === "fiber" && i === 0
-          ? Effect.andThen(Effect.tap(Effect.forkDetach(Effect.never), (fiber) => planted.push(fiber)), Effect.never)
+          ? Effect.andThen(Effect.tap(Effect.forkDetach(Effect.never), (fiber) => Effect.sync(() => planted.push(fiber))), Effect.never)
           : Effect.never,
       () => Effect.sync(() => round.released++)
     )
@@ -372,7 +395,7 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
       handler: () => Effect.never
     }), {})))
   }
-  const work = (way: CancelWay): Effect.Effect<unknown, unknown, ChatModel.ChatModel | ToolCallingManager.ToolCallingManager> =>
+  const work = (way: CancelWay): Effect.Effect<unknown, unknown, ChatModel.ChatModel> =>
     way === "effect-alone"
       ? Effect.forEach(calls(), ({ args }) => holdResource(args.i), { concurrency: "unbounded", discard: true })
       : way.startsWith("batch")
@@ -380,25 +403,26 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
       : Agent.run(agent, { input: "go" })
   const cancelOnce = (way: CancelWay, track: boolean) =>
     Effect.gen(function*() {
-      const tracker = track ? yield* Supervisor.track : undefined
-      const fiber = yield* Effect.forkChild(tracker === undefined ? work(way) : Effect.supervised(work(way), tracker))
+      const tracker = track ? fiberTracker() : undefined
+      const fiber = yield* Effect.forkChild(tracker === undefined ? work(way) : tracker.track(work(way)))
       yield* Deferred.await(round.allHeld)
       const started = round.taken
       const cpu = process.cpuUsage()
       const start = nowUs()
-      const exit = yield* F.interrupt(fiber)
+      yield* F.interrupt(fiber)
       const wallUs = nowUs() - start
       const used = process.cpuUsage(cpu)
       const released = round.released
+      const exit = yield* F.await(fiber)
       const manager = yield* ToolCallingManager.ToolCallingManager
       const free = yield* manager.freePermits
       const permits = way.endsWith("-bounded") ? cfg.ePermits : Infinity
       const leftovers = [{ name: "no permit held (freePermits)", ok: free === permits, detail: `${free} free of ${permits}` }]
       if (tracker !== undefined) {
-        const live = (yield* tracker.value).filter((child) => child.unsafePoll() === null)
-        leftovers.push({ name: "no live fiber (Supervisor.track)", ok: live.length === 0, detail: `${live.length} live` })
+        const live = tracker.live()
+        leftovers.push({ name: "no live fiber (started − ended)", ok: live === 0, detail: `${live} live` })
       }
-      const result: CancelRound = { wallUs, cpuUs: used.user + used.system, started, released, cancelled: Exit.isInterrupted(exit), leftovers }
+      const result: CancelRound = { wallUs, cpuUs: used.user + used.system, started, released, cancelled: Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause), leftovers }
       return result
     })
   return {
@@ -408,7 +432,7 @@ const cancelRuns = async (cfg: Config, inject: Inject): Promise<CancelRuns> => {
       round.expected = runningCalls(way, width, cfg.ePermits - (inject === "permit" && way.endsWith("-bounded") ? 1 : 0))
       round.taken = 0
       round.released = 0
-      round.allHeld = Deferred.makeUnsafe<void>(FiberId.none)
+      round.allHeld = Deferred.makeUnsafe<void>()
       return runtimes[way.endsWith("-bounded") ? "bounded" : "unbounded"].runPromise(cancelOnce(way, track))
     },
     close: async () => {

@@ -5,7 +5,7 @@
  * arguments are decoded and its result encoded with its tool's schemas, its handler an effect;
  * the results are appended to a messages array. In B every call of the batch runs in a fiber
  * of its own (what the `unbounded` manager owes each call: its own interruption and deadline),
- * started the cheapest way Effect has: `Runtime.runFork`, which runs a new fiber at once until
+ * started the cheapest way Effect has: `Effect.runForkWith`, which runs a new fiber at once until
  * it suspends, so that a call that does not suspend ends before the next one starts — no
  * scheduler hop, no join.
  */
@@ -13,7 +13,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { Impl } from "./impl.js"
 import type { RunCounts } from "./measure.js"
@@ -29,7 +28,7 @@ type Message =
 /** A tool: its arguments decoded, its handler, its result encoded. */
 type Tool = (args: unknown) => Effect.Effect<unknown>
 
-const tool = <A, I>(parameters: Schema.Schema<A, I>, handler: (args: A) => number): Tool => {
+const tool = <A, I>(parameters: Schema.Codec<A, I>, handler: (args: A) => number): Tool => {
   const decode = Schema.decodeUnknownEffect(parameters)
   const encode = Schema.encodeEffect(Schema.Number)
   return (args) =>
@@ -48,12 +47,12 @@ const inline = (run: Tool): Execute => (calls) => Effect.map(run(calls[0]!.args)
 
 /** Each call in its own fiber, started at once (B); the handlers here never suspend. */
 const forked = (run: Tool): Execute => (calls) =>
-  Effect.flatMap(Effect.runtime<never>(), (runtime) => {
-    const start = Runtime.runFork(runtime)
+  Effect.flatMap(Effect.context<never>(), (context) => {
+    const start = Effect.runForkWith(context)
     const fibers = calls.map((call) => start(run(call.args)))
     return Effect.forEach(fibers, (fiber) => {
-      const exit = fiber.unsafePoll()
-      return exit !== null && Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.die("a call suspended or failed")
+      const exit = fiber.pollUnsafe()
+      return exit !== undefined && Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.die("a call suspended or failed")
     })
   })
 

@@ -45,7 +45,7 @@ export interface CancelRuns {
   /**
    * Starts a `width`-wide batch `way`, waits until its calls hold their resources (all of
    * them, or the permits' worth), then cancels it. `track`: also look for live fibers
-   * afterwards (agentfx: `Supervisor.track` over the batch, which costs per fiber: unmeasured
+   * afterwards (agentfx: fibers started under the batch minus those ended, which costs per fiber: unmeasured
    * rounds only).
    */
   readonly round: (way: CancelWay, width: number, track: boolean) => Promise<CancelRound>

@@ -113,7 +113,7 @@ const stepCost = (synchronous: "full" | "normal") =>
 const cycles = Effect.gen(function*() {
   const { context } = yield* sqliteStore("normal")
   const count = quick ? 50 : 500
-  const cycle = (provided: Layer.Layer<RunStore.RunStore>) =>
+  const cycle = (provided: Layer.Layer<never>) =>
     Effect.gen(function*() {
       const { agent, executions } = bankAgent()
       const start = performance.now()
@@ -138,15 +138,18 @@ const sqlite = Effect.gen(function*() {
   yield* cycles
 })
 
-/** `effect`, and the statements it sent: one `sql.execute` span each, two more (`BEGIN`, `COMMIT`) per `sql.transaction`. */
+/**
+ * `effect`, and the statements it sent: one client span each — a statement's, and each
+ * transaction control's (`BEGIN`, `COMMIT`, `ROLLBACK`, savepoints) in a span of its own.
+ */
 const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tracerWith((base) => {
+  Effect.flatMap(Effect.tracer, (base) => {
     let statements = 0
     const tracer = Tracer.make({
       context: base.context,
-      span: (name, parent, context, links, startTime, kind, options) => {
-        statements += name === "sql.execute" ? 1 : name === "sql.transaction" ? 2 : 0
-        return base.span(name, parent, context, links, startTime, kind, options)
+      span(options) {
+        if (options.kind === "client") statements++
+        return base.span(options)
       }
     })
     return Effect.map(Effect.withTracer(effect, tracer), (value) => ({ value, statements }))

@@ -183,7 +183,7 @@ describe("scenarios", () => {
       )
       expect(result.checks.map((check) => check.name)).toContain(`E (${ways[0]}): every started call's finalizer ran`)
       if (name === "agentfx") {
-        expect(result.checks.map((check) => [check.name, check.detail])).toContainEqual(["E (run-bounded): no live fiber (Supervisor.track)", "2 rounds"])
+        expect(result.checks.map((check) => [check.name, check.detail])).toContainEqual(["E (run-bounded): no live fiber (started − ended)", "2 rounds"])
       }
     }, 30_000)
   }
@@ -201,7 +201,7 @@ describe("scenarios", () => {
   it("E: a fiber left running by a handler fails the fiber check of every way", async () => {
     const failed = (await scenarios.E(agentfx, small, "fiber")).checks.filter((check) => !check.ok)
     expect(failed.map((check) => [check.name, check.detail])).toEqual(
-      agentfxCancelWays.map((way) => [`E (${way}): no live fiber (Supervisor.track)`, "1 live at width 20, round 1"])
+      agentfxCancelWays.map((way) => [`E (${way}): no live fiber (started − ended)`, "1 live at width 20, round 1"])
     )
   }, 30_000)
 
@@ -214,7 +214,7 @@ describe("scenarios", () => {
   }, 60_000) // the probe waits 2 s for the permits that never come
 
   it("D: a fiber left running fails the fiber check", () => {
-    expect(failedChecks("fiber")).toContain("D: no live fibers (Supervisor.track)")
+    expect(failedChecks("fiber")).toContain("D: no live fibers (started − ended)")
   }, 60_000)
 
   for (const [name, impl] of [["floor", floor], ["agentfx", agentfx]] as const) {

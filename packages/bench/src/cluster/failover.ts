@@ -12,7 +12,7 @@
  *   starts; a new process's `decide` sent → the approved call starts.
  */
 import { AgentCluster } from "@agentfx/cluster"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import type { Check } from "../measure.js"
 import { benchAgent } from "./agent.js"
 import { type Child, client, coldClient, firstEvent, freshDatabase, runners } from "./processes.js"
@@ -39,7 +39,7 @@ const sigkill = (settings: "fast" | "default") => (serverUrl: string, rows: Arra
     const killedAt = Date.now()
     yield* holder.kill()
     const again = yield* firstEvent([survivor], "started", "r-1-render")
-    const outcome = yield* reply
+    const outcome = yield* Fiber.join(reply)
     const repliedAt = Date.now()
     checks.push({ name: `SIGKILL mid-tool (${settings}): the run completed`, ok: outcome[1]._tag === "Completed", detail: outcome[1]._tag })
     rows.push([`SIGKILL mid-tool, ${settings} settings: → the idempotent call starts again on the other runner; → the client's reply`,
@@ -52,7 +52,7 @@ const sigterm = (serverUrl: string, rows: Array<readonly [string, string]>, chec
     const stoppedAt = Date.now()
     yield* Effect.forkChild(holder.kill("SIGTERM"))
     const exitedAt = yield* Effect.map(holder.exited, () => Date.now())
-    const outcome = yield* reply
+    const outcome = yield* Fiber.join(reply)
     const repliedAt = Date.now()
     const endedOnHolder = holder.messages().some((m) => (m as { ended?: string }).ended === "r-1-render")
     const rerun = survivor.messages().some((m) => (m as { started?: string }).started === "r-1-render")
@@ -82,7 +82,7 @@ const pausedKill = (serverUrl: string, rows: Array<readonly [string, string]>, c
     yield* holder.kill()
     const decided = yield* Effect.forkChild(cold(url, "decide", (paused as { runId: string }).runId))
     const transfer = yield* firstEvent([survivor], "started", "r-2-transfer")
-    const { reply, repliedAt } = yield* decided
+    const { reply, repliedAt } = yield* Fiber.join(decided)
     checks.push({ name: "SIGKILL while paused: the decision completed the run", ok: reply._tag === "Completed", detail: reply._tag })
     rows.push(["SIGKILL of the runner holding a paused run, fast settings, decision sent at once from a new process: → the approved call runs on the survivor; → the reply",
       `${seconds(transfer.at - killedAt)}; ${seconds(repliedAt - killedAt)}`])
@@ -97,11 +97,11 @@ const coldClients = (serverUrl: string, rows: Array<readonly [string, string]>, 
     for (let i = 0; i < 3; i++) {
       const run = yield* Effect.forkChild(cold(url, "run", `r-c${i}`))
       const lookup = yield* firstEvent(children, "started", `r-c${i}-lookup`)
-      const { reply, sent } = yield* run
+      const { reply, sent } = yield* Fiber.join(run)
       starts.push(lookup.at - sent)
       const decide = yield* Effect.forkChild(cold(url, "decide", reply.runId))
       const transfer = yield* firstEvent(children, "started", `r-c${i}-transfer`)
-      const decided = yield* decide
+      const decided = yield* Fiber.join(decide)
       decides.push(transfer.at - decided.sent)
       checks.push({ name: `cold client ${i}: paused, then completed`, ok: reply._tag === "Paused" && decided.reply._tag === "Completed", detail: `${reply._tag}, ${decided.reply._tag}` })
     }
