@@ -1,6 +1,6 @@
 /**
  * An agent served by cluster runners. Each conversation (or each run without one) is an
- * `@effect/cluster` entity, `agentfx/<agent name>` / `conversation:<id>` or `run:<id>`: one
+ * `effect/cluster` entity, `agentfx/<agent name>` / `conversation:<id>` or `run:<id>`: one
  * runner drives it, one turn at a time. Its messages — start, decide, cancel — are stored
  * before they are delivered, and redelivered to the runner that owns the entity after a
  * crash, which continues the run with the crash rule (recorded results kept; a call cut off
@@ -176,13 +176,18 @@ export interface StartOptions<S extends Agent.Slots = Agent.Slots>
 }
 
 /**
- * The errors of the cluster's client (`@effect/cluster`'s): the message could not be stored, or
- * the entity's mailbox is full, or the message is being processed already.
+ * The errors of the cluster's client (`effect/cluster`'s): the message could not be stored, or
+ * the entity's mailbox is full, or the message is being processed already, or the runner it
+ * was sent to no longer owns the entity's shard.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ClientError = ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError
+export type ClientError =
+  | ClusterError.MailboxFull
+  | ClusterError.AlreadyProcessingMessage
+  | ClusterError.PersistenceError
+  | ClusterError.EntityNotAssignedToRunner
 
 const entityId = (options: { readonly conversationId?: string | undefined; readonly runId: string }) =>
   options.conversationId === undefined ? `run:${options.runId}` : `conversation:${options.conversationId}`
@@ -209,7 +214,9 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
   })
 
 /** How a start whose runner's mailbox was full is sent again. */
-const mailboxRetry = Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("2 seconds")), Schedule.upTo("1 minute"))
+const mailboxRetry = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("2 seconds")]).pipe(
+  Schedule.upTo({ duration: "1 minute" })
+)
 
 /**
  * Starts a run and returns its id once its start is stored (the runner that owns its entity

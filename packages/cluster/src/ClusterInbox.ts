@@ -60,51 +60,52 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const driver = (options?: Options): Effect.Effect<RunDriver.RunDriver, never, Sharding | RunStore.RunStore | RunLocation.RunLocation> =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<Sharding | RunStore.RunStore | RunLocation.RunLocation>()
-    const poll = Duration.fromInputUnsafe(options?.claimPoll ?? "50 millis")
-    const entities = new Map<string, AgentCluster.AgentEntity<any, any, any>>()
-    const entityOf = (agent: Agent.Any) => {
-      let entity = entities.get(agent.name)
-      if (entity === undefined) entities.set(agent.name, entity = AgentCluster.make(agent))
-      return entity
-    }
+export const driver = Effect.fnUntraced(function*(
+  options?: Options
+): Effect.fn.Return<RunDriver.RunDriver, never, Sharding | RunLocation.RunLocation> {
+  const context = yield* Effect.context<Sharding | RunLocation.RunLocation>()
+  const poll = Duration.fromInputUnsafe(options?.claimPoll ?? "50 millis")
+  const entities = new Map<string, AgentCluster.AgentEntity<any, any, any>>()
+  const entityOf = (agent: Agent.Any) => {
+    let entity = entities.get(agent.name)
+    if (entity === undefined) entities.set(agent.name, entity = AgentCluster.make(agent))
+    return entity
+  }
 
-    const resume: RunDriver.RunDriver["resume"] = (agent, paused, decision, decidedBy) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const reply = yield* Effect.forkScoped(
-          AgentCluster.decide(entityOf(agent), paused.runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
-        )
-        const first = yield* Effect.raceFirst(
-          Effect.map(Fiber.join(reply), (outcome) => ({ claim: Option.none<RunStore.RunRecord>(), outcome: Option.some(outcome) })),
-          Effect.map(claimOf(paused, decidedBy, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
-        )
-        // answered before the store was read: the run was claimed (its reply says how it went on); the claim's time from the record
-        const claim = Option.isSome(first.claim) ? first.claim.value : yield* readClaim(paused.runId)
-        const resumed = yield* resumedEvent(agent, paused, decision, decidedBy, claim)
-        const ending = Option.isSome(first.outcome)
-          ? Effect.succeed(first.outcome.value)
-          : Fiber.join(reply)
-        return Stream.concat(
-          Stream.make(resumed),
-          Stream.fromEffect(Effect.matchEffect(ending, {
-            onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
-            onSuccess: (outcome) => finalEvent(paused, outcome)
-          }))
-        )
-      })).pipe(Stream.provideContext(context))
+  const resume: RunDriver.RunDriver["resume"] = (agent, paused, decision, decidedBy) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const reply = yield* Effect.forkScoped(
+        AgentCluster.decide(entityOf(agent), paused.runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
+      )
+      const first = yield* Effect.raceFirst(
+        Effect.map(Fiber.join(reply), (outcome) => ({ claim: Option.none<RunStore.RunRecord>(), outcome: Option.some(outcome) })),
+        Effect.map(claimOf(paused, decidedBy, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
+      )
+      // answered before the store was read: the run was claimed (its reply says how it went on); the claim's time from the record
+      const claim = Option.isSome(first.claim) ? first.claim.value : yield* readClaim(paused.runId)
+      const resumed = yield* resumedEvent(agent, paused, decision, decidedBy, claim)
+      const ending = Option.isSome(first.outcome)
+        ? Effect.succeed(first.outcome.value)
+        : Fiber.join(reply)
+      return Stream.concat(
+        Stream.make(resumed),
+        Stream.fromEffect(Effect.matchEffect(ending, {
+          onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
+          onSuccess: (outcome) => finalEvent(paused, outcome)
+        }))
+      )
+    })).pipe(Stream.provideContext(context))
 
-    return {
-      resume,
-      location: (record) =>
-        RunLocation.of(record).pipe(
-          Effect.map(Option.map(({ runner }) => runner)),
-          Effect.catch(() => Effect.succeed(Option.none<string>())),
-          Effect.provide(context)
-        )
-    }
-  })
+  return {
+    resume,
+    location: (record) =>
+      RunLocation.of(record).pipe(
+        Effect.map(Option.map(({ runner }) => runner)),
+        Effect.catch(() => Effect.succeed(Option.none<string>())),
+        Effect.provide(context)
+      )
+  }
+})
 
 /** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled until then, or until the reply wins the race. */
 const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.Duration) =>
@@ -172,7 +173,7 @@ const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) 
 
 /** A failure of the decision's delivery or a refusal, as a resume's error. */
 const asResumeError = (
-  error: Effect.Effect.Error<ReturnType<typeof AgentCluster.decide>>
+  error: Effect.Error<ReturnType<typeof AgentCluster.decide>>
 ): AgentError.ResumeError => {
   switch (error._tag) {
     case "RunAlreadyResumed":

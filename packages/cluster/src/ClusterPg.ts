@@ -6,29 +6,28 @@
  *
  * @since 0.1.0
  */
-import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import * as SqlStore from "@agentfx/sql/SqlStore"
 import * as PgStore from "@agentfx/sql/PgStore"
 import { RunnerAddress } from "effect/cluster"
 import type { Sharding } from "effect/cluster/Sharding"
-import { NodeClusterSocket } from "@effect/platform-node"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { PgClient } from "@effect/sql-pg"
 import type { Duration } from "effect"
-import { Cause, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
 import * as Locations from "./internal/locations.js"
-import { serialized } from "./internal/pgSetup.js"
 import { failoverConfig, failoverProblems, type Timings, timed } from "./internal/settings.js"
 import type { RunLocation } from "./RunLocation.js"
 
 /**
- * Options of a client-only member: `@effect/sql-pg`'s `PgClientConfig` (`url`, or
+ * Options of a client-only member: `@effect/sql-pg`'s `PgPoolConfig` (`url`, or
  * `host`/`port`/`database`/…, `maxConnections`, `ssl`) and the store's own options.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ClientOptions extends PgClient.PgClientConfig, SqlStore.Options {}
+export interface ClientOptions extends PgClient.PgPoolConfig, SqlStore.Options {}
 
 /**
  * How fast the runners notice a lost runner: a runner's shard locks expire `lockExpiration`
@@ -66,29 +65,33 @@ export interface Options extends ClientOptions, Timings {
 }
 
 /**
- * What a member provides: sharding (to send messages; on a runner, to serve entities), and
- * the run store and chat memory on the cluster's database.
+ * What a member provides: sharding (to send messages; on a runner, to serve entities) and the
+ * run locations, with the run store and chat memory on the cluster's database
+ * (`RunStore.RunStore` and `ChatMemory.ChatMemory` are references: provided, they have no
+ * place in a Layer's type).
  *
  * @since 0.1.0
  * @category models
  */
-export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory | RunLocation
-
+export type Services = Sharding | RunLocation
 
 const storeOptions = ({ leaseTtl, retention }: SqlStore.Options): SqlStore.Options => ({
   ...(leaseTtl === undefined ? {} : { leaseTtl }),
   ...(retention === undefined ? {} : { retention })
 })
 
-const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgClient.PgClientConfig => client
+const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgClient.PgPoolConfig => client
 
 /** A member's cluster Layer over the store's client, its setup failures as `StoreError`s. */
-const member = <E>(cluster: Layer.Layer<Sharding, E, import("effect/sql/SqlClient").SqlClient>, options: ClientOptions) =>
-  serialized(Layer.merge(cluster, Locations.layer)).pipe(
+const member = <E>(cluster: Layer.Layer<Sharding, E, SqlClient>, options: ClientOptions) =>
+  Layer.merge(cluster, Locations.layer()).pipe(
     Layer.catchCause((cause) =>
-      Cause.isInterruptedOnly(cause)
-        ? Layer.failCause(cause as Cause.Cause<never>)
-        : Layer.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))),
+      Layer.effectContext(Effect.failCause(
+        Cause.hasInterruptsOnly(cause)
+          ? cause as Cause.Cause<never>
+          : Cause.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))
+      ))
+    ),
     Layer.provideMerge(SqlStore.layer(storeOptions(options))),
     Layer.provide(PgStore.layerClient(clientOf(options)))
   )
@@ -118,7 +121,9 @@ const address = ({ host, port }: { readonly host: string; readonly port: number 
  */
 export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError> => {
   const problems = options.failover === undefined ? [] : failoverProblems(options.failover)
-  if (problems.length > 0) return Layer.fail(new RunStore.StoreError({ message: `ClusterPg.layer: ${problems.join("; ")}` }))
+  if (problems.length > 0) {
+    return Layer.effectContext(Effect.fail(new RunStore.StoreError({ message: `ClusterPg.layer: ${problems.join("; ")}` })))
+  }
   return member(
     NodeClusterSocket.layer({
       storage: "sql",

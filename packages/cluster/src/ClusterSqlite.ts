@@ -1,20 +1,20 @@
 /**
- * The embedded cluster: one runner on a SQLite file (`@effect/cluster`'s `SingleRunner`),
+ * The embedded cluster: one runner on a SQLite file (`effect/cluster`'s `SingleRunner`),
  * with the run store and chat memory on the same file, and clients — other processes of the
  * same machine, a CLI — that send it messages through the file. One runner per file: a
  * second is refused (`RunnerLocked`).
  *
  * @since 0.1.0
  */
-import type { ChatMemory } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import * as SqlStore from "@agentfx/sql/SqlStore"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
 import { SingleRunner } from "effect/cluster"
 import type { Sharding } from "effect/cluster/Sharding"
-import { NodeClusterSocket } from "@effect/platform-node"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { Layer } from "effect"
-import type { ConfigError } from "effect/ConfigError"
+import type { ConfigError } from "effect/Config"
 import type { RunnerLocked } from "./ClusterError.js"
 import * as LockFile from "./internal/lockFile.js"
 import * as Locations from "./internal/locations.js"
@@ -40,15 +40,17 @@ export interface Options extends ClientOptions, Timings {}
 
 /**
  * What a cluster member provides: sharding (to send messages; on a runner, to serve
- * entities), and the run store and chat memory on the cluster's database.
+ * entities) and the run locations, with the run store and chat memory on the cluster's
+ * database (`RunStore.RunStore` and `ChatMemory.ChatMemory` are references: provided, they
+ * have no place in a Layer's type).
  *
  * @since 0.1.0
  * @category models
  */
-export type Services = Sharding | RunStore.RunStore | ChatMemory.ChatMemory | RunLocation
+export type Services = Sharding | RunLocation
 
 const store = (options: ClientOptions) =>
-  Layer.merge(SqlStore.layer(options), Locations.layer).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
+  Layer.merge(SqlStore.layer(options), Locations.layer()).pipe(Layer.provideMerge(SqliteStore.layerClient(options)))
 
 /**
  * The embedded runner on `filename`: serves the entities registered with
@@ -68,6 +70,7 @@ const store = (options: ClientOptions) =>
  */
 export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreError | RunnerLocked | ConfigError> =>
   SingleRunner.layer({ runnerStorage: "sql", shardingConfig: timed(options, "500 millis") }).pipe(
+    Layer.provide(NodeCrypto.layerDigest),
     Layer.provideMerge(store(options)),
     Layer.provide(Layer.effectDiscard(LockFile.acquire(options.filename)))
   )

@@ -1,5 +1,5 @@
 /**
- * agentfx runs owned by `@effect/cluster`. The Layers that bring a database driver are imported
+ * agentfx runs owned by `effect/cluster`. The Layers that bring a database driver are imported
  * from their own entry points, so that only that driver need be installed:
  * `@agentfx/cluster/ClusterPg` (runners and clients on PostgreSQL, `@effect/sql-pg`) and
  * `@agentfx/cluster/ClusterSqlite` (the embedded runner on a SQLite file,

@@ -5,7 +5,7 @@
  */
 import { Decision, type RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Option, Stream } from "effect"
+import { Effect, Option, Result, Stream } from "effect"
 import { join } from "node:path"
 import { AgentCluster, RunLocation } from "../src/index.js"
 import * as ClusterInbox from "../src/ClusterInbox.js"
@@ -13,7 +13,7 @@ import { Bank, bankAgent, bankRunnerOn, executions, tempDir } from "./fixtures.j
 
 
 const pausedRecord = (runId: string) =>
-  Effect.map(AgentCluster.get(runId), Option.getOrThrow) as Effect.Effect<RunStore.RunRecord, RunStore.StoreError, RunStore.RunStore>
+  Effect.map(AgentCluster.get(runId), Option.getOrThrow) as Effect.Effect<RunStore.RunRecord, RunStore.StoreError>
 
 describe("ClusterInbox.driver", () => {
   it.live("a decision sent to the runner: RunResumed at the claim's time naming the decider, then the runner's reply; a second decision on the same pause is RunAlreadyResumed naming the first decider; the runner is named", () =>
@@ -30,7 +30,7 @@ describe("ClusterInbox.driver", () => {
         expect(Option.map(where, (runner) => /^[\w.-]+:\d+$/.test(runner))).toEqual(Option.some(true))
         expect(Option.map(yield* RunLocation.of(record), (l) => l.runner)).toEqual(where)
 
-        const events = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.approveAll(), "ada")))
+        const events = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.approveAll(), "ada"))
         const claimed = yield* pausedRecord(paused.runId)
         expect(events.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
         expect(events[0]).toMatchObject({ runId: paused.runId, conversationId: "c-inbox", agent: "bank", decision: "ApproveAll", decidedBy: "ada", timestamp: claimed.decidedAt })
@@ -38,7 +38,7 @@ describe("ClusterInbox.driver", () => {
         expect([claimed.status, claimed.decidedBy]).toEqual(["completed", "ada"])
 
         const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.result)
-        expect(Result.isFailure(again) && again.left).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
+        expect(Result.isFailure(again) && again.failure).toMatchObject({ _tag: "RunAlreadyResumed", runId: paused.runId, decidedBy: "ada" })
         expect(executions.get("transfer-7")).toBe(1)
       }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)
@@ -50,10 +50,10 @@ describe("ClusterInbox.driver", () => {
         const driver = yield* ClusterInbox.driver()
         const paused = yield* AgentCluster.run(Bank, { input: "twice 8", conversationId: "c-twice" })
         expect(paused._tag).toBe("Paused")
-        const first = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.approveAll(), "cy")))
+        const first = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.approveAll(), "cy"))
         expect(first.map((e) => e._tag)).toEqual(["RunResumed", "RunPaused"])
         expect(first[1]).toMatchObject({ reason: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
-        const second = Chunk.toArray(yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy")))
+        const second = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy"))
         expect(second.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
         expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])
       }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))

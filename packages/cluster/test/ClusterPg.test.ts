@@ -5,7 +5,7 @@
  */
 import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Result, Exit, Layer, Redacted } from "effect"
+import { Effect, Exit, Layer, Redacted, Result } from "effect"
 import * as ClusterPg from "../src/ClusterPg.js"
 import { AgentCluster } from "../src/index.js"
 import { Bank, bankModel, executions, freePort, freshSchema } from "./fixtures.js"
@@ -42,15 +42,15 @@ describe("ClusterPg", () => {
         AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }),
         AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "bob" })
       ].map((decide) => Effect.result(decide)), { concurrency: "unbounded" }).pipe(Effect.provide(client))
-      const outcomes = [ada, bob].filter(Result.isSuccess).map((r) => r.right)
-      const refusals = [ada, bob].filter(Result.isFailure).map((l) => l.left)
+      const outcomes = [ada, bob].filter(Result.isSuccess).map((r) => r.success)
+      const refusals = [ada, bob].filter(Result.isFailure).map((l) => l.failure)
       expect(outcomes).toMatchObject([{ _tag: "Completed", text: "paid 11" }])
       const winner = Result.isSuccess(ada) ? "ada" : "bob"
       expect(refusals).toMatchObject([{ _tag: "RunAlreadyResumed", runId: paused.runId, status: "completed", decidedBy: winner }])
       expect(executions.get("transfer-11")).toBe(1)
     }).pipe(Effect.scoped), 60_000)
 
-  it.live("members joining a fresh database at once all start: the engine's tables are created under the setup lock (unserialized, they race: 23505 on pg_type)", () =>
+  it.live("members joining a fresh database at once all start: the engine migrates its tables under its own lock; agentfx's location table, created by each, outlives the race (23505 on pg_type)", () =>
     Effect.gen(function*() {
       for (let round = 0; round < 3; round++) {
         const url = Redacted.make(yield* freshSchema)

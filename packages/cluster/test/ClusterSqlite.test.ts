@@ -16,7 +16,7 @@ import { Bank, bankRunnerOn, executions, gate, tempDir } from "./fixtures.js"
 
 /** Waits (polling) until `check` holds. */
 const until = (check: () => boolean) =>
-  Effect.retry(Effect.suspend(() => check() ? Effect.void : Effect.fail("not yet")), Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
+  Effect.retry(Effect.suspend(() => check() ? Effect.void : Effect.fail("not yet")), Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" })))
 
 describe("ClusterSqlite", () => {
   it.live("a run pauses for approval, is decided through its entity and completes; each call ran once", () =>
@@ -113,7 +113,7 @@ describe("ClusterSqlite", () => {
         return yield* Effect.retry(
           Effect.flatMap(AgentCluster.get(paused.runId), (record) =>
             Option.isSome(record) && record.value.status === "completed" ? Effect.succeed(record.value) : Effect.fail("not yet")),
-          Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))
+          Schedule.spaced("50 millis").pipe(Schedule.upTo({ duration: "10 seconds" }))
         )
       }).pipe(Effect.provide(bankRunnerOn(filename)))
       expect([record.status, record.decidedBy]).toEqual(["completed", "ada"])

@@ -11,7 +11,8 @@
 import { ChatMemory, Decision, ToolCallingManager } from "@agentfx/core"
 import { Sharding } from "effect/cluster"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { join } from "node:path"
 import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster, RunLocation } from "../src/index.js"
@@ -28,8 +29,8 @@ const driven = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const fiber = yield* Effect.forkChild(effect)
     for (let ms = 0; ms < 5_000; ms++) {
-      const exit = yield* Fiber.poll(fiber)
-      if (Option.isSome(exit)) return yield* exit.value
+      const exit = fiber.pollUnsafe()
+      if (exit !== undefined) return yield* exit
       yield* TestClock.adjust("1 millis")
     }
     return yield* Effect.die(new Error("not done after 5 s of the test clock"))
@@ -37,7 +38,7 @@ const driven = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 /** The entities live in the runner once the fibers the clock woke have run. */
 const live = Effect.gen(function*() {
-  for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 100; i++) yield* Effect.yieldNow
   return yield* Effect.flatMap(Sharding.Sharding, (sharding) => sharding.activeEntityCount)
 })
 
@@ -148,7 +149,7 @@ describe("passivation (AgentCluster.runner's idleTimeout)", () => {
           const decisions = yield* Effect.forEach(pauses, (run, i) =>
             Effect.gen(function*() {
               if (i === runs / 2) yield* at(20_000)
-              yield* Effect.yieldNow()
+              yield* Effect.yieldNow
               return yield* Effect.forkChild(AgentCluster.decide(Bank, run.runId, Decision.approveAll()))
             }))
           const outcomes = yield* driven(Fiber.joinAll(decisions))

@@ -9,13 +9,13 @@ describe("turns", () => {
       const turns = makeTurns()
       const log: Array<string> = []
       const release = yield* Deferred.make<void>()
-      const first = yield* Effect.forkChild(turns(Effect.andThen(Effect.sync(() => log.push("1 start")), Deferred.await(release)).pipe(Effect.tap(() => log.push("1 end")))))
-      yield* Effect.yieldNow()
+      const first = yield* Effect.forkChild(turns(Effect.andThen(Effect.sync(() => log.push("1 start")), Deferred.await(release)).pipe(Effect.tap(Effect.sync(() => log.push("1 end"))))))
+      yield* Effect.yieldNow
       const second = yield* Effect.forkChild(turns(Effect.sync(() => log.push("2"))))
       const third = yield* Effect.forkChild(turns(Effect.sync(() => log.push("3"))))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* Fiber.interrupt(second)
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       expect(log).toEqual(["1 start"])
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(first)
@@ -31,13 +31,13 @@ describe("turns", () => {
       const log: Array<string> = []
       const release = yield* Deferred.make<void>()
       // the instance being passivated still drives a run of conversation c-1
-      const old = yield* Effect.forkChild(turnsOf("conversation:c-1")(Effect.andThen(Effect.sync(() => log.push("old start")), Deferred.await(release)).pipe(Effect.tap(() => log.push("old end")))))
-      yield* Effect.yieldNow()
+      const old = yield* Effect.forkChild(turnsOf("conversation:c-1")(Effect.andThen(Effect.sync(() => log.push("old start")), Deferred.await(release)).pipe(Effect.tap(Effect.sync(() => log.push("old end"))))))
+      yield* Effect.yieldNow
       // the instance the engine built meanwhile, for the conversation's next message, and another conversation
       const next = yield* Effect.forkChild(turnsOf("conversation:c-1")(Effect.sync(() => log.push("new"))))
       const other = yield* Effect.forkChild(turnsOf("conversation:c-2")(Effect.sync(() => log.push("other"))))
       yield* Fiber.join(other)
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       expect(log).toEqual(["old start", "other"])
       yield* Fiber.interrupt(old)
       yield* Fiber.join(next)

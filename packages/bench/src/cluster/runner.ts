@@ -10,7 +10,7 @@
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
 import { Sharding } from "effect/cluster"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Redacted } from "effect"
 import { createInterface } from "node:readline"
 import { fullGc } from "../measure.js"

@@ -13,7 +13,7 @@ import type { AgentExit, ChatModel } from "@agentfx/core"
 import { Agent, RunStore } from "@agentfx/core"
 import { Entity } from "effect/cluster"
 import type { Context } from "effect"
-import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { RunLocation } from "../RunLocation.js"
 import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
@@ -23,6 +23,7 @@ import * as RunOptions from "./runOptions.js"
 
 type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
+type CancelPayload = (typeof Cancel)["payloadSchema"]["Type"]
 
 /** One at a time, in the order `run` was called (Effect's semaphore wakes its waiters in no order). */
 export const makeTurns = () => {
@@ -30,14 +31,14 @@ export const makeTurns = () => {
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
       const previous = last
-      const mine = Deferred.makeUnsafe<void>(FiberId.none)
+      const mine = Deferred.makeUnsafe<void>()
       last = mine
       const waitPrevious = previous === undefined ? Effect.void : Deferred.await(previous)
       let waited = false
       // the next turn waits for this one, and for the previous one should this one be interrupted while
       // waiting (a turn that waited holds no reference to the previous: the chain does not grow)
       return Effect.ensuring(
-        Effect.andThen(Effect.tap(waitPrevious, () => void (waited = true)), self),
+        Effect.andThen(Effect.tap(waitPrevious, Effect.sync(() => void (waited = true))), self),
         Effect.suspend(() => {
           if (waited && last === mine) last = undefined
           return Deferred.completeWith(mine, waited ? Effect.void : waitPrevious)
@@ -76,112 +77,113 @@ export const makeRunnerTurns = () => {
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
 /** The entity's handlers for `agent`, with the runner's services in `context` and its entities' turns in `turnsOf`. */
-export const make = (agent: Agent.Any, context: Context.Context<ChatModel.ChatModel>, turnsOf: (entityId: string) => Turns) =>
-  Effect.gen(function*() {
-    const address = yield* Entity.CurrentAddress
-    const runner = yield* Entity.CurrentRunnerAddress
-    const store = yield* RunStore.RunStore
-    const holder = `${runner.host}:${runner.port}`
-    // where this entity is driven, for the inbox: noted once per activation; a failed note stops nothing
-    const locations = yield* Effect.serviceOption(RunLocation)
-    if (Option.isSome(locations)) {
-      yield* locations.value.enter(agent.name, address.entityId, holder).pipe(
-        Effect.catch((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
+export const make = Effect.fnUntraced(function*(
+  agent: Agent.Any,
+  context: Context.Context<ChatModel.ChatModel>,
+  turnsOf: (entityId: string) => Turns
+) {
+  const address = yield* Entity.CurrentAddress
+  const runner = yield* Entity.CurrentRunnerAddress
+  const store = yield* RunStore.RunStore
+  const holder = `${runner.host}:${runner.port}`
+  // where this entity is driven, for the inbox: noted once per activation; a failed note stops nothing
+  const locations = yield* Effect.serviceOption(RunLocation)
+  if (Option.isSome(locations)) {
+    yield* locations.value.enter(agent.name, address.entityId, holder).pipe(
+      Effect.catch((error) => Effect.logWarning(`The run location of ${address.entityId} was not noted`, error))
+    )
+  }
+  const turns = turnsOf(address.entityId)
+  const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
+
+  /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
+  const drive = (runId: string, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
+    turns(Effect.gen(function*() {
+      const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
+      const fiber = yield* body.pipe(
+        Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
+        Effect.provideService(RunStore.RunStore, leased),
+        Effect.provide(context),
+        Effect.forkChild
+      )
+      const entry = { fiber, cancelled: false as boolean, cancelledBy: undefined as string | undefined }
+      driving.set(runId, entry)
+      const exit = yield* Effect.ensuring(Fiber.await(fiber), Effect.sync(() => driving.delete(runId)))
+      if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && entry.cancelled) {
+        return Outcome.fromCancel(runId, entry.cancelledBy)
+      }
+      return yield* exit
+    }))
+
+  const exitOf = (runId: string, run: Effect.Effect<AgentExit.AgentExit, { readonly _tag: string; readonly message: string }, ChatModel.ChatModel>) =>
+    Effect.matchEffect(run, {
+      onFailure: (error) => Outcome.fromError(runId, error),
+      onSuccess: (exit) => Outcome.fromExit(agent, exit)
+    })
+
+  const start = Effect.fnUntraced(function*({ conversationId, input, runId, ...carried }: StartPayload) {
+    const record = yield* readStore(runId, store.get(runId))
+    if (Option.isNone(record)) {
+      const options = yield* RunOptions.decode(agent, runId, carried)
+      // the run's first record refuses an id the store has or had (InvalidRunInput): only then is
+      // it asked whether the run finished and was forgotten but for its ending (a SQL store keeps
+      // finished records whole, so `get` already said)
+      return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) })).pipe(
+        Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
+          Effect.flatMap(readStore(runId, store.finished(runId)), (finished) =>
+            Option.isSome(finished) ? Effect.succeed(Outcome.fromFinished(runId, finished.value)) : Effect.fail(refusal)))
       )
     }
-    const turns = turnsOf(address.entityId)
-    const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
+    if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
+      return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
+    }
+    return record.value.status === "running" ? yield* exitOf(runId, Agent.recover(agent, runId)) : Outcome.fromRecord(record.value)
+  })
 
-    /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
-    const drive = (runId: string, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
-      turns(Effect.gen(function*() {
-        const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
-        const fiber = yield* body.pipe(
-          Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
-          Effect.provideService(RunStore.RunStore, leased),
-          Effect.provide(context),
-          Effect.forkChild
-        )
-        const entry = { fiber, cancelled: false as boolean, cancelledBy: undefined as string | undefined }
-        driving.set(runId, entry)
-        const exit = yield* Effect.ensuring(Fiber.await(fiber), Effect.sync(() => driving.delete(runId)))
-        if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) && entry.cancelled) {
-          return Outcome.fromCancel(runId, entry.cancelledBy)
-        }
-        return yield* exit
-      }))
+  /**
+   * A decision finds its run not paused (the resume read the record and refused, nothing
+   * changed): a message redelivered after a crash. The record says what happened: `running` —
+   * the resume it carried was cut off (nothing else drives this entity's runs), continue it
+   * with the crash rule; ended after this very decision (its reply was not stored) — answer
+   * with how it ended; anything else — the refusal stands.
+   */
+  const redelivered = Effect.fnUntraced(function*({ decidedBy, runId }: DecidePayload, refusal: RunOutcome.Refused) {
+    const record = yield* readStore(runId, store.get(runId))
+    if (Option.isNone(record) || record.value.agent !== agent.name) return yield* refusal
+    const { status } = record.value
+    if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
+    if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
+      return Outcome.fromRecord(record.value)
+    }
+    return yield* refusal
+  })
 
-    const exitOf = (runId: string, run: Effect.Effect<AgentExit.AgentExit, { readonly _tag: string; readonly message: string }, ChatModel.ChatModel>) =>
-      Effect.matchEffect(run, {
-        onFailure: (error) => Outcome.fromError(runId, error),
-        onSuccess: (exit) => Outcome.fromExit(agent, exit)
+  // the resume reads the record first and refuses a run that is not paused before it changes
+  // anything: only then is the record read again, to tell a redelivered decision apart
+  const decide = (payload: DecidePayload) =>
+    exitOf(
+      payload.runId,
+      Agent.resume(agent, payload.runId, payload.decision, {
+        ...(payload.decidedBy === undefined ? {} : { decidedBy: payload.decidedBy }),
+        ...(payload.revision === undefined ? {} : { revision: payload.revision })
       })
+    ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, refusal)))
 
-    const start = ({ conversationId, input, runId, ...carried }: StartPayload) =>
-      Effect.gen(function*() {
-        const record = yield* readStore(runId, store.get(runId))
-        if (Option.isNone(record)) {
-          const options = yield* RunOptions.decode(agent, runId, carried)
-          // the run's first record refuses an id the store has or had (InvalidRunInput): only then is
-          // it asked whether the run finished and was forgotten but for its ending (a SQL store keeps
-          // finished records whole, so `get` already said)
-          return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) })).pipe(
-            Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
-              Effect.flatMap(readStore(runId, store.finished(runId)), (finished) =>
-                Option.isSome(finished) ? Effect.succeed(Outcome.fromFinished(runId, finished.value)) : Effect.fail(refusal)))
-          )
-        }
-        if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
-          return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
-        }
-        return record.value.status === "running" ? yield* exitOf(runId, Agent.recover(agent, runId)) : Outcome.fromRecord(record.value)
-      })
-
-    /**
-     * A decision finds its run not paused (the resume read the record and refused, nothing
-     * changed): a message redelivered after a crash. The record says what happened: `running` —
-     * the resume it carried was cut off (nothing else drives this entity's runs), continue it
-     * with the crash rule; ended after this very decision (its reply was not stored) — answer
-     * with how it ended; anything else — the refusal stands.
-     */
-    const redelivered = ({ decidedBy, runId }: DecidePayload, refusal: RunOutcome.Refused) =>
-      Effect.gen(function*() {
-        const record = yield* readStore(runId, store.get(runId))
-        if (Option.isNone(record) || record.value.agent !== agent.name) return yield* Effect.fail(refusal)
-        const { status } = record.value
-        if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
-        if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
-          return Outcome.fromRecord(record.value)
-        }
-        return yield* Effect.fail(refusal)
-      })
-
-    // the resume reads the record first and refuses a run that is not paused before it changes
-    // anything: only then is the record read again, to tell a redelivered decision apart
-    const decide = (payload: DecidePayload) =>
-      exitOf(
-        payload.runId,
-        Agent.resume(agent, payload.runId, payload.decision, {
-          ...(payload.decidedBy === undefined ? {} : { decidedBy: payload.decidedBy }),
-          ...(payload.revision === undefined ? {} : { revision: payload.revision })
-        })
-      ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, refusal)))
-
-    return {
-      Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),
-      Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request.payload)),
-      Cancel: (request: Entity.Request<typeof Cancel>) =>
-        Effect.gen(function*() {
-          const { cancelledBy, runId } = request.payload
-          yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
-            Effect.mapError((error) => Outcome.refused(runId, error))
-          )
-          const entry = driving.get(runId)
-          if (entry !== undefined) {
-            entry.cancelled = true
-            entry.cancelledBy = cancelledBy
-            yield* Fiber.interrupt(entry.fiber)
-          }
-        })
+  const cancel = Effect.fnUntraced(function*({ cancelledBy, runId }: CancelPayload) {
+    yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
+      Effect.mapError((error) => Outcome.refused(runId, error))
+    )
+    const entry = driving.get(runId)
+    if (entry !== undefined) {
+      entry.cancelled = true
+      entry.cancelledBy = cancelledBy
+      yield* Fiber.interrupt(entry.fiber)
     }
   })
+
+  return {
+    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),
+    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request.payload)),
+    Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload)
+  }
+})

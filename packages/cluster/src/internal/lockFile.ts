@@ -13,6 +13,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { Scope } from "effect"
 import { Effect } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import { readFileSync, writeFileSync } from "node:fs"
 import { RunnerLocked } from "../ClusterError.js"
 
@@ -27,9 +28,12 @@ const notedPid = (path: string): number => {
 }
 
 /** Whether a failed statement failed because another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED). */
-const busy = (error: { readonly cause?: unknown }): boolean => {
-  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+const busy = (error: SqlError): boolean => error.reason._tag === "LockTimeoutError"
+
+/** What SQLite said, after the client's summary of it. */
+const describe = (error: SqlError): string => {
+  const cause = error.reason.cause
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message
 }
 
 /**
@@ -37,25 +41,24 @@ const busy = (error: { readonly cause?: unknown }): boolean => {
  * process that holds it — or with a `StoreError` when the lock cannot be taken for another
  * reason (a directory that does not exist or cannot be written), never mistaken for a runner.
  */
-export const acquire = (database: string): Effect.Effect<void, RunnerLocked | RunStore.StoreError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const lockFile = `${database}.runner.lock`
-    const pidFile = `${database}.runner.pid`
-    const refused = Effect.suspend((): Effect.Effect<never, RunnerLocked | RunStore.StoreError> => Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) })))
-    const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true }).pipe(
-      Effect.provide(Reactivity.layer),
-      Effect.catchDefect((defect) => Effect.fail(new RunStore.StoreError({ message: `Cannot open the runner lock ${lockFile}: ${String(defect)}` })))
-    )
-    yield* Effect.gen(function*() {
-      yield* sql.unsafe("PRAGMA busy_timeout = 0")
-      yield* sql.unsafe("PRAGMA locking_mode = EXCLUSIVE")
-      // the first write takes the exclusive lock, kept until the connection closes
-      yield* sql.unsafe("CREATE TABLE IF NOT EXISTS runner (pid INTEGER NOT NULL)")
-      yield* sql.unsafe("DELETE FROM runner")
-      yield* sql.unsafe("INSERT INTO runner (pid) VALUES (?)", [process.pid])
-    }).pipe(Effect.catch((error) =>
-      busy(error) ? refused : Effect.fail<RunnerLocked | RunStore.StoreError>(new RunStore.StoreError({ message: `Cannot take the runner lock ${lockFile}: ${error.message}` }))
-    ))
-    // the holder's pid, for another runner's error message only: a failed note changes nothing
-    yield* Effect.ignore(Effect.try(() => writeFileSync(pidFile, `${process.pid}\n`)))
-  })
+export const acquire = Effect.fnUntraced(function*(database: string): Effect.fn.Return<void, RunnerLocked | RunStore.StoreError, Scope.Scope> {
+  const lockFile = `${database}.runner.lock`
+  const pidFile = `${database}.runner.pid`
+  const sql = yield* SqliteClient.make({ filename: lockFile, disableWAL: true, busyTimeout: 0 }).pipe(
+    Effect.provide(Reactivity.layer),
+    Effect.mapError((error) => new RunStore.StoreError({ message: `Cannot open the runner lock ${lockFile}: ${describe(error)}` }))
+  )
+  yield* Effect.gen(function*() {
+    yield* sql.unsafe("PRAGMA locking_mode = EXCLUSIVE")
+    // the first write takes the exclusive lock, kept until the connection closes
+    yield* sql.unsafe("CREATE TABLE IF NOT EXISTS runner (pid INTEGER NOT NULL)")
+    yield* sql.unsafe("DELETE FROM runner")
+    yield* sql.unsafe("INSERT INTO runner (pid) VALUES (?)", [process.pid])
+  }).pipe(Effect.catch((error): Effect.Effect<never, RunnerLocked | RunStore.StoreError> =>
+    busy(error)
+      ? Effect.fail(new RunnerLocked({ filename: database, lockFile, pid: notedPid(pidFile) }))
+      : Effect.fail(new RunStore.StoreError({ message: `Cannot take the runner lock ${lockFile}: ${describe(error)}` }))
+  ))
+  // the holder's pid, for another runner's error message only: a failed note changes nothing
+  yield* Effect.ignore(Effect.try(() => writeFileSync(pidFile, `${process.pid}\n`)))
+})

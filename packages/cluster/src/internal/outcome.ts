@@ -31,7 +31,7 @@ export const fromExit = (agent: Agent.Any, exit: AgentExit.AgentExit): Effect.Ef
     ? Effect.map(
       agent.output === undefined
         ? Effect.succeed(undefined)
-        : Effect.orDie(Schema.encodeEffect(agent.output.schema as Schema.Schema<unknown, unknown>)(exit.value)),
+        : Effect.orDie(Schema.encodeEffect(agent.output.schema as Schema.Codec<unknown, unknown>)(exit.value)),
       (output) =>
         RunOutcome.Completed.make({
           runId: exit.runId,

@@ -6,7 +6,7 @@
  */
 import { Rpc } from "effect/rpc"
 import { Decision, Part } from "@agentfx/core"
-import { Effect, SchemaIssue, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
 import * as RunOptions from "./runOptions.js"
 
@@ -61,11 +61,14 @@ export const checked = <Fields extends Schema.Struct.Fields>(
   reason: "InvalidRunInput" | "DecisionMismatch"
 ): Effect.Effect<Schema.Struct.Type<Fields>, Refused> =>
   Effect.mapError(
-    Schema.validate(Schema.Struct(message.payloadSchema.fields))(payload) as Effect.Effect<Schema.Struct.Type<Fields>, ParseResult.ParseError>,
+    Schema.decodeUnknownEffect(Schema.toType(Schema.Struct(message.payloadSchema.fields)))(payload) as Effect.Effect<
+      Schema.Struct.Type<Fields>,
+      Schema.SchemaError
+    >,
     (error) =>
       new Refused({
         runId,
         reason,
-        message: `${reason === "InvalidRunInput" ? "Invalid run input" : "Not a decision this cluster can send"}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        message: `${reason === "InvalidRunInput" ? "Invalid run input" : "Not a decision this cluster can send"}: ${error.message}`
       })
   )

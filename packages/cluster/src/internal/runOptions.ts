@@ -6,7 +6,7 @@
  */
 import type { Agent } from "@agentfx/core"
 import { Budget, Checkpoint, Json } from "@agentfx/core"
-import { Effect, SchemaIssue, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Refused } from "../RunOutcome.js"
 
 /** The run options a start carries, each optional. */
@@ -40,10 +40,10 @@ const slots = (agent: Agent.Any, runId: string, state: { readonly [slot: string]
     }
     return Effect.map(
       Effect.forEach(given, ([name, value]) => {
-        const schema = declared[name]!.schema as Schema.Schema<unknown, unknown>
+        const schema = declared[name]!.schema as Schema.Codec<unknown, unknown>
         return (direction === "encode" ? Schema.encodeUnknownEffect(schema)(value) : Schema.decodeUnknownEffect(schema)(value)).pipe(
           Effect.map((converted) => [name, converted] as const),
-          Effect.mapError((error) => invalid(runId, `state slot "${name}": ${ParseResult.TreeFormatter.formatErrorSync(error)}`))
+          Effect.mapError((error) => invalid(runId, `state slot "${name}": ${error.message}`))
         )
       }),
       Object.fromEntries
@@ -51,31 +51,29 @@ const slots = (agent: Agent.Any, runId: string, state: { readonly [slot: string]
   })
 
 /** What a start carries of `options`, its slot values encoded. A context policy naming a summary model cannot travel: refused. */
-export const encode = (agent: Agent.Any, runId: string, options: Options): Effect.Effect<Carried, Refused> =>
-  Effect.gen(function*() {
-    const { budget, context, settings, state, toolChoice } = options
-    if (context?._tag === "Summarize" && context.model !== undefined) {
-      return yield* invalid(runId, "a cluster run's context policy cannot name a summary model (a service of the client); the runner's ChatModel writes the summary")
-    }
-    const carried: Carried = {
-      ...(state === undefined ? {} : { state: (yield* slots(agent, runId, state, "encode")) as Carried["state"] }),
-      ...(budget === undefined ? {} : { budget }),
-      ...(settings === undefined ? {} : { settings }),
-      ...(toolChoice === undefined ? {} : { toolChoice }),
-      ...(context === undefined ? {} : { context })
-    }
-    return carried
-  })
+export const encode = Effect.fnUntraced(function*(agent: Agent.Any, runId: string, options: Options): Effect.fn.Return<Carried, Refused> {
+  const { budget, context, settings, state, toolChoice } = options
+  if (context?._tag === "Summarize" && context.model !== undefined) {
+    return yield* invalid(runId, "a cluster run's context policy cannot name a summary model (a service of the client); the runner's ChatModel writes the summary")
+  }
+  const carried: Carried = {
+    ...(state === undefined ? {} : { state: (yield* slots(agent, runId, state, "encode")) as Carried["state"] }),
+    ...(budget === undefined ? {} : { budget }),
+    ...(settings === undefined ? {} : { settings }),
+    ...(toolChoice === undefined ? {} : { toolChoice }),
+    ...(context === undefined ? {} : { context })
+  }
+  return carried
+})
 
 /** The `Agent.run` options a start carried, its slot values decoded. */
-export const decode = (agent: Agent.Any, runId: string, carried: Carried): Effect.Effect<Options, Refused> =>
-  Effect.gen(function*() {
-    const { budget, context, settings, state, toolChoice } = carried
-    return {
-      ...(state === undefined ? {} : { state: yield* slots(agent, runId, state, "decode") }),
-      ...(budget === undefined ? {} : { budget }),
-      ...(settings === undefined ? {} : { settings }),
-      ...(toolChoice === undefined ? {} : { toolChoice }),
-      ...(context === undefined ? {} : { context })
-    }
-  })
+export const decode = Effect.fnUntraced(function*(agent: Agent.Any, runId: string, carried: Carried): Effect.fn.Return<Options, Refused> {
+  const { budget, context, settings, state, toolChoice } = carried
+  return {
+    ...(state === undefined ? {} : { state: yield* slots(agent, runId, state, "decode") }),
+    ...(budget === undefined ? {} : { budget }),
+    ...(settings === undefined ? {} : { settings }),
+    ...(toolChoice === undefined ? {} : { toolChoice }),
+    ...(context === undefined ? {} : { context })
+  }
+})

@@ -21,14 +21,14 @@ export interface Timings {
 }
 
 /** The sharding settings of a runner's timings, with `fallback` as the poll interval. */
-export const timed = (polling: Timings, fallback: Duration.Input): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
+export const timed = (polling: Timings, fallback: Duration.Input): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
   entityMessagePollInterval: polling.pollInterval ?? fallback,
   ...(polling.shutdownTimeout === undefined ? {} : { entityTerminationTimeout: polling.shutdownTimeout })
 })
 
 /** The problem with `value` as the setting `name`, which must be a duration above zero; none when it is one. */
 export const durationProblem = (name: string, value: unknown): string | undefined => {
-  const duration = Duration.fromInput(value)
+  const duration = Duration.fromInput(value as Duration.Input)
   return Option.isSome(duration) && Duration.isGreaterThan(duration.value, Duration.zero)
     ? undefined
     : `${name} must be a duration above zero, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`
@@ -46,7 +46,7 @@ export const failoverConfig = (failover: {
   readonly lockExpiration: Duration.Input
   readonly lockRefresh: Duration.Input
   readonly assignmentRefresh?: Duration.Input | undefined
-}): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
+}): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
   shardLockExpiration: failover.lockExpiration,
   shardLockRefreshInterval: failover.lockRefresh,
   refreshAssignmentsInterval: failover.assignmentRefresh ??

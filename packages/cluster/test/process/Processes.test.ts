@@ -13,7 +13,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Fiber, Redacted, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { countsByCall, createExecutions, type Execution, executions } from "./agents.js"
@@ -118,7 +118,7 @@ describe("cluster runners as processes on PostgreSQL", () => {
       const survivor = other(pid)
       const killedAt = Date.now()
       yield* holding(pid).kill()
-      const outcome = (yield* reply).ok
+      const outcome = (yield* Fiber.join(reply)).ok
       const rows = yield* inDb(executions)
       expect(countsByCall(rows)).toEqual({ call_charge: 1, call_fetch: 2 })
       expect(byCall(rows, "call_fetch").map((row) => row.pid)).toEqual([pid, survivor.pid])
@@ -180,7 +180,7 @@ describe("cluster runners as processes on PostgreSQL", () => {
       const victim = runners[Math.floor(Math.random() * 2)]!
       yield* victim.kill()
       const killedAt = Date.now()
-      const tags = (yield* reply).ok as Record<string, number>
+      const tags = (yield* Fiber.join(reply)).ok as Record<string, number>
       yield* report(`1,000 runs, runner ${victim.pid} killed after ${at} runs: outcomes ${JSON.stringify(tags)}, ${Date.now() - killedAt} ms after the kill`)
       const total = Object.values(tags).reduce((a, b) => a + b, 0)
       expect(total).toBe(count)
