@@ -72,6 +72,16 @@ const line = (message: Message.Message) => {
   }
 }
 
+/** conv-v3-chat as the Effect 3 code wrote it: two completed turns. */
+const chatAsWritten = [
+  "User: Is account ada open?",
+  "Assistant (l2)",
+  `ToolResult l2: "account ada: open"`,
+  "Assistant: Yes, account ada is open.",
+  "User: Thanks!",
+  "Assistant: You are welcome."
+]
+
 const history = (conversationId: string) => Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get(conversationId))
 const lines = (conversationId: string) => Effect.map(history(conversationId), (messages) => messages.map(line))
 
@@ -140,14 +150,7 @@ for (const database of databases) {
           expect(yield* Effect.forEach(conversations, (id) => Effect.map(history(id), (messages) => [id, messages.length]))).toEqual(
             conversations.map((id, i) => [id, [4, 2, 4, 6, 2, 2, 2][i]])
           )
-          expect(yield* lines("conv-v3-chat")).toEqual([
-            "User: Is account ada open?",
-            "Assistant (l2)",
-            `ToolResult l2: "account ada: open"`,
-            "Assistant: Yes, account ada is open.",
-            "User: Thanks!",
-            "Assistant: You are welcome."
-          ])
+          expect(yield* lines("conv-v3-chat")).toEqual(chatAsWritten)
           const batch = (runId: string) =>
             Effect.all([runs.started(runId), Effect.map(runs.outcomes(runId), (outcomes) => outcomes.map((o) => [o._tag, o.callId, o._tag === "Succeeded" ? o.value : undefined]))])
           expect(yield* batch("run-v3-crashed")).toEqual([["s1", "c1"], [["Succeeded", "s1", "stamped first"]]])
@@ -243,16 +246,7 @@ for (const database of databases) {
           expect([yield* record("run-v3-chat-1"), yield* record("run-v3-chat-2")]).toEqual([Option.some(["completed", 3]), Option.some(["completed", 2])])
           const exit = completed(yield* Agent.run(clerk().agent, { input: "Bye", conversationId: "conv-v3-chat" }))
           expect(exit.text).toBe("Goodbye.")
-          expect(yield* lines("conv-v3-chat")).toEqual([
-            "User: Is account ada open?",
-            "Assistant (l2)",
-            `ToolResult l2: "account ada: open"`,
-            "Assistant: Yes, account ada is open.",
-            "User: Thanks!",
-            "Assistant: You are welcome.",
-            "User: Bye",
-            "Assistant: Goodbye."
-          ])
+          expect(yield* lines("conv-v3-chat")).toEqual([...chatAsWritten, "User: Bye", "Assistant: Goodbye."])
         }))
       }).pipe(Effect.scoped))
 
