@@ -15,7 +15,7 @@ import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 import type { ScenarioResult } from "./measure.js"
 import type { Collected, Environment } from "./report.js"
-import { sectionOf } from "./cluster/results.js"
+import { keptSections } from "./cluster/results.js"
 import { allChecks, markdown, summary } from "./report.js"
 import { references } from "./scenarios.js"
 import type { ImplId, ScenarioId } from "./workload.js"
@@ -96,7 +96,7 @@ if (out !== undefined) {
     durationS: (performance.now() - started) / 1000,
     processes
   }
-  const kept = existsSync(out) ? sectionOf(readFileSync(out, "utf8")) : ""
+  const kept = existsSync(out) ? keptSections(readFileSync(out, "utf8")) : ""
   writeFileSync(out, markdown(config, collected as Collected, env, kept))
   process.stdout.write(`wrote ${out}\n`)
 }

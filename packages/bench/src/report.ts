@@ -318,7 +318,7 @@ const verdicts = (config: Config, collected: Collected, all: ReadonlyArray<Figur
     return [`${scenario} ${missed.length === 0 ? "met" : `**missed** (${missed.join(", ")})`}`]
   }).join("; ")
 
-/** The Markdown of RESULTS.md; `kept`: the cluster bench's section of the file it replaces (`pnpm bench:cluster --write` writes it). */
+/** The Markdown of RESULTS.md; `kept`: the sections of the file it replaces that it keeps (the cluster bench's, the last run on Effect 3: `cluster/results.ts`). */
 export const markdown = (config: Config, collected: Collected, env: Environment, kept = ""): string => {
   const all = figures(config, collected)
   const checks = allChecks(collected)

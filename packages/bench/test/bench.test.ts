@@ -11,6 +11,7 @@ import type { CancelSamples } from "../src/cancelReport.js"
 import { cancelFigures, cancelVerdict } from "../src/cancelReport.js"
 import type { Collected } from "../src/report.js"
 import { figures } from "../src/report.js"
+import { keptSections, section, withSection } from "../src/cluster/results.js"
 import { references, scenarios } from "../src/scenarios.js"
 import { agentfxCancelWays, cancelMetric, config, longLoopExpected } from "../src/workload.js"
 
@@ -237,4 +238,19 @@ describe("scenarios", () => {
       expect(Worker.prototype.terminate).toBe(terminate) // put back
     }, 30_000)
   }
+})
+
+describe("RESULTS.md's kept sections", () => {
+  it("pnpm bench --write keeps the last run on Effect 3 and the cluster bench's section, in the file's order; nothing else", () => {
+    const file = [
+      "# results", "old figures",
+      "<!-- bench:effect3 -->", "v3 table", "<!-- /bench:effect3 -->",
+      "more old figures",
+      "<!-- bench:cluster -->", "cluster table", "<!-- /bench:cluster -->",
+      "## Measured elsewhere"
+    ].join("\n")
+    expect(keptSections(file)).toBe("<!-- bench:effect3 -->\nv3 table\n<!-- /bench:effect3 -->\n\n<!-- bench:cluster -->\ncluster table\n<!-- /bench:cluster -->")
+    expect(keptSections("# results\nno sections")).toBe("")
+    expect(withSection(file, section("new cluster", "cluster"))).toContain("<!-- bench:cluster -->\nnew cluster\n<!-- /bench:cluster -->")
+  })
 })
