@@ -120,7 +120,7 @@ group("check (static/check.js)", () => {
     expect(check(written, { s: "a", step: 7 })).toEqual(["s: must be at least 2 characters long"])
   })
 
-  it("an alternative that failed alike, or on its type only: said once; a draft-2020 schema's tuple (prefixItems)", () => {
+  it("an alternative that failed alike, or on its type only: said once; a draft-2020 schema's tuple (prefixItems), and Effect 4's with a rest", () => {
     const union = {
       anyOf: [
         { type: "object", required: ["kind", "address"], properties: { kind: { enum: ["email"] }, address: { type: "string" } }, additionalProperties: false },
@@ -133,5 +133,11 @@ group("check (static/check.js)", () => {
     ])
     const tuple = { $schema: "https://json-schema.org/draft/2020-12/schema", type: "array", prefixItems: [{ type: "string" }, { type: "number" }], items: false }
     expect(check(tuple, ["a", "b", 3])).toEqual(["[1]: expected a number, got \"b\"", "[2]: unexpected item"])
+    // Effect 4 writes a tool's parameters in draft 2020-12, without `$schema`: a tuple with a rest
+    // is `prefixItems` then `items` for what follows, and the page reads it so
+    const withRest = jsonSchemaOf(Schema.Struct({ rest: Schema.TupleWithRest(Schema.Tuple([Schema.String]), [Schema.Finite]) }))
+    expect(withRest.$schema).toBeUndefined()
+    expect(check(withRest, { rest: ["a", 1, 2] })).toEqual([])
+    expect(check(withRest, { rest: ["a", "b"] })).toEqual(["rest[1]: expected a number, got \"b\""])
   })
 })
