@@ -20,10 +20,9 @@ packs="$work/packs"
 project="$work/project"
 mkdir -p "$packs" "$project"
 
-# pnpm pack turns workspace: ranges into versions; each package's prepack builds it (tsc -b).
-for pkg in core ai mcp sql cluster inbox ui-stream; do
-  step 300 "pack @agentfx/$pkg" bash -c 'pnpm --dir "$1" pack --pack-destination "$2" > /dev/null' _ "$repo/packages/$pkg" "$packs"
-done
+# The README's way to get the tarballs until the packages are published: `pnpm pack:all`
+# (pnpm pack turns workspace: ranges into versions; each package's prepack builds it).
+step 600 "pnpm pack:all (every published package's tarball)" bash -c 'cd "$1" && pnpm -s pack:all "$2"' _ "$repo" "$packs"
 
 step 30 "tarballs ship dist, src and README only (and the inbox its page, static/)" bash -c '
   for tarball in "$@"; do
