@@ -586,6 +586,29 @@ describe("ToolCallingManager", () => {
   })
 
   describe("failures become results", () => {
+    it.effect("a handler that fails with something that is not a ToolError (from JavaScript, or a cast) is told as a defect: semantic, the value logged", () =>
+      Effect.gen(function*() {
+        const logs: Array<string> = []
+        const oddly = (name: string, failure: unknown, exposeDefects = false) =>
+          Tool.make(name, {
+            description: "fails with what a ToolError is not",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            exposeDefects,
+            handler: () => Effect.fail(failure as ToolError.ToolError)
+          })
+        const results = yield* ToolCallingManager.executeBatch(
+          Toolkit.make(oddly("text", "just a string"), oddly("plain", new Error("plain error"), true), oddly("shaped", { _tag: "ToolError", reason: "semantic" })),
+          [{ id: "1", name: "text", args: {} }, { id: "2", name: "plain", args: {} }, { id: "3", name: "shaped", args: {} }]
+        ).pipe(Effect.provide(Logger.layer([Logger.make(({ message }) => void logs.push(String(message)))])))
+        expect(results.map((r) => r._tag === "Failed" && [r.error._tag, r.error instanceof ToolError.ToolError, r.error.message])).toEqual([
+          ["ToolError", true, `Tool "text" failed unexpectedly`],
+          ["ToolError", true, `Tool "plain" failed unexpectedly: plain error`],
+          ["ToolError", true, `Tool "shaped" failed unexpectedly`]
+        ])
+        expect(logs).toEqual(["text", "plain", "shaped"].map((name) => `Tool "${name}" failed with something that is not a ToolError`))
+      }))
+
     it.effect("a decode failure reaches the caller as a semantic error naming the field", () =>
       Effect.gen(function*() {
         let ran = false

@@ -16,8 +16,8 @@ import type { FilePart } from "../Part.js"
 import { isOutput } from "../Tool.js"
 import type * as Tool from "../Tool.js"
 import type * as ToolCall from "../ToolCall.js"
-import { semantic, ToolTimeout } from "../ToolError.js"
-import type { ToolError, ToolFailure } from "../ToolError.js"
+import { semantic, ToolError, ToolTimeout } from "../ToolError.js"
+import type { ToolFailure } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import { unknownToolMessage } from "./beforeHandler.js"
 import { HandlerKey } from "./handler.js"
@@ -162,6 +162,9 @@ const deadline = (toolName: string, duration: Duration.Duration) => ({
   orElse: () => Effect.fail(new ToolTimeout({ toolName, timeout: duration }))
 })
 
+/** What a handler may fail with; anything else it fails with is told as a defect is. */
+const isToolFailure = (error: unknown): error is ToolFailure => error instanceof ToolError || error instanceof ToolTimeout
+
 const failed = (callId: string, toolName: string, error: ToolFailure): Executed => ({
   result: { _tag: "Failed", callId, toolName, error },
   writes: undefined
@@ -174,13 +177,17 @@ const defectMessage = (cause: Cause.Cause<unknown>) => {
 }
 
 /**
- * The `semantic` failure a defect (or the handler's own interruption) becomes: a short, fixed
- * message for the model (the defect's own message only when the tool exposes defects); the full
- * cause goes to the log (and, with a tracer, to the call's span).
+ * The `semantic` failure a defect (or the handler's own interruption, or a failure that is not a
+ * `ToolError` — from JavaScript or a cast) becomes: a short, fixed message for the model (the
+ * defect's own message only when the tool exposes defects); the full cause goes to the log (and,
+ * with a tracer, to the call's span).
  */
 const died = (entry: Toolkit.Entry, cause: Cause.Cause<unknown>) =>
   Effect.as(
-    Effect.logError(`Tool "${entry.name}" died`, cause),
+    Effect.logError(
+      Cause.hasFails(cause) ? `Tool "${entry.name}" failed with something that is not a ToolError` : `Tool "${entry.name}" died`,
+      cause
+    ),
     semantic(
       entry.tool.exposeDefects
         ? `Tool "${entry.name}" failed unexpectedly: ${defectMessage(cause)}`
@@ -252,7 +259,7 @@ const endingOf = <B, E2, R2>(attempt: Attempt<B, E2, R2>) => ({
 function attemptFailed<B, E2, R2>(this: Attempt<B, E2, R2>, cause: Cause.Cause<ToolFailure>): Effect.Effect<B, E2, R2> {
   const { callId, entry, then } = this
   const failure = Cause.findErrorOption(cause)
-  return Option.isSome(failure)
+  return Option.isSome(failure) && isToolFailure(failure.value)
     ? then.ended(failed(callId, entry.name, failure.value))
     : endedWith(then, Effect.map(died(entry, cause), (e) => failed(callId, entry.name, e)))
 }
