@@ -3,7 +3,8 @@
  * defect, never a conversation that later turns cannot use.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Result, Redacted, Schema } from "effect"
+import { Effect, Fiber, Layer, Result, Redacted, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Agent, ChatMemory, Decision, Json, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
@@ -20,6 +21,13 @@ const anything = Tool.make("store", {
   success: Schema.String,
   needsApproval: true,
   handler: () => Effect.succeed("stored")
+})
+
+const never = Tool.make("wait", {
+  description: "Never returns",
+  parameters: Schema.Struct({}),
+  success: Schema.String,
+  handler: () => Effect.never
 })
 
 const echo = Tool.make("echo", {
@@ -147,6 +155,35 @@ describe("call ids", () => {
       { id: "d1/m1", name: "store", args: { data: 1 } },
       { id: "d1_m1", name: "store", args: { data: 2 } }
     ))))
+
+  it.effect("an id the conversation used already (a model reusing ids across turns, or across a run's iterations) is renamed: no id twice in the history, each call its own result, a cut-off call healed", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [echo] })
+      const first = yield* Agent.run(agent, { input: "one", conversationId: "reuse" })
+      expect(first._tag === "Completed" && first.toolCalls.map((c) => c.callId)).toEqual(["c1", "c1_2"])
+      const second = yield* Agent.run(agent, { input: "two", conversationId: "reuse" })
+      expect(second._tag === "Completed" && second.toolCalls.map((c) => c.callId)).toEqual(["c1_3"])
+      const history = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("reuse"))
+      const ids = history.flatMap((m) => m._tag === "Assistant" ? m.toolCalls.map((c) => c.id) : [])
+      const answered = history.flatMap((m) => m._tag === "ToolResult" ? [`${m.callId}: ${String(m.content)}`] : [])
+      expect(ids).toEqual(["c1", "c1_2", "c1_3"])
+      expect(answered).toEqual(["c1: first", "c1_2: again", "c1_3: later"])
+      // a turn whose reused call was cut off (interrupted before its result): the next turn heals it
+      const cut = yield* Effect.forkChild(Agent.run(Agent.make({ tools: [never] }), { input: "three", conversationId: "reuse" }))
+      yield* TestClock.adjust("1 second") // the run goes on until it waits in its tool
+      yield* Fiber.interrupt(cut)
+      yield* Agent.run(agent, { input: "four", conversationId: "reuse" })
+      const healed = yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("reuse"))
+      expect(healed.flatMap((m) => m._tag === "ToolResult" && m.callId === "c1_4" ? [m.isError] : [])).toEqual([true])
+    }).pipe(Effect.provide(Layer.mergeAll(ChatMemory.layerMemory, ScriptedChatModel.layer([
+      ScriptedChatModel.toolCalls({ id: "c1", name: "echo", args: { text: "first" } }),
+      ScriptedChatModel.toolCalls({ id: "c1", name: "echo", args: { text: "again" } }),
+      ScriptedChatModel.text("done"),
+      ScriptedChatModel.toolCalls({ id: "c1", name: "echo", args: { text: "later" } }),
+      ScriptedChatModel.text("done"),
+      ScriptedChatModel.toolCalls({ id: "c1", name: "wait", args: {} }),
+      ScriptedChatModel.text("done")
+    ])))))
 
   it.effect("ids such as constructor, toString and __proto__ pause and resume like any other", () =>
     Effect.gen(function*() {

@@ -92,7 +92,7 @@ export const limitProblem = (value: unknown, limits: Limits, what: string): Refu
  */
 const ownId = (id: string) => (id.includes("/") ? id.replaceAll("/", "_") : id)
 
-/** A call id not taken yet: the model's, or, for a repeated or empty one, the next free `<id>_<n>`. */
+/** A call id not taken yet: the model's, or, for one the conversation or this answer used already, or an empty one, the next free `<id>_<n>`. */
 const uniqueId = (id: string, index: number, taken: Set<string>) => {
   const base = id === "" ? `call_${index}` : id
   let candidate = base
@@ -102,23 +102,25 @@ const uniqueId = (id: string, index: number, taken: Set<string>) => {
 }
 
 /**
- * The calls as the history keeps them — each with a unique id (a repeated id gets a
- * deterministic suffix, a `/` becomes `_`: two calls are never answered by one result, nor
- * decided by one decision, a delegate's child's included), arguments beyond the limits replaced by `{}` — and the error each refused call
+ * The calls as the history keeps them — each with an id unique in the conversation (`taken`: the
+ * ids used so far, to which theirs are added; an id used already, in this answer or an earlier
+ * turn, gets a deterministic suffix, a `/` becomes `_`: two calls are never answered by one
+ * result, nor decided by one decision, a delegate's child's included, and a provider never sees
+ * one id twice), arguments beyond the limits replaced by `{}` — and the error each refused call
  * gets instead of running.
  */
 export const admit = (
   calls: ReadonlyArray<ToolCall>,
-  limits: Limits
+  limits: Limits,
+  taken: Set<string>
 ): { readonly calls: ReadonlyArray<ToolCall>; readonly refused: ReadonlyMap<string, ToolError> | undefined } => {
-  const taken = calls.length > 1 ? new Set<string>() : undefined
   let refused: Map<string, ToolError> | undefined
   const refuse = (id: string, call: ToolCall, why: string): ToolCall => {
     ;(refused ??= new Map()).set(id, semantic(notRun(why)))
     return { id, name: call.name, args: {} }
   }
   const admitted = calls.map((call, index): ToolCall => {
-    const id = taken === undefined ? ownId(call.id) || "call_0" : uniqueId(ownId(call.id), index, taken)
+    const id = uniqueId(ownId(call.id), index, taken)
     if (index >= limits.batchWidth) return refuse(id, call, `a batch runs at most ${limits.batchWidth} calls; call fewer tools at once`)
     const refusal = limitProblem(call.args, limits, "its arguments")
     if (refusal !== undefined) {

@@ -30,7 +30,7 @@ import type { BatchItem } from "./batchItem.js"
 import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
-import { appendMessages, spend } from "./runState.js"
+import { appendMessages, callIdsOf, spend } from "./runState.js"
 import { andThen, settledResult, settledExit, succeeded } from "./settled.js"
 import { withModelAttributes } from "./tracing.js"
 
@@ -128,11 +128,14 @@ const askModel = (agent: Agent.Any, run: RunState, modelCalls: number, messages:
   return Effect.flatMap(response, (response) => answered(agent, run, response, then))
 }
 
+/** What a text answer admits. */
+const noCalls = { calls: [], refused: undefined } as const
+
 /** The model's answer: counted, its calls admitted, appended to the history; then its end or its gated batch. */
 const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then: Next | undefined): Step => {
   spend(run, response.usage)
   calibrate(run, response.usage)
-  const { calls, refused } = admit(response.toolCalls, agent.limits)
+  const { calls, refused } = response.toolCalls.length === 0 ? noCalls : admit(response.toolCalls, agent.limits, callIdsOf(run))
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
   // an ephemeral run's history is its own: appended already
   return run.ephemeral

@@ -165,7 +165,8 @@ export const runState = (
     model: Context.get(fiber.context as Context.Context<ChatModel>, ChatModel),
     manager: fiber.getRef(ToolCallingManager),
     version: fields.version,
-    unrecorded: undefined
+    unrecorded: undefined,
+    callIds: undefined
   }
   run.observe = observerOf(run)
   return run

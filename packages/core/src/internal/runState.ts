@@ -61,6 +61,19 @@ export interface RunState extends Watchers {
   version: number | undefined
   /** The first failure to record a call's start or result in a durable store, or its refusal (the run was lost), if any (the batch then fails with it). */
   unrecorded: StoreError | RunAlreadyResumed | undefined
+  /** The ids of the tool calls in the history, `undefined` until the run's first answer with calls reads them (`callIdsOf`). */
+  callIds: Set<string> | undefined
+}
+
+/**
+ * The ids of the calls in the run's history (its conversation's earlier turns included), read
+ * once, then kept as calls are admitted: a model that reuses an id gets a fresh one (`admit`).
+ */
+export const callIdsOf = (run: RunState): Set<string> => {
+  if (run.callIds !== undefined) return run.callIds
+  const ids = new Set<string>()
+  for (const message of run.history) if (message._tag === "Assistant") for (const call of message.toolCalls) ids.add(call.id)
+  return (run.callIds = ids)
 }
 
 /** The outcomes of a run whose calls have none yet: one frozen array, not one per run. */
