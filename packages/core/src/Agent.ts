@@ -515,8 +515,9 @@ export interface CancelOptions {
 /**
  * `Agent.run` as a `Stream` of its lifecycle events, ending with the `RunCompleted` or `RunPaused`
  * event that carries the exit (the stream fails with the run's error). When the model
- * streams, its text arrives as `TextDelta` events. Events are buffered: a slow consumer
- * never stalls the run. Ending the stream early (e.g. `Stream.take`) interrupts the run.
+ * streams, its text arrives as `TextDelta` events. Events are buffered without bound: a slow
+ * consumer (of this stream alone, or merged with others) never stalls the run, its events wait
+ * in memory until consumed. Ending the stream early (e.g. `Stream.take`) interrupts the run.
  *
  * @example
  * ```ts

@@ -486,7 +486,10 @@ export const is = Events.$is
 export type Payload = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, keyof Meta> : never : never
 
 /**
- * A receiver of events: synchronous and non-blocking.
+ * A receiver of events: synchronous and non-blocking. It is called on the run's fiber, as the
+ * event happens: a sink that takes time takes it from the run. `AgentEvent.layer` (a buffer and
+ * a fiber of its own per observer) and `Agent.stream` (a buffer the consumer drains) are the
+ * ways to observe slowly.
  *
  * @since 0.1.0
  * @category models

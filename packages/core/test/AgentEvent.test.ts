@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Layer, Logger, Stream } from "effect"
-import { Agent, AgentEvent, ChatMemory, ChatModel, Decision, ScriptedChatModel } from "../src/index.js"
+import { Clock, Deferred, Effect, Layer, Logger, Stream } from "effect"
+import { Agent, AgentEvent, AgentTest, ChatMemory, ChatModel, Decision, ScriptedChatModel } from "../src/index.js"
 import { emailTool, Executions, weatherTool } from "./agentFixtures.js"
 
 const script = () =>
@@ -126,6 +126,23 @@ describe("AgentEvent", () => {
       const firstTwo = yield* Stream.runCollect(Stream.take(Agent.stream(agent, { input: "x" }), 2))
       expect(firstTwo.map(describeEvent)).toEqual(["RunStarted", "ModelCalled #1"])
     }).pipe(Effect.provide(ScriptedChatModel.layer(() => Effect.never))))
+
+  it.effect("a slow consumer, of streams merged, never slows their runs: the events wait in the streams' buffers", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({})
+      const runs = Stream.merge(Agent.stream(agent, { input: "one" }), Agent.stream(agent, { input: "two" }))
+      const consumed: Array<[tag: string, at: number, consumedAt: number]> = []
+      yield* AgentTest.settle(runs.pipe(
+        Stream.runForEach((event) =>
+          Effect.sleep("1 second").pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((now) => void consumed.push([event._tag, event.timestamp, now])))
+        )
+      ))
+      const ends = consumed.filter(([tag]) => tag === "RunCompleted")
+      expect(ends).toHaveLength(2)
+      // both runs ended at once, in virtual time; their consumer took a second per event
+      expect(ends.map(([, at]) => at)).toEqual([0, 0])
+      expect(consumed.map(([, , consumedAt]) => consumedAt)).toEqual(consumed.map((_, i) => (i + 1) * 1000))
+    }).pipe(Effect.provide(AgentTest.model([ScriptedChatModel.text("done")]))))
 
   it.effect("a stream's sink belongs to its run: afterwards, runs have no listener again", () =>
     Effect.gen(function*() {
