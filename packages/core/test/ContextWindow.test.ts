@@ -197,6 +197,20 @@ describe("ContextWindow.trim", () => {
       const input = 4 * estimate(request)
       return { ...step, usage: { inputTokens: input, outputTokens: 10, totalTokens: input + 10 } }
     }))))
+
+  it.effect("a model that reports fewer input tokens than agentfx estimates (an under-reporting server) never widens the view: every call stays within maxTokens by agentfx's own estimate", () =>
+    Effect.gen(function*() {
+      const maxTokens = 500
+      const agent = Agent.make({ tools: [readPage], system, context: ContextWindow.trim({ maxTokens }) })
+      yield* Agent.run(agent, { input: "Read the report" })
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      expect(requests.length).toBeGreaterThan(4)
+      expect(Math.max(...requests.map(estimate))).toBeLessThanOrEqual(maxTokens)
+    }).pipe(Effect.provide(ScriptedChatModel.layer((request, index) => {
+      const step = reader(16)(request, index) as ScriptedChatModel.Step
+      const input = Math.ceil(estimate(request) / 4)
+      return { ...step, usage: { inputTokens: input, outputTokens: 10, totalTokens: input + 10 } }
+    }))))
 })
 
 describe("ContextWindow.summarize", () => {

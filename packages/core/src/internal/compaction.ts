@@ -59,11 +59,13 @@ export const windowOf = (
 
 /**
  * Scales the run's estimates by how far the estimate of the model call that answered with
- * `usage` was off, when it reported its input tokens: held between 0.25 and 4.
+ * `usage` was off, when it reported its input tokens: held between 1 and 4. Never below 1: a
+ * model that reports fewer tokens than estimated (a thriftier tokenizer, or a server that
+ * under-reports) does not widen the view past `maxTokens` by agentfx's own estimate.
  */
 export const calibrate = (run: RunState, usage: Usage): void => {
   if (run.estimated > 0 && Number.isFinite(usage.inputTokens) && usage.inputTokens > 0) {
-    run.tokenScale = Math.min(4, Math.max(0.25, usage.inputTokens / run.estimated))
+    run.tokenScale = Math.min(4, Math.max(1, usage.inputTokens / run.estimated))
   }
 }
 
