@@ -4,8 +4,9 @@
  * offline), then plays the browser's part with plain `fetch` — the requests `useChat` makes
  * with its `DefaultChatTransport` — and prints each UI message stream event it gets back:
  * a user message, whose run pauses on a transfer; the person's approval, which resumes it to
- * its end; the same approval again, refused; and a reattach (`useChat`'s `resume`), which
- * replays the whole message. Run ids are printed as `<run>`.
+ * its end; the same approval again, refused (409, with the sentence `useChat` shows as its
+ * error); and a reattach (`useChat`'s `resume`), which replays the whole message. Run ids are
+ * printed as `<run>`.
  */
 import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"

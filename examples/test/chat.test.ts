@@ -36,8 +36,9 @@ describe("chat.ts", () => {
   data: {"type":"finish-step"}
   data: {"type":"finish","finishReason":"stop"}
   data: [DONE]`)
+    // the refusal as useChat gets it (no Accept: application/json): its sentence, which it shows as its error
     expect(refused).toBe(`POST /api/chat (the same approval again) → 409
-  {"_tag":"AlreadyDecided","runId":"<run>","status":"completed","message":"Run <run> was already decided: it is completed now"}`)
+  Run <run> was already decided by local: it is completed now`)
     // the reattach: the message's two segments, as one stream (one start, one end)
     const events = (block: string) => block.split("\n").slice(1)
     expect(events(reattached)).toEqual([...events(asked).slice(0, -2), ...events(approved).slice(1)])

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { Loopback } from "@agentfx/core"
 import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
@@ -197,15 +198,6 @@ const digest = (value: string) => createHash("sha256").update(value, "utf8").dig
 /** Compares in time independent of where the values differ (their SHA-256 digests, of equal length). */
 const sameSecret = (given: string, expected: Redacted.Redacted<string>) => timingSafeEqual(digest(given), digest(Redacted.value(expected)))
 
-const isLoopbackAddress = (address: string) =>
-  address === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)
-
-/** `localhost`, `127.x.y.z` or `[::1]`, with or without a port. */
-const isLoopbackHost = (host: string) => {
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "")
-  return name === "localhost" || name === "[::1]" || isLoopbackAddress(name)
-}
-
 /**
  * Whether an `Origin` names the server the request came to: its host and port are the `Host`
  * header's. The scheme is not compared (a proxy that terminates TLS serves an `https:` page
@@ -221,6 +213,19 @@ const isOwnOrigin = (origin: string, host: string) => {
 }
 
 const foreignOrigin = (origin: string) => new Forbidden({ message: `A request from another origin (${origin}) cannot use the inbox` })
+
+const loopbackRefusal = (refused: Loopback.Refusal) => {
+  switch (refused._tag) {
+    case "NotLoopback":
+      return new Forbidden({ message: `The inbox admits clients on this machine only (this one is ${refused.address ?? "unknown"}); configure a token to open it to others` })
+    case "Proxied":
+      return new Forbidden({ message: "The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it" })
+    case "ForeignHost":
+      return new Forbidden({ message: `Host ${JSON.stringify(refused.host)} is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token` })
+    case "ForeignOrigin":
+      return foreignOrigin(refused.origin)
+  }
+}
 
 const bearerOf = (authorization: string | undefined) => {
   const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
@@ -279,18 +284,7 @@ const admit = (request: HttpServerRequest.HttpServerRequest, token: Redacted.Red
     if (!sameSecret(given, token)) return Effect.fail(new Unauthorized({ message: "The token is not valid" }))
     return Effect.succeed(name ?? "token holder")
   }
-  const address = Option.getOrUndefined(request.remoteAddress)
-  if (address === undefined || !isLoopbackAddress(address)) {
-    return Effect.fail(new Forbidden({ message: `The inbox admits clients on this machine only (this one is ${address ?? "unknown"}); configure a token to open it to others` }))
-  }
-  if (request.headers["forwarded"] !== undefined || request.headers["x-forwarded-for"] !== undefined) {
-    return Effect.fail(new Forbidden({ message: "The request came through a proxy (Forwarded / X-Forwarded-For): configure a token to admit it" }))
-  }
-  const host = request.headers["host"] ?? ""
-  if (!isLoopbackHost(host)) {
-    return Effect.fail(new Forbidden({ message: `Host ${JSON.stringify(host)} is not a loopback name: open the inbox at 127.0.0.1 or localhost, or configure a token` }))
-  }
-  const origin = request.headers["origin"]
-  if (origin !== undefined && origin !== `http://${host}`) return Effect.fail(foreignOrigin(origin))
+  const refused = Loopback.refusal({ remoteAddress: Option.getOrUndefined(request.remoteAddress), headers: request.headers })
+  if (refused !== undefined) return Effect.fail(loopbackRefusal(refused))
   return Effect.succeed(name ?? "local")
 }

@@ -561,7 +561,8 @@ describe("a decision made on what a person saw", () => {
   it.live("a tab still showing an earlier pause (the run was decided and paused again): 409 naming who decided, nothing runs; the run's new revision decides it", () =>
     Effect.gen(function*() {
       const { agent, executed } = bank()
-      // the model asks for a second transfer after the first, reusing its call id (as scripted and some adapters' ids do)
+      // the model asks for a second transfer after the first, reusing its call id (as scripted and some adapters' ids do):
+      // the run renames the second t1_2, so no id is in the history twice
       const twice = ScriptedChatModel.layer((request) => {
         const results = request.messages.filter((m) => m._tag === "ToolResult").length
         if (results === 0) return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } })
@@ -604,7 +605,7 @@ describe("a decision made on what a person saw", () => {
       const again = yield* decideAt(now.body.revision, "Alice")
       expect([again.status, again.body.decidedBy]).toEqual([202, "Alice"])
       yield* events(`${inbox.origin}${again.body.events}`)
-      expect(executed).toEqual(["t1 Ada 250", "t1 Eve 9000"])
+      expect(executed).toEqual(["t1 Ada 250", "t1_2 Eve 9000"])
       const bad = yield* request(`${runs(inbox.origin)}/${runId}/decision?revision=x`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -8,7 +8,10 @@
  * then the rest live. Mount it in your server (`routes`) or start it alone (`serve`).
  *
  * The chat's id is the run's conversation id: the conversation is kept in the server's
- * `ChatMemory`, and of each request only the last message is read.
+ * `ChatMemory`, and of each request only the last message is read. Every request passes an
+ * authorization hook (`Options.authorize`, the inbox's shape); by default only clients on this
+ * machine are admitted (`ChatAuthorization.loopback()`). A refusal is a status and a sentence,
+ * which `useChat` shows as its error.
  *
  * @since 0.1.0
  */
@@ -21,6 +24,7 @@ import type { HttpApiGroup } from "effect/http-api"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { Api } from "./ChatApi.js"
+import * as ChatAuthorization from "./ChatAuthorization.js"
 import * as Handlers from "./internal/handlers.js"
 import * as Replay from "./internal/replay.js"
 
@@ -91,6 +95,14 @@ export const replayEndedMillis = 60_000
 export interface Options<R> {
   /** The agent every chat talks to. */
   readonly agent: Agent.Agent<any, R, any>
+  /**
+   * Who may start a run, answer a pause, reattach — the inbox's hook, of the same shape: the
+   * request (and what it asks, `ChatAuthorization.Access`) to the name of who asks, recorded as
+   * `decidedBy` when they answer a pause; or `Unauthorized` (401) / `Forbidden` (403). Default
+   * `ChatAuthorization.loopback()`: clients on this machine only, on a loopback `Host`, from no
+   * other origin.
+   */
+  readonly authorize?: ChatAuthorization.Authorize
 }
 
 /**
@@ -98,7 +110,8 @@ export interface Options<R> {
  * {@link routes} does). Runs run in the Layer's
  * scope (a client that goes away does not stop its run) with the Layer's services — the
  * agent's requirements, a `ChatModel`, and the `RunStore` and `ChatMemory` when provided (else
- * their in-memory defaults). The replay buffer is the Layer's, in memory.
+ * their in-memory defaults). The replay buffer is the Layer's, in memory. Every request passes
+ * `options.authorize` (default `ChatAuthorization.loopback()`: clients on this machine only).
  *
  * @example
  * ```ts
@@ -126,13 +139,15 @@ const handlers = <R>(
   Layer.unwrap(
     Effect.gen(function*() {
       const replay = Replay.make({ maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis })
-      return Handlers.layer(options.agent, replay, yield* Effect.context<R | ChatModel.ChatModel>(), runs ?? (yield* Effect.scope))
+      const authorize = options.authorize ?? ChatAuthorization.loopback()
+      return Handlers.layer(options.agent, authorize, replay, yield* Effect.context<R | ChatModel.ChatModel>(), runs ?? (yield* Effect.scope))
     })
   )
 
 /**
  * The chat's routes for an `HttpRouter` server of your own: merge them with your routes
- * (a page that uses `useChat`, say) and serve them with `HttpRouter.serve`.
+ * (a page that uses `useChat`, say) and serve them with `HttpRouter.serve`. Without
+ * `authorize`, only clients on this machine are admitted: give a hook to serve others.
  *
  * @example
  * ```ts
@@ -178,8 +193,11 @@ export interface ServeOptions<R> extends Options<R> {
 }
 
 /**
- * The chat endpoint alone, on a Node HTTP server. The Layer holds the server while it is in
- * use; its `HttpServer` tells the address. Closing it stops the runs first (their messages end
+ * The chat endpoint alone, on a Node HTTP server (127.0.0.1 unless told). The Layer holds the
+ * server while it is in use; its `HttpServer` tells the address. Without `authorize`, it admits
+ * clients on this machine only, on a loopback `Host` and from no other origin: a page of
+ * another site — one whose name resolves to 127.0.0.1 (DNS rebinding) included — can neither
+ * start a run nor answer its pause (403). Closing it stops the runs first (their messages end
  * with an `error` chunk), then the server.
  *
  * @example

@@ -1,8 +1,10 @@
 /**
  * The chat endpoint's HTTP API, as an `HttpApi` of `effect/http-api`: the two requests
  * `useChat` makes with its `DefaultChatTransport` (at its default address, `/api/chat`), and
- * the typed refusals (each a JSON body `{ _tag, message, … }` with its status, which `useChat`
- * shows as its `error`).
+ * the typed refusals, each with its status. A refusal's body is its `message`, a sentence, as
+ * `text/plain` — what `useChat` shows as its `error` (its transport throws the body's text) —
+ * or, to a client that asks for `application/json` (`Accept`), the JSON `{ _tag, message, … }`
+ * declared here.
  *
  * | endpoint | what |
  * | --- | --- |
@@ -13,6 +15,7 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Forbidden, Unauthorized } from "./ChatAuthorization.js"
 
 /**
  * What the endpoint reads of `useChat`'s request body: the chat's id (the run's conversation
@@ -187,7 +190,9 @@ export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/ui-st
 const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" }))
 
 /**
- * The chat's two endpoints.
+ * The chat's two endpoints. Each request passes the authorization hook (`Chat.Options`'
+ * `authorize`) once it has been read, before anything is looked up or run: `Unauthorized`
+ * (401) and `Forbidden` (403) are its refusals.
  *
  * @example
  * ```ts
@@ -203,12 +208,12 @@ export class ChatGroup extends HttpApiGroup.make("chat").add(
   HttpApiEndpoint.post("send", "/api/chat", {
     payload: ChatRequest,
     success: stream,
-    error: [InvalidRequest, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, Unavailable]
+    error: [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, Unavailable]
   }),
   HttpApiEndpoint.get("reattach", "/api/chat/:chatId/stream", {
     params: { chatId: Schema.String },
     success: [stream, HttpApiSchema.NoContent],
-    error: [ReplayDropped, Unavailable]
+    error: [Unauthorized, Forbidden, ReplayDropped, Unavailable]
   })
 ) {}
 

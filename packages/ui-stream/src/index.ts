@@ -3,4 +3,5 @@
  */
 export * as Chat from "./Chat.js"
 export * as ChatApi from "./ChatApi.js"
+export * as ChatAuthorization from "./ChatAuthorization.js"
 export * as UiChunk from "./UiChunk.js"

@@ -151,7 +151,9 @@ describe("Chat", () => {
     ])
     const refused = [first, second].filter((r): r is Error => r instanceof Error)
     expect(refused.length).toBe(1)
-    expect(JSON.parse(refused[0]!.message)).toMatchObject({ _tag: "AlreadyDecided", runId: chat.messages.at(-1)!.id })
+    // the transport's error is the refusal's sentence (its body as text), which useChat shows
+    const runId = chat.messages.at(-1)!.id
+    expect(refused[0]!.message).toMatch(new RegExp(`^Run ${runId} was already decided by local: it is (running|completed) now$`))
     expect(executed).toEqual(["Ada 250"])
 
     // later, the same approval again: the run completed
@@ -160,10 +162,10 @@ describe("Chat", () => {
     expect(JSON.parse(late.body)).toMatchObject({ _tag: "AlreadyDecided", status: "completed" })
     expect(executed).toEqual(["Ada 250"])
 
-    // and the AI SDK's chat shows the refusal as its error
+    // and the AI SDK's chat shows the refusal as its error: a sentence, not JSON
     await chat.sendMessage()
     expect(chat.status).toBe("error")
-    expect(JSON.parse(chat.error!.message)).toMatchObject({ _tag: "AlreadyDecided", status: "completed" })
+    expect(chat.error!.message).toBe(`Run ${runId} was already decided by local: it is completed now`)
   })
 
   it("a denied call is not run: its part is output-denied, and the model is told why", async () => {
@@ -270,7 +272,12 @@ describe("Chat", () => {
     await chat.addToolApprovalResponse({ id: parts[1].approval.id, approved: false })
     await chat.sendMessage()
     expect(chat.status).toBe("error")
-    expect(JSON.parse(chat.error!.message)).toMatchObject({ _tag: "DecisionRefused", error: "DecisionMismatch" })
+    const runId = chat.messages.at(-1)!.id
+    expect(chat.error!.message).toBe(
+      `Run ${runId} paused for its environment: approve every failed call (they run again) or deny every one (the model is told they failed)`
+    )
+    const mixed = await post(served.origin, { id: "c-env", messages: chat.messages })
+    expect([mixed.status, JSON.parse(mixed.body)]).toMatchObject([422, { _tag: "DecisionRefused", error: "DecisionMismatch" }])
     expect(state.sent).toBe(0)
 
     // the environment fixed, both approved: both run again
@@ -286,7 +293,7 @@ describe("Chat", () => {
     expect(message.parts.at(-1)).toMatchObject({ type: "text", text: "results: 2" })
   })
 
-  it("an answer names its pause: after the run paused again (a new call with the same id), the old answer is refused; another chat's answer is not found", async () => {
+  it("an answer names its pause: after the run paused again (a new call, its id the model reused renamed), the old answer is refused; another chat's answer is not found", async () => {
     const { agent, executed } = payments()
     served = await serve(agent, script(
       ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }),
@@ -301,7 +308,7 @@ describe("Chat", () => {
     await chat.sendMessage()
     expect(executed).toEqual(["Ada 250"])
     const second = chat.messages.at(-1)!.parts.filter((p) => p.type === "tool-transfer").at(-1) as any
-    expect(second).toMatchObject({ toolCallId: "t1", state: "approval-requested", input: { to: "Mallory", amount: 9000 } })
+    expect(second).toMatchObject({ toolCallId: "t1_2", state: "approval-requested", input: { to: "Mallory", amount: 9000 } })
     expect(second.approval.id).not.toBe(first.approval.id)
 
     // the answer to the first pause, sent again, does not approve the second

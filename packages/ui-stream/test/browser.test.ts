@@ -3,8 +3,10 @@
  * @agentfx/testing): `test/page/app.tsx` — React, `@ai-sdk/react` and `ai` 6, bundled with
  * esbuild — served beside `Chat.routes` on 127.0.0.1. A person asks for a transfer, sees the
  * text and the approval request, approves, and the run completes; a second tab opened on the
- * paused chat gets the pause replayed, approves after the first, and is refused; a page
- * reloaded while a tool runs reattaches and shows the whole message as the run ends.
+ * paused chat gets the pause replayed, approves after the first, and is refused (useChat shows
+ * the refusal's sentence); a page of another site whose name resolves to 127.0.0.1 (DNS
+ * rebinding) is refused; a page reloaded while a tool runs reattaches and shows the whole
+ * message as the run ends.
  * Screenshots: packages/ui-stream/test-artifacts/ (git-ignored).
  */
 import { launchChromium } from "@agentfx/testing/Chromium"
@@ -38,7 +40,8 @@ beforeAll(async () => {
     logLevel: "silent"
   })
   script = bundled.outputFiles[0]!.text
-  browser = await launchChromium()
+  // evil.example resolves to this machine, as a site's name does after DNS rebinding
+  browser = await launchChromium({ args: ["--host-resolver-rules=MAP evil.example 127.0.0.1"] })
 }, 60_000)
 afterAll(async () => {
   await browser?.close()
@@ -113,10 +116,43 @@ describe("the chat endpoint behind useChat in Chromium", () => {
 
       await bob.page.click(`.tool[data-call="t1"] .approve`)
       await bob.page.waitForSelector("#error")
-      expect(JSON.parse((await bob.page.textContent("#error"))!)).toMatchObject({ _tag: "AlreadyDecided", status: "completed" })
+      // useChat's error is the refusal's sentence, not its JSON
+      const runId = await ada.page.getAttribute(`li[data-role="assistant"]`, "data-id")
+      expect(await bob.page.textContent("#error")).toBe(`Run ${runId} was already decided by local: it is completed now`)
       expect(executed).toEqual(["Ada 250"])
       await shot(bob.page, "3-second-approval-refused")
       expect([...ada.errors, ...bob.errors]).toEqual([])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
+
+  it("a page of another site whose name resolves to 127.0.0.1 (DNS rebinding) cannot start a run: useChat shows the refusal's sentence, nothing runs", async () => {
+    const { agent, executed } = payments()
+    let asked = 0
+    const server = await serve(agent, ScriptedChatModel.layer(() => Effect.sync(() => {
+      asked += 1
+      return ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Mallory", amount: 9000 } })
+    })))
+    try {
+      const port = new URL(server.origin).port
+      const page = await browser.newPage({ viewport: { width: 900, height: 600 } })
+      const errors: Array<string> = []
+      page.on("pageerror", (error) => errors.push(error.message))
+      // the page's own origin is evil.example: its requests to /api/chat are same-origin, and reach the endpoint on 127.0.0.1
+      await page.goto(`http://evil.example:${port}/?chat=c-rebound`)
+      await say(page, "Send 9000 to Mallory")
+      await page.waitForSelector(`#error, .tool[data-call="t1"]`)
+      expect(await page.textContent("#error")).toBe(`Host "evil.example:${port}" is not a loopback name: open the chat at 127.0.0.1 or localhost`)
+      expect(await page.$$eval(`li[data-role="assistant"]`, (lis) => lis.length)).toBe(0)
+      await shot(page, "6-rebinding-refused")
+      expect([asked, executed]).toEqual([0, []])
+      // the same page on this machine's name starts the run
+      const local = await open(server.origin, "c-rebound")
+      await say(local.page, "Send 9000 to Mallory")
+      await local.page.waitForSelector(`.tool[data-call="t1"][data-state="approval-requested"]`)
+      expect(asked).toBe(1)
+      expect([...errors, ...local.errors]).toEqual([])
     } finally {
       await server.close()
     }

@@ -115,8 +115,16 @@ export const chunks = async <A>(stream: ReadableStream<A>): Promise<Array<A>> =>
   return all
 }
 
-/** A JSON POST to the chat endpoint: its status and body. */
-export const post = async (origin: string, body: unknown, headers: Record<string, string> = { "content-type": "application/json" }) => {
-  const response = await fetch(`${origin}/api/chat`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) })
+/**
+ * A JSON POST to the chat endpoint, asking for JSON refusals (`Accept: application/json`;
+ * `useChat` asks for none, and gets their sentences as text): its status and body. `headers`
+ * replace the defaults of the same names.
+ */
+export const post = async (origin: string, body: unknown, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${origin}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
   return { status: response.status, body: await response.text() }
 }

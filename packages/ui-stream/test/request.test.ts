@@ -33,8 +33,18 @@ const cases: ReadonlyArray<readonly [string, unknown, string, Record<string, str
   ["a user message without text", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "text", text: "  " }] }] }, "The last message (messages[0]) has no text"],
   ["a part that is neither text nor a file", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "reasoning", text: "hm" }, { type: "text", text: "this?" }] }] }, "messages[0].parts[0] is not a text or file part (reasoning): agentfx reads text and files"],
   ["a file part without its url", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png" }] }] }, "messages[0].parts[0] is not a file part: "],
-  ["a file whose data: URL is not base64", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "data:," }, { type: "text", text: "this?" }] }] }, "Invalid run input: input part 1 is not a file: source.url: a data: URL is inline data"],
-  ["a file without a media type", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "", url: "https://example.com/x.png" }] }] }, "Invalid run input: input part 1 is not a file: mediaType: expected a media type"],
+  ["a file whose data: URL is not base64-encoded", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "data:," }, { type: "text", text: "this?" }] }] }, "messages[0].parts[0]: its data: URL is not base64-encoded (no \";base64\" before the comma): send data:<media type>;base64,<the file's base64>, as useChat does"],
+  ["a file whose data: URL holds broken base64, after a text part, in a later message", {
+    id: "c",
+    messages: [user("hi"), { id: "a", role: "assistant", parts: [{ type: "text", text: "Hello." }] }, {
+      id: "u2",
+      role: "user",
+      parts: [{ type: "text", text: "this?" }, { type: "file", mediaType: "image/png", filename: "dot.png", url: "data:image/png;base64,iVBO@@@=" }]
+    }]
+  }, "messages[2].parts[1] (\"dot.png\"): the data of its data: URL is not base64 (A–Z, a–z, 0–9, + and /, then = padding)"],
+  ["a data: URL without its data", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "image/png", url: "data:image/png;base64" }] }] }, "messages[0].parts[0]: its url is a data: URL without data (it has no comma): send data:<media type>;base64,<the file's base64>"],
+  ["a file at a URL that is not absolute", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "text", text: "this?" }, { type: "file", mediaType: "image/png", url: "/x.png" }] }] }, "messages[0].parts[1]: its url \"/x.png\" is neither a data: URL nor an absolute URL (https://…)"],
+  ["a file without a media type", { id: "c", messages: [{ id: "u", role: "user", parts: [{ type: "file", mediaType: "", url: "https://example.com/x.png" }] }] }, "messages[0].parts[0]: its mediaType \"\" is not a media type: give type/subtype, e.g. image/png or application/pdf"],
   ["an assistant message without approval responses", { id: "c", messages: [user("hi"), { id: "a", role: "assistant", parts: [{ type: "text", text: "Hello." }] }] }, "The last message (messages[1]) is the assistant's, with no approval response"],
   ["an approval id this endpoint never sent", {
     id: "c",

@@ -8,7 +8,7 @@
 import type { Agent, ToolCall, ToolError } from "@agentfx/core"
 import { AgentError, Checkpoint, Decision, RunStore } from "@agentfx/core"
 import { Effect, Option, Schedule, Schema } from "effect"
-import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, RunNotFound, Unavailable } from "../ChatApi.js"
+import { AlreadyDecided, ConversationBusy, DecisionRefused, RunNotFound, Unavailable } from "../ChatApi.js"
 import type { UiChunk } from "../UiChunk.js"
 import type { Answer } from "./request.js"
 
@@ -43,23 +43,28 @@ const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {
   return cp.pending.flatMap((id) => calls.get(id) ?? [])
 }
 
-/** `RunAlreadyResumed`'s refusal on the wire. */
+/**
+ * `RunAlreadyResumed`'s refusal on the wire, said to the person who answered: core's sentence,
+ * but for a run paused again, which asks for the answers to its current pause (core's tells a
+ * developer to resume it by run id).
+ */
 export const alreadyDecided = (error: AgentError.RunAlreadyResumed) =>
   new AlreadyDecided({
     runId: error.runId,
     status: error.status,
     ...(error.decidedBy === undefined ? {} : { decidedBy: error.decidedBy }),
-    message: error.message
+    message: error.status === "paused"
+      ? `Run ${error.runId} was already decided${error.decidedBy === undefined ? "" : ` by ${error.decidedBy}`}, and paused again since: answer its current approval requests`
+      : error.message
   })
 
+/** A conversation held by another run, said to the person who sent the message. */
+export const conversationBusy = (chatId: string) =>
+  new ConversationBusy({ chatId, message: `Chat ${JSON.stringify(chatId)} is busy: its last message is still running; send again once it has ended` })
+
 /** The paused record of the run the answers name, or the refusal an answer to it gets. */
-const pausedRecord = (chatId: string, answers: ReadonlyArray<Answer>) =>
+const pausedRecord = (chatId: string, runId: string, answers: ReadonlyArray<Answer>) =>
   Effect.gen(function*() {
-    const runIds = [...new Set(answers.map((answer) => answer.approval.runId))]
-    if (runIds.length > 1) {
-      return yield* new InvalidRequest({ message: `The approval responses answer ${runIds.length} runs (${runIds.join(", ")}): answer one pause at a time` })
-    }
-    const runId = runIds[0]!
     const store = yield* RunStore.RunStore
     const record = yield* store.get(runId).pipe(Effect.mapError(unavailable))
     if (Option.isNone(record)) {
@@ -103,10 +108,11 @@ const decide = (cp: Checkpoint.Checkpoint, answers: ReadonlyArray<Answer>): Effe
 export const prepare = (
   agent: Agent.Any,
   chatId: string,
+  runId: string,
   answers: ReadonlyArray<Answer>
-): Effect.Effect<Resume, InvalidRequest | RunNotFound | AlreadyDecided | DecisionRefused | Unavailable> =>
+): Effect.Effect<Resume, RunNotFound | AlreadyDecided | DecisionRefused | Unavailable> =>
   Effect.gen(function*() {
-    const record = yield* pausedRecord(chatId, answers)
+    const record = yield* pausedRecord(chatId, runId, answers)
     const current = answers.filter((answer) => answer.approval.revision === record.version)
     const cp = yield* decodeCheckpoint(record.checkpoint).pipe(
       Effect.mapError((error) => new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${error.message}` }))
@@ -134,7 +140,7 @@ export const prepare = (
  * is read again, for up to half a second, until it moved on (`AlreadyDecided`, as for any
  * answer that came second); a conversation held by something else is `ConversationBusy`.
  */
-export const busy = (resume: Resume, chatId: string, error: RunStore.ConversationBusy): Effect.Effect<AlreadyDecided | ConversationBusy> =>
+export const busy = (resume: Resume, chatId: string): Effect.Effect<AlreadyDecided | ConversationBusy> =>
   RunStore.RunStore.use((store) =>
     Effect.flatMap(store.get(resume.runId), (record) =>
       Option.isSome(record) && record.value.status === "paused" && record.value.version === resume.revision
@@ -145,5 +151,5 @@ export const busy = (resume: Resume, chatId: string, error: RunStore.Conversatio
           decidedBy: Option.isSome(record) ? record.value.decidedBy : undefined
         }))))).pipe(
       Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "500 millis" }))),
-      Effect.orElseSucceed(() => new ConversationBusy({ chatId, message: error.message }))
+      Effect.orElseSucceed(() => conversationBusy(chatId))
     )

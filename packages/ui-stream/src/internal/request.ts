@@ -22,7 +22,13 @@ export interface Answer {
 
 export type Parsed =
   | { readonly _tag: "Turn"; readonly chatId: string; readonly input: string | ReadonlyArray<Part.InputPart> }
-  | { readonly _tag: "Answers"; readonly chatId: string; readonly answers: ReadonlyArray<Answer> }
+  | { readonly _tag: "Answers"; readonly chatId: string; readonly runId: string; readonly answers: ReadonlyArray<Answer> }
+
+/** What the body is held to: its nesting (the agent's limit on arguments, and the message's own levels), and each inline file's bytes (the agent's `limits.fileBytes`). */
+export interface Bounds {
+  readonly depth: number
+  readonly fileBytes: number
+}
 
 const invalid = (message: string) => new InvalidRequest({ message })
 
@@ -56,6 +62,43 @@ const decodeAnswered = Schema.decodeUnknownResult(AnsweredPart, reporting)
 
 const problem = (error: Schema.SchemaError) => error.message
 
+/** A value the sender gave, quoted in a problem, cut short (a URL may be megabytes). */
+const quoted = (value: string) => JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+
+const isMediaType = Schema.is(Part.FilePart.fields.mediaType)
+const isSource = Schema.is(Part.FileSource)
+
+/**
+ * The file of an AI SDK file part, or what is wrong with it — said of the part, where the
+ * sender wrote it (`what`: `messages[0].parts[1]`), and in the sender's terms: its `mediaType`,
+ * its `url`, the `data:` URL it is. The rules are core's (`Part.FilePart`, checked again when
+ * the run starts); only the words are this endpoint's.
+ */
+const fileOf = (what: string, part: typeof FilePart.Type, fileBytes: number): Part.FilePart | string => {
+  const { filename, mediaType, url } = part
+  const named = filename === undefined ? what : `${what} (${quoted(filename)})`
+  if (!isMediaType(mediaType)) {
+    return `${named}: its mediaType ${quoted(mediaType)} is not a media type: give type/subtype, e.g. image/png or application/pdf`
+  }
+  if (/^data:/i.test(url)) {
+    const comma = url.indexOf(",")
+    if (comma < 0) return `${named}: its url is a data: URL without data (it has no comma): send data:<media type>;base64,<the file's base64>`
+    if (!/;base64$/i.test(url.slice(0, comma))) {
+      return `${named}: its data: URL is not base64-encoded (no ";base64" before the comma): send data:<media type>;base64,<the file's base64>, as useChat does`
+    }
+    if (!isSource({ _tag: "Base64", data: url.slice(comma + 1) })) {
+      return `${named}: the data of its data: URL is not base64 (A–Z, a–z, 0–9, + and /, then = padding)`
+    }
+  } else if (!isSource({ _tag: "Url", url })) {
+    return `${named}: its url ${quoted(url)} is neither a data: URL nor an absolute URL (https://…)`
+  }
+  const file = Part.file({ mediaType, url, ...(filename === undefined ? {} : { name: filename }) })
+  const bytes = Part.inlineBytes(file)
+  return bytes > fileBytes
+    ? `${named} is ${bytes.toLocaleString("en-US")} bytes, more than the ${fileBytes.toLocaleString("en-US")} this agent takes (limits.fileBytes)`
+    : file
+}
+
 /**
  * Whether `value` nests objects and arrays more than `limit` levels deep. Measured without
  * recursion: decoding errors print the values they reject, by recursion, and a hostile body
@@ -75,9 +118,10 @@ export const nestsDeeper = (value: unknown, limit: number): boolean => {
 /**
  * What the user said: the text of its text parts (joined by blank lines), or — when it has
  * files — its text and file parts in order. Any other kind of part is refused (it would be
- * lost); a file is checked, and held to the agent's limits, when the run starts.
+ * lost); a file is checked, and held to the agent's `limits.fileBytes`, here (the run checks it
+ * again as it starts).
  */
-const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly type: string }>): Effect.Effect<Parsed, InvalidRequest> => {
+const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly type: string }>, fileBytes: number): Effect.Effect<Parsed, InvalidRequest> => {
   const input: Array<Part.InputPart> = []
   for (const [i, part] of parts.entries()) {
     const text = decodeText(part)
@@ -88,10 +132,11 @@ const turn = (chatId: string, where: string, parts: ReadonlyArray<{ readonly typ
     if (part.type !== "file") {
       return Effect.fail(invalid(`${where}.parts[${i}] is not a text or file part (${part.type}): agentfx reads text and files`))
     }
-    const file = decodeFile(part)
-    if (Result.isFailure(file)) return Effect.fail(invalid(`${where}.parts[${i}] is not a file part: ${problem(file.failure)}`))
-    const { filename, mediaType, url } = file.success
-    input.push(Part.file({ mediaType, url, ...(filename === undefined ? {} : { name: filename }) }))
+    const decoded = decodeFile(part)
+    if (Result.isFailure(decoded)) return Effect.fail(invalid(`${where}.parts[${i}] is not a file part: ${problem(decoded.failure)}`))
+    const file = fileOf(`${where}.parts[${i}]`, decoded.success, fileBytes)
+    if (typeof file === "string") return Effect.fail(invalid(file))
+    input.push(file)
   }
   const text = Part.textOf(input)
   if (input.some((part) => part._tag === "File")) return Effect.succeed({ _tag: "Turn", chatId, input })
@@ -112,14 +157,20 @@ const answers = (chatId: string, where: string, parts: ReadonlyArray<{ readonly 
     }
     found.push({ approval, approved, reason })
   }
-  return found.length === 0
-    ? Effect.fail(invalid(`The last message (${where}) is the assistant's, with no approval response: send a user message, or answer its approval requests`))
-    : Effect.succeed({ _tag: "Answers", chatId, answers: found })
+  if (found.length === 0) {
+    return Effect.fail(invalid(`The last message (${where}) is the assistant's, with no approval response: send a user message, or answer its approval requests`))
+  }
+  const runIds = [...new Set(found.map((answer) => answer.approval.runId))]
+  if (runIds.length > 1) {
+    return Effect.fail(invalid(`The approval responses answer ${runIds.length} runs (${runIds.join(", ")}): answer one pause at a time`))
+  }
+  return Effect.succeed({ _tag: "Answers", chatId, runId: runIds[0]!, answers: found })
 }
 
-/** Reads and checks the body of a `POST /api/chat`; `depth` bounds its nesting (the agent's limit on arguments, and the message's own levels). */
-export const parse = (request: HttpServerRequest.HttpServerRequest, depth: number): Effect.Effect<Parsed, InvalidRequest> =>
+/** Reads and checks the body of a `POST /api/chat`, held to `bounds`. */
+export const parse = (request: HttpServerRequest.HttpServerRequest, bounds: Bounds): Effect.Effect<Parsed, InvalidRequest> =>
   Effect.gen(function*() {
+    const { depth, fileBytes } = bounds
     const contentType = request.headers["content-type"] ?? ""
     if (!/^application\/json\b/i.test(contentType)) {
       return yield* invalid(`Send the chat request as application/json (its content type is ${JSON.stringify(contentType)})`)
@@ -146,5 +197,5 @@ export const parse = (request: HttpServerRequest.HttpServerRequest, depth: numbe
     if (Result.isFailure(last)) return yield* invalid(`The last message (${where}) is not a message: ${problem(last.failure)}`)
     const { parts, role } = last.success
     if (role === "system") return yield* invalid(`The last message (${where}) is a system message: send a user message`)
-    return yield* role === "user" ? turn(chatId, where, parts) : answers(chatId, where, parts)
+    return yield* role === "user" ? turn(chatId, where, parts, fileBytes) : answers(chatId, where, parts)
   })
