@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { ChatModel, Mask } from "@agentfx/core"
+import type { Part } from "@agentfx/core"
 import { LanguageModel } from "effect/ai"
 import type { AiError } from "effect/ai"
 import { Cause, Clock, Effect, Layer, Option, Redacted, Result, Stream } from "effect"
@@ -151,17 +152,25 @@ export const fromLanguageModel = (
           generateText(request).pipe(
             Effect.catch(toModelError),
             Effect.catchDefect(overflowed),
-            Effect.map((response): ChatModel.ChatResponse => {
+            Effect.flatMap((response) => {
               const reasoning = response.reasoning.flatMap((part) => Internal.reasoningOf(part.text, part.metadata))
-              return {
+              const files: Array<Part.FilePart> = []
+              for (const part of response.content) {
+                if (part.type !== "file") continue
+                const file = Internal.answerFileOf(provider, part)
+                if (Result.isFailure(file)) return Effect.fail(file.failure)
+                files.push(file.success)
+              }
+              return Effect.succeed<ChatModel.ChatResponse>({
                 text: response.text,
                 toolCalls: response.toolCalls.map(Internal.toolCall),
                 finishReason: Internal.finishReason(response.finishReason),
                 usage: Internal.usage(response.usage),
                 provider: options?.providerName,
                 providerFinishReasons: [response.finishReason],
-                ...(reasoning.length === 0 ? {} : { reasoning })
-              }
+                ...(reasoning.length === 0 ? {} : { reasoning }),
+                ...(files.length === 0 ? {} : { files })
+              })
             }),
             (attempt) => Timeout.request(attempt, requestTimeout, provider),
             (call) => ModelRetry.retry(call, options?.retry)
@@ -209,6 +218,12 @@ export const fromLanguageModel = (
               case "reasoning-end": {
                 const done = reasoned(part.id, "", part.metadata)
                 for (const kept of Internal.reasoningOf(done.text, done.metadata)) answer.addReasoning(kept)
+                return none
+              }
+              case "file": {
+                const file = Internal.answerFileOf(provider, part)
+                if (Result.isFailure(file)) return Effect.fail(file.failure)
+                answer.addFile(file.success)
                 return none
               }
               case "finish":

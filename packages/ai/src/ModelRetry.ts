@@ -1,7 +1,9 @@
 /**
  * How the adapters of this package retry a failed model call: transient `ModelError`s
  * (`rate-limited`, `unavailable`, `network`) are retried by a `Schedule`, waiting at least
- * as long as the server's `Retry-After`; every other error fails at once.
+ * as long as the server's `Retry-After`; every other error fails at once. Under a caller that
+ * retries itself (`ChatModel.fallback`, which sets `ChatModel.RetriedByCaller`), a call is one
+ * attempt: the plan's attempts and waits are the only ones (decision 164).
  *
  * @since 0.1.0
  */
@@ -10,7 +12,8 @@ import { Duration, Effect, Schedule, Stream } from "effect"
 
 /**
  * Retry settings shared by every adapter (`OpenAiChatModel`, `AnthropicChatModel`,
- * `ChatCompletionsModel`, `AiChatModel`).
+ * `ChatCompletionsModel`, `AiChatModel`). A model that is a step of `ChatModel.fallback` does
+ * not use them: the plan's `attempts`, `schedule` and `Retry-After` rule apply instead.
  *
  * @since 0.1.0
  * @category models
@@ -81,7 +84,9 @@ export const schedule = (options?: Options): Schedule.Schedule<unknown, ChatMode
 }
 
 /**
- * Retries a model call by `schedule(options)`.
+ * Retries a model call by `schedule(options)` — unless the caller retries it
+ * (`ChatModel.RetriedByCaller`, set by `ChatModel.fallback` for each attempt of its plan): then
+ * the call is made once, and its error is the caller's to retry.
  *
  * @example
  * ```ts
@@ -99,12 +104,13 @@ export const schedule = (options?: Options): Schedule.Schedule<unknown, ChatMode
 export const retry = <A, R>(
   effect: Effect.Effect<A, ChatModel.ModelError, R>,
   options?: Options
-): Effect.Effect<A, ChatModel.ModelError, R> => Effect.retry(effect, schedule(options))
+): Effect.Effect<A, ChatModel.ModelError, R> =>
+  Effect.flatMap(Effect.service(ChatModel.RetriedByCaller), (byCaller) => byCaller ? effect : Effect.retry(effect, schedule(options)))
 
 /**
  * Retries a streamed model call by `schedule(options)`, but only until its first part was
  * emitted: after that, a failure ends the stream (the parts already emitted cannot be
- * taken back).
+ * taken back). Under `ChatModel.RetriedByCaller`, the stream is tried once (as {@link retry}).
  *
  * @example
  * ```ts
@@ -123,10 +129,11 @@ export const retryStream = <A, R>(
   stream: Stream.Stream<A, ChatModel.ModelError, R>,
   options?: Options
 ): Stream.Stream<A, ChatModel.ModelError, R> =>
-  Stream.suspend(() => {
+  Stream.unwrap(Effect.map(Effect.service(ChatModel.RetriedByCaller), (byCaller) => {
+    if (byCaller) return stream
     let emitted = false
     return stream.pipe(
       Stream.tap(() => Effect.sync(() => void (emitted = true))),
       Stream.retry(schedule(options).pipe(Schedule.while(() => !emitted)))
     )
-  })
+  }))

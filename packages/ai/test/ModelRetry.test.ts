@@ -174,6 +174,16 @@ describe("ModelRetry", () => {
         expect(attempts).toEqual([0])
       }))
 
+    it.effect("under a caller that retries (ChatModel.RetriedByCaller, set by ChatModel.fallback): one attempt, its error the caller's", () =>
+      Effect.gen(function*() {
+        const { attempts, call } = flaky([rateLimited(), rateLimited()])
+        const error = yield* Effect.flip(Effect.provideService(ModelRetry.retry(call, spaced), ChatModel.RetriedByCaller, true))
+        expect([error.reason, attempts]).toEqual(["rate-limited", [0]])
+        const streamed = flaky([rateLimited()])
+        yield* Effect.flip(Stream.runCollect(Stream.provideService(ModelRetry.retryStream(Stream.fromEffect(streamed.call), spaced), ChatModel.RetriedByCaller, true)))
+        expect(streamed.attempts).toEqual([0])
+      }))
+
     it.effect("Schedule.recurs(0) disables retrying", () =>
       Effect.gen(function*() {
         const { attempts, call } = flaky([rateLimited()])

@@ -93,7 +93,8 @@ export interface TextDelta extends Meta {
 }
 
 /**
- * The model answered.
+ * The model answered. `files`: the files it answered with (images it generated), when it did —
+ * kept in the history's assistant message too (decision 164).
  *
  * @since 0.1.0
  * @category models
@@ -111,6 +112,8 @@ export interface ModelResponded extends Meta {
   readonly model?: string | undefined
   /** Its provider, when known (`ChatResponse.provider`). */
   readonly provider?: string | undefined
+  /** The files the model answered with (`ChatResponse.files`), when there were some. */
+  readonly files?: ReadonlyArray<FilePart> | undefined
 }
 
 /**

@@ -4,14 +4,14 @@
  *
  * @since 0.1.0
  */
-import type { ExecutionPlan, JsonSchema, Layer, Scope } from "effect"
+import type { Duration, ExecutionPlan, JsonSchema, Layer, Scope } from "effect"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Fallback from "./internal/fallback.js"
 import type { CompactionMessage, Message } from "./Message.js"
-import type { ReasoningPart } from "./Part.js"
+import type { FilePart, ReasoningPart } from "./Part.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
@@ -265,6 +265,13 @@ export interface ChatResponse {
    * the assistant message, and an adapter sends back only its own provider's.
    */
   readonly reasoning?: ReadonlyArray<ReasoningPart> | undefined
+  /**
+   * Files the model answered with (images it generated: OpenAI's `image_generation_call`, an
+   * `images` list of a Chat Completions server, `effect/ai` file parts), in the order they came:
+   * the loop keeps them in the assistant message, after its text (decision 164). Each must be a
+   * valid `Part.FilePart` (a run's checkpoint holds it).
+   */
+  readonly files?: ReadonlyArray<FilePart> | undefined
 }
 
 /**
@@ -492,8 +499,15 @@ export const fromStream = (
  * response says which model answered (`ChatResponse.model`, `provider`: the answering step's),
  * and so do the model call's span (`gen_ai.request.model`, `gen_ai.provider.name`) and its
  * `ModelResponded` event; under a tracer each attempt has its own `agentfx.model.attempt` span.
- * The adapters of `@agentfx/ai` retry transient errors themselves first (`retry.schedule`;
- * `Schedule.stop` leaves it to the plan).
+ *
+ * **The plan owns the retries.** Each attempt is one call of its step's model, made with
+ * {@link RetriedByCaller} set: the adapters of `@agentfx/ai` then send one request and leave
+ * their own `retry` unused, so a step's `attempts` is the number of requests its model gets. A
+ * step's next attempt waits the longer of its `schedule`'s delay and the wait the failed
+ * request's server asked for (`ModelError.retryAfterMillis`, from `Retry-After`); a server that
+ * asks for more than `options.maxRetryAfter` (default 60 seconds) is not tried again: the plan
+ * moves on to its next step at once. Moving on to the next step waits for no `Retry-After` (it
+ * was another server's); it is spaced by that step's `schedule`, as `ExecutionPlan` does.
  *
  * @example
  * ```ts
@@ -503,10 +517,10 @@ export const fromStream = (
  * declare const Primary: Layer.Layer<ChatModel.ChatModel>
  * declare const Secondary: Layer.Layer<ChatModel.ChatModel>
  *
+ * // the primary: 2 requests at most, 1 s apart (longer when its Retry-After asks for up to 60 s),
+ * // while the failure may pass; then the secondary: 1 request, for any failure but a refused one
  * const ModelLive = ChatModel.fallback(ExecutionPlan.make(
- *   // twice on the primary, a second apart, while the failure may pass
  *   { provide: Primary, attempts: 2, schedule: Schedule.spaced("1 second"), while: (e: ChatModel.ModelError) => e.isTransient },
- *   // then once on the secondary, for any failure but a refused request
  *   { provide: Secondary, while: (e: ChatModel.ModelError) => e.reason !== "invalid-request" }
  * ))
  * ```
@@ -515,8 +529,48 @@ export const fromStream = (
  * @category layers
  */
 export const fallback = <I, E, R>(
-  plan: ExecutionPlan.ExecutionPlan<{ provides: ChatModel; input: I; error: E; requirements: R }> & TakesModelError<I>
-): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> => Fallback.make(ChatModel, NotStreaming, plan as Fallback.Plan<E, R>)
+  plan: ExecutionPlan.ExecutionPlan<{ provides: ChatModel; input: I; error: E; requirements: R }> & TakesModelError<I>,
+  options?: FallbackOptions
+): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> =>
+  Fallback.make(ChatModel, NotStreaming, RetriedByCaller, plan as Fallback.Plan<E, R>, options)
+
+/**
+ * Options of {@link fallback}.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FallbackOptions {
+  /**
+   * The longest `Retry-After` a step waits for before trying its model again; a server asking
+   * for longer (a spent daily quota, say) moves the plan on to its next step at once. Default
+   * 60 seconds, as the adapters' own `retry.maxRetryAfter`.
+   */
+  readonly maxRetryAfter?: Duration.Input | undefined
+}
+
+/**
+ * True while the caller retries this model call itself: set by {@link fallback} for each attempt
+ * of its plan. A model that retries transient failures on its own (every adapter of
+ * `@agentfx/ai`, through `ModelRetry`) then makes one attempt and fails with its error, so that
+ * the plan's `attempts` count requests and its waits are the only ones. Default `false`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatModel } from "@agentfx/core"
+ *
+ * // a model of your own that retries, unless a plan retries it
+ * declare const once: Effect.Effect<ChatModel.ChatResponse, ChatModel.ModelError>
+ * const call = Effect.flatMap(ChatModel.RetriedByCaller, (byCaller) => byCaller ? once : Effect.retry(once, { times: 2 }))
+ * ```
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const RetriedByCaller: Context.Reference<boolean> = Context.Reference<boolean>("@agentfx/core/ChatModel/RetriedByCaller", {
+  defaultValue: () => false
+})
 
 /**
  * What {@link fallback} asks of a plan's steps: their `while` and `schedule` take the failed

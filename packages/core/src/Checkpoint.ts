@@ -73,25 +73,29 @@ export const ContextPolicy = Schema.Union([
 export const ToolChoice = Schema.Union([Schema.Literals(["none", "required"]), Schema.Struct({ tool: Schema.String })])
 
 /**
- * The checkpoint format's version, which this runtime writes. Version 3 added files (in user
- * messages, tool results and their outcomes) and the model's reasoning (in assistant
- * messages); a checkpoint of version 2 is still read ({@link AnyVersion}), a later one is refused.
+ * The newest version of the checkpoint format, which this runtime writes when a checkpoint needs
+ * it. Version 4 added files in the model's answers (assistant messages); version 3, files in
+ * user messages, tool results and their outcomes, and the model's reasoning. A checkpoint is
+ * written in the oldest version that holds it: version 4 only when an assistant message has files
+ * (a runtime that reads version 3 at most then refuses it, rather than lose them), else version 3,
+ * which that runtime reads too (decision 164). Versions 2, 3 and 4 are read ({@link AnyVersion});
+ * a later one is refused.
  *
  * @example
  * ```ts
  * import { Checkpoint } from "@agentfx/core"
  *
- * const current = (json: { readonly version: number }) => json.version === Checkpoint.version
+ * const newest = (json: { readonly version: number }) => json.version === Checkpoint.version
  * ```
  *
  * @since 0.1.0
  * @category constants
  */
-export const version: 3 = 3
+export const version: 4 = 4
 
 /**
- * The versions of the format this runtime reads: the current one, and the ones it migrates
- * when it reads them ({@link AnyVersion}).
+ * The versions of the format this runtime reads: the ones it writes (3, and 4 for a checkpoint
+ * with files in the model's answers), and the one it migrates when it reads it (2; {@link AnyVersion}).
  *
  * @example
  * ```ts
@@ -103,7 +107,7 @@ export const version: 3 = 3
  * @since 0.1.0
  * @category constants
  */
-export const readableVersions: ReadonlyArray<number> = [2, version]
+export const readableVersions: ReadonlyArray<number> = [2, 3, version]
 
 /**
  * What the gate said of a call that has no outcome yet: it may run (`proceed`), or a person
@@ -211,7 +215,7 @@ export type Reason = typeof Reason.Type
  */
 export const Checkpoint = Schema.Struct({
   format: Schema.Literal("agentfx/checkpoint"),
-  version: Schema.Literal(version),
+  version: Schema.Literals([3, version]),
   agent: Schema.String,
   tools: Schema.Array(Schema.String),
   runId: Schema.String,
@@ -255,23 +259,25 @@ export interface Encoded extends Schema.Codec.Encoded<typeof Checkpoint> {}
 
 /**
  * The checkpoint's fields as every readable version has them: version 2 is version 3 without
- * files and reasoning, which version 3 added as optional fields.
+ * files and reasoning, which version 3 added as optional fields; version 4 is version 3 with
+ * files in assistant messages, an optional field too.
  */
-const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literals([2, version]) })
+const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literals([2, 3, version]) })
 
 /**
- * A checkpoint of any version this runtime reads ({@link readableVersions}), decoded as the
- * current version: a version-2 checkpoint is migrated on read (its version becomes 3; it has
- * no files and no reasoning). What reads a run store's records must use it: a run paused by an
- * older runtime is still there. Encoding writes the current version. `Agent.resume` checks a
- * checkpoint's signature before the migration, on the JSON as it was signed.
+ * A checkpoint of any version this runtime reads ({@link readableVersions}), decoded as a
+ * version it writes: a version-2 checkpoint is migrated on read (its version becomes 3; it has
+ * no files and no reasoning); versions 3 and 4 are read as they are. What reads a run store's
+ * records must use it: a run paused by an older runtime is still there. Encoding writes the
+ * version decoded. `Agent.resume` checks a checkpoint's signature before the migration, on the
+ * JSON as it was signed.
  *
  * @example
  * ```ts
  * import { Schema } from "effect"
  * import { Checkpoint } from "@agentfx/core"
  *
- * const read = Schema.decodeUnknownEffect(Checkpoint.AnyVersion) // a record's checkpoint, v2 or v3
+ * const read = Schema.decodeUnknownEffect(Checkpoint.AnyVersion) // a record's checkpoint, v2, v3 or v4
  * ```
  *
  * @since 0.1.0
@@ -281,7 +287,7 @@ export const AnyVersion: Schema.Codec<Checkpoint, Schema.Codec.Encoded<typeof Re
   Schema.decodeTo(
     Schema.toType(Checkpoint),
     SchemaTransformation.transform({
-      decode: (read) => ({ ...read, version }),
+      decode: (read) => ({ ...read, version: read.version === 2 ? 3 : read.version }),
       encode: (current) => current
     })
   )

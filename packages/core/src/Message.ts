@@ -68,7 +68,10 @@ export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 /**
  * What the model answered: text, tool calls, or both. `reasoning`, when present, is the
  * model's reasoning as its provider returned it, sent back to that provider only (and first,
- * as Anthropic requires of a turn that called tools).
+ * as Anthropic requires of a turn that called tools). `files`, when present, are the files the
+ * model answered with (images it generated), after its text: each adapter sends them back in
+ * its API's shape, or describes them in text where its API takes no files in the model's turn
+ * (decision 164).
  *
  * @example
  * ```ts
@@ -84,7 +87,8 @@ export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 export const AssistantMessage = Schema.TaggedStruct("Assistant", {
   text: Schema.String,
   toolCalls: Schema.Array(ToolCall),
-  reasoning: Schema.optionalKey(Schema.Array(ReasoningPart))
+  reasoning: Schema.optionalKey(Schema.Array(ReasoningPart)),
+  files: Schema.optionalKey(Schema.Array(FilePart))
 })
 
 /**
@@ -218,13 +222,16 @@ export const userParts = (message: UserMessage): ReadonlyArray<InputPart> =>
   message.parts ?? (message.text.length === 0 ? [] : [{ _tag: "Text", text: message.text }])
 
 /**
- * An assistant message; `reasoning`, the model's (kept only when there is some).
+ * An assistant message; `reasoning`, the model's, and `files`, the files it answered with (each
+ * kept only when there is some).
  *
  * @example
  * ```ts
- * import { Message } from "@agentfx/core"
+ * import { Message, Part } from "@agentfx/core"
  *
  * Message.assistant("done") // { _tag: "Assistant", text: "done", toolCalls: [] }
+ * Message.assistant("Here is the logo.", [], undefined, [Part.image({ data: "iVBORw0KGgo=" })])
+ * // { _tag: "Assistant", text: "Here is the logo.", toolCalls: [], files: [{ _tag: "File", mediaType: "image/png", … }] }
  * ```
  *
  * @since 0.1.0
@@ -233,9 +240,14 @@ export const userParts = (message: UserMessage): ReadonlyArray<InputPart> =>
 export const assistant = (
   text: string,
   toolCalls: ReadonlyArray<ToolCall> = [],
-  reasoning?: ReadonlyArray<ReasoningPart>
-): AssistantMessage =>
-  reasoning === undefined || reasoning.length === 0 ? { _tag: "Assistant", text, toolCalls } : { _tag: "Assistant", text, toolCalls, reasoning }
+  reasoning?: ReadonlyArray<ReasoningPart>,
+  files?: ReadonlyArray<FilePart>
+): AssistantMessage => {
+  const message: AssistantMessage = reasoning === undefined || reasoning.length === 0
+    ? { _tag: "Assistant", text, toolCalls }
+    : { _tag: "Assistant", text, toolCalls, reasoning }
+  return files === undefined || files.length === 0 ? message : { ...message, files }
+}
 
 /**
  * The tool calls in `messages` that have no result yet (e.g. after a crash or an interrupted run).

@@ -11,12 +11,13 @@ import * as Stream from "effect/Stream"
 import type { ChatRequest, ChatResponse, FinishReason, StreamPart, Usage } from "./ChatModel.js"
 import { ChatModel, emptyUsage, ModelError } from "./ChatModel.js"
 import type { JsonValue } from "./Json.js"
-import type { ReasoningPart } from "./Part.js"
+import type { FilePart, ReasoningPart } from "./Part.js"
 
 /**
  * One scripted answer. Tool calls without an `id` get `call_<request>_<index>`. `reasoning`
  * is the model's reasoning as a provider would return it (kept in the history like a real
- * provider's: a script can read it back in the next request). A step function reads every
+ * provider's: a script can read it back in the next request); `files`, files the model answers
+ * with (an image it generated), kept in the history's assistant message. A step function reads every
  * request whole, the files of user messages and tool results included.
  *
  * @since 0.1.0
@@ -30,6 +31,7 @@ export interface Step {
   readonly finishReason?: FinishReason
   readonly usage?: Usage
   readonly reasoning?: ReadonlyArray<ReasoningPart>
+  readonly files?: ReadonlyArray<FilePart>
 }
 
 /**
@@ -110,7 +112,8 @@ const toResponse = (step: Step, index: number): ChatResponse => {
     toolCalls: calls,
     finishReason: step.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
     usage: step.usage ?? emptyUsage,
-    ...(step.reasoning === undefined ? {} : { reasoning: step.reasoning })
+    ...(step.reasoning === undefined ? {} : { reasoning: step.reasoning }),
+    ...(step.files === undefined ? {} : { files: step.files })
   }
 }
 

@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, ExecutionPlan, Fiber, Layer, Option, Schedule, Stream, Tracer } from "effect"
+import { Clock, Context, Effect, Exit, ExecutionPlan, Fiber, Layer, Option, Schedule, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 import { Agent, type AgentEvent, ChatModel } from "../src/index.js"
 
@@ -172,6 +172,127 @@ describe("ChatModel.fallback", () => {
       const mixed = yield* Effect.provide(ChatModel.ChatModel, ChatModel.fallback(ExecutionPlan.make({ provide: plain }, { provide: fake("s", ["answer"]).layer })))
       expect(ChatModel.streams(mixed)).toBe(true)
     }))
+
+  describe("the plan owns the retries (decision 164)", () => {
+    const rateLimited = (retryAfterMillis?: number) =>
+      new ChatModel.ModelError({ reason: "rate-limited", message: "HTTP 429", status: 429, ...(retryAfterMillis === undefined ? {} : { retryAfterMillis }) })
+
+    /**
+     * A model that fails with `errors` in turn, then answers; records the clock's time of each
+     * call and whether the caller said it retries (`ChatModel.RetriedByCaller`).
+     */
+    const timed = (name: string, errors: ReadonlyArray<ChatModel.ModelError>) => {
+      const at: Array<number> = []
+      const byCaller: Array<boolean> = []
+      const generate = () =>
+        Effect.gen(function*() {
+          at.push(yield* Clock.currentTimeMillis)
+          byCaller.push(yield* ChatModel.RetriedByCaller)
+          const error = errors[at.length - 1]
+          return error === undefined ? answer(`${name} answers`) : yield* Effect.fail(error)
+        })
+      const service: ChatModel.ChatModel.Service = {
+        model: name,
+        generate,
+        stream: () => Stream.map(Stream.fromEffect(generate()), (response): ChatModel.StreamPart => ({ _tag: "Done", response }))
+      }
+      return { at, byCaller, layer: Layer.succeed(ChatModel.ChatModel, service) }
+    }
+
+    /** The plan of docs/providers.md: the primary twice, 1 s apart, while the failure may pass; then the backup once. */
+    const documented = (primary: Layer.Layer<ChatModel.ChatModel>, backup: Layer.Layer<ChatModel.ChatModel>, options?: ChatModel.FallbackOptions) =>
+      ChatModel.fallback(
+        ExecutionPlan.make(
+          { provide: primary, attempts: 2, schedule: Schedule.spaced("1 second"), while: isTransient },
+          { provide: backup, while: (error: ChatModel.ModelError) => error.reason !== "invalid-request" }
+        ),
+        options
+      )
+
+    /** Runs `call` to its end on the TestClock, a second at a time. */
+    const settled = <A, E>(call: Effect.Effect<A, E>) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.forkChild(call)
+        for (let second = 0; second < 120 && fiber.pollUnsafe() === undefined; second++) yield* TestClock.adjust("1 second")
+        return yield* Fiber.join(fiber)
+      })
+
+    it.effect("each attempt is told the caller retries (RetriedByCaller); outside a plan it is not", () => {
+      const primary = timed("primary", [unavailable, unavailable])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        yield* settled(generate.pipe(Effect.provide(documented(primary.layer, backup.layer))))
+        expect([primary.byCaller, backup.byCaller]).toEqual([[true, true], [true]])
+        const alone = timed("alone", [])
+        yield* generate.pipe(Effect.provide(alone.layer))
+        expect(alone.byCaller).toEqual([false])
+      })
+    })
+
+    it.effect("a 503 without Retry-After: the step's schedule spaces its attempts (0 s, 1 s), then the backup at once", () => {
+      const primary = timed("primary", [unavailable, unavailable])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        const response = yield* settled(generate.pipe(Effect.provide(documented(primary.layer, backup.layer))))
+        expect(response.model).toBe("backup")
+        expect([primary.at, backup.at]).toEqual([[0, 1000], [1000]])
+      })
+    })
+
+    it.effect("a 429 asking for 2 s: the next attempt waits the 2 s (not the schedule's 1 s); the backup is not made to wait for it", () => {
+      const primary = timed("primary", [rateLimited(2000), rateLimited(2000)])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        const fiber = yield* Effect.forkChild(generate.pipe(Effect.provide(documented(primary.layer, backup.layer))))
+        yield* TestClock.adjust("1999 millis")
+        expect(primary.at).toEqual([0])
+        yield* TestClock.adjust("1 millis")
+        expect((yield* Fiber.join(fiber)).model).toBe("backup")
+        expect([primary.at, backup.at]).toEqual([[0, 2000], [2000]])
+      })
+    })
+
+    it.effect("a schedule longer than the Retry-After keeps its own delay", () => {
+      const primary = timed("primary", [rateLimited(300), rateLimited(300)])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        yield* settled(generate.pipe(Effect.provide(documented(primary.layer, backup.layer))))
+        expect([primary.at, backup.at]).toEqual([[0, 1000], [1000]])
+      })
+    })
+
+    it.effect("a step with attempts and no schedule still waits for its server's Retry-After", () => {
+      const primary = timed("primary", [rateLimited(2000)])
+      return Effect.gen(function*() {
+        const response = yield* settled(generate.pipe(Effect.provide(ChatModel.fallback(ExecutionPlan.make({ provide: primary.layer, attempts: 2 })))))
+        expect(response.text).toBe("primary answers")
+        expect(primary.at).toEqual([0, 2000])
+      })
+    })
+
+    it.effect("a Retry-After beyond maxRetryAfter (60 s by default, or as given) is not waited for: the plan moves on at once", () => {
+      const quota = timed("primary", [rateLimited(3_600_000)])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        yield* generate.pipe(Effect.provide(documented(quota.layer, backup.layer)))
+        expect([quota.at, backup.at]).toEqual([[0], [0]])
+        const impatient = timed("primary", [rateLimited(2000)])
+        const other = timed("backup", [])
+        yield* generate.pipe(Effect.provide(documented(impatient.layer, other.layer, { maxRetryAfter: "1 second" })))
+        expect([impatient.at, other.at]).toEqual([[0], [0]])
+      })
+    })
+
+    it.effect("streamed: the same waits", () => {
+      const primary = timed("primary", [rateLimited(2000), rateLimited(2000)])
+      const backup = timed("backup", [])
+      return Effect.gen(function*() {
+        const parts = yield* settled(streamed.pipe(Effect.provide(documented(primary.layer, backup.layer))))
+        expect(parts.map((part) => part._tag === "Done" ? part.response.model : part._tag)).toEqual(["backup"])
+        expect([primary.at, backup.at, primary.byCaller]).toEqual([[0, 2000], [2000], [true, true]])
+      })
+    })
+  })
 
   it.effect("in a run: ModelResponded and the model call's span name the model that answered; each attempt has its own span", () => {
     const primary = fake("primary", ["unavailable"])

@@ -66,10 +66,10 @@ describe("Checkpoint", () => {
       })
       expect(yield* refusal(fewer, checkpoint)).toBe(`tools: this agent has no tool "send_email"`)
       expect(yield* refusal(agent, { ...checkpoint, version: 1 })).toBe(
-        "version: format version 1 is not supported (this runtime reads versions 2 and 3)"
+        "version: format version 1 is not supported (this runtime reads versions 2, 3 and 4)"
       )
-      expect(yield* refusal(agent, { ...checkpoint, version: 4 })).toBe(
-        "version: format version 4 is not supported (this runtime reads versions 2 and 3)"
+      expect(yield* refusal(agent, { ...checkpoint, version: 5 })).toBe(
+        "version: format version 5 is not supported (this runtime reads versions 2, 3 and 4)"
       )
       const tampered = structuredClone(checkpoint)
       tampered.batch[0].call.args.to = "attacker@evil.example"

@@ -275,6 +275,22 @@ describe("ContextWindow.summarize", () => {
       expect(requests.find(isSummaryRequest)!.messages[0]).not.toHaveProperty("parts")
     }).pipe(Effect.provide(ScriptedChatModel.layer(reader(30)))))
 
+  it.effect("the transcript names the files of a model's answer too (decision 164)", () => {
+    const sketch = Part.image({ name: "sketch.png", data: Buffer.from("89504e470d0a1a0a", "hex") })
+    const drawing: ScriptedChatModel.StepFunction = (request, index) => {
+      const step = reader(30)(request, index) as ScriptedChatModel.Step
+      return index === 0 ? { ...step, text: "A sketch first.", files: [sketch] } : step
+    }
+    return Effect.gen(function*() {
+      const agent = Agent.make({ tools: [readPage], system, maxIterations: 20, context: ContextWindow.summarize({ maxTokens: 3_000, keepLast: 2 }) })
+      const exit = yield* Agent.run(agent, { input: "Read the report" })
+      assert(exit._tag === "Completed")
+      const { requests } = yield* ScriptedChatModel.ScriptedChatModel
+      const transcript = (requests.find(isSummaryRequest)!.messages[0] as Message.UserMessage).text
+      expect(transcript).toContain(`[assistant] A sketch first. [with file "sketch.png" (image/png, 8 bytes)]\n[assistant calls read_page (p0)]`)
+    }).pipe(Effect.provide(ScriptedChatModel.layer(drawing)))
+  })
+
   it.effect("without a model of its own, the run's model writes the summary", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ tools: [readPage], system, context: ContextWindow.summarize({ maxTokens: 1_000, keepLast: 2 }) })

@@ -1,14 +1,14 @@
 /**
  * The Anthropic Messages wire format (`POST {apiUrl}/v1/messages`): neutral request →
  * request body; message and stream events → neutral response. Files are `image` and
- * `document` blocks (in `tool_result` content too); thinking blocks are kept and sent back
- * first in their assistant turn. Unknown content blocks and events are skipped (Anthropic
+ * `document` blocks (in `tool_result` content too); `image` and `document` blocks in the
+ * model's answer are its files, described in text when sent back (an assistant turn takes no
+ * files); thinking blocks are kept and sent back first in their assistant turn. Unknown content blocks and events are skipped (Anthropic
  * adds new ones); `error` events fail with the server's error. No I/O here.
  */
-import { ChatModel, Message } from "@agentfx/core"
-import type { Part } from "@agentfx/core"
+import { ChatModel, Message, Part } from "@agentfx/core"
 import { Result } from "effect"
-import { leftOut, ownReasoning, type Place, type Refusal } from "./content.js"
+import { answerFile, answerFilesText, imageOfUrl, leftOut, ownReasoning, type Place, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
@@ -27,8 +27,9 @@ interface WireMessage {
 /** The image types Anthropic reads inline. */
 const inlineImages = ["image/jpeg", "image/png", "image/gif", "image/webp"]
 
-/** Why the Messages API cannot take a file: it reads images, PDF and plain text (plain text inline only). */
-const refuses: Refusal = (file) => {
+/** Why the Messages API cannot take a file: it reads images, PDF and plain text (plain text inline only), in user turns only. */
+const refuses: Refusal = (file, place) => {
+  if (place === "answer") return "Anthropic takes no files in an assistant turn"
   const { mediaType, source } = file
   if (mediaType.startsWith("image/")) {
     return source._tag === "Url" || inlineImages.includes(mediaType) ? undefined : "Anthropic reads JPEG, PNG, GIF and WebP images inline"
@@ -85,6 +86,7 @@ const toWire = (request: ChatModel.ChatRequest, owner: string) => {
         append("assistant", [
           ...ownReasoning(message, owner).map((part) => part.data as object),
           ...(message.text.length > 0 ? [{ type: "text", text: message.text }] : []),
+          ...answerFilesText(message, refuses).map((text) => ({ type: "text", text })),
           ...message.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.args }))
         ])
         break
@@ -213,6 +215,34 @@ const reasoningOf = (owner: string, block: Json): Part.ReasoningPart => ({
   data: block as Part.ReasoningPart["data"]
 })
 
+/** A block that holds a file: an `image` or a `document`. */
+const isFileBlock = (block: Json) => block.type === "image" || block.type === "document"
+
+/**
+ * The file of an `image` or `document` block of the model's answer: by its `source` — `base64`
+ * (its `media_type`), `url`, or a plain-text document's `text` — named by a document's `title`. A
+ * source of another kind (a Files API `file_id`) cannot be kept: an `invalid-response` naming it.
+ */
+const fileOfBlock = (provider: string, block: Json): Result.Result<Part.FilePart, ChatModel.ModelError> => {
+  const source = isObject(block.source) ? block.source : {}
+  const name = typeof block.title === "string" ? { name: block.title } : {}
+  const image = block.type === "image"
+  switch (source.type) {
+    case "base64":
+      return answerFile(provider, {
+        ...(image ? Part.image({ data: text(source.data), ...(typeof source.media_type === "string" ? { mediaType: source.media_type } : {}) })
+          : Part.file({ mediaType: text(source.media_type) || "application/octet-stream", data: text(source.data) })),
+        ...name
+      })
+    case "url":
+      return answerFile(provider, { ...(image ? imageOfUrl(text(source.url)) : Part.file({ mediaType: "application/octet-stream", url: text(source.url) })), ...name })
+    case "text":
+      return answerFile(provider, { ...Part.file({ mediaType: text(source.media_type) || "text/plain", data: Buffer.from(text(source.data), "utf8") }), ...name })
+    default:
+      return Result.fail(invalid(`${provider} answered with a ${String(block.type)} block whose source cannot be kept as a file: ${snippet(source, 200)}`))
+  }
+}
+
 const decode = (owner: string) => (body: unknown, provider: string): Result.Result<ChatModel.ChatResponse, ChatModel.ModelError> => {
   if (!isObject(body) || !Array.isArray(body.content)) {
     return Result.fail(invalid(`${provider} sent a body that is not a Messages API message: ${snippet(body, 200)}`))
@@ -222,6 +252,11 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
     if (block.type === "text") answer.addText(text(block.text))
     if (block.type === "tool_use") answer.addCall(callOf(block))
     if (isThinking(block)) answer.addReasoning(reasoningOf(owner, block))
+    if (isFileBlock(block)) {
+      const file = fileOfBlock(provider, block)
+      if (Result.isFailure(file)) return Result.fail(file.failure)
+      answer.addFile(file.success)
+    }
   }
   answer.addUsage(body.usage)
   finishWith(answer, body.stop_reason)
@@ -234,7 +269,8 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
  * block's input from its `input_json_delta`s (or its start's `input` when none came), the
  * stop reason and usage from `message_start`/`message_delta` (the latest count wins), each
  * thinking block from its start, `thinking_delta`s and `signature_delta`, kept at its
- * `content_block_stop` (a redacted one as its start gave it). `message_stop` ends it; a stream that ends with neither it nor a stop reason was cut
+ * `content_block_stop` (a redacted one as its start gave it), each `image` or `document` block
+ * from its start (a file of the answer). `message_stop` ends it; a stream that ends with neither it nor a stop reason was cut
  * (`invalid-response`).
  */
 const reader = (owner: string) => (provider: string): StreamReader => {
@@ -261,6 +297,11 @@ const reader = (owner: string) => (provider: string): StreamReader => {
         const block = isObject(json.content_block) ? json.content_block : {}
         if (block.type === "tool_use") blocks.set(index, answer.addCall(callOf(block)))
         if (isThinking(block)) thinking.set(index, { ...block })
+        if (isFileBlock(block)) {
+          const file = fileOfBlock(provider, block)
+          if (Result.isFailure(file)) return Result.fail(file.failure)
+          answer.addFile(file.success)
+        }
         return Result.succeed(block.type === "text" ? answer.addText(text(block.text)) : "")
       }
       case "content_block_delta": {

@@ -2,12 +2,14 @@
  * The OpenAI Chat Completions wire format: neutral request → request body, response body
  * and SSE chunks → neutral response. A person's files are `image_url` and `file` content
  * parts; a tool's files, which a `tool` message cannot hold, follow the results in a user
- * message. The server's reasoning (`reasoning_content`, `reasoning`) is kept and sent back to
- * it. No I/O here.
+ * message. Images in the model's answer (an `images` list, as OpenRouter sends them; `image_url`
+ * chunks of an array content) are its files, described in text when sent back (an assistant
+ * message takes text only). The server's reasoning (`reasoning_content`, `reasoning`) is kept
+ * and sent back to it. No I/O here.
  */
 import { type ChatModel, Message, Part } from "@agentfx/core"
 import { Result, Schema } from "effect"
-import { leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages } from "./content.js"
+import { answerFile, answerFilesText, imageOfUrl, leftOut, nameOf, ownReasoning, type Refusal, toolFilesAsUserMessages } from "./content.js"
 import { randomUUID } from "node:crypto"
 import { errorFromPayload, isErrorPayload } from "./httpError.js"
 import { defined } from "./settings.js"
@@ -16,7 +18,7 @@ import { withStrict } from "./strictSchema.js"
 import { StreamFold, usageOf } from "./streamFold.js"
 import { ToolCallDeltas } from "./toolCallDeltas.js"
 import { wireSchema } from "./toolSchema.js"
-import { invalid, isObject, parseEvent } from "./wireJson.js"
+import { invalid, isObject, parseEvent, snippet } from "./wireJson.js"
 import type { StreamReader, WireFormat } from "./wireModel.js"
 
 const nullish = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -35,11 +37,11 @@ const ToolCallWire = Schema.Struct({
 /**
  * A message's content: a string, or an array of chunks — Mistral's reasoning models send
  * `[{ type: "thinking", thinking: […] }, { type: "text", text }]` — of which the `text` ones
- * are the answer (the reasoning is not).
+ * are the answer (the reasoning is not), and the `image_url` ones images of the answer.
  */
 const ContentWire = Schema.Union([
   Schema.String,
-  Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) }))
+  Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String), image_url: Schema.optional(Schema.Unknown) }))
 ])
 
 /** The answer's text in a content, whichever way it came. */
@@ -53,9 +55,42 @@ const contentText = (content: typeof ContentWire.Type | null | undefined): strin
 /**
  * The model's reasoning beside its answer, as compatible servers send it: `reasoning_content`
  * (DeepSeek, xAI, vLLM, llama.cpp) or `reasoning` (OpenRouter, newer vLLM). Read only when it is
- * text: a server's other shapes of these fields are not an error.
+ * text: a server's other shapes of these fields are not an error. Beside them, `images`: the
+ * images the model generated, as OpenRouter sends them (`[{ type: "image_url", image_url: { url } }]`).
  */
-const ReasoningWire = { reasoning_content: Schema.optional(Schema.Unknown), reasoning: Schema.optional(Schema.Unknown) }
+const ReasoningWire = {
+  reasoning_content: Schema.optional(Schema.Unknown),
+  reasoning: Schema.optional(Schema.Unknown),
+  images: Schema.optional(Schema.Unknown)
+}
+
+/** An image's URL as servers write it: `{ url }`, or the URL itself (Mistral's `image_url` chunks). */
+const imageUrlOf = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : isObject(value) && typeof value.url === "string" ? value.url : undefined
+
+/**
+ * The images of an answer (or of one streamed delta): its `images` list, then the `image_url`
+ * chunks of an array content, each a file (`imageOfUrl`: a `data:` URL inline, another URL as
+ * it is); an entry with no URL, or a URL that is no file, is an `invalid-response`.
+ */
+const imagesOf = (
+  provider: string,
+  message: { readonly images?: unknown; readonly content?: typeof ContentWire.Type | null | undefined }
+): Result.Result<ReadonlyArray<Part.FilePart>, ChatModel.ModelError> => {
+  const entries = [
+    ...(Array.isArray(message.images) ? message.images : message.images === undefined || message.images === null ? [] : [message.images]),
+    ...(Array.isArray(message.content) ? message.content.filter((chunk) => chunk.type === "image_url") : [])
+  ]
+  const files: Array<Part.FilePart> = []
+  for (const entry of entries) {
+    const url = isObject(entry) ? imageUrlOf(entry.image_url) : undefined
+    if (url === undefined) return Result.fail(invalid(`${provider} answered with an image that has no URL: ${snippet(entry, 200)}`))
+    const file = answerFile(provider, imageOfUrl(url))
+    if (Result.isFailure(file)) return Result.fail(file.failure)
+    files.push(file.success)
+  }
+  return Result.succeed(files)
+}
 
 /** A non-streamed answer (`object: "chat.completion"`); unknown keys are ignored. */
 const Completion = Schema.Struct({
@@ -106,9 +141,13 @@ type WireMessage =
   }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
 
-/** Why Chat Completions cannot take a file: other files than images go inline only (its `file` part has no URL). */
-const refuses: Refusal = (file) =>
-  file.mediaType.startsWith("image/") || file.source._tag === "Base64" ? undefined : "Chat Completions takes files other than images inline only"
+/** Why Chat Completions cannot take a file: other files than images go inline only (its `file` part has no URL); an assistant message takes text only. */
+const refuses: Refusal = (file, place) =>
+  place === "answer"
+    ? "Chat Completions takes text only in an assistant message"
+    : file.mediaType.startsWith("image/") || file.source._tag === "Base64"
+    ? undefined
+    : "Chat Completions takes files other than images inline only"
 
 /** A file as a content part: `image_url`, or `file` with its data inline; or the text that stands for it. */
 const filePart = (file: Part.FilePart): object => {
@@ -141,12 +180,14 @@ const wireMessage = (owner: string) => (message: ChatModel.ModelMessage): WireMe
       return { role: "system", content: message.text }
     case "User":
       return { role: "user", content: userContent(message) }
-    case "Assistant":
+    case "Assistant": {
+      // the files the model answered with, described after its text: an assistant message takes text only
+      const content = [...(message.text.length > 0 ? [message.text] : []), ...answerFilesText(message, refuses)].join("\n\n")
       return message.toolCalls.length === 0
-        ? { role: "assistant", content: message.text, ...reasoningFields(message, owner) }
+        ? { role: "assistant", content, ...reasoningFields(message, owner) }
         : {
           role: "assistant",
-          content: message.text.length > 0 ? message.text : null,
+          content: content.length > 0 ? content : null,
           ...reasoningFields(message, owner),
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
@@ -154,6 +195,7 @@ const wireMessage = (owner: string) => (message: ChatModel.ModelMessage): WireMe
             function: { name: call.name, arguments: JSON.stringify(call.args) }
           }))
         }
+    }
     case "ToolResult":
       return {
         role: "tool",
@@ -278,6 +320,9 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
     const reasoning = new ReasoningText()
     reasoning.add(choice.message)
     reasoning.addTo(answer, owner)
+    const images = imagesOf(provider, choice.message)
+    if (Result.isFailure(images)) return Result.fail(images.failure)
+    for (const image of images.success) answer.addFile(image)
     for (const call of choice.message.tool_calls ?? []) answer.addCall(toolCall(call.id, call.function.name, call.function.arguments))
     answer.addUsage(completion.usage)
     finishWith(answer, choice.finish_reason)
@@ -287,7 +332,8 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
 
 /**
  * Reads a streamed answer into a `StreamFold`: text and refusal as they come, tool-call
- * pieces assembled by `ToolCallDeltas`, reasoning deltas joined, usage counts from the chunks that have them, up to `[DONE]`. An event that
+ * pieces assembled by `ToolCallDeltas`, reasoning deltas joined, each image of a delta's `images`
+ * (each comes whole) kept, usage counts from the chunks that have them, up to `[DONE]`. An event that
  * carries an error (`{ error }`, Google's `[{ error }]`, an `event: error` as Groq names it,
  * llama.cpp's bare `error:` field) fails the stream
  * with the server's error. A stream that ends with neither a `finish_reason` nor `[DONE]`
@@ -309,7 +355,7 @@ const reader = (owner: string) => (provider: string): StreamReader => {
   const read = (event: Sse.Event, json: unknown): Result.Result<string, ChatModel.ModelError> => {
     const carriesError = event.event === "error" || isErrorPayload(json) || (isObject(json) && json.error !== null && json.error !== undefined)
     if (carriesError) return Result.fail(errorFromPayload({ provider, payload: json, where: "mid-stream" }))
-    return Result.map(decodeChunk(json), (chunk) => {
+    return Result.flatMap(decodeChunk(json), (chunk) => {
       chunks += 1
       answer.addUsage(chunk.usage)
       let added = ""
@@ -320,9 +366,12 @@ const reader = (owner: string) => (provider: string): StreamReader => {
         added += answer.addText(contentText(delta.content))
         added += answer.addRefusal(delta.refusal ?? "")
         reasoning.add(delta)
+        const images = imagesOf(provider, delta)
+        if (Result.isFailure(images)) return Result.fail(images.failure)
+        for (const image of images.success) answer.addFile(image)
         for (const piece of delta.tool_calls ?? []) calls.add(piece)
       }
-      return added
+      return Result.succeed(added)
     })
   }
   /** The answer, once: its calls are handed to the fold when the events have ended. */

@@ -2,13 +2,15 @@
  * Files and reasoning on the wire, as every adapter shares them: a file as a URL or inline
  * data, the text that stands for a file an API cannot take (with a warning, once per reason),
  * the tool results' files moved into a user message for APIs whose tool results take text
- * only, and which reasoning goes back to whom (docs/decisions/095–097).
+ * only, the files a model answers with, read from the wire and checked, and which reasoning
+ * goes back to whom (docs/decisions/095–097, 164).
  */
 import { ChatModel, Message, Part } from "@agentfx/core"
-import { Effect } from "effect"
+import { Effect, Result, Schema } from "effect"
+import { invalid } from "./wireJson.js"
 
-/** Where a file can be refused: in what a person said, or in a tool's result. */
-export type Place = "input" | "tool-result"
+/** Where a file can be refused: in what a person said, in a tool's result, or in the model's own answer (sent back with the history). */
+export type Place = "input" | "tool-result" | "answer"
 
 /** Why an API cannot take `file` at `place`; `undefined` when it can. */
 export type Refusal = (file: Part.FilePart, place: Place) => string | undefined
@@ -25,6 +27,7 @@ const filesOf = (request: ChatModel.ChatRequest): Array<readonly [Part.FilePart,
   for (const message of request.messages) {
     if (message._tag === "User") for (const part of message.parts ?? []) if (part._tag === "File") found.push([part, "input"])
     if (message._tag === "ToolResult") for (const file of message.files ?? []) found.push([file, "tool-result"])
+    if (message._tag === "Assistant") for (const file of message.files ?? []) found.push([file, "answer"])
   }
   return found
 }
@@ -86,3 +89,46 @@ export const reasoningOwner = (provider: string, url: string): string => `${prov
 /** The reasoning of an assistant message that `owner` made. */
 export const ownReasoning = (message: Message.AssistantMessage, owner: string): ReadonlyArray<Part.ReasoningPart> =>
   message.reasoning?.filter((part) => part.provider === owner) ?? []
+
+/**
+ * What stands in an assistant turn for the files the model answered with, where the API takes
+ * text only there (`refuses` says why, for the "answer" place): a line of text for each.
+ */
+export const answerFilesText = (message: Message.AssistantMessage, refuses: Refusal): ReadonlyArray<string> =>
+  (message.files ?? []).map((file) => leftOut(file, refuses(file, "answer") ?? "the model's own turn takes text only"))
+
+const checkFile = Schema.decodeUnknownResult(Part.FilePart)
+
+/**
+ * A file the model answered with, as read from the wire, checked as any file of the history is
+ * (a run's checkpoint holds it): one that is not a file — its bytes not base64, no media type, a
+ * URL that is none — is an `invalid-response` naming what is wrong, never kept and never dropped
+ * unseen.
+ */
+export const answerFile = (provider: string, file: Part.FilePart): Result.Result<Part.FilePart, ChatModel.ModelError> =>
+  Result.mapError(checkFile(file), (error) => invalid(`${provider} answered with a file that cannot be kept: ${error.message}`))
+
+/**
+ * A file a model answered with by URL (`mediaType` when the wire says it): a `data:` URL becomes
+ * inline base64 — its own media type used when none is given, text that is not base64 encoded —
+ * another URL is kept as the file's URL. Without a media type, an image's comes from its bytes
+ * (`Part.image`), else `image/*` (the wire said it is an image).
+ */
+export const imageOfUrl = (url: string, mediaType?: string): Part.FilePart => {
+  const inline = /^data:([^,]*?),/is.exec(url)
+  if (inline === null) return Part.image({ url, ...(mediaType === undefined ? {} : { mediaType }) })
+  const [type, ...parameters] = inline[1]!.split(";")
+  const body = url.slice(inline[0].length)
+  const base64 = parameters.some((parameter) => parameter.trim().toLowerCase() === "base64")
+  const data = base64 ? body.replace(/\s+/g, "") : Buffer.from(decodeURIComponentSafe(body), "utf8").toString("base64")
+  const given = mediaType ?? (type !== undefined && type.trim().length > 0 ? type.trim() : undefined)
+  return Part.image({ data, ...(given === undefined ? {} : { mediaType: given }) })
+}
+
+const decodeURIComponentSafe = (text: string): string => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}

@@ -2,12 +2,12 @@
  * Neutral requests as `effect/ai` prompts and toolkits; `effect/ai` answers and errors as
  * neutral responses and `ModelError`s.
  */
-import type { Json, Part } from "@agentfx/core"
-import { ChatModel, Message } from "@agentfx/core"
+import type { Json } from "@agentfx/core"
+import { ChatModel, Message, Part } from "@agentfx/core"
 import type { AiError, Prompt, Response, Toolkit as AiToolkit } from "effect/ai"
 import { Tool as AiTool } from "effect/ai"
 import { Duration, Effect, Option, Redacted } from "effect"
-import { toolFilesAsUserMessages } from "./content.js"
+import { answerFile, toolFilesAsUserMessages } from "./content.js"
 import { errorFromPayload, errorFromStatus, isErrorPayload } from "./httpError.js"
 import { wireSchema } from "./toolSchema.js"
 import { usageOf } from "./streamFold.js"
@@ -39,7 +39,8 @@ const filePart = (file: Part.FilePart): Prompt.FilePartEncoded => ({
  * message, and their files follow them in a user message (an `effect/ai` tool result can carry
  * files as its `modelOutput`, but a provider whose tool results take text only writes them as
  * `[image/png omitted]`). An assistant message begins with the reasoning that came through `effect/ai`,
- * each part under its provider's key of the part's options (which only that provider reads).
+ * each part under its provider's key of the part's options (which only that provider reads); the
+ * files the model answered with follow its text as `effect/ai` file parts (the provider maps them).
  */
 export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
@@ -62,6 +63,7 @@ export const toPrompt = (request: ChatModel.ChatRequest): Array<Prompt.MessageEn
           content.push({ type: "reasoning", text: part.text, options: { [part.provider.slice(reasoningPrefix.length)]: part.data } as never })
         }
         if (message.text.length > 0) content.push({ type: "text", text: message.text })
+        for (const file of message.files ?? []) content.push(filePart(file))
         for (const call of message.toolCalls) {
           content.push({ type: "tool-call", id: call.id, name: call.name, params: call.args, providerExecuted: false })
         }
@@ -228,3 +230,10 @@ export const unencodable = (provider: string) => (defect: unknown): Option.Optio
   defect instanceof RangeError
     ? Option.some(new ChatModel.ModelError({ reason: "invalid-request", message: `could not encode the request to ${provider}: ${String(defect)}` }))
     : Option.none()
+
+/**
+ * A file part of an `effect/ai` answer (its bytes, decoded) as a file of the answer, checked
+ * (`answerFile`): one whose media type is none is an `invalid-response`.
+ */
+export const answerFileOf = (provider: string, part: { readonly mediaType: string; readonly data: Uint8Array }) =>
+  answerFile(provider, Part.file({ mediaType: part.mediaType, data: part.data }))

@@ -1,14 +1,16 @@
 /**
  * The OpenAI Responses wire format (`POST {apiUrl}/responses`): neutral request → request
  * body; response object and stream events → neutral response. Files are `input_image` and
- * `input_file` content (in `function_call_output` too); encrypted reasoning items are kept and
- * sent back before their turn's items. Read tolerantly: an event is
+ * `input_file` content (in `function_call_output` too); the images a model generates
+ * (`image_generation_call` items) are the answer's files, described in text when sent back (an
+ * assistant turn takes text only); encrypted reasoning items are kept and sent back before
+ * their turn's items. Read tolerantly: an event is
  * known by its `type` alone (no `sequence_number` needed), unknown events and fields are
  * skipped, and errors are found in every shape servers send them. No I/O here.
  */
 import { type ChatModel, Message, Part } from "@agentfx/core"
 import { Result } from "effect"
-import { leftOut, nameOf, ownReasoning, type Refusal } from "./content.js"
+import { answerFile, answerFilesText, leftOut, nameOf, ownReasoning, type Refusal } from "./content.js"
 import { errorFromPayload } from "./httpError.js"
 import { defined } from "./settings.js"
 import type * as Sse from "./sse.js"
@@ -26,9 +28,16 @@ const objects = (value: unknown): ReadonlyArray<Json> => (Array.isArray(value) ?
 const systemRole = (model: string) =>
   /^(o\d|gpt-5|codex-|computer-use)/.test(model) ? "developer" : "system"
 
-/** Why the Responses API cannot take a file: it reads images and documents, not audio or video. */
-const refuses: Refusal = (file) =>
-  /^(audio|video)\//.test(file.mediaType) ? "the Responses API reads images and documents (PDF, text), not audio or video" : undefined
+/**
+ * Why the Responses API cannot take a file: it reads images and documents, not audio or video;
+ * and a model's own turn (an assistant message) takes text only.
+ */
+const refuses: Refusal = (file, place) =>
+  place === "answer"
+    ? "the Responses API takes text only in the model's own turn"
+    : /^(audio|video)\//.test(file.mediaType)
+    ? "the Responses API reads images and documents (PDF, text), not audio or video"
+    : undefined
 
 /** A file as input content: `input_image`, or `input_file` by URL or inline; or the text that stands for it. */
 const fileContent = (file: Part.FilePart): object => {
@@ -46,6 +55,12 @@ const output = (message: Message.ToolResultMessage): string | Array<object> =>
     ? JSON.stringify(message.content)
     : [{ type: "input_text", text: JSON.stringify(message.content) }, ...message.files.map(fileContent)]
 
+/** An assistant turn's text as a message item, the files it answered with described after it (none when there is neither). */
+const assistantMessage = (message: Message.AssistantMessage): ReadonlyArray<object> => {
+  const texts = [...(message.text.length > 0 ? [message.text] : []), ...answerFilesText(message, refuses)]
+  return texts.length === 0 ? [] : [{ role: "assistant", content: texts.map((text) => ({ type: "output_text", text })) }]
+}
+
 /** An assistant turn's items: the reasoning this API made (`owner`'s, with its encrypted content) first, then the text and the calls. */
 const inputItems = (role: string, owner: string, message: ChatModel.ModelMessage): ReadonlyArray<object> => {
   switch (message._tag) {
@@ -59,7 +74,7 @@ const inputItems = (role: string, owner: string, message: ChatModel.ModelMessage
     case "Assistant":
       return [
         ...ownReasoning(message, owner).map((part) => part.data as object),
-        ...(message.text.length > 0 ? [{ role: "assistant", content: [{ type: "output_text", text: message.text }] }] : []),
+        ...assistantMessage(message),
         ...message.toolCalls.map((call) => ({
           type: "function_call",
           call_id: call.id,
@@ -189,6 +204,31 @@ const reasoningOf = (owner: string, item: Json): Part.ReasoningPart | undefined 
   return { _tag: "Reasoning", provider: owner, text: summary, data: kept as Part.ReasoningPart["data"] }
 }
 
+/** The output formats of image generation, as media types. */
+const imageFormats: { readonly [format: string]: string } = { png: "image/png", jpeg: "image/jpeg", jpg: "image/jpeg", webp: "image/webp" }
+
+/**
+ * The image of an `image_generation_call` item, as a file: its `result` (base64), its media type
+ * from `output_format` when the item says it, else from its bytes. `undefined` for another item,
+ * or one without a result (a generation that failed made no image).
+ */
+const imageOf = (provider: string, item: Json): Result.Result<Part.FilePart, ChatModel.ModelError> | undefined => {
+  if (item.type !== "image_generation_call" || typeof item.result !== "string" || item.result.length === 0) return undefined
+  const mediaType = imageFormats[text(item.output_format).toLowerCase()]
+  return answerFile(provider, Part.image({ data: item.result, ...(mediaType === undefined ? {} : { mediaType }) }))
+}
+
+/** The images of a response's `output` (`image_generation_call` items), added to `answer`; the first that is not a file fails. */
+const addImages = (answer: StreamFold<Call>, provider: string, response: Json): Result.Result<void, ChatModel.ModelError> => {
+  for (const item of objects(response.output)) {
+    const image = imageOf(provider, item)
+    if (image === undefined) continue
+    if (Result.isFailure(image)) return Result.fail(image.failure)
+    answer.addFile(image.success)
+  }
+  return Result.void
+}
+
 /** The reasoning items of a response's `output` worth keeping, added to `answer`. */
 const addReasoning = (answer: StreamFold<Call>, owner: string, response: Json) => {
   for (const item of objects(response.output)) {
@@ -206,6 +246,8 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
   const answer = fold(provider)
   addText(answer, body)
   addReasoning(answer, owner, body)
+  const images = addImages(answer, provider, body)
+  if (Result.isFailure(images)) return Result.fail(images.failure)
   for (const item of callsOf(body)) answer.addCall(callOf(item))
   finishWith(answer, body)
   return answer.response()
@@ -215,7 +257,9 @@ const decode = (owner: string) => (body: unknown, provider: string): Result.Resu
  * Reads a streamed response into a `StreamFold`. Text comes from `response.output_text.delta`,
  * a refusal from `response.refusal.delta`; function calls from `response.output_item.added`,
  * their argument deltas, and the whole arguments of `…arguments.done` / `output_item.done`
- * (which replace the deltas). An argument event finds its call by `item_id` (the output item's
+ * (which replace the deltas). A generated image (`image_generation_call`) is kept from its
+ * `output_item.done`, or from the final response when none came so (partial images are not the
+ * answer). An argument event finds its call by `item_id` (the output item's
  * `id`, not its `call_id`) or `output_index`. The final response adds any call it lists that
  * was not streamed (one that was is known by its item `id` or its `call_id`, and takes the final
  * response's whole arguments), and its text when no text was streamed. A reasoning item with encrypted content is kept from its
@@ -227,6 +271,8 @@ const reader = (owner: string) => (provider: string): StreamReader => {
   const answer = fold(provider)
   /** A reasoning item came whole (`output_item.done`): the final response's are not added again. */
   let reasoned = false
+  /** An image came whole (`output_item.done` of an `image_generation_call`): the final response's are not added again. */
+  let imaged = false
   /** Text or a refusal came as deltas: the final response's text is not the answer's again. */
   let streamed = false
   const delta = (json: Json) => {
@@ -296,6 +342,8 @@ const reader = (owner: string) => (provider: string): StreamReader => {
         const added = streamed ? "" : addText(answer, response)
         complete(response)
         if (!reasoned) addReasoning(answer, owner, response)
+        const images = imaged ? Result.void : addImages(answer, provider, response)
+        if (Result.isFailure(images)) return Result.fail(images.failure)
         finishWith(answer, response)
         return Result.succeed(added)
       }
@@ -310,6 +358,12 @@ const reader = (owner: string) => (provider: string): StreamReader => {
         if (reasoning !== undefined) {
           reasoned = true
           answer.addReasoning(reasoning)
+        }
+        const image = type === "response.output_item.done" && item !== undefined ? imageOf(provider, item) : undefined
+        if (image !== undefined) {
+          if (Result.isFailure(image)) return Result.fail(image.failure)
+          imaged = true
+          answer.addFile(image.success)
         }
         return Result.succeed("")
       }

@@ -1,8 +1,9 @@
 /**
  * The one fold of a model's answer into a `ChatResponse`, used by every adapter, streamed or
  * not (a whole body is an answer in one piece): the text and a refusal's text as they come,
- * the tool calls in the order they began, the reasoning the provider requires back, the latest
- * count of each usage field, the finish reason, and whether the answer ended or was cut. What a wire format says is read by its
+ * the tool calls in the order they began, the reasoning the provider requires back, the files
+ * the model answered with (decision 164), the latest count of each usage field, the finish
+ * reason, and whether the answer ended or was cut. What a wire format says is read by its
  * adapter; how it adds up is decided here.
  */
 import type { ChatModel, Json, Part, ToolCall } from "@agentfx/core"
@@ -71,6 +72,7 @@ export class StreamFold<C extends Call = Call> {
   private refused = false
   private readonly calls: Array<C> = []
   private readonly reasoning: Array<Part.ReasoningPart> = []
+  private readonly files: Array<Part.FilePart> = []
   private counts: { [field: string]: number } = {}
   private reason: { readonly finish: ChatModel.FinishReason; readonly raw: string | undefined } | undefined = undefined
   private ended = false
@@ -103,6 +105,16 @@ export class StreamFold<C extends Call = Call> {
   /** Reasoning to keep in the history (to send back to its provider), in the order it came. */
   addReasoning(part: Part.ReasoningPart): void {
     this.reasoning.push(part)
+  }
+
+  /** A file the model answered with (an image it generated; checked by `answerFile`), kept in the order files came. */
+  addFile(file: Part.FilePart): void {
+    this.files.push(file)
+  }
+
+  /** How many files the answer has so far. */
+  get fileCount(): number {
+    return this.files.length
   }
 
   /** Usage counts (an object of them, as the server names them): each count replaces the last one of its field. */
@@ -142,7 +154,8 @@ export class StreamFold<C extends Call = Call> {
       finishReason: this.refused ? "refusal" : this.reason?.finish ?? "unknown",
       providerFinishReasons: raw === undefined ? undefined : [raw],
       usage: usage(this.counts),
-      ...(this.reasoning.length === 0 ? {} : { reasoning: this.reasoning.slice() })
+      ...(this.reasoning.length === 0 ? {} : { reasoning: this.reasoning.slice() }),
+      ...(this.files.length === 0 ? {} : { files: this.files.slice() })
     })
   }
 }

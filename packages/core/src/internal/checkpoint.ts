@@ -10,6 +10,7 @@ import { InvalidCheckpoint } from "../AgentError.js"
 import * as Checkpoint from "../Checkpoint.js"
 import { JsonValue } from "../Json.js"
 import type * as Slot from "../Slot.js"
+import type { Message } from "../Message.js"
 import { depthOf } from "./admit.js"
 import { contextProblems, settingsProblems, toolChoiceProblems } from "./assemble.js"
 import { describeParseError } from "./parseError.js"
@@ -50,6 +51,14 @@ export const encodeState = (owner: CheckpointOwner, state: { readonly [slot: str
     (name) => Effect.map(Schema.encodeEffect(owner.slots[name]!.schema, { reportInput: true })(state[name]), (encoded) => [name, encoded] as const)
   ).pipe(Effect.map((entries) => Object.fromEntries(entries) as { readonly [slot: string]: JsonValue }))
 
+/**
+ * The oldest version of the format that holds `messages`: 4 when the model answered with files
+ * (version 3 has no place for them, and a runtime that reads it would drop them), else 3, which
+ * runtimes before version 4 read too (decision 164).
+ */
+const versionFor = (messages: ReadonlyArray<Message>): 3 | 4 =>
+  messages.some((message) => message._tag === "Assistant" && message.files !== undefined) ? Checkpoint.version : 3
+
 /** Encodes (and signs, when the agent has a secret) a checkpoint. A value that cannot be encoded is a defect of a tool or slot schema. */
 export const encode = (
   owner: CheckpointOwner,
@@ -61,7 +70,7 @@ export const encode = (
     const encoded = yield* Schema.encodeEffect(Checkpoint.Checkpoint)({
       ...checkpoint,
       format: "agentfx/checkpoint",
-      version: Checkpoint.version,
+      version: versionFor(checkpoint.messages),
       agent: owner.name,
       tools: owner.toolNames,
       state: encodedState
@@ -101,7 +110,7 @@ export const decode = (
     if (typeof raw.version !== "number" || !Checkpoint.readableVersions.includes(raw.version)) {
       return yield* refuse(
         "version",
-        `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads versions ${Checkpoint.readableVersions.join(" and ")})`
+        `format version ${JSON.stringify(raw.version)} is not supported (this runtime reads versions ${Checkpoint.readableVersions.slice(0, -1).join(", ")} and ${Checkpoint.readableVersions.at(-1)})`
       )
     }
     // the signature is over the checkpoint as it was signed: an older version's is checked before it is migrated

@@ -211,7 +211,7 @@ const lineOf = (message: Message): string => {
       return `[system] ${message.text}`
     case "Assistant":
       return [
-        ...(message.text.length > 0 ? [`[assistant] ${message.text}`] : []),
+        ...(message.text.length > 0 || message.files !== undefined ? [`[assistant]${message.text.length > 0 ? ` ${message.text}` : ""}${filesLine(message.files)}`] : []),
         ...message.toolCalls.map((call) => `[assistant calls ${call.name} (${call.id})] ${JSON.stringify(call.args)}`)
       ].join("\n")
     case "ToolResult":

@@ -109,7 +109,8 @@ const withoutFiles = (message: Message): { readonly json: string; readonly files
 export const messageTokens = (message: Message): number => {
   let tokens = messageCache.get(message)
   if (tokens === undefined) {
-    const hasFiles = (message._tag === "User" && message.parts !== undefined) || (message._tag === "ToolResult" && message.files !== undefined)
+    const hasFiles = (message._tag === "User" && message.parts !== undefined) ||
+      ((message._tag === "ToolResult" || message._tag === "Assistant") && message.files !== undefined)
     if (hasFiles) {
       const { files, json } = withoutFiles(message)
       tokens = textTokens(json) + files

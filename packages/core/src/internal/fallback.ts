@@ -1,11 +1,15 @@
 /**
  * A model that falls back through the models of an `ExecutionPlan` (`ChatModel.fallback`;
- * decisions 018 and 019). Each step's Layer is built once, with the fallback's own Layer; each
+ * decisions 018, 019 and 164). Each step's Layer is built once, with the fallback's own Layer; each
  * call runs `Effect.withExecutionPlan` (a stream, `Stream.withExecutionPlan`) over the built
- * models. The service is passed in by `ChatModel.ts`, which this module imports for types only.
+ * models. The plan owns the retries: each attempt runs with `RetriedByCaller` set (a model that
+ * retries on its own makes one request), and a step's next attempt waits at least what its own
+ * server's `Retry-After` asked. The service and the reference are passed in by `ChatModel.ts`,
+ * which this module imports for types only.
  */
 import type { Scope } from "effect"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionPlan from "effect/ExecutionPlan"
 import * as Layer from "effect/Layer"
@@ -36,21 +40,46 @@ const stamp = (model: Service) => (response: ChatResponse): ChatResponse =>
     ? response
     : { ...response, model: response.model ?? model.model, provider: response.provider ?? model.provider }
 
-/** One attempt on one step's model (the one in context), in its own span when the fiber is traced, named for that model. */
-const attempt = <A>(tag: typeof ChatModel, call: (model: Service) => Effect.Effect<A, ModelError>): Effect.Effect<A, ModelError, ChatModel> =>
+/** The reference an attempt sets: the plan retries, the model makes one request (`ChatModel.RetriedByCaller`). */
+type ByCaller = Context.Reference<boolean>
+
+/**
+ * The model each failed attempt's error came from: a step waits for the `Retry-After` of its own
+ * model's server, not for one another step's server sent.
+ */
+const failedOn = new WeakMap<ModelError, Service>()
+
+const remember = (model: Service) => (error: ModelError) => Effect.sync(() => void failedOn.set(error, model))
+
+/**
+ * One attempt on one step's model (the one in context), in its own span when the fiber is traced,
+ * named for that model; the model is told that the plan retries (`byCaller`), and a failure is
+ * marked with the model it came from.
+ */
+const attempt = <A>(
+  tag: typeof ChatModel,
+  byCaller: ByCaller,
+  call: (model: Service) => Effect.Effect<A, ModelError>
+): Effect.Effect<A, ModelError, ChatModel> =>
   Effect.flatMap(tag, (model) =>
-    Effect.withFiber<A, ModelError>((fiber) =>
-      isTraced(fiber) ? Effect.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
-    ))
+    Effect.withFiber<A, ModelError>((fiber) => {
+      const once = Effect.tapError(Effect.provideService(call(model), byCaller, true), remember(model))
+      return isTraced(fiber) ? Effect.withSpan(once, AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : once
+    }))
 
 /** {@link attempt}, streamed. */
-const attemptStream = <A>(tag: typeof ChatModel, call: (model: Service) => Stream.Stream<A, ModelError>): Stream.Stream<A, ModelError, ChatModel> =>
+const attemptStream = <A>(
+  tag: typeof ChatModel,
+  byCaller: ByCaller,
+  call: (model: Service) => Stream.Stream<A, ModelError>
+): Stream.Stream<A, ModelError, ChatModel> =>
   Stream.unwrap(Effect.flatMap(tag, (model) =>
-    Effect.withFiber<Stream.Stream<A, ModelError>>((fiber) =>
-      Effect.succeed(
-        isTraced(fiber) ? Stream.withSpan(call(model), AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : call(model)
+    Effect.withFiber<Stream.Stream<A, ModelError>>((fiber) => {
+      const once = Stream.tapError(Stream.provideService(call(model), byCaller, true), remember(model))
+      return Effect.succeed(
+        isTraced(fiber) ? Stream.withSpan(once, AttemptSpan, { attributes: modelAttributes(model), captureStackTrace: false }) : once
       )
-    )))
+    })))
 
 const AttemptSpan = "agentfx.model.attempt"
 
@@ -70,14 +99,39 @@ const build = (step: Step<never>, tag: typeof ChatModel) =>
     }
   )
 
-/** The plan over the built steps; `guard` (a stream's) refuses any retry and fallback once it says no. */
-const planOf = (steps: ReadonlyArray<Built>, guard?: () => boolean) =>
+/** How long `error` asks to wait before its model is tried again, when it came from `model` (else 0: another server asked). */
+const ownRetryAfter = (error: ModelError, model: Service): number =>
+  failedOn.get(error) === model ? Math.max(0, error.retryAfterMillis ?? 0) : 0
+
+/**
+ * A step's schedule, each delay raised to the `Retry-After` its own model's server asked for. A
+ * step with `attempts` but no schedule retries at once (`ExecutionPlan`'s rule), unless its server
+ * asked for a wait. `undefined`: the step has no schedule to raise (it is tried once).
+ */
+const scheduleOf = (step: Built): Schedule.Schedule<any, ModelError, unknown> | undefined => {
+  const base = step.schedule ?? (step.attempts !== undefined && step.attempts > 1 ? Schedule.forever : undefined)
+  return base === undefined ? undefined : base.pipe(
+    Schedule.setInputType<ModelError>(),
+    Schedule.modifyDelay(({ duration, input }) => Effect.succeed(Duration.max(duration, Duration.millis(ownRetryAfter(input, step.model)))))
+  )
+}
+
+/**
+ * The plan over the built steps. A step's model is not tried again when its server asked for a
+ * wait longer than `maxRetryAfterMillis` (the plan moves on); else its `while` decides. `guard` (a
+ * stream's) refuses any retry and fallback once it says no.
+ */
+const planOf = (steps: ReadonlyArray<Built>, maxRetryAfterMillis: number, guard?: () => boolean) =>
   ExecutionPlan.make(...steps.map((step) => ({
     provide: step.context,
     attempts: step.attempts,
-    schedule: step.schedule,
-    while: guard === undefined ? step.while : (error: ModelError) =>
-      !guard() ? Effect.succeed(false) : step.while === undefined ? Effect.succeed(true) : step.while(error)
+    schedule: scheduleOf(step),
+    while: (error: ModelError) =>
+      (guard !== undefined && !guard()) || ownRetryAfter(error, step.model) > maxRetryAfterMillis
+        ? Effect.succeed(false)
+        : step.while === undefined
+        ? Effect.succeed(true)
+        : step.while(error)
   })) as unknown as [ExecutionPlan.make.Step]) as unknown as Plan<never, never>
 
 /**
@@ -89,7 +143,9 @@ const planOf = (steps: ReadonlyArray<Built>, guard?: () => boolean) =>
 export const make = <E, R>(
   tag: typeof ChatModel,
   notStreaming: symbol,
-  plan: Plan<E, R>
+  byCaller: ByCaller,
+  plan: Plan<E, R>,
+  options?: { readonly maxRetryAfter?: Duration.Input | undefined }
 ): Layer.Layer<ChatModel, E, Exclude<R, Scope.Scope>> =>
   Layer.effect(
     tag,
@@ -100,21 +156,22 @@ export const make = <E, R>(
         E,
         R | Scope.Scope
       >
-      const whole = planOf(steps)
+      const maxRetryAfterMillis = Duration.toMillis(options?.maxRetryAfter ?? "60 seconds")
+      const whole = planOf(steps, maxRetryAfterMillis)
       const service: Service = {
         model: steps[0]!.model.model,
         provider: steps[0]!.model.provider,
         generate: (request) =>
-          Effect.withExecutionPlan(attempt(tag, (model) => Effect.map(model.generate(request), stamp(model))), whole),
+          Effect.withExecutionPlan(attempt(tag, byCaller, (model) => Effect.map(model.generate(request), stamp(model))), whole),
         stream: (request) =>
           Stream.suspend(() => {
             let emitted = false
-            const parts = attemptStream(tag, (model) =>
+            const parts = attemptStream(tag, byCaller, (model) =>
               model.stream(request).pipe(
                 Stream.map((part): StreamPart => part._tag === "Done" ? { _tag: "Done", response: stamp(model)(part.response) } : part),
                 Stream.tap(() => Effect.sync(() => void (emitted = true)))
               ))
-            return Stream.withExecutionPlan(parts, planOf(steps, () => !emitted), { preventFallbackOnPartialStream: true })
+            return Stream.withExecutionPlan(parts, planOf(steps, maxRetryAfterMillis, () => !emitted), { preventFallbackOnPartialStream: true })
           })
       }
       return steps.every((step) => notStreaming in step.model) ? { ...service, [notStreaming]: true as const } : service

@@ -136,7 +136,7 @@ const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then:
   spend(run, response.usage)
   calibrate(run, response.usage)
   const { calls, refused } = response.toolCalls.length === 0 ? noCalls : admit(response.toolCalls, agent.limits, callIdsOf(run))
-  const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning)])
+  const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning, response.files)])
   // an ephemeral run's history is its own: appended already
   return run.ephemeral
     ? afterAppend(agent, run, response.text, calls, refused, then)

@@ -158,7 +158,8 @@ const model = <R>(
       usage: response.usage,
       durationMillis: finished - started,
       ...(response.model === undefined ? {} : { model: response.model }),
-      ...(response.provider === undefined ? {} : { provider: response.provider })
+      ...(response.provider === undefined ? {} : { provider: response.provider }),
+      ...(response.files === undefined || response.files.length === 0 ? {} : { files: response.files })
     }))
     yield* annotate(watchers.traced, () => ({
       "agentfx.model.finish_reason": response.finishReason,
