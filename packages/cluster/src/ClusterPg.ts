@@ -9,7 +9,7 @@
 import { RunStore } from "@agentfx/core"
 import * as SqlStore from "@agentfx/sql/SqlStore"
 import * as PgStore from "@agentfx/sql/PgStore"
-import { RunnerAddress } from "effect/cluster"
+import { RunnerAddress, ShardingConfig } from "effect/cluster"
 import type { Sharding } from "effect/cluster/Sharding"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { PgClient } from "@effect/sql-pg"
@@ -17,7 +17,7 @@ import type { Duration } from "effect"
 import { Cause, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Locations from "./internal/locations.js"
-import { failoverConfig, failoverProblems, type Timings, timed } from "./internal/settings.js"
+import { failoverConfig, failoverProblems, runnerStartupParameters, type Timings, timed } from "./internal/settings.js"
 import type { RunLocation } from "./RunLocation.js"
 
 /**
@@ -34,9 +34,14 @@ export interface ClientOptions extends PgClient.PgPoolConfig, SqlStore.Options {
  * after its last refresh (every `lockRefresh`); the others see it gone at their next
  * assignment refresh (every `assignmentRefresh`), then take its shards and continue its runs.
  * The engine's defaults, 35 s / 10 s / 3 s, take over in about 30–37 s; 6 s / 2 s (and the
- * default 1 s assignment refresh) in 4–8 s after the kill. Shorter is not free: a runner whose
- * event loop or database stalls past `lockExpiration` loses its shards while alive (the run
- * store's fences keep every call started once even then).
+ * default 1 s assignment refresh) in 4–8 s after the kill. A frozen runner (SIGSTOP, a paused VM,
+ * an event loop blocked) is failed over the same way (PostgreSQL 14 or later): PostgreSQL ends
+ * its lock session once idle for `lockExpiration`, and a transaction of its connections once idle
+ * for `lockExpiration` less the lock refresh (`idle_in_transaction_session_timeout`, set on the
+ * runner's connections unless their `startupParameters` set it), so that nothing it held keeps
+ * its runs from the others. Shorter is not free: a runner whose event loop or database stalls
+ * past `lockExpiration` loses its shards while alive (the run store's fences keep every call
+ * started once even then).
  * @since 0.1.0
  * @category models
  */
@@ -82,19 +87,29 @@ const storeOptions = ({ leaseTtl, retention }: SqlStore.Options): SqlStore.Optio
 
 const clientOf = ({ leaseTtl: _, retention: __, ...client }: ClientOptions): PgClient.PgPoolConfig => client
 
-/** A member's cluster Layer over the store's client, its setup failures as `StoreError`s. */
-const member = <E>(cluster: Layer.Layer<Sharding, E, SqlClient>, options: ClientOptions) =>
+/** A failure to join the cluster, as a `StoreError`. */
+const notJoined = (cause: Cause.Cause<unknown>): Cause.Cause<RunStore.StoreError> =>
+  Cause.hasInterruptsOnly(cause)
+    ? cause as Cause.Cause<never>
+    : Cause.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))
+
+/** A member's cluster Layer over the store's client (`client`), its setup failures as `StoreError`s. */
+const member = <E>(cluster: Layer.Layer<Sharding, E, SqlClient>, options: ClientOptions, client: PgClient.PgPoolConfig) =>
   Layer.merge(cluster, Locations.layer()).pipe(
-    Layer.catchCause((cause) =>
-      Layer.effectContext(Effect.failCause(
-        Cause.hasInterruptsOnly(cause)
-          ? cause as Cause.Cause<never>
-          : Cause.fail(new RunStore.StoreError({ message: `Could not join the cluster: ${Cause.pretty(cause)}` }))
-      ))
-    ),
+    Layer.catchCause((cause) => Layer.effectContext(Effect.failCause(notJoined(cause)))),
     Layer.provideMerge(SqlStore.layer(storeOptions(options))),
-    Layer.provide(PgStore.layerClient(clientOf(options)))
+    Layer.provide(PgStore.layerClient(client))
   )
+
+/**
+ * A runner's client: its connections end a transaction left idle for `lockExpiration` less the
+ * lock refresh of the runner's effective sharding settings (the engine's environment overlaid
+ * with agentfx's), unless `startupParameters` sets it (decision 162).
+ */
+const runnerClient = (options: ClientOptions, sharding: ShardingConfig.ShardingConfig["Service"]): PgClient.PgPoolConfig => {
+  const client = clientOf(options)
+  return { ...client, startupParameters: runnerStartupParameters(sharding, client.startupParameters) }
+}
 
 const address = ({ host, port }: { readonly host: string; readonly port: number }) => Option.some(RunnerAddress.make(host, port))
 
@@ -124,18 +139,19 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
   if (problems.length > 0) {
     return Layer.effectContext(Effect.fail(new RunStore.StoreError({ message: `ClusterPg.layer: ${problems.join("; ")}` })))
   }
-  return member(
-    NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: {
-        ...timed(options, "1 second"),
-        runnerAddress: address(options.runnerAddress),
-        ...(options.listenAddress === undefined ? {} : { runnerListenAddress: address(options.listenAddress) }),
-        ...(options.failover === undefined ? {} : failoverConfig(options.failover))
-      }
-    }),
-    options
-  )
+  const shardingConfig: Partial<ShardingConfig.ShardingConfig["Service"]> = {
+    ...timed(options, "1 second"),
+    runnerAddress: address(options.runnerAddress),
+    ...(options.listenAddress === undefined ? {} : { runnerListenAddress: address(options.listenAddress) }),
+    ...(options.failover === undefined ? {} : failoverConfig(options.failover))
+  }
+  // the settings the engine will run with: its environment's (`SHARD_LOCK_EXPIRATION`, …), overlaid with these
+  return Layer.unwrap(ShardingConfig.configFromEnv.pipe(
+    Effect.catchCause((cause) => Effect.failCause(notJoined(cause))),
+    Effect.map((fromEnv) =>
+      member(NodeClusterSocket.layer({ storage: "sql", shardingConfig }), options, runnerClient(options, { ...fromEnv, ...shardingConfig }))
+    )
+  ))
 }
 
 /**
@@ -156,4 +172,4 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  * @category layers
  */
 export const layerClient = (options: ClientOptions): Layer.Layer<Services, RunStore.StoreError> =>
-  member(NodeClusterSocket.layer({ clientOnly: true, storage: "sql" }), options)
+  member(NodeClusterSocket.layer({ clientOnly: true, storage: "sql" }), options, clientOf(options))

@@ -1,8 +1,8 @@
 /**
  * The embedded cluster: one runner on a SQLite file (`effect/cluster`'s `SingleRunner`),
  * with the run store and chat memory on the same file, and clients — other processes of the
- * same machine, a CLI — that send it messages through the file. One runner per file: a
- * second is refused (`RunnerLocked`).
+ * same machine, a CLI — that send it messages through the file. One runner per file, whatever
+ * path names it (a symbolic or hard link, a relative path): a second is refused (`RunnerLocked`).
  *
  * @since 0.1.0
  */
@@ -56,7 +56,8 @@ const store = (options: ClientOptions) =>
  * The embedded runner on `filename`: serves the entities registered with
  * `AgentCluster.runner`; runs left running by a crash of the previous runner on this file are
  * continued when it starts. Refused with `RunnerLocked` while another process (or another
- * Layer of this one) runs the file.
+ * Layer of this one) runs the file, through whatever path (decision 082). A file that does not
+ * exist yet is created.
  *
  * @example
  * ```ts

@@ -6,9 +6,11 @@ import { Decision } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Scope } from "effect"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
+import { spawn as spawnChild } from "@agentfx/testing/Process"
 import { spawn } from "node:child_process"
+import { existsSync, linkSync, mkdirSync, realpathSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { join } from "node:path"
+import { dirname, join, relative } from "node:path"
 import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
 import { Bank, bankRunnerOn, executions, gate, tempDir } from "./fixtures.js"
@@ -70,6 +72,82 @@ describe("ClusterSqlite", () => {
       const outcome = yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(client))
       expect(outcome).toMatchObject({ _tag: "Completed", text: "hello" })
     }).pipe(Effect.scoped), 30_000)
+
+  it.live("one runner per database file, whatever path names it: a symbolic link, a linked directory, a hard link, a relative path and the file's own path are each refused while its runner runs; that runner keeps working; once it stops, the hard link opens on the same data", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const filename = join(dir, "cluster.db")
+      const first = yield* Scope.make()
+      const runner1 = yield* Layer.buildWithScope(bankRunnerOn(filename), first)
+      const other = join(dir, "other")
+      mkdirSync(other)
+      symlinkSync(filename, join(dir, "link.db"))
+      symlinkSync(dir, join(other, "alias"))
+      linkSync(filename, join(dir, "hard.db"))
+      const real = realpathSync(filename)
+      const byName = `${real}.runner.lock`
+      const byFile = join(dirname(real), `.agentfx-${statSync(real, { bigint: true }).ino}.runner.lock`)
+      const names = [
+        [filename, byName],
+        [join(dir, "link.db"), byName],
+        [join(other, "alias", "cluster.db"), byName],
+        [relative(process.cwd(), filename), byName],
+        [join(dir, "hard.db"), byFile]
+      ] as const
+      for (const [name, lockFile] of names) {
+        const refused = yield* Effect.flip(Layer.build(bankRunnerOn(name)))
+        expect(refused, name).toMatchObject({ _tag: "RunnerLocked", filename: name, lockFile, pid: process.pid })
+      }
+      // the file's runner was not disturbed by them
+      const paused = yield* AgentCluster.run(Bank, { input: "pay 7" }).pipe(Effect.provide(runner1))
+      expect(paused._tag).toBe("Paused")
+      if (paused._tag !== "Paused") return
+      const done = yield* AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(Effect.provide(runner1))
+      expect(done).toMatchObject({ _tag: "Completed", text: "paid 7" })
+      expect([executions.get("lookup-7"), executions.get("transfer-7")]).toEqual([1, 1])
+      yield* Scope.close(first, Exit.void)
+      // stopped: the hard link opens, on the same data
+      const runner2 = yield* Layer.build(bankRunnerOn(join(dir, "hard.db")))
+      expect(Option.map(yield* AgentCluster.get(paused.runId).pipe(Effect.provide(runner2)), (r) => r.status)).toEqual(Option.some("completed"))
+      expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner2))).toMatchObject({ _tag: "Completed", text: "hello" })
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a database file its runner creates (through a dangling symbolic link) and a file replaced on disk under its runner stay one runner's", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const filename = join(dir, "new.db")
+      symlinkSync(filename, join(dir, "link.db"))
+      expect(existsSync(filename)).toBe(false)
+      const runner1 = yield* Layer.build(bankRunnerOn(join(dir, "link.db")))
+      expect(existsSync(filename)).toBe(true)
+      expect(yield* Effect.flip(Layer.build(bankRunnerOn(filename)))).toMatchObject({ _tag: "RunnerLocked", filename, pid: process.pid })
+      // another file moved onto its name: a new file (a new inode), but the name's runner still runs
+      writeFileSync(join(dir, "restored.db"), "")
+      renameSync(join(dir, "restored.db"), filename)
+      expect(yield* Effect.flip(Layer.build(bankRunnerOn(filename)))).toMatchObject({ _tag: "RunnerLocked", filename, lockFile: `${realpathSync(filename)}.runner.lock`, pid: process.pid })
+      expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner1))).toMatchObject({ _tag: "Completed", text: "hello" })
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a runner process holds its file: runners of this process through a symbolic link and a hard link are refused naming its pid, a client reaches it; SIGKILLed, its file opens at once through the link", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const filename = join(dir, "cluster.db")
+      const holder = yield* spawnChild(fileURLToPath(new URL("./fixtures/sqliteRunner.ts", import.meta.url)), [filename])
+      yield* holder.waitFor("ready", (m) => (m as { ready?: number }).ready, 120_000)
+      symlinkSync(filename, join(dir, "link.db"))
+      linkSync(filename, join(dir, "hard.db"))
+      for (const name of [join(dir, "link.db"), join(dir, "hard.db")]) {
+        const refused = yield* Effect.flip(Layer.build(bankRunnerOn(name)))
+        expect(refused, name).toMatchObject({ _tag: "RunnerLocked", filename: name, pid: holder.pid })
+        expect(refused.message).toContain(`process ${holder.pid} holds`)
+      }
+      const client = yield* Layer.build(ClusterSqlite.layerClient({ filename }))
+      expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(client))).toMatchObject({ _tag: "Completed", text: `hello from ${holder.pid}` })
+      yield* holder.kill()
+      // through the symbolic link: SQLite keeps its journal beside the real name, so it finds what the killed runner left
+      const runner = yield* Layer.build(bankRunnerOn(join(dir, "link.db")))
+      expect(yield* AgentCluster.run(Bank, { input: "hi" }).pipe(Effect.provide(runner))).toMatchObject({ _tag: "Completed", text: "hello" })
+    }).pipe(Effect.scoped), 180_000)
 
   it.live("a file whose runner lock cannot be opened (its directory does not exist) fails with a StoreError naming the lock, not RunnerLocked", () =>
     Effect.gen(function*() {

@@ -5,7 +5,7 @@ import { Cause, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { join } from "node:path"
 import * as ClusterPg from "../src/ClusterPg.js"
 import { AgentCluster } from "../src/index.js"
-import { failoverConfig } from "../src/internal/settings.js"
+import { failoverConfig, runnerStartupParameters } from "../src/internal/settings.js"
 import { Bank, bankModel, onFile, tempDir } from "./fixtures.js"
 
 const millis = (d: Duration.Input | undefined) => Duration.toMillis(Duration.fromInputUnsafe(d!))
@@ -24,6 +24,22 @@ describe("failover settings", () => {
 
   it("an assignment refresh given is used", () => {
     expect(millis(failoverConfig({ lockExpiration: "6 seconds", lockRefresh: "2 seconds", assignmentRefresh: "500 millis" }).refreshAssignmentsInterval)).toBe(500)
+  })
+})
+
+describe("a runner's transactions", () => {
+  it("end once idle for the lock expiration less the lock refresh: before a frozen runner's shards can move (decision 162)", () => {
+    expect(runnerStartupParameters({ shardLockExpiration: "6 seconds", shardLockRefreshInterval: "2 seconds" })).toEqual({ idle_in_transaction_session_timeout: "4000" })
+    // the engine's defaults, 35 s / 10 s
+    expect(runnerStartupParameters({ shardLockExpiration: "35 seconds", shardLockRefreshInterval: "10 seconds" })).toEqual({ idle_in_transaction_session_timeout: "25000" })
+    // the engine refreshes at least three times per expiration
+    expect(runnerStartupParameters({ shardLockExpiration: "9 seconds", shardLockRefreshInterval: "10 seconds" })).toEqual({ idle_in_transaction_session_timeout: "6000" })
+  })
+
+  it("the connection's own startup parameters are kept, and win when they set it", () => {
+    const sharding = { shardLockExpiration: "6 seconds", shardLockRefreshInterval: "2 seconds" } as const
+    expect(runnerStartupParameters(sharding, { search_path: "agentfx" })).toEqual({ search_path: "agentfx", idle_in_transaction_session_timeout: "4000" })
+    expect(runnerStartupParameters(sharding, { IDLE_IN_TRANSACTION_SESSION_TIMEOUT: "0" })).toEqual({ IDLE_IN_TRANSACTION_SESSION_TIMEOUT: "0" })
   })
 })
 

@@ -37,6 +37,11 @@ export interface Child {
   readonly send: (line: string) => Effect.Effect<void>
   /** Sends `signal` (default SIGKILL) and waits for the exit: its code (null when killed). */
   readonly kill: (signal?: NodeJS.Signals) => Effect.Effect<number | null>
+  /**
+   * Sends `signal` without waiting for anything (`SIGSTOP` freezes the process, `SIGCONT` wakes
+   * it; the scope's SIGKILL ends a frozen one too). Dies if the process has already exited.
+   */
+  readonly signal: (signal: NodeJS.Signals) => Effect.Effect<void>
   /** Waits for the exit: its code (null when killed by a signal). */
   readonly exited: Effect.Effect<number | null>
   /** Everything it printed that is not a message (stdout's other lines, stderr). */
@@ -151,6 +156,12 @@ export const spawn = (
         messages: () => messages,
         send: (line: string) => Effect.sync(() => void child.stdin!.write(`${line}\n`)),
         kill: (signal: NodeJS.Signals = "SIGKILL") => Effect.andThen(Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill(signal)), exited),
+        signal: (signal: NodeJS.Signals) =>
+          Effect.suspend(() =>
+            exitCode === undefined && child.kill(signal)
+              ? Effect.void
+              : Effect.die(new Error(`could not send ${signal} to process ${child.pid}: it has exited (${exitCode})`))
+          ),
         exited,
         log: () => log
       } satisfies Child

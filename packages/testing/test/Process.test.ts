@@ -3,7 +3,7 @@
  * wrapper), its JSON lines are messages and the rest log, and it is killed with the scope.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Cause, Effect, Exit, Scope } from "effect"
 import { fileURLToPath } from "node:url"
 import { spawn } from "../src/Process.js"
 
@@ -49,6 +49,23 @@ describe("spawn", () => {
       const gone = yield* Effect.flip(c.waitFor("a goodbye", (m) => (m as { bye?: true }).bye))
       expect(gone.message).toMatch(/exited \(null\) before a goodbye/)
     }).pipe(Effect.scoped), 30_000)
+
+  it.live("signal: SIGSTOP freezes the child (it answers nothing), SIGCONT wakes it; a frozen child is killed with its scope; an exited one cannot be signalled", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const c = yield* Scope.provide(spawn(child), scope)
+      yield* c.waitFor("ready", (m) => (m as { ready?: number }).ready)
+      yield* c.signal("SIGSTOP")
+      yield* c.send("frozen")
+      expect((yield* Effect.flip(c.waitFor("echo", (m) => (m as { echo?: string }).echo, 500))).message).toMatch(/^no echo from process/)
+      yield* c.signal("SIGCONT")
+      expect(yield* c.waitFor("echo", (m) => (m as { echo?: string }).echo)).toBe("frozen")
+      yield* c.signal("SIGSTOP")
+      yield* Scope.close(scope, Exit.void)
+      expect(alive(c.pid)).toBe(false)
+      const exit = yield* Effect.exit(c.signal("SIGCONT"))
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toMatch(/could not send SIGCONT to process \d+: it has exited/)
+    }), 30_000)
 
   it.live("closing the scope kills the child", () =>
     Effect.gen(function*() {

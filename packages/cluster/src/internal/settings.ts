@@ -52,3 +52,36 @@ export const failoverConfig = (failover: {
   refreshAssignmentsInterval: failover.assignmentRefresh ??
     Duration.min(Duration.seconds(3), Duration.divideUnsafe(Duration.fromInputUnsafe(failover.lockRefresh), 2))
 })
+
+/**
+ * How often a runner refreshes its shard locks: `lockRefresh`, but at least three times per
+ * `lockExpiration` (the engine's rule, `effect/cluster/internal/shardLock.ts`).
+ */
+export const lockRefreshOf = (config: Pick<ShardingConfig.ShardingConfig["Service"], "shardLockExpiration" | "shardLockRefreshInterval">): Duration.Duration =>
+  Duration.min(
+    Duration.fromInputUnsafe(config.shardLockRefreshInterval),
+    Duration.divideUnsafe(Duration.fromInputUnsafe(config.shardLockExpiration), 3)
+  )
+
+/**
+ * How long a runner's cluster connection may sit idle inside a transaction before PostgreSQL
+ * ends it (`idle_in_transaction_session_timeout`): `lockExpiration` less the lock refresh.
+ * A frozen runner's shard locks go no sooner than `lockExpiration` after its last refresh,
+ * which was at most one refresh before it froze; its open transactions go at most this long
+ * after their last statement, made before it froze. So they end before another runner can
+ * take its shards, whose messages they would otherwise keep locked (decision 162).
+ */
+export const idleInTransactionTimeout = (config: Pick<ShardingConfig.ShardingConfig["Service"], "shardLockExpiration" | "shardLockRefreshInterval">): Duration.Duration =>
+  Duration.subtract(Duration.fromInputUnsafe(config.shardLockExpiration), lockRefreshOf(config))
+
+/**
+ * A runner's connection startup parameters: `given`, with `idle_in_transaction_session_timeout`
+ * set to {@link idleInTransactionTimeout} of its sharding settings (in ms) unless `given` sets it.
+ */
+export const runnerStartupParameters = (
+  sharding: Pick<ShardingConfig.ShardingConfig["Service"], "shardLockExpiration" | "shardLockRefreshInterval">,
+  given?: Readonly<Record<string, string>> | undefined
+): Readonly<Record<string, string>> => {
+  const set = Object.keys(given ?? {}).some((name) => name.toLowerCase() === "idle_in_transaction_session_timeout")
+  return set ? given! : { ...given, idle_in_transaction_session_timeout: String(Math.max(1, Math.floor(Duration.toMillis(idleInTransactionTimeout(sharding))))) }
+}

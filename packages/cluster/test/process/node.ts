@@ -2,7 +2,8 @@
  * A process of the cluster process tests (`Processes.test.ts` spawns it with node, never a
  * wrapper). Prints JSON lines. Modes:
  * - `runner <pg url> <port>`: a cluster runner serving `proofAgent` (failover settings 6 s / 2 s,
- *   poll 1 s); prints `{"ready":pid}` once its Layer is built, then runs until killed.
+ *   poll 1 s; its cluster connections' `application_name` is `runner-<pid>`); prints `{"ready":pid}`
+ *   once its Layer is built, then runs until killed.
  * - `client <pg url>`: a client-only member; reads commands on stdin, one JSON object a line, runs
  *   each at once, and prints `{"id", "ok"}` or `{"id", "error": <tag>, "message"}`:
  *   `{"id","op":"start","input","runId"?}` → the run id once the Start is stored;
@@ -33,7 +34,14 @@ const runner = () =>
   Layer.effectDiscard(say({ ready: process.pid })).pipe(
     Layer.provideMerge(AgentCluster.runner(Proof)),
     Layer.provide([proofModel, proofManager, PgClient.layer({ url: Redacted.make(url!) })]),
-    Layer.provide(ClusterPg.layer({ url: Redacted.make(url!), runnerAddress: { host: "127.0.0.1", port: Number(port) }, failover, pollInterval: "1 second" }))
+    // the cluster's connections name this process (pg_stat_activity, the tests' statement triggers)
+    Layer.provide(ClusterPg.layer({
+      url: Redacted.make(url!),
+      applicationName: `runner-${process.pid}`,
+      runnerAddress: { host: "127.0.0.1", port: Number(port) },
+      failover,
+      pollInterval: "1 second"
+    }))
   )
 )
 
