@@ -154,7 +154,7 @@ const handlers = <R, D extends RunDriver.RunDriver | undefined>(options: Options
  *
  * @example
  * ```ts
- * import { NodeHttpServer } from "@effect/platform-node"
+ * import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
  * import { Layer } from "effect"
  * import { HttpRouter, HttpServerResponse } from "effect/http"
  * import { createServer } from "node:http"
