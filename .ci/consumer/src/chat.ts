@@ -1,7 +1,8 @@
 /**
  * `@agentfx/ui-stream` under plain `node`: the chat endpoint served on a free port of
  * 127.0.0.1 over the SQLite store; a user message (the run pauses on a transfer), its approval
- * (the run completes), the same approval again (refused), read as `useChat` sends them. Prints
+ * (the run completes), the same approval again (refused: the sentence `useChat` shows, then
+ * the typed refusal a JSON client asks for), read as `useChat` sends them. Prints
  * the status, the protocol header and each chunk's type. Then the server stops.
  */
 import { ScriptedChatModel } from "@agentfx/core"
@@ -12,12 +13,12 @@ import { Console, Effect } from "effect"
 import { payments, script } from "./payments.js"
 import { TempStore } from "./tempStore.js"
 
-const post = (origin: string, body: unknown) =>
+const post = (origin: string, body: unknown, accept = "*/*") =>
   Effect.promise(async () => {
-    const response = await fetch(`${origin}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    const response = await fetch(`${origin}/api/chat`, { method: "POST", headers: { "content-type": "application/json", accept }, body: JSON.stringify(body) })
     const text = await response.text()
     const chunks = text.split("\n").filter((line) => line.startsWith("data: {")).map((line) => JSON.parse(line.slice(6)))
-    return { status: response.status, header: response.headers.get("x-vercel-ai-ui-message-stream"), text, chunks }
+    return { status: response.status, header: response.headers.get("x-vercel-ai-ui-message-stream"), type: response.headers.get("content-type"), text, chunks }
   })
 
 const program = Effect.gen(function*() {
@@ -40,7 +41,9 @@ const program = Effect.gen(function*() {
   const done = yield* post(origin, answered)
   yield* Console.log(`its approval: ${done.status} ${done.chunks.map((c) => c.type === "text-delta" ? `text-delta "${c.delta}"` : c.type).join(", ")}`)
   const again = yield* post(origin, answered)
-  yield* Console.log(`the same approval again: ${again.status} ${JSON.parse(again.text)._tag}`)
+  yield* Console.log(`the same approval again: ${again.status} ${again.type} "${again.text.replace(runId, "<run>")}"`)
+  const asJson = yield* post(origin, answered, "application/json")
+  yield* Console.log(`the same approval, asking for JSON: ${asJson.status} ${JSON.parse(asJson.text)._tag}`)
   yield* Console.log("stopping the chat endpoint")
 })
 
