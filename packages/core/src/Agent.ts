@@ -435,6 +435,13 @@ export interface ResumeOptions {
    * pause its decider did not see.
    */
   readonly revision?: number
+  /**
+   * An id of this decision, unique to it (a message id, a UUID): recorded with the claim
+   * (`RunRecord.decisionId`) until the run pauses again, so that a decision delivered twice — a
+   * retry after its sender crashed — can be told apart from a second decision by the same person.
+   * Nothing else reads it: a second resume is refused with `RunAlreadyResumed` all the same.
+   */
+  readonly decisionId?: string
 }
 
 /**

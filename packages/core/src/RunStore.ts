@@ -72,7 +72,12 @@ export const RunRecord = Schema.Struct({
    * When the run was last claimed from its pause (the store's clock, `now`, at the
    * `paused → running` transition), until it pauses again: when its decision was made.
    */
-  decidedAt: Schema.optional(Schema.Number)
+  decidedAt: Schema.optional(Schema.Number),
+  /**
+   * The id of the decision that claimed the run (`Agent.resume`'s `decisionId`), until it pauses
+   * again: a decision delivered twice is told apart by it from a second decision by the same person.
+   */
+  decisionId: Schema.optional(Schema.String)
 }).annotate({ identifier: "RunRecord" })
 
 /**
@@ -97,6 +102,8 @@ export interface Transition {
    * A claim (`paused → running`) also records its time as `decidedAt`, cleared and kept alike.
    */
   readonly decidedBy?: string | undefined
+  /** Recorded as the record's `decisionId` by a claim (`paused → running`); cleared and kept as `decidedBy`. */
+  readonly decisionId?: string | undefined
 }
 
 /**

@@ -90,6 +90,26 @@ describe("Agent.run with a given run id", () => {
       expect(executed).toEqual(["t1"])
     }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
 
+  it.effect("a decision's id (decisionId) is recorded with its claim, kept to the run's end, cleared by a pause; one holding a lone surrogate is refused, nothing consumed", () =>
+    Effect.gen(function*() {
+      const { agent, executed } = transfers()
+      const first = paused(yield* Agent.run(agent, { input: "pay" }))
+      const error = yield* Effect.flip(Agent.resume(agent, first.runId, Decision.approveAll(), { decisionId: "d\uDC00" }))
+      expect(error._tag === "InvalidRunInput" && error.problems).toEqual([
+        `decisionId "d\\udc00" must be a string without a lone surrogate (a store would record another id)`
+      ])
+      expect(executed).toEqual([])
+      const store = yield* RunStore.RunStore
+      const again = paused(yield* Agent.resume(agent, first.runId, Decision.approveAll(), { decidedBy: "ada", decisionId: "d-1" }))
+      expect(Option.map(yield* store.get(again.runId), (r) => [r.status, r.decidedBy, r.decisionId])).toEqual(Option.some(["paused", undefined, undefined]))
+      const version = Option.getOrThrow(yield* store.get(again.runId)).version
+      yield* store.transition(again.runId, { from: { status: "paused", version }, to: "running", decidedBy: "bob", decisionId: "d-2" })
+      expect(Option.map(yield* store.get(again.runId), (r) => [r.status, r.decidedBy, r.decisionId])).toEqual(Option.some(["running", "bob", "d-2"]))
+      yield* store.transition(again.runId, { from: { status: "running", version: version + 1 }, to: "running" })
+      expect(Option.map(yield* store.get(again.runId), (r) => r.decisionId)).toEqual(Option.some("d-2"))
+      expect(executed).toEqual(["t1"])
+    }).pipe(Effect.provide(model), Effect.provide(RunStore.layerMemory())))
+
   it.effect("a run id \".\" or \"..\" (a URL would resolve it away) is refused before anything runs; one that only starts with dots is not", () =>
     Effect.gen(function*() {
       const { agent, executed } = transfers()

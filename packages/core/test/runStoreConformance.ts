@@ -165,6 +165,27 @@ export const conformance = <R>(
         })
       ))
 
+    it.effect("decisionId is set by a claim and kept until the run pauses again, so an ended record (where kept) names the decision that claimed it", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("i"))
+          const claimed = yield* store.transition("i", { from: { status: "paused", version: 1 }, to: "running", decidedBy: "ada", decisionId: "d-1" })
+          expect([claimed?.decidedBy, claimed?.decisionId]).toEqual(["ada", "d-1"])
+          yield* store.transition("i", { from: { status: "running", version: 2 }, to: "running", checkpoint: { batch: 2 } })
+          expect(Option.map(yield* store.get("i"), (r) => r.decisionId)).toEqual(Option.some("d-1"))
+          const pausedAgain = yield* store.transition("i", { from: { status: "running", version: 3 }, to: "paused", checkpoint: {} })
+          expect(pausedAgain !== undefined && "decisionId" in pausedAgain).toBe(false)
+          const unnamed = yield* store.transition("i", { from: { status: "paused", version: 4 }, to: "running", decidedBy: "ada" })
+          expect(unnamed !== undefined && "decisionId" in unnamed).toBe(false)
+          yield* store.transition("i", { from: { status: "running", version: 5 }, to: "paused", checkpoint: {} })
+          yield* store.transition("i", { from: { status: "paused", version: 6 }, to: "running", decidedBy: "ada", decisionId: "d-2" })
+          const ended = yield* store.transition("i", { from: { status: "running", version: 7 }, to: "completed" })
+          expect(ended?.decisionId).toBe("d-2")
+          const kept = yield* store.get("i")
+          if (Option.isSome(kept)) expect([kept.value.status, kept.value.decisionId]).toEqual(["completed", "d-2"])
+        })
+      ))
+
     it.effect("after the retention a finished run is forgotten", () =>
       withStore((store) =>
         Effect.gen(function*() {

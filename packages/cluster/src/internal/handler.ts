@@ -142,32 +142,39 @@ export const make = Effect.fnUntraced(function*(
 
   /**
    * A decision finds its run not paused (the resume read the record and refused, nothing
-   * changed): a message redelivered after a crash. The record says what happened: `running` —
-   * the resume it carried was cut off (nothing else drives this entity's runs), continue it
-   * with the crash rule; ended after this very decision (its reply was not stored) — answer
-   * with how it ended; anything else — the refusal stands.
+   * changed): maybe its message, redelivered after a crash. The record says what happened:
+   * `running` — the resume it carried was cut off (nothing else drives this entity's runs),
+   * continue it with the crash rule; ended after this very message's claim (its reply was not
+   * stored) — answer with how it ended; anything else, a second decision by the same person
+   * included — the refusal stands. The claim records the message's id (`decisionId`); a record
+   * claimed before ids were recorded is told by who decided, as it was then.
    */
-  const redelivered = Effect.fnUntraced(function*({ decidedBy, runId }: DecidePayload, refusal: RunOutcome.Refused) {
+  const redelivered = Effect.fnUntraced(function*({ decidedBy, runId }: DecidePayload, decisionId: string, refusal: RunOutcome.Refused) {
     const record = yield* readStore(runId, store.get(runId))
     if (Option.isNone(record) || record.value.agent !== agent.name) return yield* refusal
     const { status } = record.value
     if (status === "running") return yield* exitOf(runId, Agent.recover(agent, runId))
-    if ((status === "completed" || status === "failed") && decidedBy !== undefined && record.value.decidedBy === decidedBy) {
-      return Outcome.fromRecord(record.value)
-    }
+    const claimedByThis = record.value.decisionId === undefined
+      ? decidedBy !== undefined && record.value.decidedBy === decidedBy
+      : record.value.decisionId === decisionId
+    if ((status === "completed" || status === "failed") && claimedByThis) return Outcome.fromRecord(record.value)
     return yield* refusal
   })
 
   // the resume reads the record first and refuses a run that is not paused before it changes
-  // anything: only then is the record read again, to tell a redelivered decision apart
-  const decide = (payload: DecidePayload) =>
-    exitOf(
+  // anything: only then is the record read again, to tell a redelivered decision apart. A
+  // message keeps its request id when redelivered, and no other message has it.
+  const decide = ({ payload, requestId }: Entity.Request<typeof Decide>) => {
+    const decisionId = String(requestId)
+    return exitOf(
       payload.runId,
       Agent.resume(agent, payload.runId, payload.decision, {
+        decisionId,
         ...(payload.decidedBy === undefined ? {} : { decidedBy: payload.decidedBy }),
         ...(payload.revision === undefined ? {} : { revision: payload.revision })
       })
-    ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, refusal)))
+    ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, decisionId, refusal)))
+  }
 
   const cancel = Effect.fnUntraced(function*({ cancelledBy, runId }: CancelPayload) {
     yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
@@ -183,7 +190,7 @@ export const make = Effect.fnUntraced(function*(
 
   return {
     Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),
-    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request.payload)),
+    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request)),
     Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload)
   }
 })

@@ -88,13 +88,14 @@ export interface Recorder {
   readonly importCopy: (agent: Agent.Any, checkpoint: Checkpoint.Checkpoint, copy: unknown) => Effect.Effect<void, RunAlreadyResumed | StoreError>
   /**
    * Claims the paused run for its resume (`paused@v → running@v+1`: one claimant only), with who
-   * decided; a durable store's running record holds the batch to run, and the run is held alive.
+   * decided and the decision's id; a durable store's running record holds the batch to run, and
+   * the run is held alive.
    */
   readonly claim: (
     agent: Agent.Any,
     run: RunState,
     batch: ReadonlyArray<BatchItem.BatchItem>,
-    decidedBy: string | undefined
+    decided: { readonly decidedBy: string | undefined; readonly decisionId: string | undefined }
   ) => Effect.Effect<void, RunAlreadyResumed | StoreError, Scope.Scope>
   /** A claimed run paused again as its checkpoint was (a step of the resume failed before anything ran): resumable by id. */
   readonly pauseAgain: (agent: Agent.Any, run: RunState, paused: Checkpoint.Checkpoint, state: { readonly [slot: string]: unknown }) => Effect.Effect<void, StoreError>
@@ -278,7 +279,7 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
           store.insert(newRecord(agent, checkpoint, "paused", checkpoint.revision, now, copy)),
           (inserted) => inserted ? Effect.void : alreadyDecided(store, checkpoint.runId)
         )),
-    claim: Effect.fnUntraced(function*(agent, run, batch, decidedBy) {
+    claim: Effect.fnUntraced(function*(agent, run, batch, { decidedBy, decisionId }) {
       const checkpoint = durable
         ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* store.now)
         : undefined
@@ -286,7 +287,8 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
         from: { status: "paused", version: run.version! },
         to: "running",
         ...(checkpoint === undefined ? {} : { checkpoint }),
-        ...(decidedBy === undefined ? {} : { decidedBy })
+        ...(decidedBy === undefined ? {} : { decidedBy }),
+        ...(decisionId === undefined ? {} : { decisionId })
       })
       if (next === undefined) return yield* lost(run)
       // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone

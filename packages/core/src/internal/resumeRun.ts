@@ -135,14 +135,20 @@ export const resumeRun = (
   agent: Any,
   target: unknown,
   decision: Decision.Decision,
-  { decidedBy, revision }: { readonly decidedBy?: string | undefined; readonly revision?: number | undefined }
+  { decidedBy, decisionId, revision }: {
+    readonly decidedBy?: string | undefined
+    readonly decisionId?: string | undefined
+    readonly revision?: number | undefined
+  }
 ) =>
   Effect.scoped(Effect.gen(function*() {
     yield* checkShape(decision)
-    if (decidedBy !== undefined && (typeof decidedBy !== "string" || loneSurrogate.test(decidedBy))) {
-      return yield* new InvalidRunInput({
-        problems: [`decidedBy ${JSON.stringify(decidedBy)} must be a string without a lone surrogate (a store would record another name)`]
-      })
+    for (const [name, value, what] of [["decidedBy", decidedBy, "name"], ["decisionId", decisionId, "id"]] as const) {
+      if (value !== undefined && (typeof value !== "string" || loneSurrogate.test(value))) {
+        return yield* new InvalidRunInput({
+          problems: [`${name} ${JSON.stringify(value)} must be a string without a lone surrogate (a store would record another ${what})`]
+        })
+      }
     }
     const store = yield* RunStore
     const found = yield* pausedRecord(agent, store, target, revision)
@@ -169,7 +175,7 @@ export const resumeRun = (
     // a copy from elsewhere: imported as the run's paused record; a concurrent import wins once
     if (found.record === undefined) yield* run.recorder.importCopy(agent, cp, found.input)
     const batch = plan.mode === "batch" ? plan.batch : []
-    yield* run.recorder.claim(agent, run, batch, decidedBy)
+    yield* run.recorder.claim(agent, run, batch, { decidedBy, decisionId })
     const rewritten = !run.ephemeral && (stored.length === 0 || plan.messages !== cp.messages)
       ? pausedAgainOnFailure(agent, run, found.decoded, memory.replace(run.conversationId, plan.messages))
       : Effect.void

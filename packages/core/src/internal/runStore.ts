@@ -112,18 +112,20 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         }
         outcomes.delete(runId)
         started.delete(runId)
-        const { checkpoint: _, decidedAt, decidedBy, ...rest } = record
+        const { checkpoint: _, decidedAt, decidedBy, decisionId, ...rest } = record
         const paused = transition.to === "paused"
         const by = transition.decidedBy ?? (paused ? undefined : decidedBy)
         const at = transition.from.status === "paused" && transition.to === "running" ? now : paused ? undefined : decidedAt
         const decided = { ...(by === undefined ? {} : { decidedBy: by }), ...(at === undefined ? {} : { decidedAt: at }) }
+        const id = transition.decisionId ?? (paused ? undefined : decisionId)
         const next: RunRecord = {
           ...rest,
           status: transition.to,
           version: record.version + 1,
           updatedAt: now,
           ...(transition.checkpoint === undefined ? {} : { checkpoint: jsonCopy(transition.checkpoint) }),
-          ...decided
+          ...decided,
+          ...(id === undefined ? {} : { decisionId: id })
         }
         if (finishedStatus(transition.to)) {
           records.delete(runId)

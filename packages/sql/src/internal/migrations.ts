@@ -109,12 +109,16 @@ const takeOver = Effect.gen(function*() {
   })
 })
 
+/** The id of the decision that last claimed a run (`RunRecord.decisionId`); `NULL` in the rows of a database made before. */
+const decisionId = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN decision_id TEXT`)
+
 /** Every migration, in order; a database made by an earlier version runs those it lacks. */
 export const migrations = {
   "1_agentfx_store": store,
   "2_agentfx_decided_at": decidedAt,
   "3_agentfx_call_progress": callProgress,
-  "4_agentfx_take_over": takeOver
+  "4_agentfx_take_over": takeOver,
+  "5_agentfx_decision_id": decisionId
 }
 
 const loader = Migrator.fromRecord(migrations)

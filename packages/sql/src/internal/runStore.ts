@@ -25,7 +25,8 @@ const RunRow = Schema.Struct({
   // absent from what a transition returns (not read back): null
   checkpoint: Schema.NullOr(Schema.fromJsonString(Schema.Unknown)).pipe(Schema.withDecodingDefaultType(Effect.succeed(null))),
   decided_by: Schema.NullOr(Schema.String),
-  decided_at: Schema.NullOr(Millis)
+  decided_at: Schema.NullOr(Millis),
+  decision_id: Schema.NullOr(Schema.String)
 })
 
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(RunRow))
@@ -48,13 +49,14 @@ const toRecord = (row: typeof RunRow.Type): RunStore.RunRecord => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   ...(row.checkpoint === null ? {} : { checkpoint: row.checkpoint }),
-  ...decided(row)
+  ...decided(row),
+  ...(row.decision_id === null ? {} : { decisionId: row.decision_id })
 })
 
 const records = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (decoded) => decoded.map(toRecord))
 
 /** Every column but the checkpoint. */
-const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by, decided_at"
+const columns = "run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, decided_by, decided_at, decision_id"
 
 const storeError = (error: unknown) => new RunStore.StoreError({ message: describe(error) })
 
@@ -129,9 +131,15 @@ export const make = (options: Options | undefined) =>
         : transition.to === "paused"
         ? sql`NULL`
         : sql`decided_at`
+      // which decision claimed it: kept as who decided is
+      const decisionId = transition.decisionId !== undefined
+        ? sql`${transition.decisionId}`
+        : transition.to === "paused"
+        ? sql`NULL`
+        : sql`decision_id`
       const update = sql`UPDATE agentfx_runs
         SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)},
-          decided_by = ${decidedBy}, decided_at = ${decidedAt}
+          decided_by = ${decidedBy}, decided_at = ${decidedAt}, decision_id = ${decisionId}
         WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
         RETURNING ${sql.literal(columns)}`
       return sql.onDialectOrElse({
@@ -200,14 +208,14 @@ export const make = (options: Options | undefined) =>
         Effect.andThen(
           prune,
           // a new row, or over the row of a run finished longer ago than the retention
-          clock.carrying(sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at)
+          clock.carrying(sql`INSERT INTO agentfx_runs (run_id, agent, conversation_id, ephemeral, status, version, created_at, updated_at, checkpoint, decided_by, decided_at, decision_id)
             VALUES (${record.runId}, ${record.agent}, ${record.conversationId}, ${record.ephemeral ? 1 : 0}, ${record.status},
               ${record.version}, ${record.createdAt}, ${record.updatedAt}, ${json(record.checkpoint)}, ${record.decidedBy ?? null},
-              ${record.decidedAt ?? null})
+              ${record.decidedAt ?? null}, ${record.decisionId ?? null})
             ON CONFLICT (run_id) DO UPDATE SET agent = excluded.agent, conversation_id = excluded.conversation_id,
               ephemeral = excluded.ephemeral, status = excluded.status, version = excluded.version,
               created_at = excluded.created_at, updated_at = excluded.updated_at, checkpoint = excluded.checkpoint,
-              decided_by = excluded.decided_by, decided_at = excluded.decided_at
+              decided_by = excluded.decided_by, decided_at = excluded.decided_at, decision_id = excluded.decision_id
             WHERE ${expired}
             RETURNING run_id, ${now} AS now`, (rows) => rows[0]?.now)
         ).pipe(Effect.map(written), Effect.mapError(storeError)),
