@@ -16,17 +16,15 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Exit, Layer, Scope } from "effect"
+import type { Scope } from "effect"
+import { Layer } from "effect"
 import type { HttpServer, HttpServerError } from "effect/http"
-import { HttpRouter } from "effect/http"
 import type { HttpApiGroup } from "effect/http-api"
 import { HttpApiBuilder } from "effect/http-api"
-import { createServer } from "node:http"
 import { Api } from "./ChatApi.js"
-import * as ChatAuthorization from "./ChatAuthorization.js"
+import type * as ChatAuthorization from "./ChatAuthorization.js"
 import * as Handlers from "./internal/handlers.js"
-import * as Replay from "./internal/replay.js"
+import * as Serve from "./internal/serve.js"
 
 /**
  * The largest replay kept of one message (8 MiB of events): past it, a reattach gets
@@ -132,17 +130,8 @@ export const layer = <R>(
 ): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> => handlers(options, undefined)
 
 /** The handlers, their runs in `runs` when given, else in the Layer's scope. */
-const handlers = <R>(
-  options: Options<R>,
-  runs: Scope.Scope | undefined
-): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const replay = Replay.make({ maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis })
-      const authorize = options.authorize ?? ChatAuthorization.loopback()
-      return Handlers.layer(options.agent, authorize, replay, yield* Effect.context<R | ChatModel.ChatModel>(), runs ?? (yield* Effect.scope))
-    })
-  )
+const handlers = <R>(options: Options<R>, runs: Scope.Scope | undefined) =>
+  Serve.handlers(options, { maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis }, runs, Handlers.layer)
 
 /**
  * The chat's routes for an `HttpRouter` server of your own: merge them with your routes
@@ -185,12 +174,7 @@ export const routes = <R>(options: Options<R>) => HttpApiBuilder.layer(Api).pipe
  * @since 0.1.0
  * @category models
  */
-export interface ServeOptions<R> extends Options<R> {
-  /** Default 0: a free port (read it from the `HttpServer`'s address). */
-  readonly port?: number
-  /** Default `"127.0.0.1"`: this machine only. */
-  readonly host?: string
-}
+export interface ServeOptions<R> extends Options<R>, Serve.Address {}
 
 /**
  * The chat endpoint alone, on a Node HTTP server (127.0.0.1 unless told). The Layer holds the
@@ -221,20 +205,4 @@ export interface ServeOptions<R> extends Options<R> {
 export const serve = <R>(
   options: ServeOptions<R>
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
-  Layer.unwrap(Effect.gen(function*() {
-    // the runs stop first: the server's graceful shutdown waits for the message streams, which end with their runs
-    const runs = yield* Scope.fork(yield* Effect.scope)
-    const server = NodeHttpServer.layer(createServer, {
-      port: options.port ?? 0,
-      host: options.host ?? "127.0.0.1",
-      // its runs stopped first, the connections left are idle ones: a second is plenty
-      gracefulShutdownTimeout: "1 second"
-    })
-    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
-      Layer.provideMerge(
-        HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), { disableLogger: true, disableListenLog: true }).pipe(
-          Layer.provideMerge(server)
-        )
-      )
-    )
-  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> // the router's request types do not reduce over a type parameter
+  Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options)

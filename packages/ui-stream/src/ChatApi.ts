@@ -4,7 +4,8 @@
  * the typed refusals, each with its status. A refusal's body is its `message`, a sentence, as
  * `text/plain` — what `useChat` shows as its `error` (its transport throws the body's text) —
  * or, to a client that asks for `application/json` (`Accept`), the JSON `{ _tag, message, … }`
- * declared here.
+ * declared here. The AG-UI endpoint (`AgUiApi`) refuses with the same errors: there, a
+ * `chatId` is the AG-UI thread's id.
  *
  * | endpoint | what |
  * | --- | --- |

@@ -5,7 +5,9 @@
  * asks (for an answer, given to `Agent.resume` as `decidedBy` and recorded with the run's
  * claim), or fails with `Unauthorized` (401) or `Forbidden` (403). It is also told what the
  * request asks ({@link Access}: the action and the chat), so that it can tie people to their
- * chats. The default, {@link loopback}, admits clients on this machine only.
+ * chats. The default, {@link loopback}, admits clients on this machine only. The AG-UI endpoint
+ * (`AgUi`) takes the same hook: there, the chat is the AG-UI thread (`access.chatId` is its
+ * `threadId`), so that one hook can guard both endpoints.
  *
  * @since 0.2.0
  */

@@ -1,6 +1,9 @@
 /**
  * @since 0.1.0
  */
+export * as AgUi from "./AgUi.js"
+export * as AgUiApi from "./AgUiApi.js"
+export * as AgUiEvent from "./AgUiEvent.js"
 export * as Chat from "./Chat.js"
 export * as ChatApi from "./ChatApi.js"
 export * as ChatAuthorization from "./ChatAuthorization.js"

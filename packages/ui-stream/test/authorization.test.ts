@@ -14,26 +14,13 @@ import { HttpRouter, HttpServer } from "effect/http"
 import * as Http from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
 import { Chat, ChatAuthorization } from "../src/index.js"
-import { NodeChat, payments, post, serve, type Served } from "./fixtures.js"
+import { NodeChat, payments, post, raw, serve, type Served, strangers } from "./fixtures.js"
 
 let closing: Array<() => Promise<void>> = []
 afterEach(async () => {
   for (const close of closing) await close()
   closing = []
 })
-
-/** A request with exactly these headers (fetch would not send `Host` as given): its status, content type and body. */
-const raw = (origin: string, method: "GET" | "POST", path: string, headers: Record<string, string>, body?: unknown) =>
-  new Promise<{ readonly status: number; readonly type: string; readonly body: string }>((resolve, reject) => {
-    const url = new URL(origin)
-    const req = Http.request({ host: url.hostname, port: url.port, method, path, headers, setHost: headers["host"] === undefined }, (res) => {
-      let text = ""
-      res.on("data", (chunk) => (text += chunk))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), body: text }))
-    })
-    req.on("error", reject)
-    req.end(body === undefined ? undefined : JSON.stringify(body))
-  })
 
 const json = { "content-type": "application/json", accept: "application/json" }
 const user = (text: string) => ({ id: "u1", role: "user", parts: [{ type: "text", text }] })
@@ -81,23 +68,12 @@ describe("the default: clients on this machine only (Chat.serve on 127.0.0.1)", 
     closing.push(served.close)
     const port = new URL(served.origin).port
     const own = `127.0.0.1:${port}`
-    const strangers = [
-      { host: `evil.example:${port}` }, // a site whose name resolves to 127.0.0.1
-      { host: own, origin: "http://evil.example" }, // a page of another site
-      { host: own, origin: `http://localhost:${port}` }, // another origin of this machine
-      { host: own, "x-forwarded-for": "203.0.113.9" } // a proxy's client
-    ]
-    const messages = [
-      `Host "evil.example:${port}" is not a loopback name: open the chat at 127.0.0.1 or localhost`,
-      "A page of another origin (http://evil.example) cannot use this chat",
-      `A page of another origin (http://localhost:${port}) cannot use this chat`,
-      "The request came through a proxy (Forwarded / X-Forwarded-For): the server must be given an authorization hook to admit it"
-    ]
+    const refusals = strangers(served.origin)
 
     // start
-    for (const [i, headers] of strangers.entries()) {
+    for (const { headers, message } of refusals) {
       const refused = await raw(served.origin, "POST", "/api/chat", { ...json, ...headers }, { id: "c-guarded", messages: [user("Send 250 to Ada")] })
-      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message: messages[i] }])
+      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message }])
     }
     expect(calls.count).toBe(0)
     expect(await Effect.runPromise(served.store.list())).toEqual([])
@@ -111,18 +87,18 @@ describe("the default: clients on this machine only (Chat.serve on 127.0.0.1)", 
     expect(before).toMatchObject({ status: "paused" })
 
     // its approval, from a stranger: refused, the run stays paused at its pause
-    for (const [i, headers] of strangers.entries()) {
+    for (const { headers, message } of refusals) {
       const refused = await raw(served.origin, "POST", "/api/chat", { ...json, ...headers }, approval)
-      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message: messages[i] }])
+      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message }])
     }
     expect(executed).toEqual([])
     expect(calls.count).toBe(1)
     expect(await record(served, runId)).toEqual(before)
 
     // a reattach, from a stranger: refused; from this machine: the paused message
-    for (const [i, headers] of strangers.entries()) {
+    for (const { headers, message } of refusals) {
       const refused = await raw(served.origin, "GET", "/api/chat/c-guarded/stream", { accept: "application/json", ...headers })
-      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message: messages[i] }])
+      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message }])
     }
     const replayed = await raw(served.origin, "GET", "/api/chat/c-guarded/stream", { host: `localhost:${port}` })
     expect([replayed.status, replayed.body]).toEqual([200, paused.body])

@@ -10,18 +10,15 @@
  * Screenshots: packages/ui-stream/test-artifacts/ (git-ignored).
  */
 import { launchChromium } from "@agentfx/testing/Chromium"
-import { ChatMemory, RunStore, ScriptedChatModel } from "@agentfx/core"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { build } from "esbuild"
+import { ScriptedChatModel } from "@agentfx/core"
+import { Effect, type Layer } from "effect"
 import { mkdirSync } from "node:fs"
-import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Chat } from "../src/index.js"
 import { payments } from "./fixtures.js"
+import { bundle, servePage } from "./pageFixtures.js"
 
 const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const html = `<!doctype html><html><head><meta charset="utf-8"><title>chat</title></head><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>`
@@ -30,16 +27,7 @@ let browser: Browser
 let script: string
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true })
-  const bundled = await build({
-    entryPoints: [fileURLToPath(new URL("./page/app.tsx", import.meta.url))],
-    bundle: true,
-    write: false,
-    format: "esm",
-    jsx: "automatic",
-    define: { "process.env.NODE_ENV": "\"production\"" },
-    logLevel: "silent"
-  })
-  script = bundled.outputFiles[0]!.text
+  script = await bundle("./page/app.tsx")
   // evil.example resolves to this machine, as a site's name does after DNS rebinding
   browser = await launchChromium({ args: ["--host-resolver-rules=MAP evil.example 127.0.0.1"] })
 }, 60_000)
@@ -50,28 +38,8 @@ afterAll(async () => {
 const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
 
 /** The page and the chat endpoint on one server, over fresh in-memory stores. */
-const serve = async (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>) => {
-  const scope = Effect.runSync(Scope.make())
-  const origin = await Effect.runPromise(Scope.provide(
-    Effect.gen(function*() {
-      const page = Layer.mergeAll(
-        HttpRouter.add("GET", "/", HttpServerResponse.html(html)),
-        HttpRouter.add("GET", "/app.js", HttpServerResponse.text(script, { contentType: "text/javascript" }))
-      )
-      const server = yield* Layer.build(
-        HttpRouter.serve(Layer.mergeAll(Chat.routes({ agent }), page), { disableLogger: true, disableListenLog: true }).pipe(
-          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-          Layer.provide(model),
-          Layer.provide(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
-        )
-      )
-      const address = Context.get(server, HttpServer.HttpServer).address
-      return address._tag === "UnixPathAddress" ? yield* Effect.die(new Error("expected a TCP address")) : `http://127.0.0.1:${address.port}`
-    }).pipe(Effect.orDie),
-    scope
-  ))
-  return { origin, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-}
+const serve = (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>) =>
+  servePage(Chat.routes({ agent }), { html, path: "/app.js", script }, model)
 
 /** A tab on the chat; errors of the page fail the test. */
 const open = async (origin: string, chat: string) => {

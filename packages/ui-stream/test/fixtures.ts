@@ -7,6 +7,7 @@ import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, T
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { HttpServer } from "effect/http"
+import * as Http from "node:http"
 import { Chat } from "../src/index.js"
 
 export interface Payments {
@@ -68,24 +69,28 @@ export interface Served {
   readonly close: () => Promise<void>
 }
 
-/** A real chat endpoint for `agent` and `model`, over fresh in-memory stores; `close()` stops it. */
-export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>): Promise<Served> => {
+/** A real endpoint — `endpoint`, a server over the stores it is given — over fresh in-memory stores, on 127.0.0.1:0; `close()` stops it. */
+export const start = async (
+  endpoint: (stores: Layer.Layer<never>) => Layer.Layer<HttpServer.HttpServer, unknown>
+) => {
   const scope = Effect.runSync(Scope.make())
   const served = await Effect.runPromise(Scope.provide(
     Effect.gen(function*() {
       const stores = yield* Layer.build(Layer.mergeAll(RunStore.layerMemory(), ChatMemory.layerMemory))
-      const server = yield* Layer.build(Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(Layer.succeedContext(stores))))
+      const server = yield* Layer.build(endpoint(Layer.succeedContext(stores)))
       const address = Context.get(server, HttpServer.HttpServer).address
       if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
-      return { origin: `http://127.0.0.1:${address.port}`, store: Context.get(stores, RunStore.RunStore) }
+      return { origin: `http://127.0.0.1:${address.port}`, store: Context.get(stores, RunStore.RunStore), memory: Context.get(stores, ChatMemory.ChatMemory) }
     }).pipe(Effect.orDie),
     scope
   ))
-  return {
-    ...served,
-    transport: new DefaultChatTransport({ api: `${served.origin}/api/chat` }),
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
-  }
+  return { ...served, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/** A real chat endpoint for `agent` and `model`, over fresh in-memory stores; `close()` stops it. */
+export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>): Promise<Served> => {
+  const served = await start((stores) => Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(stores)))
+  return { ...served, transport: new DefaultChatTransport({ api: `${served.origin}/api/chat` }) }
 }
 
 /** Answers every run with the steps in order, from its first (across its resumes). */
@@ -127,4 +132,39 @@ export const post = async (origin: string, body: unknown, headers: Record<string
     body: typeof body === "string" ? body : JSON.stringify(body)
   })
   return { status: response.status, body: await response.text() }
+}
+
+/** A request with exactly these headers (fetch would not send `Host` as given): its status, content type and body. */
+export const raw = (origin: string, method: "GET" | "POST", path: string, headers: Record<string, string>, body?: unknown) =>
+  new Promise<{ readonly status: number; readonly type: string; readonly body: string }>((resolve, reject) => {
+    const url = new URL(origin)
+    const req = Http.request({ host: url.hostname, port: url.port, method, path, headers, setHost: headers["host"] === undefined }, (res) => {
+      let text = ""
+      res.on("data", (chunk) => (text += chunk))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), body: text }))
+    })
+    req.on("error", reject)
+    req.end(body === undefined ? undefined : JSON.stringify(body))
+  })
+
+/**
+ * The clients the default hook (`ChatAuthorization.loopback()`) refuses, each with the sentence
+ * of its 403, for a server at `origin` (`http://127.0.0.1:<port>`).
+ */
+export const strangers = (origin: string) => {
+  const { port } = new URL(origin)
+  const own = `127.0.0.1:${port}`
+  return [
+    // a site whose name resolves to 127.0.0.1
+    { headers: { host: `evil.example:${port}` }, message: `Host "evil.example:${port}" is not a loopback name: open the chat at 127.0.0.1 or localhost` },
+    // a page of another site
+    { headers: { host: own, origin: "http://evil.example" }, message: "A page of another origin (http://evil.example) cannot use this chat" },
+    // another origin of this machine
+    { headers: { host: own, origin: `http://localhost:${port}` }, message: `A page of another origin (http://localhost:${port}) cannot use this chat` },
+    // a proxy's client
+    {
+      headers: { host: own, "x-forwarded-for": "203.0.113.9" },
+      message: "The request came through a proxy (Forwarded / X-Forwarded-For): the server must be given an authorization hook to admit it"
+    }
+  ]
 }

@@ -62,11 +62,12 @@ const decodeAnswered = Schema.decodeUnknownResult(AnsweredPart, reporting)
 
 const problem = (error: Schema.SchemaError) => error.message
 
-/** A value the sender gave, quoted in a problem, cut short (a URL may be megabytes). */
-const quoted = (value: string) => JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+/** Core's rules for a file (`Part.FilePart`): checked where a request has the file, to say what is wrong in the request's words. */
+export const isMediaType = Schema.is(Part.FilePart.fields.mediaType)
+export const isSource = Schema.is(Part.FileSource)
 
-const isMediaType = Schema.is(Part.FilePart.fields.mediaType)
-const isSource = Schema.is(Part.FileSource)
+/** A value the sender gave, quoted in a problem, cut short (a URL may be megabytes). */
+export const quoted = (value: string) => JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
 
 /**
  * The file of an AI SDK file part, or what is wrong with it — said of the part, where the
@@ -167,13 +168,16 @@ const answers = (chatId: string, where: string, parts: ReadonlyArray<{ readonly 
   return Effect.succeed({ _tag: "Answers", chatId, runId: runIds[0]!, answers: found })
 }
 
-/** Reads and checks the body of a `POST /api/chat`, held to `bounds`. */
-export const parse = (request: HttpServerRequest.HttpServerRequest, bounds: Bounds): Effect.Effect<Parsed, InvalidRequest> =>
+/**
+ * A request's JSON body, read and held to the bounds every endpoint keeps: sent as
+ * `application/json` (`what` names the body in the refusal), at most `maxBodyBytes`, JSON, and
+ * nested at most `depth` levels — checked before any Schema decodes it.
+ */
+export const readJson = (request: HttpServerRequest.HttpServerRequest, what: string, depth: number): Effect.Effect<unknown, InvalidRequest> =>
   Effect.gen(function*() {
-    const { depth, fileBytes } = bounds
     const contentType = request.headers["content-type"] ?? ""
     if (!/^application\/json\b/i.test(contentType)) {
-      return yield* invalid(`Send the chat request as application/json (its content type is ${JSON.stringify(contentType)})`)
+      return yield* invalid(`Send ${what} as application/json (its content type is ${JSON.stringify(contentType)})`)
     }
     const tooLarge = invalid(`The body could not be read: larger than ${maxBodyBytes} bytes, or cut off`)
     if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return yield* tooLarge
@@ -186,6 +190,14 @@ export const parse = (request: HttpServerRequest.HttpServerRequest, bounds: Boun
       catch: (error) => invalid(`The body is not JSON: ${error instanceof Error ? error.message : String(error)}`)
     })
     if (nestsDeeper(json, depth)) return yield* invalid(`The body nests deeper than ${depth} levels`)
+    return json
+  })
+
+/** Reads and checks the body of a `POST /api/chat`, held to `bounds`. */
+export const parse = (request: HttpServerRequest.HttpServerRequest, bounds: Bounds): Effect.Effect<Parsed, InvalidRequest> =>
+  Effect.gen(function*() {
+    const { depth, fileBytes } = bounds
+    const json = yield* readJson(request, "the chat request", depth)
     const body = decodeRequest(json)
     if (Result.isFailure(body)) return yield* invalid(`The body is not a chat request: ${problem(body.failure)}`)
     const { id: chatId, messages, trigger } = body.success

@@ -1,0 +1,85 @@
+/**
+ * The handlers of the AG-UI group: a `RunAgentInput` read (a turn, or the answers to a paused
+ * run's interrupts), authorized, its run started in the endpoint's scope, and streamed as an
+ * AG-UI run; a reattach authorized and served from the replay buffer. A refusal is answered
+ * with its status and its sentence as text, or its JSON to a client that asks for JSON.
+ */
+import type { AgentError, AgentEvent } from "@agentfx/core"
+import { Agent as Agents } from "@agentfx/core"
+import type { Duration } from "effect"
+import { Clock, Effect, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../../AgUiApi.js"
+import { headers } from "../../AgUiEvent.js"
+import { ReplayDropped } from "../../ChatApi.js"
+import { asText, authorized, envelope, refusal } from "../refusals.js"
+import * as Runner from "../runner.js"
+import type * as Serve from "../serve.js"
+import * as Answers from "./answers.js"
+import { keepingAlive } from "./keepAlive.js"
+import * as Request from "./request.js"
+import * as State from "./state.js"
+import * as Wire from "./wire.js"
+
+/** The handlers, over one agent, running in `scope` with the services of `context`; every request passes `authorize`; an open stream is kept alive every `keepAlive`. */
+export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint, keepAlive: Duration.Input) => {
+  const respond = (events: Stream.Stream<Uint8Array>) =>
+    HttpServerResponse.stream(events.pipe(keepingAlive(keepAlive)), { contentType: "text/event-stream", headers })
+  return HttpApiBuilder.group(Api, "agui", (handlers) =>
+    handlers
+      .handleRaw("run", ({ request }) =>
+        asText(
+          request,
+          Effect.gen(function*() {
+            const parsed = yield* Request.parse(request, { depth: agent.limits.depth + envelope, fileBytes: agent.limits.fileBytes })
+            const { runId, threadId } = parsed
+            const refused = (error: AgentError.ResumeError) => refusal(error, Answers.words, () => Answers.conversationBusy(threadId))
+            const start = <E extends AgentError.ResumeError>(events: Stream.Stream<AgentEvent.AgentEvent, E, any>, from: Omit<Wire.Start, "threadId" | "runId">) =>
+              Runner.run(replay, scope, { chatId: threadId, wire: Wire.make(agent, { threadId, runId, ...from }), events: Stream.provideContext(events, context) })
+            if (parsed._tag === "Turn") {
+              yield* authorized(authorize, request, { action: "start", chatId: threadId })
+              const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: threadId }), { state: State.initial(agent) }).pipe(
+                Effect.mapError(refused)
+              )
+              return respond(events)
+            }
+            const decidedBy = yield* authorized(authorize, request, { action: "decide", chatId: threadId, runId: parsed.pausedRunId })
+            const resume = yield* Answers.prepare(agent, threadId, parsed.pausedRunId, parsed.entries)
+            const events = yield* start(Agents.streamResume(agent, resume.pause.encoded, resume.decision, { decidedBy }), {
+              state: Object.keys(agent.slots).length === 0 ? undefined : resume.pause.checkpoint.state,
+              resumed: { iteration: resume.pause.checkpoint.iteration, decided: resume.decided }
+            }).pipe(
+              Effect.catch((error) =>
+                Effect.flatMap(
+                  error._tag === "ConversationBusy"
+                    ? Answers.busy(resume, threadId)
+                    : Effect.succeed(error._tag === "InvalidEditedArguments" ? Answers.invalidEdits(resume, error) : refused(error)),
+                  Effect.fail
+                )
+              )
+            )
+            return respond(events)
+          })
+        ))
+      .handle("reattach", ({ params, request }) =>
+        asText(
+          request,
+          Effect.gen(function*() {
+            yield* authorized(authorize, request, { action: "reattach", chatId: params.threadId })
+            const found = yield* replay.reattach(params.threadId, yield* Clock.currentTimeMillis)
+            switch (found._tag) {
+              case "None":
+                return respond(Stream.empty)
+              case "Dropped":
+                return yield* new ReplayDropped({
+                  chatId: params.threadId,
+                  message: `The replay of thread ${params.threadId}'s last run was dropped: it grew past the replay buffer's bound; the run goes on`
+                })
+              case "Replay":
+                return respond(found.events)
+            }
+          })
+        ))
+  )
+}

@@ -1,0 +1,73 @@
+/**
+ * What the endpoints (the chat's, AG-UI's) are built on: their handlers over a replay buffer of
+ * their own, the authorization hook and the Layer's services; and an endpoint alone on a Node
+ * HTTP server (127.0.0.1 unless told). There, its runs run in a scope of their own, closed first
+ * when the Layer closes — their streams end with the failure of a server that stopped — then the
+ * server, whose graceful shutdown then waits only for idle connections.
+ */
+import type { Agent, ChatModel } from "@agentfx/core"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type { Context, Scope as Scopes } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
+import type { HttpServer, HttpServerError } from "effect/http"
+import { HttpRouter } from "effect/http"
+import { createServer } from "node:http"
+import * as ChatAuthorization from "../ChatAuthorization.js"
+import * as Replay from "./replay.js"
+
+/** What an endpoint's handlers run with: its agent, hook and replay buffer, the services its runs get, and the scope they run in. */
+export interface Endpoint {
+  readonly agent: Agent.Any
+  readonly authorize: ChatAuthorization.Authorize
+  readonly replay: Replay.Replay
+  readonly context: Context.Context<any>
+  readonly scope: Scopes.Scope
+}
+
+/**
+ * The handlers `make` builds over an endpoint: a replay buffer of its own (held to `bounds`),
+ * `options.authorize` (default `ChatAuthorization.loopback()`), the Layer's services, and its runs
+ * in `runs` when given, else in the Layer's scope.
+ */
+export const handlers = <A, R>(
+  options: { readonly agent: Agent.Agent<any, R, any>; readonly authorize?: ChatAuthorization.Authorize | undefined },
+  bounds: Replay.Bounds,
+  runs: Scopes.Scope | undefined,
+  make: (endpoint: Endpoint) => Layer.Layer<A>
+): Layer.Layer<A, never, R | ChatModel.ChatModel> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const context = yield* Effect.context<R | ChatModel.ChatModel>()
+    return make({
+      agent: options.agent,
+      authorize: options.authorize ?? ChatAuthorization.loopback(),
+      replay: Replay.make(bounds),
+      context,
+      scope: runs ?? (yield* Effect.scope)
+    })
+  }))
+
+export interface Address {
+  /** Default 0: a free port (read it from the `HttpServer`'s address). */
+  readonly port?: number
+  /** Default `"127.0.0.1"`: this machine only. */
+  readonly host?: string
+}
+
+/** Serves the routes `routes` makes, given the scope its runs run in. */
+export const serve = <R>(
+  routes: (runs: Scope.Scope) => Layer.Layer<never, never, any>,
+  address: Address
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R> =>
+  Layer.unwrap(Effect.gen(function*() {
+    // the runs stop first: the server's graceful shutdown waits for the event streams, which end with their runs
+    const runs = yield* Scope.fork(yield* Effect.scope)
+    const server = NodeHttpServer.layer(createServer, {
+      port: address.port ?? 0,
+      host: address.host ?? "127.0.0.1",
+      // its runs stopped first, the connections left are idle ones: a second is plenty
+      gracefulShutdownTimeout: "1 second"
+    })
+    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
+      Layer.provideMerge(HttpRouter.serve(routes(runs), { disableLogger: true, disableListenLog: true }).pipe(Layer.provideMerge(server)))
+    )
+  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R> // the router's request types do not reduce over a type parameter
