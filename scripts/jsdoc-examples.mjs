@@ -2,19 +2,15 @@
 /**
  * Type-checks every `@example` block of the packages' JSDoc (part of `pnpm typecheck`): each
  * fenced `ts` block after an `@example` tag in `packages/<name>/src/**.ts` becomes a module of its
- * own under `examples/.jsdoc/` (where every `@agentfx/*` package resolves to its sources), and
- * `tsc` checks them all with the workspace's compiler options (unused names allowed: an example
- * may declare what it shows). Errors are reported at the line of the source file that holds the
- * example. Exits 1 on any error, or when no example was found (the extraction broke).
+ * own under `examples/.jsdoc/`, and one `tsc` run checks them all (`scripts/type-check-blocks.mjs`,
+ * shared with `scripts/docs-examples.mjs`, which checks the blocks of the Markdown docs). Errors
+ * are reported at the line of the source file that holds the example. Exits 1 on any error, or
+ * when no example was found (the extraction broke).
  */
-import { spawnSync } from "node:child_process"
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join, relative } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
+import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const out = join(root, "examples", ".jsdoc")
+import { root, typeCheckBlocks } from "./type-check-blocks.mjs"
 
 const sources = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -57,10 +53,7 @@ export const examplesOf = (text) => {
 }
 
 const main = () => {
-  rmSync(out, { recursive: true, force: true })
-  mkdirSync(out, { recursive: true })
-  const origins = new Map()
-  let count = 0
+  const blocks = []
   for (const pkg of readdirSync(join(root, "packages"))) {
     const src = join(root, "packages", pkg, "src")
     let files
@@ -72,50 +65,21 @@ const main = () => {
     for (const file of files) {
       examplesOf(readFileSync(file, "utf8")).forEach((example, n) => {
         const name = `${pkg}.${relative(src, file).replace(/\.ts$/, "").replaceAll("/", ".")}.${n + 1}.ts`
-        const body = example.code.join("\n")
-        // a block without imports is a script: make it a module, so that blocks do not collide
-        const code = /^\s*(import|export)\s/m.test(body) ? body : `${body}\nexport {}`
-        writeFileSync(join(out, name), `${code}\n`)
-        origins.set(name, { file: relative(root, file), line: example.line })
-        count += 1
+        blocks.push({ name, code: example.code.join("\n"), file: relative(root, file), line: example.line })
       })
     }
   }
-  if (count === 0) {
+  if (blocks.length === 0) {
     console.error("jsdoc-examples: no @example block found — the extraction is broken")
     process.exit(1)
   }
-  writeFileSync(join(out, "tsconfig.json"), JSON.stringify({
-    extends: "../../tsconfig.base.json",
-    compilerOptions: {
-      noEmit: true,
-      composite: false,
-      declaration: false,
-      declarationMap: false,
-      sourceMap: false,
-      incremental: false,
-      noUnusedLocals: false,
-      noUnusedParameters: false
-    },
-    include: ["*.ts"]
-  }, null, 2))
-  // TypeScript 7 exports no module path to its compiler: its package's `bin` names the executable
-  const typescript = dirname(createRequire(join(root, "package.json")).resolve("typescript/package.json"))
-  const tsc = join(typescript, JSON.parse(readFileSync(join(typescript, "package.json"), "utf8")).bin.tsc)
-  const result = spawnSync(process.execPath, [tsc, "-p", join(out, "tsconfig.json"), "--pretty", "false"], { encoding: "utf8" })
-  const report = `${result.stdout}${result.stderr}`.replace(
-    /(?:examples\/\.jsdoc\/)?([\w.-]+\.\d+\.ts)\((\d+),(\d+)\)/g,
-    (whole, name, line, column) => {
-      const origin = origins.get(name)
-      return origin === undefined ? whole : `${origin.file}(${origin.line + Number(line) - 1},${column}) [@example ${name}]`
-    }
-  )
-  if (result.status !== 0) {
-    console.error(report.trim())
-    console.error(`jsdoc-examples: ${count} examples checked; the errors above are at the lines of the examples in the sources`)
+  const { ok, report } = typeCheckBlocks(".jsdoc", blocks)
+  if (!ok) {
+    console.error(report)
+    console.error(`jsdoc-examples: ${blocks.length} examples checked; the errors above are at the lines of the examples in the sources`)
     process.exit(1)
   }
-  console.log(`jsdoc-examples: ${count} @example blocks type-check`)
+  console.log(`jsdoc-examples: ${blocks.length} @example blocks type-check`)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main()
