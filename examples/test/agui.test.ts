@@ -9,8 +9,10 @@ import { run } from "./run.js"
 describe("agui.ts", () => {
   it("prints the AG-UI events of a pause, its answer, a refused second answer and a reattach", async () => {
     const { lines } = await run("agui.ts")
-    expect(lines[0]).toMatch(/^AG-UI endpoint: POST http:\/\/127\.0\.0\.1:\d+\/api\/agui, GET http:\/\/127\.0\.0\.1:\d+\/api\/agui\/:threadId\/stream$/)
-    const [asked, answered, refused, reattached] = lines.slice(2).join("\n").trimEnd().split("\n\n")
+    // the server logs where it listens, then the example prints its routes
+    expect(lines[0]).toMatch(/ INFO \(#\d+\): AG-UI endpoint at http:\/\/127\.0\.0\.1:\d+\/api\/agui$/)
+    expect(lines[1]).toMatch(/^AG-UI endpoint: POST http:\/\/127\.0\.0\.1:\d+\/api\/agui, GET http:\/\/127\.0\.0\.1:\d+\/api\/agui\/:threadId\/stream$/)
+    const [asked, answered, refused, reattached] = lines.slice(3).join("\n").trimEnd().split("\n\n")
     const events = (block: string) => block.split("\n").slice(1).map((line) => JSON.parse(line.trim().slice("data: ".length)))
     expect(asked!.split("\n")[0]).toBe("POST /api/agui (a user message) → 200")
     expect(events(asked!).map((event) => event.type)).toEqual([

@@ -8,8 +8,10 @@ import { run } from "./run.js"
 describe("chat.ts", () => {
   it("prints the UI message streams of a pause, its approval, a refused second approval and a reattach", async () => {
     const { lines } = await run("chat.ts")
-    const output = lines.slice(2).join("\n").trimEnd()
-    expect(lines[0]).toMatch(/^chat endpoint: POST http:\/\/127\.0\.0\.1:\d+\/api\/chat, GET http:\/\/127\.0\.0\.1:\d+\/api\/chat\/:chatId\/stream$/)
+    const output = lines.slice(3).join("\n").trimEnd()
+    // the server logs where it listens, then the example prints its routes
+    expect(lines[0]).toMatch(/ INFO \(#\d+\): Chat endpoint at http:\/\/127\.0\.0\.1:\d+\/api\/chat$/)
+    expect(lines[1]).toMatch(/^chat endpoint: POST http:\/\/127\.0\.0\.1:\d+\/api\/chat, GET http:\/\/127\.0\.0\.1:\d+\/api\/chat\/:chatId\/stream$/)
     const [asked, approved, refused, reattached] = output.split("\n\n")
     expect(asked).toBe(`POST /api/chat (a user message) → 200
   data: {"type":"start","messageId":"<run>"}

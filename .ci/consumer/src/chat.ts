@@ -3,7 +3,8 @@
  * 127.0.0.1 over the SQLite store; a user message (the run pauses on a transfer), its approval
  * (the run completes), the same approval again (refused: the sentence `useChat` shows, then
  * the typed refusal a JSON client asks for), read as `useChat` sends them. Prints
- * the status, the protocol header and each chunk's type. Then the server stops.
+ * the line it logs once it listens, the status, the protocol header and each chunk's type. Then
+ * the server stops.
  */
 import { ScriptedChatModel } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"
@@ -11,6 +12,7 @@ import { HttpServer } from "effect/http"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { payments, script } from "./payments.js"
+import { PrintedLogs } from "./printedLogs.js"
 import { TempStore } from "./tempStore.js"
 
 const post = (origin: string, body: unknown, accept = "*/*") =>
@@ -51,5 +53,6 @@ program.pipe(
   Effect.provide(Chat.serve({ agent: payments, port: 0 })),
   Effect.provide(ScriptedChatModel.layer(script)),
   Effect.provide(TempStore("chat")),
+  Effect.provide(PrintedLogs),
   NodeRuntime.runMain
 )

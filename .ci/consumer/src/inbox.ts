@@ -10,11 +10,12 @@ import { Agent, ScriptedChatModel } from "@agentfx/core"
 import { Inbox } from "@agentfx/inbox"
 import { HttpServer } from "effect/http"
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Logger } from "effect"
+import { Console, Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative } from "node:path"
 import { payments, script } from "./payments.js"
+import { PrintedLogs } from "./printedLogs.js"
 import { TempStore } from "./tempStore.js"
 
 const inboxPackage = createRequire(import.meta.url).resolve("@agentfx/inbox/package.json")
@@ -58,11 +59,6 @@ const program = Effect.gen(function*() {
   }`)
   yield* Console.log("stopping the inbox")
 })
-
-/** Log lines as `log: <message>`, a port as PORT. */
-const PrintedLogs = Logger.layer([
-  Logger.make(({ message }) => console.log(`log: ${[message].flat().join(" ").replace(/:\d+\//g, ":PORT/")}`))
-])
 
 program.pipe(
   Effect.provide(Inbox.serve({ agents: [payments], port: 0 })),

@@ -7,13 +7,13 @@
  * @since 0.1.0
  */
 import type { Agent, ChatModel } from "@agentfx/core"
+import { Listening } from "@agentfx/core"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Data, Effect, Exit, Layer, Scope } from "effect"
 import type { HttpServerError } from "effect/http"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import type { HttpApiGroup } from "effect/http-api"
 import { HttpApiBuilder } from "effect/http-api"
-import { NetAddress } from "effect/net"
 import { createServer } from "node:http"
 import * as Authorization from "./Authorization.js"
 import { Api } from "./InboxApi.js"
@@ -199,7 +199,8 @@ export interface ServeOptions<R> extends Options<R> {
 
 /**
  * The port {@link serve} was given is taken: something else listens on it (another inbox,
- * perhaps). Serve on another `port`, or 0 for a free one.
+ * perhaps). Serve on another `port`, or 0 for a free one. (`Listening.PortInUse` of
+ * `@agentfx/core`, which the chat and AG-UI endpoints fail with too.)
  *
  * @example
  * ```ts
@@ -217,23 +218,13 @@ export interface ServeOptions<R> extends Options<R> {
  * @since 0.1.0
  * @category errors
  */
-export class PortInUse extends Data.TaggedError("PortInUse")<{ readonly host: string; readonly port: number }> {
-  override get message(): string {
-    return `Port ${this.port} of ${this.host} is in use: stop what listens there, or serve the inbox on another port (0 picks a free one)`
-  }
-}
+export const PortInUse = Listening.PortInUse
 
-/** The page's address, for a person on this machine (a server on every address is reached on loopback). */
-const urlOf = (address: NetAddress.SocketAddress): string => {
-  if (NetAddress.isUnixPathAddress(address)) return `http+unix://${encodeURIComponent(address.path)}/inbox`
-  const reachable = NetAddress.isUnspecified(address.address)
-    ? NetAddress.inetAddressUnsafe(NetAddress.isIpv4Address(address.address) ? NetAddress.ipv4Loopback : NetAddress.ipv6Loopback, address.port)
-    : address
-  return `${NetAddress.formatUrlUnsafe(reachable)}/inbox`
-}
-
-const isAddressInUse = (error: HttpServerError.ServeError) =>
-  typeof error.cause === "object" && error.cause !== null && (error.cause as { readonly code?: unknown }).code === "EADDRINUSE"
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type PortInUse = Listening.PortInUse
 
 /**
  * The inbox alone, on a Node HTTP server (`/` redirects to `/inbox`). The Layer holds the
@@ -271,7 +262,7 @@ export const serve = <R, D extends RunDriver.RunDriver | undefined = undefined>(
       Effect.mapError(
         // its runs stopped first (below), the connections left are idle ones: a second is plenty
         NodeHttpServer.make(createServer, { ...listen, gracefulShutdownTimeout: "1 second" }),
-        (error) => isAddressInUse(error) ? new PortInUse(listen) : error
+        Listening.portTaken({ ...listen, server: "the inbox" })
       )
     ),
     NodeHttpServer.layerHttpServices
@@ -287,7 +278,7 @@ export const serve = <R, D extends RunDriver.RunDriver | undefined = undefined>(
       Layer.provideMerge(
         HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
           Layer.provideMerge(server),
-          Layer.tap((context) => Effect.logInfo(`Inbox at ${urlOf(Context.get(context, HttpServer.HttpServer).address)}`))
+          Layer.tap((context) => Effect.logInfo(`Inbox at ${Listening.url(listen.host, Context.get(context, HttpServer.HttpServer).address, "/inbox")}`))
         )
       )
     )

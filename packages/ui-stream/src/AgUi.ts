@@ -18,7 +18,7 @@
  *
  * @since 0.2.0
  */
-import type { Agent, ChatModel } from "@agentfx/core"
+import type { Agent, ChatModel, Listening } from "@agentfx/core"
 import type { Scope } from "effect"
 import { Layer } from "effect"
 import type { HttpServer, HttpServerError } from "effect/http"
@@ -156,7 +156,9 @@ export interface ServeOptions<R> extends Options<R>, Serve.Address {}
 
 /**
  * The AG-UI endpoint alone, on a Node HTTP server (127.0.0.1 unless told). The Layer holds the
- * server while it is in use; its `HttpServer` tells the address. Without `authorize`, it admits
+ * server while it is in use; its `HttpServer` tells the address, and it logs it once it listens
+ * (`AG-UI endpoint at http://127.0.0.1:3000/api/agui`, at level Info). A port that is taken fails it
+ * with `Listening.PortInUse`, one sentence naming the port and what to do. Without `authorize`, it admits
  * clients on this machine only, on a loopback `Host` and from no other origin (403). Closing
  * it stops the runs first (their AG-UI runs end with `RUN_ERROR`), then the server.
  *
@@ -180,5 +182,9 @@ export interface ServeOptions<R> extends Options<R>, Serve.Address {}
  */
 export const serve = <R>(
   options: ServeOptions<R>
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
-  Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options)
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R | ChatModel.ChatModel> =>
+  Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options, {
+    name: "AG-UI endpoint",
+    server: "the AG-UI endpoint",
+    path: "/api/agui"
+  })

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import type { Agent, ChatModel } from "@agentfx/core"
+import type { Agent, ChatModel, Listening } from "@agentfx/core"
 import type { Scope } from "effect"
 import { Layer } from "effect"
 import type { HttpServer, HttpServerError } from "effect/http"
@@ -178,7 +178,9 @@ export interface ServeOptions<R> extends Options<R>, Serve.Address {}
 
 /**
  * The chat endpoint alone, on a Node HTTP server (127.0.0.1 unless told). The Layer holds the
- * server while it is in use; its `HttpServer` tells the address. Without `authorize`, it admits
+ * server while it is in use; its `HttpServer` tells the address, and it logs it once it listens
+ * (`Chat endpoint at http://127.0.0.1:3000/api/chat`, at level Info). A port that is taken fails it
+ * with `Listening.PortInUse`, one sentence naming the port and what to do. Without `authorize`, it admits
  * clients on this machine only, on a loopback `Host` and from no other origin: a page of
  * another site — one whose name resolves to 127.0.0.1 (DNS rebinding) included — can neither
  * start a run nor answer its pause (403). Closing it stops the runs first (their messages end
@@ -204,5 +206,9 @@ export interface ServeOptions<R> extends Options<R>, Serve.Address {}
  */
 export const serve = <R>(
   options: ServeOptions<R>
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R | ChatModel.ChatModel> =>
-  Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options)
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R | ChatModel.ChatModel> =>
+  Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options, {
+    name: "Chat endpoint",
+    server: "the chat endpoint",
+    path: "/api/chat"
+  })

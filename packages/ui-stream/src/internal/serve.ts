@@ -6,11 +6,12 @@
  * server, whose graceful shutdown then waits only for idle connections.
  */
 import type { Agent, ChatModel } from "@agentfx/core"
+import { Listening } from "@agentfx/core"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import type { Context, Scope as Scopes } from "effect"
-import { Effect, Exit, Layer, Scope } from "effect"
-import type { HttpServer, HttpServerError } from "effect/http"
-import { HttpRouter } from "effect/http"
+import type { Scope as Scopes } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import type { HttpServerError } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import * as ChatAuthorization from "../ChatAuthorization.js"
 import * as Replay from "./replay.js"
@@ -53,21 +54,40 @@ export interface Address {
   readonly host?: string
 }
 
-/** Serves the routes `routes` makes, given the scope its runs run in. */
+/** What an endpoint served alone is called in its log line and its `PortInUse` (`"Chat endpoint"`, `"the chat endpoint"`), and where it answers. */
+export interface Named {
+  readonly name: string
+  readonly server: string
+  readonly path: string
+}
+
+/**
+ * Serves the routes `routes` makes, given the scope its runs run in; logs `<name> at <URL>`
+ * (level Info) once it listens, and fails with `PortInUse` when its port is taken.
+ */
 export const serve = <R>(
   routes: (runs: Scope.Scope) => Layer.Layer<never, never, any>,
-  address: Address
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R> =>
+  address: Address,
+  named: Named
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R> =>
   Layer.unwrap(Effect.gen(function*() {
     // the runs stop first: the server's graceful shutdown waits for the event streams, which end with their runs
     const runs = yield* Scope.fork(yield* Effect.scope)
-    const server = NodeHttpServer.layer(createServer, {
-      port: address.port ?? 0,
-      host: address.host ?? "127.0.0.1",
-      // its runs stopped first, the connections left are idle ones: a second is plenty
-      gracefulShutdownTimeout: "1 second"
-    })
-    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
-      Layer.provideMerge(HttpRouter.serve(routes(runs), { disableLogger: true, disableListenLog: true }).pipe(Layer.provideMerge(server)))
+    const listen = { port: address.port ?? 0, host: address.host ?? "127.0.0.1" }
+    const server = Layer.merge(
+      Layer.effect(
+        HttpServer.HttpServer,
+        // its runs stopped first, the connections left are idle ones: a second is plenty
+        Effect.mapError(NodeHttpServer.make(createServer, { ...listen, gracefulShutdownTimeout: "1 second" }), Listening.portTaken({ ...listen, server: named.server }))
+      ),
+      NodeHttpServer.layerHttpServices
     )
-  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, R> // the router's request types do not reduce over a type parameter
+    return Layer.effectDiscard(Effect.addFinalizer(() => Scope.close(runs, Exit.void))).pipe(
+      Layer.provideMerge(
+        HttpRouter.serve(routes(runs), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(server),
+          Layer.tap((context) => Effect.logInfo(`${named.name} at ${Listening.url(listen.host, Context.get(context, HttpServer.HttpServer).address, named.path)}`))
+        )
+      )
+    )
+  })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R> // the router's request types do not reduce over a type parameter
