@@ -3,7 +3,7 @@
  * own repetitions, timing, GC and checks; implementations only run agent turns.
  */
 import type { Check, Kill, PermitProbe, RunCounts, SuspendedRuns } from "./measure.js"
-import type { CancelWay, Config, ImplId } from "./workload.js"
+import type { CancelWay, Config, ImplId, PeerId } from "./workload.js"
 
 /** Scenario D set up once: the runs that time out, then what is left of them. */
 export interface TimeoutRuns {
@@ -108,4 +108,9 @@ export interface Impl {
   readonly cancel: (config: Config, inject: Inject) => Promise<CancelRuns>
   /** W: kills, spawns and round trips of worker calls; settles once every worker it started has exited. */
   readonly workers: (work: WorkerWork) => Promise<WorkerRuns>
+}
+
+/** A peer (`src/peers/`): the same A, B and C work as the floor and agentfx, through another agent loop. */
+export interface Peer extends Pick<Impl, "longLoop" | "wideBatch" | "concurrent"> {
+  readonly id: PeerId
 }

@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { effectLoop } from "./effectLoop.js"
-import type { Impl, Inject } from "./impl.js"
+import type { Impl, Inject, Peer } from "./impl.js"
 import type { RunCounts, ScenarioResult } from "./measure.js"
 import {
   canCountThreads,
@@ -21,7 +21,16 @@ import {
   suspendedHeap
 } from "./measure.js"
 import type { Config, ScenarioId } from "./workload.js"
-import { cancelMetric, concurrentExpected, longLoopExpected, runningCalls, timeoutExpected, wideBatchExpected } from "./workload.js"
+import {
+  cancelMetric,
+  concurrentExpected,
+  longLoopExpected,
+  peerConfig,
+  peerShortNames,
+  runningCalls,
+  timeoutExpected,
+  wideBatchExpected
+} from "./workload.js"
 
 type Samples = { [metric: string]: Array<number> }
 
@@ -80,7 +89,7 @@ const wideBatch = async (impl: Pick<Impl, "wideBatch">, config: Config): Promise
  * the same figures for bare fibers doing only what the tool does, and the heap with the tool
  * on an Effect `Deferred` latch: references, no target.
  */
-const concurrent = async (impl: Impl, config: Config): Promise<ScenarioResult> => {
+const concurrent = async (impl: Pick<Impl, "concurrent" | "effectAlone">, config: Config): Promise<ScenarioResult> => {
   const checks = new Checks()
   const samples = samplesOf("wallMs", "heapPerRunBytes", "leftPerRunBytes", "effectWallMs", "effectHeapPerRunBytes", "deferredHeapPerRunBytes")
   const alone = impl.effectAlone
@@ -275,10 +284,13 @@ const coldScript = sibling("cold")
 const countModules = sibling("countModules")
 const loader = fromSources ? ["--conditions=@agentfx/source", "--import", "tsx"] : []
 
+/** Node's compile cache off in every cold start (issue 34's S: "no compile cache"), whatever this process's environment says. */
+const coldEnv = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_COMPILE_CACHE")), NODE_DISABLE_COMPILE_CACHE: "1" }
+
 /** One fresh `node cold.js <mode>` (preceded by `preload` node options): its JSON lines merged, and its whole wall time as the parent saw it. */
 const coldProcess = (mode: string, preload: ReadonlyArray<string> = []) => {
   const start = nowUs()
-  const result = spawnSync(process.execPath, [...loader, ...preload, coldScript, mode], { encoding: "utf8", timeout: 60_000 })
+  const result = spawnSync(process.execPath, [...loader, ...preload, coldScript, mode], { encoding: "utf8", timeout: 60_000, env: coldEnv })
   const processMs = (nowUs() - start) / 1000
   const lines = result.status === 0 ? result.stdout.trim().split("\n") : []
   const fields = Object.assign({}, ...lines.map((line) => JSON.parse(line) as Record<string, unknown>)) as {
@@ -349,4 +361,22 @@ const asReference = (result: ScenarioResult, metric: string, as: string): Scenar
 export const references: Partial<Record<ScenarioId, (config: Config) => Promise<ScenarioResult>>> = {
   A: async (config) => asReference(await longLoop(effectLoop, config), "perStepUs", "effectPerStepUs"),
   B: async (config) => asReference(await wideBatch(effectLoop, config), "perCallUs", "effectPerCallUs")
+}
+
+/**
+ * A, B or C run by a peer (`src/peers/`), in a process of its own beside agentfx's: the same
+ * driver — warm-up, repetitions, timing, GC, heap, exact counts — at the peer's sizes
+ * (`peerConfig`: agentfx's, fewer runs with `--quick`), its checks labelled with the peer.
+ */
+export const peerScenario = async (scenario: ScenarioId, peer: Peer, config: Config): Promise<ScenarioResult> => {
+  const sized = peerConfig(config)
+  const result = scenario === "A"
+    ? await longLoop(peer, sized)
+    : scenario === "B"
+    ? await wideBatch(peer, sized)
+    : scenario === "C"
+    ? await concurrent(peer, sized)
+    : undefined
+  if (result === undefined) throw new Error(`peers run A, B and C, not ${scenario}`)
+  return { samples: result.samples, checks: result.checks.map((check) => ({ ...check, name: `${check.name} (${peerShortNames[peer.id]})` })) }
 }

@@ -14,6 +14,33 @@ export const scenarioIds: ReadonlyArray<ScenarioId> = ["A", "B", "C", "D", "E", 
 /** Who runs a scenario: agentfx through its public API, or the plain async/await loop. */
 export type ImplId = "floor" | "agentfx"
 
+/**
+ * A peer beside agentfx in A, B and C, each in processes of its own: the AI SDK's tool loop
+ * (`ai` 7, `generateText`) and Effect 4's own `effect/ai` (`Chat.streamText` with `maxSteps`).
+ */
+export type PeerId = "aisdk" | "effectai"
+
+/** Every peer, in the order they run and are reported. */
+export const peerIds: ReadonlyArray<PeerId> = ["aisdk", "effectai"]
+
+/** The scenarios the peers run. */
+export const peerScenarios: ReadonlyArray<ScenarioId> = ["A", "B", "C"]
+
+/** How RESULTS.md and the summary name each peer. */
+export const peerNames: Record<PeerId, string> = {
+  aisdk: "AI SDK 7 `generateText`",
+  effectai: "effect/ai `Chat`"
+}
+
+/** The same, short: in check names and the console summary. */
+export const peerShortNames: Record<PeerId, string> = {
+  aisdk: "AI SDK 7",
+  effectai: "effect/ai"
+}
+
+/** The steps a peer's loop is allowed (`stopWhen: isStepCount(…)`, `maxSteps`): agentfx's `maxIterations` in the bench. */
+export const peerMaxSteps = 1_000
+
 /** Sizes and repetitions of one bench run; `--quick` shrinks repetitions and sizes, never the checks. */
 export interface Config {
   readonly quick: boolean
@@ -84,6 +111,19 @@ export const config = (quick: boolean): Config => ({
   wReps: quick ? 2 : 5,
   coldStarts: quick ? 2 : 8
 })
+
+/**
+ * A peer's sizes: the same work as agentfx's (steps, width, runs at once), fewer repetitions —
+ * a peer's step costs hundreds of µs, 300 times agentfx's, so agentfx's 300 warm-up runs of A
+ * (decision 116) would take minutes per process. A peer's per-step figure settles after some
+ * 50 runs of A in a process (measured: ~4 ms per step in the first runs, 0.5–0.8 ms after
+ * 70), so the full bench warms up 60 runs; `--quick` (CI, for the checks, which are the
+ * same whatever the repetitions) does the fewest that still exercise every check.
+ */
+export const peerConfig = (config: Config): Config =>
+  config.quick
+    ? { ...config, aWarmup: 2, aReps: 2, bWarmup: 5, bReps: 5, cWallReps: 1, cHeapReps: 1 }
+    : { ...config, aWarmup: 60, aReps: 10, bWarmup: 100, bReps: 100, cWallReps: 2, cHeapReps: 1 }
 
 /** The scripted model's decision: call one tool with these arguments, or answer with text. */
 export type Decision<Args> = { readonly _tag: "Call"; readonly args: ReadonlyArray<Args> } | {
