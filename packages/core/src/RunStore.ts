@@ -12,7 +12,9 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { ChatMemory } from "./ChatMemory.js"
 import * as internal from "./internal/runStore.js"
+import type { Message } from "./Message.js"
 import { Outcome } from "./ToolCall.js"
 
 /**
@@ -104,6 +106,19 @@ export interface Transition {
   readonly decidedBy?: string | undefined
   /** Recorded as the record's `decisionId` by a claim (`paused → running`); cleared and kept as `decidedBy`. */
   readonly decisionId?: string | undefined
+  /**
+   * Messages appended to the run's conversation in the store's `conversations`, in the same
+   * atomic step as the transition: both are written when it applies, neither when it is refused.
+   * Given only to a store that has `conversations` (another fails with a defect).
+   */
+  readonly messages?: ReadonlyArray<Message> | undefined
+  /**
+   * Keys of leases held for the current scope that the transition lets go of when it applies
+   * (the turn that held them has ended): a SQL store deletes them in the same statement. A lease
+   * this does not let go of — it is not given, the store does nothing with it, the transition is
+   * refused, the lease was taken in another scope — is let go of when its scope closes, as always.
+   */
+  readonly letGo?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -268,6 +283,38 @@ export declare namespace RunStore {
      * (for the retention) — whether or not it keeps the whole record.
      */
     readonly finished: (runId: string) => Effect.Effect<Option.Option<Finished>, StoreError>
+    /**
+     * The conversations this store writes with a run's record (`Transition.messages`): the
+     * `ChatMemory` on its own database, when a SQL store and its memory are made together
+     * (`SqlStore.layer`). A durable run whose `ChatMemory` is this one writes its messages with
+     * its next record write — a batch, a stop, its end — atomically with it (one statement on
+     * PostgreSQL, one transaction on SQLite). None: the run writes them to its memory as they come.
+     */
+    readonly conversations?: ChatMemory.Service | undefined
+    /**
+     * `get`, and when the record is paused and its conversation is not ephemeral, that
+     * conversation held for the scope by the run — `lease("conversation:<its conversationId>",
+     * { owner: runId, wait: false })` — in the same step (one statement on PostgreSQL): how a
+     * resume by run id begins. `held`: whether the conversation is held now (`false`: not
+     * paused, ephemeral, or held by another owner — the caller takes it with `lease` as ever).
+     * Optional: without it a resume calls `get`, then `lease`. A wrapper of a store that replaces
+     * `get` or `lease` replaces this too, or leaves it out (a spread would keep the inner one).
+     */
+    readonly getHolding?: (
+      runId: string
+    ) => Effect.Effect<{ readonly record: Option.Option<RunRecord>; readonly held: boolean }, StoreError, Scope.Scope>
+    /**
+     * `transition`, and when it applies, `lease(hold.key, { owner: hold.owner, wait: false })`
+     * in the same step (one statement on PostgreSQL): a claim that holds its run alive.
+     * `held: false` when the transition was refused or another owner holds the key. Optional:
+     * without it a claim calls `transition`, then `lease`. A wrapper of a store that replaces
+     * `transition` or `lease` replaces this too, or leaves it out (a spread would keep the inner one).
+     */
+    readonly transitionHolding?: (
+      runId: string,
+      transition: Transition,
+      hold: { readonly key: string; readonly owner: string }
+    ) => Effect.Effect<{ readonly record: RunRecord | undefined; readonly held: boolean }, StoreError, Scope.Scope>
     /**
      * Holds `key` for the scope (`conversation:<id>`: one turn at a time per conversation;
      * `run:<id>`: the run is alive). `true` once held; with `wait: false`, `false` at once when

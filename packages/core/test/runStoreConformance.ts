@@ -326,6 +326,104 @@ export const conformance = <R>(
         })
       ))
 
+    it.effect("getHolding: the record, and its conversation held for the scope when it is paused and not ephemeral", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          if (store.getHolding === undefined) return
+          const getHolding = store.getHolding
+          yield* store.insert(record("g"))
+          yield* store.insert(record("e", { ephemeral: true }))
+          yield* store.insert(record("r", { status: "running", conversationId: "conversation-r" }))
+          const first = yield* Scope.make()
+          const got = yield* Scope.provide(getHolding("g"), first)
+          expect([Option.map(got.record, (r) => [r.runId, r.status, r.checkpoint]), got.held]).toEqual([Option.some(["g", "paused", { some: "checkpoint" }]), true])
+          expect(yield* store.holder("conversation:conversation-g")).toEqual(Option.some("g"))
+          // held: a second read does not hold it (another owner, or the same one: no re-entrancy)
+          const again = yield* Effect.scoped(getHolding("g"))
+          expect([Option.isSome(again.record), again.held]).toEqual([true, false])
+          expect(yield* Effect.scoped(store.lease("conversation:conversation-g", { owner: "other", wait: false }))).toBe(false)
+          yield* Scope.close(first, Exit.void)
+          expect(yield* store.holder("conversation:conversation-g")).toEqual(Option.none())
+          // not paused, ephemeral, missing: nothing held
+          for (const runId of ["r", "e", "missing"]) {
+            const read = yield* Effect.scoped(getHolding(runId))
+            expect([runId, Option.isSome(read.record), read.held]).toEqual([runId, runId !== "missing", false])
+          }
+          expect(yield* store.holder("conversation:conversation-r")).toEqual(Option.none())
+          expect(yield* store.holder("conversation:conversation-e")).toEqual(Option.none())
+        })
+      ))
+
+    it.effect("transitionHolding: the transition, and the key held for the scope when it applied", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          if (store.transitionHolding === undefined) return
+          const transitionHolding = store.transitionHolding
+          yield* store.insert(record("h"))
+          const claim = { from: { status: "paused" as const, version: 1 }, to: "running" as const, checkpoint: { the: "batch" }, decidedBy: "ada" }
+          const scope = yield* Scope.make()
+          const claimed = yield* Scope.provide(transitionHolding("h", claim, { key: "run:h", owner: "h" }), scope)
+          expect([claimed.record?.status, claimed.record?.version, claimed.record?.checkpoint, claimed.record?.decidedBy, claimed.held])
+            .toEqual(["running", 2, { the: "batch" }, "ada", true])
+          expect(yield* store.holder("run:h")).toEqual(Option.some("h"))
+          // refused: nothing written, nothing held
+          const refused = yield* Effect.scoped(transitionHolding("h", claim, { key: "run:other", owner: "h" }))
+          expect(refused).toEqual({ record: undefined, held: false })
+          expect(yield* store.holder("run:other")).toEqual(Option.none())
+          // applied, the key held by another owner: moved, not held
+          const paused = yield* store.transition("h", { from: { status: "running", version: 2 }, to: "paused", checkpoint: {} })
+          expect(paused?.version).toBe(3)
+          const busy = yield* Effect.scoped(transitionHolding("h", { ...claim, from: { status: "paused", version: 3 } }, { key: "run:h", owner: "another" }))
+          expect([busy.record?.version, busy.held]).toEqual([4, false])
+          yield* Scope.close(scope, Exit.void)
+          expect(yield* store.holder("run:h")).toEqual(Option.none())
+        })
+      ))
+
+    it.effect("letGo: the leases of the current scope it names are let go of with a transition that applies; its scope's end deletes no later holder's", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* store.insert(record("l", { status: "running" }))
+          const turn = yield* Scope.make()
+          const hold = (key: string) => Scope.provide(store.lease(key, { owner: "l", wait: false }), turn)
+          expect([yield* hold("run:l"), yield* hold("conversation:conversation-l"), yield* hold("other:l")]).toEqual([true, true, true])
+          const keys = ["run:l", "conversation:conversation-l"]
+          // refused: still held
+          expect(yield* Scope.provide(store.transition("l", { from: { status: "running", version: 9 }, to: "completed", letGo: keys }), turn)).toBeUndefined()
+          expect(yield* store.holder("run:l")).toEqual(Option.some("l"))
+          // from another scope: not this one's leases
+          yield* Effect.scoped(store.transition("l", { from: { status: "running", version: 1 }, to: "running", checkpoint: {}, letGo: keys }))
+          expect(yield* store.holder("run:l")).toEqual(Option.some("l"))
+          // applied, in the turn's scope: let go of at once, but for the one it does not name
+          const ended = yield* Scope.provide(store.transition("l", { from: { status: "running", version: 2 }, to: "completed", letGo: keys }), turn)
+          expect(ended?.status).toBe("completed")
+          expect([yield* store.holder("run:l"), yield* store.holder("conversation:conversation-l"), yield* store.holder("other:l")])
+            .toEqual([Option.none(), Option.none(), Option.some("l")])
+          // another turn takes the conversation; the first scope's end leaves it held
+          const next = yield* Scope.make()
+          expect(yield* Scope.provide(store.lease("conversation:conversation-l", { owner: "next", wait: false }), next)).toBe(true)
+          yield* Scope.close(turn, Exit.void)
+          expect([yield* store.holder("conversation:conversation-l"), yield* store.holder("other:l")]).toEqual([Option.some("next"), Option.none()])
+          yield* Scope.close(next, Exit.void)
+        })
+      ))
+
+    it.effect("messages: a transition of a store that writes conversations appends them, in order, when it applies — neither when refused", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const conversations = store.conversations
+          if (conversations === undefined) return
+          yield* store.insert(record("m", { status: "running", conversationId: "c-m" }))
+          yield* conversations.append("c-m", [{ _tag: "User", text: "before" }])
+          const messages = Array.from({ length: 3 }, (_, i) => ({ _tag: "User" as const, text: `m${i}` }))
+          expect(yield* store.transition("m", { from: { status: "running", version: 7 }, to: "running", checkpoint: {}, messages })).toBeUndefined()
+          expect((yield* conversations.get("c-m")).map((m) => m._tag === "User" ? m.text : "")).toEqual(["before"])
+          const next = yield* store.transition("m", { from: { status: "running", version: 1 }, to: "completed", messages })
+          expect(next?.status).toBe("completed")
+          expect((yield* conversations.get("c-m")).map((m) => m._tag === "User" ? m.text : "")).toEqual(["before", "m0", "m1", "m2"])
+        })
+      ))
+
     it.effect("Agent.resume: 5 resumes of one paused run at once (2 from copies of the checkpoint): one runs the call, 4 are refused", () =>
       Effect.gen(function*() {
         const { agent, executions } = transferAgent()

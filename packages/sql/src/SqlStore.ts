@@ -13,7 +13,8 @@ import { ChatMemory, RunStore } from "@agentfx/core"
 import { Context, Effect, Layer } from "effect"
 import * as internal from "./internal/migrations.js"
 import * as SqlChatMemory from "./SqlChatMemory.js"
-import * as SqlRunStore from "./SqlRunStore.js"
+import * as runStore from "./internal/runStore.js"
+import type * as SqlRunStore from "./SqlRunStore.js"
 
 /**
  * Options of the store: those of `SqlRunStore` (retention, lease ttl).
@@ -69,7 +70,8 @@ export const layer = (
 ): Layer.Layer<never, RunStore.StoreError, SqlClient.SqlClient> =>
   Layer.effectContext(Effect.gen(function*() {
     yield* internal.migrate
-    const store = yield* SqlRunStore.make(options)
     const memory = yield* SqlChatMemory.make
+    // the store writes a durable run's messages to this memory in its own statements (RunStore.conversations)
+    const store = yield* runStore.make(options, memory)
     return Context.make(RunStore.RunStore, store).pipe(Context.add(ChatMemory.ChatMemory, memory))
   }))

@@ -1,11 +1,14 @@
 /**
  * The round trips a run makes to a SQL store, counted per operation and pinned: a pause, a
- * resume, a run of three steps — on SQLite and PostgreSQL. A change that adds a statement
- * fails here (docs/persistence.md has the table; decisions 100–104 say why each is what it is).
+ * resume, a run of three steps — on SQLite and PostgreSQL — and the commits that write among
+ * them. A change that adds a statement, or splits a commit, fails here (docs/persistence.md has
+ * the table; decisions 100, 101 and 161 say why each is what it is).
  *
  * Counted from the client spans `effect/sql` opens: one per statement (its
  * `db.query.text`), and one per transaction control (its `db.operation.name`: `BEGIN`, and
- * `COMMIT` or `ROLLBACK`).
+ * `COMMIT` or `ROLLBACK`). A commit that writes: a `COMMIT`, or a statement outside a
+ * transaction that is not a `SELECT` (on PostgreSQL a `WITH` writes: the claim, the end, the read
+ * that holds a conversation).
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -71,10 +74,25 @@ const model = ScriptedChatModel.layer((request) => {
     : ScriptedChatModel.text("done")
 }, { recordRequests: false })
 
-/** The round trips of each operation, per dialect: what this test pins. */
-const expected: Record<string, { readonly pause: number; readonly resume: number; readonly threeSteps: number }> = {
-  SQLite: { pause: 11, resume: 12, threeSteps: 26 },
-  PostgreSQL: { pause: 11, resume: 12, threeSteps: 26 }
+/** The round trips of each operation, and the commits that write among them, per dialect: what this test pins. */
+const expected: Record<string, {
+  readonly statements: { readonly pause: number; readonly resume: number; readonly threeSteps: number }
+  readonly commits: { readonly pause: number; readonly resume: number; readonly threeSteps: number }
+}> = {
+  SQLite: { statements: { pause: 12, resume: 12, threeSteps: 30 }, commits: { pause: 5, resume: 6, threeSteps: 14 } },
+  PostgreSQL: { statements: { pause: 8, resume: 6, threeSteps: 17 }, commits: { pause: 5, resume: 5, threeSteps: 14 } }
+}
+
+/** The commits that write among `statements`: each `COMMIT`, and each statement outside a transaction but a `SELECT`. */
+const commitsOf = (statements: ReadonlyArray<string>) => {
+  let commits = 0
+  let inTransaction = false
+  for (const statement of statements) {
+    if (statement === "BEGIN") inTransaction = true
+    else if (statement === "COMMIT" || statement === "ROLLBACK") (inTransaction = false, commits += statement === "COMMIT" ? 1 : 0)
+    else if (!inTransaction && !statement.startsWith("SELECT")) commits++
+  }
+  return commits
 }
 
 for (const dialect of dialects) {
@@ -95,7 +113,10 @@ for (const dialect of dialects) {
         if (threeSteps.value._tag === "Completed") {
           expect(threeSteps.value.messages.filter((message) => message._tag === "ToolResult").length).toBe(3)
         }
-        const counts = { pause: pause.statements.length, resume: resume.statements.length, threeSteps: threeSteps.statements.length }
+        const counts = {
+          statements: { pause: pause.statements.length, resume: resume.statements.length, threeSteps: threeSteps.statements.length },
+          commits: { pause: commitsOf(pause.statements), resume: commitsOf(resume.statements), threeSteps: commitsOf(threeSteps.statements) }
+        }
         expect(counts, JSON.stringify({ pause: pause.statements, resume: resume.statements, threeSteps: threeSteps.statements }, null, 1))
           .toEqual(expected[dialect.name])
       }).pipe(Effect.scoped))

@@ -1,4 +1,4 @@
-import { Agent, ChatMemory, type ChatModel, Decision, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
+import { Agent, ChatMemory, ChatModel, Decision, type Message, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema } from "effect"
@@ -228,6 +228,66 @@ for (const dialect of dialects) {
           "User",
           "Assistant"
         ])
+      }).pipe(Effect.scoped))
+
+    for (const taker of ["next turn", "recover"] as const) {
+      it.effect(`a run interrupted in the model call after its batch: the results it held for its next record write are in the record; the ${taker} takes them from there, each call having run once (decision 161)`, () =>
+        Effect.gen(function*() {
+          const database = yield* dialect.database
+          const store = SqlStore.layer().pipe(Layer.provide(database.client))
+          let runs = 0
+          const fast = Tool.make("fast", { description: "fast", parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.sync(() => `fast #${++runs}`) })
+          const agent = Agent.make({ name: "worker", tools: [fast] })
+          const asked = yield* Deferred.make<void>()
+          let hung = false
+          const model = ScriptedChatModel.layer((request) => {
+            const last = request.messages.at(-1)
+            if (last?._tag === "User" && last.text === "go") return ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} })
+            // the model call after the batch: hangs once, until the run is interrupted
+            if (!hung) {
+              hung = true
+              return Effect.andThen(Deferred.succeed(asked, undefined), Effect.never)
+            }
+            return ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
+          })
+          const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+          const first = yield* Effect.forkChild(provided(Agent.run(agent, { input: "go", conversationId: "held" })))
+          yield* Deferred.await(asked)
+          yield* Fiber.interrupt(first)
+          const [interrupted] = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running" })))
+          // the memory follows the last record write (the batch): the result is the record's, not yet the memory's
+          const tags = (messages: ReadonlyArray<Message.Message>) =>
+            messages.map((m) => m._tag === "ToolResult" ? `${m.toolName}: ${JSON.stringify(m.content)}` : m._tag)
+          expect(tags(yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("held"))))).toEqual(["User", "Assistant"])
+          expect((yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.outcomes(interrupted!.runId)))).map((o) => o.callId)).toEqual(["f"])
+          const exit = yield* provided(taker === "recover" ? Agent.recover(agent, interrupted!.runId) : Agent.run(agent, { input: "and now?", conversationId: "held" }))
+          expect(exit._tag === "Completed" && exit.text).toBe(`saw "fast #1"`)
+          expect(runs).toBe(1)
+          expect(tags(yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("held"))))).toEqual(
+            taker === "recover" ? ["User", "Assistant", `fast: "fast #1"`, "Assistant"] : ["User", "Assistant", `fast: "fast #1"`, "User", "Assistant"]
+          )
+          const record = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.get(interrupted!.runId)))
+          expect(Option.map(record, (r) => r.status)).toEqual(Option.some(taker === "recover" ? "completed" : "failed"))
+        }).pipe(Effect.scoped))
+    }
+
+    it.effect("a run that fails after its batch (the model refuses): its end, failed, writes the results it held, as the memory had them before (decision 161)", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        const fast = Tool.make("fast", { description: "fast", parameters: Schema.Struct({}), success: Schema.String, handler: () => Effect.succeed("fast #1") })
+        const agent = Agent.make({ name: "worker", tools: [fast] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User"
+            ? ScriptedChatModel.toolCalls({ id: "f", name: "fast", args: {} })
+            : Effect.fail(new ChatModel.ModelError({ reason: "invalid-request", message: "HTTP 400", status: 400 })))
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.provide(store), Effect.provide(model))
+        const failed = yield* Effect.flip(provided(Agent.run(agent, { input: "go", conversationId: "fails" })))
+        expect((failed as { readonly _tag: string })._tag).toBe("ModelError")
+        const history = yield* provided(Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("fails")))
+        expect(history.map((m) => m._tag === "ToolResult" ? `${m.toolName}: ${JSON.stringify(m.content)}` : m._tag)).toEqual(["User", "Assistant", `fast: "fast #1"`])
+        const records = yield* provided(Effect.flatMap(RunStore.RunStore, (s) => s.list({ conversationId: "fails" })))
+        expect(records.map((r) => r.status)).toEqual(["failed"])
       }).pipe(Effect.scoped))
 
     it.effect("the next turn supersedes a run interrupted in a model call: marked failed, so a late recover cannot write its older conversation back", () =>
@@ -491,36 +551,52 @@ describe("SqlStore and the conversation's lease", () => {
 })
 
 describe("SqlStore and a resume that lost the race", () => {
-  it.effect("a resume that read the run paused, but holds the conversation only after another resume completed it, is RunAlreadyResumed, not ConversationDiverged", () =>
-    Effect.gen(function*() {
-      const database = yield* dialects[0]!.database
-      const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
-      const inner = Context.get(sql, RunStore.RunStore)
-      const { agent, executions } = bank()
-      const provided = <A, E, R>(effect: Effect.Effect<A, E, R>, store: RunStore.RunStore.Service) =>
-        effect.pipe(
-          Effect.provideService(RunStore.RunStore, store),
-          Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
-          Effect.provide(script)
+  for (const read of ["get, then lease", "getHolding"] as const) {
+    it.effect(`a resume that read the run paused, but holds the conversation only after another resume completed it, is RunAlreadyResumed, not ConversationDiverged (${read})`, () =>
+      Effect.gen(function*() {
+        const database = yield* dialects[0]!.database
+        const sql = yield* Layer.build(SqlStore.layer().pipe(Layer.provide(database.client)))
+        const inner = Context.get(sql, RunStore.RunStore)
+        const { agent, executions } = bank()
+        const provided = <A, E, R>(effect: Effect.Effect<A, E, R>, store: RunStore.RunStore.Service) =>
+          effect.pipe(
+            Effect.provideService(RunStore.RunStore, store),
+            Effect.provideService(ChatMemory.ChatMemory, Context.get(sql, ChatMemory.ChatMemory)),
+            Effect.provide(script)
+          )
+        const paused = yield* provided(Agent.run(agent, { input: "pay", conversationId: "c-lost" }), inner)
+        if (paused._tag !== "Paused") throw new Error("expected a pause")
+        let overtaken = false
+        // the other resume claims and completes the run between this one's read and its hold of the conversation
+        const overtake = Effect.sync(() => void (overtaken = true)).pipe(
+          Effect.andThen(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner)),
+          Effect.orDie
         )
-      const paused = yield* provided(Agent.run(agent, { input: "pay", conversationId: "c-lost" }), inner)
-      if (paused._tag !== "Paused") throw new Error("expected a pause")
-      let overtaken = false
-      // the other resume claims and completes the run between this one's read and its hold of the conversation
-      const racing: RunStore.RunStore.Service = {
-        ...inner,
-        lease: (key, options) =>
-          key.startsWith("conversation:") && !overtaken
-            ? Effect.andThen(
-              Effect.sync(() => void (overtaken = true)).pipe(Effect.andThen(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), inner))),
-              inner.lease(key, options)
-            ).pipe(Effect.orDie)
-            : inner.lease(key, options)
-      }
-      const lost = yield* Effect.flip(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), racing))
-      expect([lost._tag, lost.message]).toEqual(["RunAlreadyResumed", `Run ${paused.runId} was already decided: it is completed now`])
-      expect(executions).toEqual({ lookup: 1, transfer: 1 })
-    }).pipe(Effect.scoped))
+        const { getHolding: _, ...withoutGetHolding } = inner
+        const racing: RunStore.RunStore.Service = read === "get, then lease"
+          ? {
+            ...withoutGetHolding,
+            lease: (key, options) =>
+              key.startsWith("conversation:") && !overtaken ? Effect.andThen(overtake, inner.lease(key, options)) : inner.lease(key, options)
+          }
+          : {
+            ...inner,
+            // one step that read the record in a snapshot older than the lease it took (PostgreSQL's `WITH`)
+            getHolding: (runId) =>
+              Effect.gen(function*() {
+                const record = yield* inner.get(runId)
+                yield* overtake
+                const held = Option.isSome(record) && record.value.status === "paused"
+                  ? yield* inner.lease(`conversation:${record.value.conversationId}`, { owner: runId, wait: false })
+                  : false
+                return { record, held }
+              })
+          }
+        const lost = yield* Effect.flip(provided(Agent.resume(agent, paused.runId, Decision.approveAll()), racing))
+        expect([lost._tag, lost.message, overtaken]).toEqual(["RunAlreadyResumed", `Run ${paused.runId} was already decided: it is completed now`, true])
+        expect(executions).toEqual({ lookup: 1, transfer: 1 })
+      }).pipe(Effect.scoped))
+  }
 })
 
 describe("SqlStore layers", () => {

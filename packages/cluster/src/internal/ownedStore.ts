@@ -10,9 +10,17 @@
 import { RunStore } from "@agentfx/core"
 import { Effect, Option } from "effect"
 
-/** `store` with the leases on `keys` held by `holder` (a runner's address). */
-export const owned = (store: RunStore.RunStore.Service, keys: ReadonlySet<string>, holder: string): RunStore.RunStore.Service => ({
-  ...store,
-  lease: (key, options) => keys.has(key) ? Effect.succeed(true) : store.lease(key, options),
-  holder: (key) => keys.has(key) ? Effect.succeed(Option.some(holder)) : store.holder(key)
-})
+/**
+ * `store` with the leases on `keys` held by `holder` (a runner's address). Without the store's
+ * steps that take a lease in their own statement (`getHolding`, `transitionHolding`: they would
+ * write the row of a key the entity owns): the core takes those leases here, by `lease`, which
+ * costs an owned key nothing.
+ */
+export const owned = (store: RunStore.RunStore.Service, keys: ReadonlySet<string>, holder: string): RunStore.RunStore.Service => {
+  const { getHolding: _getHolding, transitionHolding: _transitionHolding, ...rest } = store
+  return {
+    ...rest,
+    lease: (key, options) => keys.has(key) ? Effect.succeed(true) : store.lease(key, options),
+    holder: (key) => keys.has(key) ? Effect.succeed(Option.some(holder)) : store.holder(key)
+  }
+}

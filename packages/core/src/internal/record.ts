@@ -7,6 +7,13 @@
  *   it ends — so that a crash is recovered without running a finished call again;
  * - `pausesOnly` (the in-memory store): a run has a record once it pauses; a resume claims it.
  *
+ * A durable run whose store writes its conversations (`RunStore.conversations` is its
+ * `ChatMemory`) writes its new messages with its next record write — a batch, a stop, its end —
+ * in one step with it: the record, not the memory, is what a crash is recovered from, and a
+ * call's result is recorded as it ends either way. The write that ends a turn (a stop, the end)
+ * lets go of the turn's leases with it; a claim holds the run alive in its own step where the
+ * store can (decision 161).
+ *
  * Every time a record or a checkpoint is stamped with is the store's (`RunStore.now`: a SQL
  * store's is the database's), never this host's: processes whose clocks disagree agree on when
  * a finished run is forgotten (decision 056).
@@ -24,7 +31,7 @@ import type * as Agent from "../Agent.js"
 import { InvalidRunInput, RunAlreadyResumed } from "../AgentError.js"
 import type * as AgentExit from "../AgentExit.js"
 import type * as Checkpoint from "../Checkpoint.js"
-import type { RunRecord, RunStore, Status, StoreError } from "../RunStore.js"
+import type { RunRecord, RunStore, Status, StoreError, Transition } from "../RunStore.js"
 import type { Outcome, ToolCall } from "../ToolCall.js"
 import { semantic, type ToolError } from "../ToolError.js"
 import * as BatchItem from "./batchItem.js"
@@ -74,8 +81,8 @@ export interface Recorder {
    */
   readonly crashed: (conversationId: string) => Effect.Effect<ReadonlyArray<RunRecord>, StoreError>
   /**
-   * The run's stop — a new paused record, or its running record turned paused — and its
-   * checkpoint, a copy of the record's.
+   * The run's stop — a new paused record, or its running record turned paused, with its
+   * unwritten messages and the turn's leases let go of — and its checkpoint, a copy of the record's.
    */
   readonly stop: (
     agent: Agent.Any,
@@ -119,7 +126,8 @@ export interface Recorder {
    */
   readonly cancel: (record: RunRecord, cancelledBy: string | undefined) => Effect.Effect<void, RunAlreadyResumed | StoreError>
   /**
-   * The run's record follows the end of `body`: completed; failed on a typed error or a defect;
+   * The run's record follows the end of `body` (with its unwritten messages, the turn's leases let
+   * go of): completed; failed on a typed error or a defect;
    * on interruption, failed too unless durable (the run stays running, for `Agent.recover`). A
    * pause has already turned the record paused, and is left as it is.
    */
@@ -218,10 +226,39 @@ export const freshRunId = (store: RunStore.Service, runId: string): Effect.Effec
 /** The refusal for a run whose record moved on without it (claimed, or taken over by another process). */
 const lost = (run: RunState): Effect.Effect<never, RunAlreadyResumed | StoreError> => alreadyDecided(run.store, run.runId)
 
+/**
+ * The leases the run's turn holds (its run alive; its conversation, unless ephemeral): let go of
+ * by the write that ends the turn, in one step with it (`Transition.letGo`), else when its scope closes.
+ */
+const heldBy = (run: RunState): ReadonlyArray<string> =>
+  run.ephemeral ? [`run:${run.runId}`] : [`run:${run.runId}`, `conversation:${run.conversationId}`]
+
+/**
+ * A transition of the run's own record from `running` at the version it holds, with the
+ * messages it has not written to memory yet (`RunState.unwritten`: both are written, or
+ * neither) and, when it ends the turn, its leases let go of. The record afterwards, or
+ * `undefined` (refused: it moved on); the messages are the run's again unless written.
+ */
+const fromRunning = (run: RunState, to: Status, checkpoint: Checkpoint.Encoded | undefined, endsTurn: boolean) => {
+  const messages = run.unwritten
+  run.unwritten = undefined
+  const unwritten = () => void (messages !== undefined && (run.unwritten = run.unwritten === undefined ? messages : messages.concat(run.unwritten)))
+  return run.store.transition(run.runId, {
+    from: { status: "running", version: run.version! },
+    to,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+    ...(messages === undefined ? {} : { messages }),
+    ...(endsTurn ? { letGo: heldBy(run) } : {})
+  }).pipe(
+    Effect.tap((next) => next === undefined ? Effect.sync(unwritten) : Effect.void),
+    Effect.tapError(() => Effect.sync(unwritten))
+  )
+}
+
 /** Moves the run's record from `running` at its version to `to`; refused when it moved on. */
 const moveRunning = (run: RunState, to: "running" | "paused", checkpoint: Checkpoint.Encoded) =>
   Effect.flatMap(
-    run.store.transition(run.runId, { from: { status: "running", version: run.version! }, to, checkpoint }),
+    fromRunning(run, to, checkpoint, to === "paused"),
     (next) => next === undefined ? lost(run) : Effect.sync(() => void (run.version = next.version))
   )
 
@@ -251,8 +288,11 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
         ? Effect.succeed(taken)
         : Effect.flatMap(store.get(record.runId), (now) =>
           Option.isSome(now) && now.value.status === "running" ? takeOverLatest(now.value) : Effect.succeed(undefined)))
-  /** Ends the run's record, if it is still the running record this run holds (not paused, not taken over). */
-  const finish = (run: RunState, to: "completed" | "failed") => run.version === undefined ? Effect.void : end(run.runId, run.version, to)
+  /**
+   * Ends the run's record, if it is still the running record this run holds (not paused, not
+   * taken over), with the messages it has not written yet; the turn's leases are let go of with it.
+   */
+  const finish = (run: RunState, to: "completed" | "failed") => run.version === undefined ? Effect.void : Effect.asVoid(fromRunning(run, to, undefined, true))
   return {
     durable,
     hold,
@@ -283,16 +323,21 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
       const checkpoint = durable
         ? yield* checkpointOf(agent, run, "running", batch, [], run.version! + 1, yield* store.now)
         : undefined
-      const next = yield* store.transition(run.runId, {
+      const transition: Transition = {
         from: { status: "paused", version: run.version! },
         to: "running",
         ...(checkpoint === undefined ? {} : { checkpoint }),
         ...(decidedBy === undefined ? {} : { decidedBy }),
         ...(decisionId === undefined ? {} : { decisionId })
-      })
+      }
+      // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone —
+      // in the claim's own step where the store can (`transitionHolding`)
+      const next = !durable
+        ? yield* store.transition(run.runId, transition)
+        : store.transitionHolding !== undefined
+        ? (yield* store.transitionHolding(run.runId, transition, { key: `run:${run.runId}`, owner: run.runId })).record
+        : yield* Effect.tap(store.transition(run.runId, transition), (next) => next === undefined ? Effect.void : hold(run.runId, run.runId))
       if (next === undefined) return yield* lost(run)
-      // held while the run is alive: `Agent.recover` takes over only a run whose holder is gone
-      if (durable) yield* hold(run.runId, run.runId)
       run.version = next.version
     }),
     pauseAgain: (agent, run, paused, state) =>

@@ -29,11 +29,12 @@ import type { RunState } from "./runState.js"
 
 /**
  * The paused record a resume claims, decoded: by run id, or from a checkpoint (imported when the
- * store does not have it) — at `revision` when the decision names the pause it was made on.
+ * store does not have it) — at `revision` when the decision names the pause it was made on. By
+ * run id, its conversation is held in the same step where the store can (`held`).
  */
 const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Service, target: unknown, revision: number | undefined) {
   if (typeof target === "string") {
-    const record = yield* store.get(target)
+    const { held, record } = store.getHolding === undefined ? { record: yield* store.get(target), held: false } : yield* store.getHolding(target)
     if (Option.isNone(record)) {
       const finished = yield* store.finished(target)
       return yield* Option.isSome(finished)
@@ -43,7 +44,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
     if (record.value.status !== "paused" || (revision !== undefined && record.value.version !== revision)) {
       return yield* new RunAlreadyResumed({ runId: target, status: record.value.status, decidedBy: record.value.decidedBy })
     }
-    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
+    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true, held }
   }
   const decoded = yield* CheckpointCodec.decode(agent, target)
   const { checkpoint } = decoded
@@ -65,7 +66,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
       })
     }
     // the record is the authority; the copy only named it
-    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true }
+    return { record: record.value, decoded: yield* CheckpointCodec.decode(agent, record.value.checkpoint), trusted: true, held: false }
   }
   const finished = yield* store.finished(checkpoint.runId)
   if (Option.isSome(finished)) return yield* new RunAlreadyResumed({ runId: checkpoint.runId, ...finished.value })
@@ -80,7 +81,7 @@ const pausedRecord = Effect.fnUntraced(function*(agent: Any, store: RunStore.Ser
       }): it can no longer be told apart from a replay`
     })
   }
-  return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target }
+  return { record: undefined, decoded, trusted: agent.checkpointSecret !== undefined, input: target, held: false }
 })
 
 const validateDecision = Schema.decodeUnknownResult(Schema.toType(Decision.Decision), { reportInput: true })
@@ -160,7 +161,7 @@ export const resumeRun = (
       budget: plan.budget,
       version: cp.revision
     })
-    if (!run.ephemeral) yield* holdConversation(run, agent.onConversationBusy === "wait")
+    if (!run.ephemeral && !found.held) yield* holdConversation(run, agent.onConversationBusy === "wait")
     const memory = yield* ChatMemory
     const stored = run.ephemeral ? [] : yield* memory.get(run.conversationId)
     const diverged = stored.length === 0 ? undefined : divergence(run.conversationId, stored, cp.messages)

@@ -166,7 +166,8 @@ export const runState = (
     manager: fiber.getRef(ToolCallingManager),
     version: fields.version,
     unrecorded: undefined,
-    callIds: undefined
+    callIds: undefined,
+    unwritten: undefined
   }
   run.observe = observerOf(run)
   return run

@@ -63,6 +63,12 @@ export interface RunState extends Watchers {
   unrecorded: StoreError | RunAlreadyResumed | undefined
   /** The ids of the tool calls in the history, `undefined` until the run's first answer with calls reads them (`callIdsOf`). */
   callIds: Set<string> | undefined
+  /**
+   * Messages appended to the history but not yet to memory: a durable run whose store writes
+   * its conversations (`RunStore.conversations` is its memory) writes them with its next record
+   * write, in one step with it (`record.ts`). `undefined` while there are none.
+   */
+  unwritten: Array<Message> | undefined
 }
 
 /**
@@ -88,7 +94,10 @@ const exactUpTo = 16
 /**
  * Appends messages to the run's history and, unless the conversation is ephemeral, to
  * memory: an ephemeral conversation lives in the run (and its checkpoints) only
- * (docs/decisions/004-ephemeral-conversations.md).
+ * (docs/decisions/004-ephemeral-conversations.md). A durable run whose record is written with
+ * its conversation (`RunStore.conversations` is its memory) keeps them for its next record
+ * write instead (`unwritten`): the record, not the memory, is what a crash is recovered from
+ * (decision 161).
  */
 export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>): Effect.Effect<void, MemoryError> => {
   const history = run.history
@@ -96,7 +105,12 @@ export const appendMessages = (run: RunState, messages: ReadonlyArray<Message>):
   // which a run waiting in a tool would keep too (docs/performance.md, round 6)
   if (history.length + messages.length <= exactUpTo) run.history = history.concat(messages)
   else for (const message of messages) history.push(message)
-  return run.ephemeral ? Effect.void : Effect.flatMap(ChatMemory, (memory) => memory.append(run.conversationId, messages))
+  return run.ephemeral ? Effect.void : Effect.flatMap(ChatMemory, (memory) => {
+    if (run.version === undefined || memory !== run.store.conversations || !run.recorder.durable) return memory.append(run.conversationId, messages)
+    if (run.unwritten === undefined) run.unwritten = [...messages]
+    else for (const message of messages) run.unwritten.push(message)
+    return Effect.void
+  })
 }
 
 /**

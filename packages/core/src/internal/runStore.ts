@@ -8,7 +8,8 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Finished, MemoryOptions, RunRecord, RunStore, Status } from "../RunStore.js"
+import * as Scope from "effect/Scope"
+import type { Finished, MemoryOptions, RunRecord, RunStore, Status, StoreError, Transition } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { Fifo } from "./fifo.js"
 
@@ -63,6 +64,13 @@ const withCopiedCheckpoint = (record: RunRecord): RunRecord =>
 
 const finishedStatus = (status: Status): status is "completed" | "failed" => status === "completed" || status === "failed"
 
+/** A lock held for a scope: let go once, when the scope closes or by a transition's `letGo`. */
+interface Holding {
+  readonly key: string
+  readonly scope: Scope.Scope
+  released: boolean
+}
+
 /** See `RunStore.makeInMemory`. */
 export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
   const retention = Duration.toMillis(Duration.fromInputUnsafe(options?.retention ?? "24 hours"))
@@ -77,6 +85,73 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
   // insertion order is finishing order: the oldest come first
   const finished = new Map<string, Finished & { readonly at: number }>()
   const locks = new Locks()
+  /** The locks held for each open scope, for a transition's `letGo`. */
+  const holdings = new WeakMap<Scope.Scope, Array<Holding>>()
+  const letGo = (holding: Holding) => {
+    if (holding.released) return
+    holding.released = true
+    const held = holdings.get(holding.scope)
+    if (held !== undefined) held.splice(held.indexOf(holding), 1)
+    locks.letGo(holding.key)
+  }
+  /** Lets go of the locks of the current scope that `keys` names (a transition's `letGo`). */
+  const letGoOf = (keys: ReadonlyArray<string> | undefined) =>
+    keys === undefined || keys.length === 0 ? Effect.void : Effect.map(Effect.serviceOption(Scope.Scope), (scope) => {
+      if (Option.isNone(scope)) return
+      for (const holding of (holdings.get(scope.value) ?? []).filter((holding) => keys.includes(holding.key))) letGo(holding)
+    })
+  const lease: RunStore.Service["lease"] = (key, { owner, wait }) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(restore(locks.take(key, owner, wait)), (held) =>
+        held
+          ? Effect.flatMap(Effect.scope, (scope) => {
+            const holding: Holding = { key, scope, released: false }
+            const held = holdings.get(scope)
+            if (held === undefined) holdings.set(scope, [holding])
+            else held.push(holding)
+            return Effect.as(Effect.addFinalizer(() => Effect.sync(() => letGo(holding))), true)
+          })
+          : Effect.succeed(false))
+    )
+  const transition = (runId: string, transition: Transition) =>
+    transition.messages !== undefined && transition.messages.length > 0
+      ? Effect.die(new Error("RunStore.makeInMemory keeps no conversations: a transition carries no messages"))
+      : transition.letGo === undefined || transition.letGo.length === 0
+      ? apply(runId, transition)
+      : Effect.tap(apply(runId, transition), (next) => next === undefined ? Effect.void : letGoOf(transition.letGo))
+  const apply = (runId: string, transition: Transition) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      const record = records.get(runId)
+      if (record === undefined || record.status !== transition.from.status || record.version !== transition.from.version) {
+        return undefined
+      }
+      outcomes.delete(runId)
+      started.delete(runId)
+      const { checkpoint: _, decidedAt, decidedBy, decisionId, ...rest } = record
+      const paused = transition.to === "paused"
+      const by = transition.decidedBy ?? (paused ? undefined : decidedBy)
+      const at = transition.from.status === "paused" && transition.to === "running" ? now : paused ? undefined : decidedAt
+      const decided = { ...(by === undefined ? {} : { decidedBy: by }), ...(at === undefined ? {} : { decidedAt: at }) }
+      const id = transition.decisionId ?? (paused ? undefined : decisionId)
+      const next: RunRecord = {
+        ...rest,
+        status: transition.to,
+        version: record.version + 1,
+        updatedAt: now,
+        ...(transition.checkpoint === undefined ? {} : { checkpoint: jsonCopy(transition.checkpoint) }),
+        ...decided,
+        ...(id === undefined ? {} : { decisionId: id })
+      }
+      if (finishedStatus(transition.to)) {
+        records.delete(runId)
+        finished.set(runId, { status: transition.to, at: now, ...decided })
+        prune(now)
+      } else {
+        records.set(runId, next)
+      }
+      return withCopiedCheckpoint(next)
+    })
+  const get = (runId: string) => Effect.sync(() => Option.map(Option.fromNullishOr(records.get(runId)), withCopiedCheckpoint))
   const prune = (now: number) => {
     for (const [runId, tombstone] of finished) {
       if (tombstone.at + retention > now) break
@@ -87,7 +162,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
     durable: false,
     retentionMillis: retention,
     now: Clock.currentTimeMillis,
-    get: (runId) => Effect.sync(() => Option.map(Option.fromNullishOr(records.get(runId)), withCopiedCheckpoint)),
+    get,
     list: (filter) =>
       Effect.sync(() => {
         const matching = [...records.values()].filter((record) =>
@@ -104,38 +179,18 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         records.set(record.runId, withCopiedCheckpoint(record))
         return true
       }),
-    transition: (runId, transition) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const record = records.get(runId)
-        if (record === undefined || record.status !== transition.from.status || record.version !== transition.from.version) {
-          return undefined
-        }
-        outcomes.delete(runId)
-        started.delete(runId)
-        const { checkpoint: _, decidedAt, decidedBy, decisionId, ...rest } = record
-        const paused = transition.to === "paused"
-        const by = transition.decidedBy ?? (paused ? undefined : decidedBy)
-        const at = transition.from.status === "paused" && transition.to === "running" ? now : paused ? undefined : decidedAt
-        const decided = { ...(by === undefined ? {} : { decidedBy: by }), ...(at === undefined ? {} : { decidedAt: at }) }
-        const id = transition.decisionId ?? (paused ? undefined : decisionId)
-        const next: RunRecord = {
-          ...rest,
-          status: transition.to,
-          version: record.version + 1,
-          updatedAt: now,
-          ...(transition.checkpoint === undefined ? {} : { checkpoint: jsonCopy(transition.checkpoint) }),
-          ...decided,
-          ...(id === undefined ? {} : { decisionId: id })
-        }
-        if (finishedStatus(transition.to)) {
-          records.delete(runId)
-          finished.set(runId, { status: transition.to, at: now, ...decided })
-          prune(now)
-        } else {
-          records.set(runId, next)
-        }
-        return withCopiedCheckpoint(next)
-      }),
+    transition,
+    // one step each: nothing runs between the read (or the transition) and the lock
+    getHolding: (runId) =>
+      Effect.flatMap(get(runId), (record): Effect.Effect<{ record: Option.Option<RunRecord>; held: boolean }, StoreError, Scope.Scope> =>
+        Option.isSome(record) && record.value.status === "paused" && !record.value.ephemeral
+          ? Effect.map(lease(`conversation:${record.value.conversationId}`, { owner: runId, wait: false }), (held) => ({ record, held }))
+          : Effect.succeed({ record, held: false })),
+    transitionHolding: (runId, next, hold) =>
+      Effect.flatMap(transition(runId, next), (record): Effect.Effect<{ record: RunRecord | undefined; held: boolean }, StoreError, Scope.Scope> =>
+        record === undefined
+          ? Effect.succeed({ record, held: false })
+          : Effect.map(lease(hold.key, { owner: hold.owner, wait: false }), (held) => ({ record, held }))),
     takeOver: (runId, version) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const record = records.get(runId)
@@ -154,10 +209,6 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         return Option.map(Option.fromNullishOr(finished.get(runId)), ({ at: _, ...tombstone }): Finished => tombstone)
       }),
     holder: (key) => Effect.sync(() => Option.fromNullishOr(locks.holder(key))),
-    lease: (key, { owner, wait }) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(locks.take(key, owner, wait)), (held) =>
-          held ? Effect.as(Effect.addFinalizer(() => Effect.sync(() => locks.letGo(key))), true) : Effect.succeed(false))
-      )
+    lease
   }
 }

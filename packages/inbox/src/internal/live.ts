@@ -73,13 +73,18 @@ const record = (agent: Agent.Any, runId: string, decidedBy: string, decision: De
  */
 const watchingClaim = (context: Context.Context<any>, runId: string, claimed: (record: RunStore.RunRecord) => void) => {
   const store = Context.get(context, RunStore.RunStore)
+  const seen = (id: string, transition: RunStore.Transition, next: RunStore.RunRecord | undefined) =>
+    Effect.sync(() => {
+      if (next !== undefined && id === runId && transition.from.status === "paused" && transition.to === "running") claimed(next)
+    })
+  const { transitionHolding } = store
   return Context.add(context, RunStore.RunStore, {
     ...store,
-    transition: (id, transition) =>
-      Effect.tap(store.transition(id, transition), (next) =>
-        Effect.sync(() => {
-          if (next !== undefined && id === runId && transition.from.status === "paused" && transition.to === "running") claimed(next)
-        }))
+    transition: (id, transition) => Effect.tap(store.transition(id, transition), (next) => seen(id, transition, next)),
+    // a durable store's claim also holds its run, in the same step
+    ...(transitionHolding === undefined ? {} : {
+      transitionHolding: (id, transition, hold) => Effect.tap(transitionHolding(id, transition, hold), ({ record }) => seen(id, transition, record))
+    })
   })
 }
 

@@ -6,11 +6,12 @@ import { ChatMemory, Message } from "@agentfx/core"
 import { Array as Arr, Effect, Schema } from "effect"
 import { describe } from "./errors.js"
 
-const encodeMessages = Schema.encodeEffect(Schema.Array(Schema.fromJsonString(Message.Message)))
+/** Messages as the rows of `agentfx_messages` hold them: JSON text each. */
+export const encodeMessages = Schema.encodeEffect(Schema.Array(Schema.fromJsonString(Message.Message)))
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ message: Schema.fromJsonString(Message.Message) })))
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
-const rowsPerInsert = 500
+export const rowsPerInsert = 500
 
 const memoryError = (conversationId: string) => (error: unknown) =>
   new ChatMemory.MemoryError({ message: `Conversation "${conversationId}": ${describe(error)}` })

@@ -2,11 +2,21 @@
  * The run store on SQL: records (the checkpoint as JSON text), the compare-and-set transition
  * as one conditional UPDATE, the outcomes of the running batch, finished records kept for
  * the retention, and leases as rows (`lease.ts`); every time on the database's clock (`clock.ts`).
+ * On PostgreSQL a step of a run is one statement (decision 161): a transition with the messages
+ * it carries and the leases it lets go of, a claim with the lease of its run, a resume's read
+ * with the lease of its conversation — each a data-modifying `WITH`. SQLite, in-process, makes
+ * them one transaction (a transition with messages) or two statements.
  */
 import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment } from "effect/sql/Statement"
+import type { ChatMemory, Message } from "@agentfx/core"
 import { RunStore, ToolCall } from "@agentfx/core"
-import { Clock, Duration, Effect, Option, Schema } from "effect"
+import { Array as Arr, Clock, Duration, Effect, Option, Schema } from "effect"
+import type { Scope } from "effect"
+import { randomUUID } from "node:crypto"
 import type { Options } from "../SqlRunStore.js"
+import { encodeMessages, rowsPerInsert } from "./chatMemory.js"
 import * as DatabaseClock from "./clock.js"
 import { describe } from "./errors.js"
 import * as Lease from "./lease.js"
@@ -94,8 +104,21 @@ const positive = (name: string, value: Duration.Input | undefined, fallback: Dur
 const defaultRetention = "24 hours"
 const defaultLeaseTtl = "30 seconds"
 
-/** See `SqlRunStore.make`. */
-export const make = (options: Options | undefined) =>
+/** A row as a statement returns it. */
+type Row = { readonly [column: string]: unknown }
+
+/** A lease a step takes for its scope: its key, its owner, and the token of this holding. */
+interface Taken {
+  readonly key: string
+  readonly owner: string
+  readonly token: string
+}
+
+/**
+ * See `SqlRunStore.make`. `conversations`: the memory on the same client, made with the store
+ * (`SqlStore.layer`), whose messages a transition writes in its own step (`Transition.messages`).
+ */
+export const make = (options: Options | undefined, conversations?: ChatMemory.ChatMemory.Service) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const retention = yield* positive("retention", options?.retention, defaultRetention)
@@ -117,8 +140,8 @@ export const make = (options: Options | undefined) =>
         Effect.sync(() => void (prunedAt = at))
       ))
 
-    /** One statement: the compare-and-set UPDATE, and the clearing of the run's outcomes (a trigger on SQLite, a WITH on PostgreSQL). */
-    const transitionStatement = (runId: string, transition: RunStore.Transition) => {
+    /** The compare-and-set UPDATE of a transition, returning the record's columns but its checkpoint. */
+    const updateOf = (runId: string, transition: RunStore.Transition) => {
       // who decided: the transition's, else kept — but a pause clears it
       const decidedBy = transition.decidedBy !== undefined
         ? sql`${transition.decidedBy}`
@@ -137,20 +160,114 @@ export const make = (options: Options | undefined) =>
         : transition.to === "paused"
         ? sql`NULL`
         : sql`decision_id`
-      const update = sql`UPDATE agentfx_runs
+      return sql`UPDATE agentfx_runs
         SET status = ${transition.to}, version = version + 1, updated_at = ${now}, checkpoint = ${json(transition.checkpoint)},
           decided_by = ${decidedBy}, decided_at = ${decidedAt}, decision_id = ${decisionId}
         WHERE run_id = ${runId} AND status = ${transition.from.status} AND version = ${transition.from.version}
         RETURNING ${sql.literal(columns)}`
-      return sql.onDialectOrElse({
-        pg: () =>
-          sql`WITH next AS (${update}),
-            cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next)),
-            unstarted AS (DELETE FROM agentfx_started WHERE run_id IN (SELECT run_id FROM next))
-            SELECT * FROM next`,
-        orElse: () => update
-      })
     }
+
+    /**
+     * PostgreSQL: a transition in one statement, a data-modifying `WITH` — the compare-and-set
+     * UPDATE (`next`); the clearing of the batch's starts and results; and, each only when the
+     * UPDATE applied, the messages appended to the run's conversation in order, the leases of
+     * the ending turn deleted, a lease taken. Returns the record's row, with `held`.
+     */
+    const pgStep = (
+      runId: string,
+      transition: RunStore.Transition,
+      messages: ReadonlyArray<string> | undefined,
+      letGo: ReadonlyArray<Lease.Holding>,
+      take: Taken | undefined
+    ) => {
+      const parts: Array<Fragment> = [
+        sql`next AS (${updateOf(runId, transition)})`,
+        sql`cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next))`,
+        sql`unstarted AS (DELETE FROM agentfx_started WHERE run_id IN (SELECT run_id FROM next))`
+      ]
+      if (messages !== undefined) {
+        parts.push(sql`appended AS (INSERT INTO agentfx_messages (conversation_id, message)
+          SELECT next.conversation_id, m.message FROM next, unnest(${messages}::text[]) WITH ORDINALITY AS m(message, n) ORDER BY m.n)`)
+      }
+      if (letGo.length > 0) {
+        parts.push(sql`released AS (DELETE FROM agentfx_leases WHERE ${leases.deleting(letGo)} AND EXISTS (SELECT 1 FROM next))`)
+      }
+      if (take !== undefined) {
+        parts.push(sql`held AS (${leases.taking(sql`SELECT ${take.key}, ${take.owner}, ${take.token}, ${leases.expiry} FROM next WHERE true`)})`)
+      }
+      return sql`WITH ${sql.join(", ", false)(parts)}
+        SELECT next.*${take === undefined ? sql`` : sql`, EXISTS (SELECT 1 FROM held) AS held`} FROM next`
+    }
+
+    /**
+     * SQLite: the UPDATE (its triggers clear the batch's older rows in the same statement); with
+     * messages, one transaction that also appends them and deletes the ending turn's leases —
+     * both or neither. Without messages, the leases are deleted right after the UPDATE applied, by
+     * a statement of their own (`step`).
+     */
+    const sqliteStep = (
+      runId: string,
+      transition: RunStore.Transition,
+      messages: ReadonlyArray<string> | undefined,
+      letGo: ReadonlyArray<Lease.Holding>
+    ): Effect.Effect<ReadonlyArray<Row>, SqlError> => {
+      const update = updateOf(runId, transition)
+      if (messages === undefined) return update
+      const carried = (conversationId: string) =>
+        Effect.andThen(
+          Effect.forEach(Arr.chunksOf(messages, rowsPerInsert), (chunk) =>
+            sql`INSERT INTO agentfx_messages ${sql.insert(Arr.map(chunk, (message) => ({ conversation_id: conversationId, message })))}`, { discard: true }),
+          letGo.length === 0 ? Effect.void : Effect.asVoid(sql`DELETE FROM agentfx_leases WHERE ${leases.deleting(letGo)}`)
+        )
+      return sql.withTransaction(Effect.tap(update, (rows) => rows.length === 0 ? Effect.void : carried(String(rows[0]!.conversation_id))))
+    }
+
+    /** A transition that carries nothing: the compare-and-set and the clearing of the batch's rows, one statement. */
+    const plainStep = (runId: string, transition: RunStore.Transition): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+      sql.onDialectOrElse({ pg: () => pgStep(runId, transition, undefined, [], undefined), orElse: () => updateOf(runId, transition) })
+
+    /**
+     * A transition and what it carries (`Transition.messages`, `letGo`), and on PostgreSQL a
+     * lease taken in its statement when `take` is given: the rows it returned, and whether the
+     * lease was taken.
+     */
+    const step = (runId: string, transition: RunStore.Transition, take: Taken | undefined) =>
+      // a transition that carries nothing: its statement alone, as it was before anything rode on it
+      take === undefined && (transition.messages === undefined || transition.messages.length === 0) &&
+        (transition.letGo === undefined || transition.letGo.length === 0)
+        ? clock.carrying(plainStep(runId, transition), (rows) => rows[0]?.updated_at).pipe(
+          Effect.map((rows) => ({ rows, held: false })),
+          Effect.mapError(storeError)
+        )
+        : Effect.gen(function*() {
+          if (transition.messages !== undefined && transition.messages.length > 0 && conversations === undefined) {
+            return yield* Effect.die(new Error("This SqlRunStore was made without its ChatMemory (SqlStore.layer): a transition carries no messages"))
+          }
+          const messages = transition.messages === undefined || transition.messages.length === 0
+            ? undefined
+            : yield* Effect.mapError(encodeMessages(transition.messages as ReadonlyArray<Message.Message>), storeError)
+          const letGo = yield* leases.heldFor(transition.letGo)
+          const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+          // in the transition's own step on PostgreSQL, and in SQLite's transaction with messages
+          const inStep = pg || messages !== undefined
+          const statement: Effect.Effect<ReadonlyArray<Row>, SqlError> = pg
+            ? pgStep(runId, transition, messages, letGo, take)
+            : sqliteStep(runId, transition, messages, inStep ? letGo : [])
+          const rows = yield* clock.carrying(
+            leases.lettingGo(inStep ? letGo : [], statement, (rows) => rows.length === 1),
+            (rows) => rows[0]?.updated_at
+          ).pipe(Effect.mapError(storeError))
+          // SQLite without messages: deleted right after, by a statement of their own (the one their scope's end would make)
+          if (!inStep && letGo.length > 0 && rows.length === 1) yield* leases.letGoNow(letGo)
+          return { rows, held: take !== undefined && rows[0]?.held === true }
+        })
+
+    /** The record a transition returned, if it applied (the checkpoint is the one just written: not read back). */
+    const afterwards = (rows: ReadonlyArray<Row>, transition: RunStore.Transition) =>
+      records(rows).pipe(
+        Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
+        Effect.mapError(storeError)
+      )
 
     /** The run's row, if it is running at `version`: the condition of every write of a running batch. */
     const runningAt = (runId: string, version: number) => sql`run_id = ${runId} AND status = 'running' AND version = ${version}`
@@ -185,16 +302,46 @@ export const make = (options: Options | undefined) =>
     const ofCurrentVersion = (alias: string, runId: string) =>
       sql`JOIN agentfx_runs r ON r.run_id = ${sql.literal(alias)}.run_id AND r.version = ${sql.literal(alias)}.version WHERE ${sql.literal(alias)}.run_id = ${runId}`
 
+    const get = (runId: string) =>
+      sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
+        Effect.flatMap(records),
+        Effect.map((found) => Option.fromNullishOr(found[0])),
+        Effect.mapError(storeError)
+      )
+
     const service: RunStore.RunStore.Service = {
       durable: true,
+      ...(conversations === undefined ? {} : { conversations }),
       retentionMillis: retention,
       now: clock.now,
-      get: (runId) =>
-        sql`SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}`.pipe(
-          Effect.flatMap(records),
-          Effect.map((found) => Option.fromNullishOr(found[0])),
-          Effect.mapError(storeError)
-        ),
+      get,
+      getHolding: (runId) =>
+        sql.onDialectOrElse({
+          // one statement: the record read, and its conversation's lease taken when it is paused
+          pg: () =>
+            Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function*() {
+                const token = randomUUID()
+                const rows = yield* restore(clock.carrying(
+                  sql`WITH r AS (SELECT * FROM agentfx_runs WHERE run_id = ${runId} AND ${visible}),
+                    held AS (${leases.taking(sql`SELECT 'conversation:' || r.conversation_id, r.run_id, ${token}, ${leases.expiry} FROM r
+                      WHERE r.status = 'paused' AND r.ephemeral = 0`)})
+                    SELECT r.*, EXISTS (SELECT 1 FROM held) AS held, ${now} AS now FROM r`,
+                  (rows) => rows[0]?.now
+                )).pipe(Effect.mapError(storeError))
+                const held = rows[0]?.held === true
+                if (held) yield* leases.keep(`conversation:${String(rows[0]!.conversation_id)}`, token)
+                const [record] = yield* Effect.mapError(records(rows), storeError)
+                return { record: Option.fromNullishOr(record), held }
+              })
+            ),
+          // two statements, as `get` then `lease`
+          orElse: () =>
+            Effect.flatMap(get(runId), (record): Effect.Effect<{ record: Option.Option<RunStore.RunRecord>; held: boolean }, RunStore.StoreError, Scope.Scope> =>
+              Option.isSome(record) && record.value.status === "paused" && !record.value.ephemeral
+                ? Effect.map(leases.lease(`conversation:${record.value.conversationId}`, { owner: runId, wait: false }), (held) => ({ record, held }))
+                : Effect.succeed({ record, held: false }))
+        }),
       list: (filter) =>
         Effect.suspend(() => {
           const where = [visible]
@@ -219,12 +366,27 @@ export const make = (options: Options | undefined) =>
             WHERE ${expired}
             RETURNING run_id, ${now} AS now`, (rows) => rows[0]?.now)
         ).pipe(Effect.map(written), Effect.mapError(storeError)),
-      transition: (runId, transition) =>
-        clock.carrying(Effect.flatMap(transitionStatement(runId, transition), records), ([next]) => next?.updatedAt).pipe(
-          // the checkpoint is the one just written: not read back
-          Effect.map(([next]) => next === undefined || transition.checkpoint === undefined ? next : { ...next, checkpoint: transition.checkpoint }),
-          Effect.mapError(storeError)
-        ),
+      transition: (runId, transition) => Effect.flatMap(step(runId, transition, undefined), ({ rows }) => afterwards(rows, transition)),
+      transitionHolding: (runId, transition, hold) =>
+        sql.onDialectOrElse({
+          pg: () =>
+            Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function*() {
+                const take = { ...hold, token: randomUUID() }
+                const { held, rows } = yield* restore(step(runId, transition, take))
+                if (held) yield* leases.keep(take.key, take.token)
+                return { record: yield* afterwards(rows, transition), held }
+              })
+            ),
+          // two statements, as `transition` then `lease`
+          orElse: () =>
+            Effect.flatMap(
+              Effect.flatMap(step(runId, transition, undefined), ({ rows }) => afterwards(rows, transition)),
+              (record): Effect.Effect<{ record: RunStore.RunRecord | undefined; held: boolean }, RunStore.StoreError, Scope.Scope> =>
+              record === undefined
+                ? Effect.succeed({ record, held: false })
+                : Effect.map(leases.lease(hold.key, { owner: hold.owner, wait: false }), (held) => ({ record, held })))
+        }),
       takeOver: (runId, version) =>
         clock.carrying(Effect.flatMap(takeOverStatements(runId, version), records), ([next]) => next?.updatedAt).pipe(
           Effect.map(([next]) => next),
