@@ -58,7 +58,7 @@ const agent = Agent.make({
 const firstProcess = Effect.gen(function*() {
   const exit = yield* Agent.run(agent, { input: "Pay invoice INV-7", conversationId: "ap-1" })
   if (exit._tag !== "Paused") return yield* Effect.die(new Error("expected the run to pause"))
-  console.log(`[process ${process.pid}] paused for ${exit.reason}; pending: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
+  console.log(`[process ${process.pid}] paused for ${exit.kind}; pending: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
   const file = join(tmpdir(), `agentfx-checkpoint-${process.pid}.json`)
   writeFileSync(file, JSON.stringify(exit.checkpoint))
   console.log(`[process ${process.pid}] checkpoint written to a file (${readFileSync(file).length} bytes); resuming in a new process`)

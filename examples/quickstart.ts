@@ -16,8 +16,8 @@ const agent = Agent.make({ tools: [getWeather], system: "You are a weather assis
 const program = Effect.gen(function*() {
   let exit = yield* Agent.run(agent, { input: "Weather in Oslo?" })
   while (exit._tag === "Paused") { // a call that needs approval, or an environment error: a person decides
-    console.log("paused for", exit.reason, exit.pending.map((p) => p.call.name))
-    const decision = exit.reason === "approval" ? Decision.approveAll() : Decision.retry()
+    console.log("paused for", exit.kind, exit.pending.map((p) => p.call.name))
+    const decision = exit.kind === "approval" ? Decision.approveAll() : Decision.retry()
     exit = yield* Agent.resume(agent, exit.runId, decision) // exactly one resume of a pause proceeds
   }
   console.log(exit.text)

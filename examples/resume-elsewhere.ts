@@ -41,7 +41,7 @@ const firstProcess = (filename: string) =>
   Effect.gen(function*() {
     const exit = yield* Agent.run(agent, { input: "Send 250 to my landlord", conversationId: "rent" })
     if (exit._tag !== "Paused") return yield* Effect.die(new Error("expected the run to pause"))
-    yield* say(`paused for ${exit.reason}: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
+    yield* say(`paused for ${exit.kind}: ${exit.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
     yield* say(`run ${exit.runId} is recorded in the store; resuming it in a new process (only its id is passed)`)
     const self = fileURLToPath(import.meta.url)
     process.stdout.write(execFileSync(process.execPath, [...process.execArgv, self, "--resume", filename, exit.runId], { encoding: "utf8" }))

@@ -79,7 +79,7 @@ export const showExit = (exit: AgentExit.AgentExit) =>
       `\ncompleted: ${exit.toolCalls.length} tool call(s), ${exit.usage.totalTokens} tokens\nanswer: ${exit.text}`
     )
     : Console.log(
-      `\npaused (${exit.reason}):\n${
+      `\npaused (${exit.kind}):\n${
         exit.pending.map((p) =>
           `  ${p.call.id} ${p.call.name}(${short(p.call.args)})${p.error === undefined ? "" : ` failed: ${p.error.message}`}`
         ).join("\n")

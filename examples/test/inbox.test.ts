@@ -71,7 +71,7 @@ describe("examples/inbox.ts (pnpm inbox)", () => {
     const page = await fetch(url)
     expect([page.status, (await page.text()).includes("<title>agentfx inbox</title>")]).toEqual([200, true])
     const runs = await (await fetch(`${url}/api/runs`)).json()
-    expect(runs.map((r: any) => [r.runId, r.agent, r.reason, r.pending])).toEqual([
+    expect(runs.map((r: any) => [r.runId, r.agent, r.kind, r.pending])).toEqual([
       [waiting(output()), "payments", "approval", [{ callId: "call_1", toolName: "transfer", args: { to: "Ada Lovelace", amount: 250, memo: "Invoice 7" } }]]
     ])
     const decided = await fetch(`${url}/api/runs/${runs[0].runId}/decision`, {

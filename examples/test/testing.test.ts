@@ -46,7 +46,7 @@ describe("my agent", () => {
   it.effect("a large transfer pauses for approval; approved, the run completes", () =>
     Effect.gen(function*() {
       const paused = yield* AgentTest.runUntilPaused(agent, { input: "search, then pay ada" })
-      expect([paused.reason, paused.pending.map((p) => p.call.name)]).toEqual(["approval", ["transfer"]])
+      expect([paused.kind, paused.pending.map((p) => p.call.name)]).toEqual(["approval", ["transfer"]])
       const done = yield* AgentTest.resume(agent, paused, Decision.approveAll())
       expect(done).toMatchObject({ _tag: "Completed", text: "done" })
       expect(done._tag === "Completed" && done.toolCalls.map((call) => call._tag)).toEqual(["Failed", "Succeeded"])

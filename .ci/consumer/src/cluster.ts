@@ -29,7 +29,7 @@ const program = Effect.gen(function*() {
   yield* Effect.gen(function*() {
     const paused = yield* AgentCluster.run(Payments, { input: "Pay ada 500.", conversationId: "c-1" })
     if (paused._tag !== "Paused") return yield* Effect.die(new Error(`expected a pause, got ${paused._tag}`))
-    yield* Console.log(`paused for ${paused.reason}: ${paused.pending.map((p) => p.toolName).join(", ")}`)
+    yield* Console.log(`paused for ${paused.kind}: ${paused.pending.map((p) => p.toolName).join(", ")}`)
     const second = yield* Effect.scoped(Layer.build(ClusterSqlite.layer({ filename }))).pipe(Effect.flip, Effect.map((e) => e._tag))
     yield* Console.log(`a second runner on the file: ${second}`)
     const done = yield* AgentCluster.decide(Payments, paused.runId, Decision.approveAll(), { decidedBy: "ada", revision: paused.revision })

@@ -25,7 +25,7 @@ const script: ScriptedChatModel.Script = [
 const program = Effect.gen(function*() {
   let exit = yield* Agent.run(weatherAgent, { input: "Weather in Oslo? Crunch 10, then email Ada." })
   while (exit._tag === "Paused") {
-    yield* Console.log(`paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`)
+    yield* Console.log(`paused for ${exit.kind}: ${exit.pending.map((p) => p.call.name).join(", ")}`)
     exit = yield* Agent.resume(weatherAgent, exit.checkpoint, Decision.approveAll())
   }
   yield* Console.log(`completed: ${exit.text}`)

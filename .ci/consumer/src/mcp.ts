@@ -29,7 +29,7 @@ const program = Effect.gen(function*() {
   const tools = yield* shouter.tools
   yield* Console.log(`${shouter.server.name} ${shouter.server.version}: ${tools.map((tool) => `${tool.name} (needs approval: ${tool.needsApproval})`).join(", ")}`)
   const exit = yield* Agent.run(Agent.make({ tools }), { input: "Shout hello." })
-  yield* Console.log(`${exit._tag}: ${exit._tag === "Completed" ? exit.text : exit.reason}`)
+  yield* Console.log(`${exit._tag}: ${exit._tag === "Completed" ? exit.text : exit.kind}`)
 })
 
 program.pipe(Effect.provide(Layer.merge(Shouter, ScriptedChatModel.layer(script))), NodeRuntime.runMain)

@@ -65,7 +65,7 @@ const program = Effect.gen(function*() {
   const exit = yield* Agent.run(agent, { input: "Weather in Lima?" }).pipe(
     Effect.provide(ChatCompletionsModel.layer({ baseUrl: `http://127.0.0.1:${port}/v1`, model: "local" }))
   )
-  yield* Console.log(`${exit._tag}: ${exit._tag === "Completed" ? exit.text : exit.reason}`)
+  yield* Console.log(`${exit._tag}: ${exit._tag === "Completed" ? exit.text : exit.kind}`)
 })
 
 program.pipe(Effect.scoped, NodeRuntime.runMain)

@@ -22,7 +22,7 @@ const program = Effect.gen(function*() {
   const filename = join(dir, "agentfx.db")
   const paused = yield* Agent.run(payments, { input: "Pay ada 500." }).pipe(Effect.provide(StoreLive(filename)))
   if (paused._tag !== "Paused") return yield* Effect.die(new Error(`expected a pause, got ${paused._tag}`))
-  yield* Console.log(`paused for ${paused.reason}: ${paused.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
+  yield* Console.log(`paused for ${paused.kind}: ${paused.pending.map((p) => `${p.call.name} ${JSON.stringify(p.call.args)}`).join(", ")}`)
   const runId = paused.runId
   const done = yield* Effect.gen(function*() {
     const exit = yield* Agent.resume(payments, runId, Decision.approveAll())

@@ -1,5 +1,5 @@
 /**
- * Anthropic's **Messages** API (`POST {apiUrl}/v1/messages`), spoken by our own adapter on
+ * Anthropic's **Messages** API (`POST {baseUrl}/messages`), spoken by our own adapter on
  * Effect's `HttpClient` (`effect/http`) (see docs/decisions/021).
  *
  * @since 0.1.0
@@ -26,8 +26,11 @@ export interface Options extends ModelTimeout.Options {
   readonly apiKey: Redacted.Redacted
   /** e.g. `claude-sonnet-4-5`. */
   readonly model: string
-  /** Default `https://api.anthropic.com` (no `/v1`: the adapter adds it). */
-  readonly apiUrl?: string | undefined
+  /**
+   * The API's base URL, up to and including its version path, as every adapter's `baseUrl`:
+   * default `https://api.anthropic.com/v1`; requests go to `{baseUrl}/messages`.
+   */
+  readonly baseUrl?: string | undefined
   /** Retries of transient failures (429, 5xx, network, timeouts, `overloaded_error` events). */
   readonly retry?: ModelRetry.Options | undefined
   /**
@@ -60,6 +63,11 @@ export interface Options extends ModelTimeout.Options {
  * @category constants
  */
 export const defaultMaxTokens = 4096
+
+const defaultBaseUrl = "https://api.anthropic.com/v1"
+
+/** `ANTHROPIC_BASE_URL` as Anthropic's SDKs read it (the host, without `/v1`), as a `baseUrl`. */
+const fromAnthropicEnvironment = (value: string) => `${value.replace(/\/+$/, "")}/v1`
 
 const invalidOption = (message: string) => Result.fail(new ChatModel.ModelError({ reason: "invalid-request", message: `Anthropic: ${message}` }))
 
@@ -101,7 +109,7 @@ const wireFor = (options: Options, owner: string): Result.Result<WireModel.WireF
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (client) => {
-    const url = `${(options.apiUrl ?? "https://api.anthropic.com").replace(/\/+$/, "")}/v1/messages`
+    const url = `${(options.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "")}/messages`
     return viaAnswerTool("Anthropic", WireModel.make(client, {
       ...options,
       providerName: "anthropic",
@@ -139,7 +147,9 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
 /**
  * Anthropic as the `ChatModel`, configured from `Config` — by default the environment:
  * `ANTHROPIC_API_KEY` (required), `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`),
- * `ANTHROPIC_BASE_URL` (optional); blank values count as unset (a blank key is a `ConfigError`).
+ * `ANTHROPIC_BASE_URL` (optional; as Anthropic's SDKs read it, without `/v1`: the `baseUrl` is it
+ * and `/v1`); blank values count as unset (a blank key is a `ConfigError`). A `baseUrl` given
+ * here is the option's, with its `/v1`.
  *
  * @example
  * ```ts
@@ -159,5 +169,5 @@ export const layerConfig = (
   }
 ): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> =>
   Layer.unwrap(
-    Effect.map(readProviderConfig("ANTHROPIC", "claude-sonnet-4-5", options), (config) => layer({ ...options, ...config }))
+    Effect.map(readProviderConfig("ANTHROPIC", "claude-sonnet-4-5", options, fromAnthropicEnvironment), (config) => layer({ ...options, ...config }))
   )

@@ -43,12 +43,59 @@ export interface Options extends ModelTimeout.Options {
    */
   readonly maxTokensField?: "max_tokens" | "max_completion_tokens" | undefined
   /**
-   * The provider for telemetry, as OpenTelemetry's GenAI conventions name it (`"openai"`,
-   * `"groq"`, `"deepseek"`, or your own name for a local server): each model call's
-   * `gen_ai.provider.name`. Chat Completions is spoken by many servers, so there is no
-   * default: without it the attribute is left out.
+   * The provider for telemetry, as OpenTelemetry's GenAI conventions name it: each model call's
+   * `gen_ai.provider.name` and each response's `provider`. Default: by the `baseUrl`'s host
+   * ({@link providerNameOf}) — `api.openai.com` is `"openai"`, `api.groq.com` `"groq"`, … —
+   * and `"openai_compatible"` for any other server (Ollama, vLLM, a proxy): give your own name
+   * for it (`"ollama"`).
    */
   readonly providerName?: string | undefined
+}
+
+/** The hosts whose provider the conventions name, as `[host or suffix, name]`; a suffix starts with `.`. */
+const knownHosts: ReadonlyArray<readonly [string, string]> = [
+  ["api.openai.com", "openai"],
+  [".openai.azure.com", "azure.ai.openai"],
+  ["api.anthropic.com", "anthropic"],
+  ["api.deepseek.com", "deepseek"],
+  ["api.groq.com", "groq"],
+  ["api.mistral.ai", "mistral_ai"],
+  ["api.perplexity.ai", "perplexity"],
+  ["api.x.ai", "x_ai"],
+  ["api.cohere.ai", "cohere"],
+  ["api.cohere.com", "cohere"],
+  ["generativelanguage.googleapis.com", "gcp.gemini"],
+  ["aiplatform.googleapis.com", "gcp.vertex_ai"],
+  ["-aiplatform.googleapis.com", "gcp.vertex_ai"]
+]
+
+/**
+ * The `gen_ai.provider.name` a Chat Completions model at `baseUrl` names when it is given no
+ * `providerName`: the provider OpenTelemetry's GenAI conventions name for a well-known host
+ * (`api.openai.com` → `"openai"`, `*.openai.azure.com` → `"azure.ai.openai"`,
+ * `api.anthropic.com` → `"anthropic"`, `api.deepseek.com` → `"deepseek"`, `api.groq.com` →
+ * `"groq"`, `api.mistral.ai` → `"mistral_ai"`, `api.perplexity.ai` → `"perplexity"`,
+ * `api.x.ai` → `"x_ai"`, `api.cohere.ai`/`.com` → `"cohere"`,
+ * `generativelanguage.googleapis.com` → `"gcp.gemini"`, `[*-]aiplatform.googleapis.com` →
+ * `"gcp.vertex_ai"`), else `"openai_compatible"`: a server speaking OpenAI's API whose provider
+ * is not known — not `"openai"`, which would count a local model's calls as OpenAI's.
+ *
+ * @example
+ * ```ts
+ * import { ChatCompletionsModel } from "@agentfx/ai"
+ *
+ * ChatCompletionsModel.providerNameOf("https://api.groq.com/openai/v1") // "groq"
+ * ChatCompletionsModel.providerNameOf("http://localhost:11434/v1") // "openai_compatible"
+ * ```
+ *
+ * @since 0.2.0
+ * @category telemetry
+ */
+export const providerNameOf = (baseUrl: string): string => {
+  if (!URL.canParse(baseUrl)) return "openai_compatible"
+  const host = new URL(baseUrl).hostname.toLowerCase()
+  const known = knownHosts.find(([name]) => name.startsWith(".") || name.startsWith("-") ? host.endsWith(name) : host === name)
+  return known === undefined ? "openai_compatible" : known[1]
 }
 
 /** `maxTokensField` with its default for `baseUrl`, or the `invalid-request` naming a bad value. */
@@ -92,9 +139,11 @@ const maxTokensField = (options: Options): Result.Result<Wire.MaxTokensField, Ch
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (client) => {
     const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`
+    // the owner of kept reasoning names the provider only when told, as before the default name: a stored history keeps its reasoning
     const owner = reasoningOwner(options.providerName ?? "chat-completions", url)
     return WireModel.make(client, {
       ...options,
+      providerName: options.providerName ?? providerNameOf(options.baseUrl),
       wire: Result.map(maxTokensField(options), (field) => Wire.wire(options.model, field, owner)),
       endpoint: endpoint({
         url,
@@ -144,6 +193,7 @@ export const layerConfig = (options?: ModelTimeout.Options & {
   readonly apiKey?: Config.Config<Option.Option<Redacted.Redacted>>
   readonly retry?: ModelRetry.Options
   readonly maxTokensField?: Options["maxTokensField"]
+  readonly providerName?: string
 }): Layer.Layer<ChatModel.ChatModel, Config.ConfigError> =>
   Layer.unwrap(Effect.gen(function*() {
     const baseUrl = yield* (options?.baseUrl ?? requiredString("AGENTFX_BASE_URL"))

@@ -1,5 +1,5 @@
 /**
- * OpenAI's **Responses** API (`POST {apiUrl}/responses`), spoken by our own adapter on
+ * OpenAI's **Responses** API (`POST {baseUrl}/responses`), spoken by our own adapter on
  * Effect's `HttpClient` (`effect/http`) (see docs/decisions/020). For servers that only speak
  * Chat Completions (Ollama, vLLM, llama.cpp, LM Studio) use `ChatCompletionsModel`.
  *
@@ -25,8 +25,11 @@ export interface Options extends ModelTimeout.Options {
   readonly apiKey: Redacted.Redacted
   /** e.g. `gpt-4.1-mini`. */
   readonly model: string
-  /** Default `https://api.openai.com/v1`; requests go to `{apiUrl}/responses`. */
-  readonly apiUrl?: string | undefined
+  /**
+   * The API's base URL, up to and including its version path: default
+   * `https://api.openai.com/v1`; requests go to `{baseUrl}/responses`.
+   */
+  readonly baseUrl?: string | undefined
   /**
    * OpenAI's strict function calling (`strict: true` on every tool). Strict mode refuses
    * schemas with optional properties, which tools commonly have, so the default is `false`.
@@ -72,7 +75,7 @@ export interface Options extends ModelTimeout.Options {
  */
 export const make = (options: Options): Effect.Effect<ChatModel.ChatModel.Service, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (client) => {
-    const url = `${(options.apiUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`
+    const url = `${(options.baseUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "")}/responses`
     const reasoning = options.reasoning ?? Wire.isReasoningModel(options.model)
     return WireModel.make(client, {
       ...options,
@@ -110,7 +113,8 @@ export const layer = (options: Options): Layer.Layer<ChatModel.ChatModel> =>
 /**
  * OpenAI as the `ChatModel`, configured from `Config` — by default the environment:
  * `OPENAI_API_KEY` (required), `OPENAI_MODEL` (default `gpt-4.1-mini`), `OPENAI_BASE_URL`
- * (optional); blank values count as unset (a blank key is a `ConfigError`).
+ * (optional: the `baseUrl`, with its `/v1`, as OpenAI's SDKs read it); blank values count as
+ * unset (a blank key is a `ConfigError`).
  *
  * @example
  * ```ts

@@ -1,7 +1,7 @@
 import { Agent } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
-import { AnthropicChatModel } from "../src/index.js"
+import { Config, ConfigProvider, Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { AnthropicChatModel, ChatCompletionsModel, OpenAiChatModel } from "../src/index.js"
 import { unwritable } from "../src/internal/wireJson.js"
 import {
   collect,
@@ -18,6 +18,8 @@ import {
 import * as Features from "./features.js"
 import {
   anthropic as format,
+  chatCompletions,
+  responses,
   anthropicAnswer,
   anthropicMessage,
   anthropicPreamble,
@@ -248,7 +250,7 @@ describe("AnthropicChatModel (Messages API)", () => {
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => format.answer(res))
         const layer = (maxTokens: number) =>
-          AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: server.url, maxTokens })
+          AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", baseUrl: `${server.url}/v1`, maxTokens })
         yield* generate().pipe(Effect.provide(layer(1024)))
         yield* generate(request({ settings: { maxOutputTokens: 64 } })).pipe(Effect.provide(layer(1024)))
         expect(server.requests.map((r) => r.body.max_tokens)).toEqual([1024, 64])
@@ -387,9 +389,24 @@ describe("AnthropicChatModel (Messages API)", () => {
       const withEnv = (env: Record<string, string>) =>
         Effect.provide(AnthropicChatModel.layerConfig().pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
       yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: "sk-ant-env", ANTHROPIC_BASE_URL: server.url }))
-      expect([server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]]).toEqual(["claude-sonnet-4-5", "sk-ant-env"])
+      expect([server.requests[0]!.path, server.requests[0]!.body.model, server.requests[0]!.headers["x-api-key"]])
+        .toEqual(["/v1/messages", "claude-sonnet-4-5", "sk-ant-env"])
       const blank = yield* generate().pipe(withEnv({ ANTHROPIC_API_KEY: " ", ANTHROPIC_BASE_URL: server.url }), Effect.flip)
       expect(String(blank)).toContain("Expected ANTHROPIC_API_KEY to be set, but it is blank (a blank value counts as unset)")
       expect(server.requests).toHaveLength(1)
+    }).pipe(Effect.scoped))
+
+  it.live("baseUrl means one thing for every adapter: the API's URL up to and including its version path (decision 166)", () =>
+    Effect.gen(function*() {
+      const server = yield* loopback((req, res) =>
+        req.path.endsWith("/messages") ? format.answer(res) : req.path.endsWith("/responses") ? responses.answer(res) : chatCompletions.answer(res))
+      const baseUrl = `${server.url}/v1`
+      const key = Redacted.make("sk-test")
+      yield* generate().pipe(Effect.provide(AnthropicChatModel.layer({ apiKey: key, model: "claude-sonnet-4-5", baseUrl })))
+      yield* generate().pipe(Effect.provide(OpenAiChatModel.layer({ apiKey: key, model: "gpt-4.1-mini", baseUrl })))
+      yield* generate().pipe(Effect.provide(ChatCompletionsModel.layer({ baseUrl, model: "llama3.2" })))
+      // a baseUrl given to layerConfig is the option's (with its /v1); ANTHROPIC_BASE_URL is read as Anthropic's SDKs read it (above)
+      yield* generate().pipe(Effect.provide(AnthropicChatModel.layerConfig({ apiKey: Config.succeed(key), baseUrl: Config.succeed(Option.some(baseUrl)) })))
+      expect(server.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/responses", "/v1/chat/completions", "/v1/messages"])
     }).pipe(Effect.scoped))
 })

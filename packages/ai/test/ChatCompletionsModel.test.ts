@@ -13,6 +13,13 @@ import * as Scenarios from "./scenarios.js"
 const model = format.model
 const noRetry = { schedule: Schedule.recurs(0) }
 
+/** `fetch`, every request sent to the loopback server at `url` whatever its URL. */
+const redirectedTo = (url: string) =>
+  Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setUrl(`${url}/v1/chat/completions`)))
+  ).pipe(Layer.provide(FetchHttpClient.layer))
+
 /** A streamed tool call whose arguments arrive in pieces, two calls interleaved by index (OpenAI). */
 const streamedToolCalls = [
   chunk({ role: "assistant", content: null, tool_calls: null }),
@@ -465,11 +472,7 @@ describe("ChatCompletionsModel", () => {
     it.live("maxTokensField: max_completion_tokens by default for api.openai.com, or when asked; a bad value fails each call before any request", () =>
       Effect.gen(function*() {
         const server = yield* loopback((_req, res) => format.answer(res))
-        /** `fetch`, every request sent to the loopback server whatever its URL. */
-        const redirected = Layer.effect(
-          HttpClient.HttpClient,
-          Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setUrl(`${server.url}/v1/chat/completions`)))
-        ).pipe(Layer.provide(FetchHttpClient.layer))
+        const redirected = redirectedTo(server.url)
         const openAi = Layer.effect(
           ChatModel.ChatModel,
           ChatCompletionsModel.make({ baseUrl: "https://api.openai.com/v1", model: "o4-mini", apiKey: Redacted.make("sk-test-key") })
@@ -487,6 +490,26 @@ describe("ChatCompletionsModel", () => {
           `ChatCompletionsModel: maxTokensField must be "max_tokens" or "max_completion_tokens", got "max_output_tokens".`
         ])
         expect(server.requests).toHaveLength(2)
+      }).pipe(Effect.scoped))
+
+    it.live("names its provider on each model call's span: by the base URL's host, else openai_compatible, or as told (gen_ai.provider.name)", () =>
+      Effect.gen(function*() {
+        const server = yield* loopback((_req, res) => format.answer(res))
+        const redirected = redirectedTo(server.url)
+        const at = (options: ChatCompletionsModel.Options) =>
+          Layer.effect(ChatModel.ChatModel, ChatCompletionsModel.make(options)).pipe(Layer.provide(redirected))
+        const named = Effect.fnUntraced(function*(layer: Layer.Layer<ChatModel.ChatModel>) {
+          const { spans, tracer } = Scenarios.recordingTracer()
+          const exit = yield* Agent.run(yield* weatherAgent, { input: "Weather in Oslo?" }).pipe(Effect.provide(layer), Effect.withTracer(tracer))
+          expect(exit._tag).toBe("Completed")
+          return spans.filter((span) => span.name === "agentfx.model").map((span) => span.attributes.get("gen_ai.provider.name"))
+        })
+        expect(yield* named(at({ baseUrl: "https://api.groq.com/openai/v1", model: "llama-3.3-70b-versatile" }))).toEqual(["groq"])
+        expect(yield* named(at({ baseUrl: "https://API.DeepSeek.com/v1", model: "deepseek-chat" }))).toEqual(["deepseek"])
+        expect(yield* named(at({ baseUrl: "https://my-resource.openai.azure.com/openai/v1", model: "gpt-4.1" }))).toEqual(["azure.ai.openai"])
+        expect(yield* named(ChatCompletionsModel.layer({ baseUrl: `${server.url}/v1`, model: "llama3.2" }))).toEqual(["openai_compatible"])
+        expect(yield* named(ChatCompletionsModel.layer({ baseUrl: `${server.url}/v1`, model: "llama3.2", providerName: "ollama" }))).toEqual(["ollama"])
+        expect(ChatCompletionsModel.providerNameOf("not a url")).toBe("openai_compatible")
       }).pipe(Effect.scoped))
 
     it.live("output is asked for as response_format json_schema, beside the tools: strict when strict mode takes the schema, not when a property may be left out but not be null", () =>

@@ -41,13 +41,13 @@ const setup = (failure: keyof typeof failures, spacing: Schedule.Schedule<unknow
     const times: { primary: Array<number>; backup: Array<number> } = { primary: [], backup: [] }
     const model = ChatModel.fallback(ExecutionPlan.make(
       {
-        provide: OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", apiUrl: `${primary.url}/v1` }),
+        provide: OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test"), model: "gpt-4.1-mini", baseUrl: `${primary.url}/v1` }),
         attempts: 2,
         schedule: spacing,
         while: (error: ChatModel.ModelError) => error.isTransient
       },
       {
-        provide: AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", apiUrl: backup.url }),
+        provide: AnthropicChatModel.layer({ apiKey: Redacted.make("sk-ant-test"), model: "claude-sonnet-4-5", baseUrl: `${backup.url}/v1` }),
         while: (error: ChatModel.ModelError) => error.reason !== "invalid-request"
       }
     ))

@@ -209,7 +209,7 @@ describe("OpenAiChatModel (Responses API)", () => {
       const server = yield* loopback((_req, res) => format.answer(res))
       const agent = yield* weatherAgent
       const layer = (name: string) =>
-        OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test-key"), model: name, apiUrl: `${server.url}/v1`, strict: true })
+        OpenAiChatModel.layer({ apiKey: Redacted.make("sk-test-key"), model: name, baseUrl: `${server.url}/v1`, strict: true })
       yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("gpt-4.1-mini")))
       yield* Agent.run(agent, { input: "hi" }).pipe(Effect.provide(layer("o4-mini")))
       expect(server.requests.map((r) => [r.body.tools[0].strict, r.body.input[0].role])).toEqual([[true, "system"], [true, "developer"]])

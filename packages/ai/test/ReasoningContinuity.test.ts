@@ -41,7 +41,7 @@ const thinkingText = Recorded.anthropicThinking.thinking
 const cases: ReadonlyArray<Case> = [
   {
     name: "Anthropic: the thinking block (with its signature) and the redacted block, first in the assistant turn that called the tool",
-    model: (url) => AnthropicChatModel.layer({ apiKey: key, model: "claude-sonnet-4-5", apiUrl: url, retry: fastRetry, thinking: { budgetTokens: 2048 } }),
+    model: (url) => AnthropicChatModel.layer({ apiKey: key, model: "claude-sonnet-4-5", baseUrl: `${url}/v1`, retry: fastRetry, thinking: { budgetTokens: 2048 } }),
     whole: Recorded.anthropicMessage,
     streamed: Recorded.anthropicStream,
     named: true,
@@ -63,7 +63,7 @@ const cases: ReadonlyArray<Case> = [
   },
   {
     name: "OpenAI Responses: the encrypted reasoning item, without its id, before the function call",
-    model: (url) => OpenAiChatModel.layer({ apiKey: key, model: "o4-mini", apiUrl: `${url}/v1`, retry: fastRetry }),
+    model: (url) => OpenAiChatModel.layer({ apiKey: key, model: "o4-mini", baseUrl: `${url}/v1`, retry: fastRetry }),
     whole: Recorded.openAiResponse,
     streamed: Recorded.openAiStream,
     named: true,
@@ -190,7 +190,7 @@ describe("reasoning across turns", () => {
       const server = yield* loopback((_req, res) => responses.answer(res))
       const includes = (model: string, reasoning?: boolean) =>
         Effect.map(
-          generate().pipe(Effect.provide(OpenAiChatModel.layer({ apiKey: key, model, apiUrl: `${server.url}/v1`, reasoning }))),
+          generate().pipe(Effect.provide(OpenAiChatModel.layer({ apiKey: key, model, baseUrl: `${server.url}/v1`, reasoning }))),
           () => server.requests.at(-1)!.body.include
         )
       expect(yield* includes("o4-mini")).toEqual(["reasoning.encrypted_content"])
@@ -207,7 +207,7 @@ describe("Anthropic extended thinking", () => {
     Effect.gen(function*() {
       const server = yield* loopback((_req, res) => anthropic.answer(res))
       const thinking = (budgetTokens: number, maxTokens?: number) =>
-        AnthropicChatModel.layer({ apiKey: key, model: "claude-sonnet-4-5", apiUrl: server.url, thinking: { budgetTokens }, maxTokens })
+        AnthropicChatModel.layer({ apiKey: key, model: "claude-sonnet-4-5", baseUrl: `${server.url}/v1`, thinking: { budgetTokens }, maxTokens })
       yield* generate().pipe(Effect.provide(thinking(2048)))
       expect(server.requests[0]!.body).toMatchObject({ max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 2048 } })
       const refused = (layer: Layer.Layer<ChatModel.ChatModel>, req = request()) =>

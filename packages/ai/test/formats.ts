@@ -217,7 +217,7 @@ export const responses: WireFormat = {
     OpenAiChatModel.layer({
       apiKey: Redacted.make(options?.apiKey ?? "sk-test-key"),
       model: "gpt-4.1-mini",
-      apiUrl: `${options?.baseUrl?.(url) ?? url}/v1`,
+      baseUrl: `${options?.baseUrl?.(url) ?? url}/v1`,
       retry: options?.retry ?? fastRetry,
       idleTimeout: options?.idleTimeout,
       requestTimeout: options?.requestTimeout
@@ -328,7 +328,7 @@ export const anthropic: WireFormat = {
     AnthropicChatModel.layer({
       apiKey: Redacted.make(options?.apiKey ?? "sk-ant-test"),
       model: "claude-sonnet-4-5",
-      apiUrl: options?.baseUrl?.(url) ?? url,
+      baseUrl: `${options?.baseUrl?.(url) ?? url}/v1`,
       retry: options?.retry ?? fastRetry,
       idleTimeout: options?.idleTimeout,
       requestTimeout: options?.requestTimeout

@@ -65,7 +65,7 @@ const recorded = (exit: AgentExit.AgentExit): number => exit._tag === "Completed
 
 /** A run's counts; the handlers' count of its tool calls must agree with the run's own record. */
 const countsOf = (exit: AgentExit.AgentExit, modelCalls: number, handlerCalls = recorded(exit)): RunCounts => ({
-  text: exit._tag === "Completed" ? exit.text : `paused (${exit.reason})`,
+  text: exit._tag === "Completed" ? exit.text : `paused (${exit.kind})`,
   modelCalls,
   toolCalls: recorded(exit) === handlerCalls ? handlerCalls : -1
 })

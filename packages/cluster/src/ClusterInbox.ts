@@ -159,7 +159,7 @@ const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) 
         return {
           _tag: "RunPaused",
           ...meta,
-          reason: outcome.reason,
+          kind: outcome.kind,
           pending: outcome.pending.map(({ args, callId, toolName }) => ({ callId, toolName, args: args as never }))
         }
       case "Failed":

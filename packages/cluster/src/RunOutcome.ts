@@ -9,7 +9,8 @@ import { Schema } from "effect"
 
 /**
  * A call the person is asked about: its id, its tool and arguments (encoded JSON), why the
- * gate asked, and for an environment pause the failure.
+ * gate asked (`why`), and for an environment pause the failure. Encoded with `why` as `reason`,
+ * the key replies stored before decision 166 have.
  *
  * @example
  * ```ts
@@ -25,9 +26,9 @@ export const PendingCall = Schema.Struct({
   callId: Schema.String,
   toolName: Schema.String,
   args: Schema.Unknown,
-  reason: Schema.optional(Schema.String),
+  why: Schema.optional(Schema.String),
   error: Schema.optional(Schema.String)
-})
+}).pipe(Schema.encodeKeys({ why: "reason" }))
 
 /**
  * @since 0.1.0
@@ -58,13 +59,15 @@ export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
 
 /**
  * The run waits for a person: decide it with `AgentCluster.decide`, naming `revision` so that
- * the decision never applies to a later pause.
+ * the decision never applies to a later pause. `kind`: the kind of pause (`AgentExit.Paused`'s);
+ * in a reply (`RunOutcome`) it is encoded as `reason`, the key replies stored before decision
+ * 166 have.
  *
  * @example
  * ```ts
  * import { RunOutcome } from "@agentfx/cluster"
  *
- * RunOutcome.Paused.make({ runId: "r-1", conversationId: "c-1", reason: "approval", revision: 3, pending: [] })
+ * RunOutcome.Paused.make({ runId: "r-1", conversationId: "c-1", kind: "approval", revision: 3, pending: [] })
  * ```
  *
  * @since 0.1.0
@@ -73,7 +76,7 @@ export class Completed extends Schema.TaggedClass<Completed>()("Completed", {
 export class Paused extends Schema.TaggedClass<Paused>()("Paused", {
   runId: Schema.String,
   conversationId: Schema.String,
-  reason: Schema.Literals(["approval", "environment"]),
+  kind: Schema.Literals(["approval", "environment"]),
   revision: Schema.Int,
   pending: Schema.Array(PendingCall)
 }) {}
@@ -131,7 +134,7 @@ export class Ended extends Schema.TaggedClass<Ended>()("Ended", {
  * @since 0.1.0
  * @category schemas
  */
-export const RunOutcome = Schema.Union([Completed, Paused, Failed, Ended])
+export const RunOutcome = Schema.Union([Completed, Paused.pipe(Schema.encodeKeys({ kind: "reason" })), Failed, Ended])
 
 /**
  * @since 0.1.0

@@ -52,7 +52,7 @@ describe("ClusterInbox.driver", () => {
         expect(paused._tag).toBe("Paused")
         const first = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.approveAll(), "cy"))
         expect(first.map((e) => e._tag)).toEqual(["RunResumed", "RunPaused"])
-        expect(first[1]).toMatchObject({ reason: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
+        expect(first[1]).toMatchObject({ kind: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
         const second = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy"))
         expect(second.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
         expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])

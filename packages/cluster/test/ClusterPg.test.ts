@@ -27,7 +27,7 @@ describe("ClusterPg", () => {
       const client = yield* members
       const { runId } = yield* AgentCluster.start(Bank, { input: "pay 10" }).pipe(Effect.provide(client))
       const paused = yield* AgentCluster.run(Bank, { input: "pay 10", runId }).pipe(Effect.provide(client))
-      expect(paused).toMatchObject({ _tag: "Paused", runId, reason: "approval", pending: [{ callId: "transfer-10", toolName: "transfer" }] })
+      expect(paused).toMatchObject({ _tag: "Paused", runId, kind: "approval", pending: [{ callId: "transfer-10", toolName: "transfer" }] })
       const done = yield* AgentCluster.decide(Bank, runId, Decision.approveAll(), { decidedBy: "ada" }).pipe(Effect.provide(client))
       expect(done).toMatchObject({ _tag: "Completed", runId, text: "paid 10" })
       expect([executions.get("lookup-10"), executions.get("transfer-10")]).toEqual([1, 1])

@@ -366,7 +366,7 @@ export interface RunOptions<S extends Slots> {
  * const program = Effect.gen(function*() {
  *   const exit = yield* Agent.run(agent, { input: "Weather in Oslo?", conversationId: "c-1" })
  *   if (exit._tag === "Completed") console.log(exit.text)
- *   else console.log("paused for", exit.reason, exit.pending)
+ *   else console.log("paused for", exit.kind, exit.pending)
  * }).pipe(Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.text("Sunny.")])))
  * ```
  *

@@ -338,11 +338,12 @@ export class InvalidEditedArguments extends Data.TaggedError("InvalidEditedArgum
  */
 export class DecisionMismatch extends Data.TaggedError("DecisionMismatch")<{
   readonly decision: string
-  readonly reason: Checkpoint.Reason
+  /** The kind of stop the run is in (`Checkpoint.kind`). */
+  readonly kind: Checkpoint.Kind
   readonly accepted: ReadonlyArray<string>
 }> {
   override get message(): string {
-    return `Decision ${this.decision} cannot resume a run stopped for ${this.reason} (use ${this.accepted.join(" or ")})`
+    return `Decision ${this.decision} cannot resume a run stopped for ${this.kind} (use ${this.accepted.join(" or ")})`
   }
 }
 

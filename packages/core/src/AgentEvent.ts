@@ -137,6 +137,27 @@ export interface ContextCompacted extends Meta {
 }
 
 /**
+ * The model's answer asked for more tool calls than the agent's `limits.batchWidth`: the first
+ * `batchWidth` go on as a batch (gated, then run); each call past them is not run, and the
+ * model reads `Not run: a batch runs at most <batchWidth> calls; call fewer tools at once` as its
+ * result (docs/limits.md). Emitted once per such answer, after `ModelResponded` and before any
+ * call of the batch is gated or starts.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface BatchTruncated extends Meta {
+  readonly _tag: "BatchTruncated"
+  readonly iteration: number
+  /** The agent's `limits.batchWidth`: how many of the calls go on. */
+  readonly batchWidth: number
+  /** How many calls the answer asked for. */
+  readonly calls: number
+  /** The calls not run, in the answer's order, by the ids the history gives them. */
+  readonly notRun: ReadonlyArray<{ readonly callId: string; readonly toolName: string }>
+}
+
+/**
  * A tool call starts (after its gate let it through).
  *
  * @since 0.1.0
@@ -236,6 +257,7 @@ export type AgentEvent =
   | TextDelta
   | ModelResponded
   | ContextCompacted
+  | BatchTruncated
   | ToolStarted
   | ToolSucceeded
   | ToolFailed
@@ -339,6 +361,24 @@ export const ModelResponded: (fields: Omit<ModelResponded, "_tag">) => ModelResp
  * @category constructors
  */
 export const ContextCompacted: (fields: Omit<ContextCompacted, "_tag">) => ContextCompacted = Events.ContextCompacted
+
+/**
+ * Builds a `BatchTruncated` event: for tests of listeners and UIs (the runtime emits its own).
+ *
+ * @example
+ * ```ts
+ * import { AgentEvent } from "@agentfx/core"
+ *
+ * const event = AgentEvent.BatchTruncated({
+ *   runId: "r1", conversationId: "c1", timestamp: 0, iteration: 1,
+ *   batchWidth: 2, calls: 3, notRun: [{ callId: "c3", toolName: "lookup" }]
+ * })
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const BatchTruncated: (fields: Omit<BatchTruncated, "_tag">) => BatchTruncated = Events.BatchTruncated
 
 /**
  * Builds a `ToolStarted` event: for tests of listeners and UIs (the runtime emits its own).
@@ -450,11 +490,12 @@ export const RunCompleted: (fields: Omit<RunCompleted, "_tag">) => RunCompleted 
  *   TextDelta: (e) => e.text,
  *   ModelResponded: (e) => `model: ${e.toolCalls} tool call(s)`,
  *   ContextCompacted: (e) => `compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`,
+ *   BatchTruncated: (e) => `${e.notRun.length} of ${e.calls} calls not run (batchWidth ${e.batchWidth})`,
  *   ToolStarted: (e) => `→ ${e.toolName}`,
  *   ToolSucceeded: (e) => `✓ ${e.toolName}`,
  *   ToolFailed: (e) => `✗ ${e.toolName}: ${e.error.message}`,
  *   ToolTimedOut: (e) => `⏱ ${e.toolName}`,
- *   RunPaused: (e) => `paused (${e.exit.reason})`,
+ *   RunPaused: (e) => `paused (${e.exit.kind})`,
  *   RunCompleted: (e) => `done: ${e.exit.text}`
  * })
  * ```

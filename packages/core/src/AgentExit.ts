@@ -45,8 +45,8 @@ export interface PendingCall {
   readonly call: ToolCall
   /** The failure, for environment pauses. */
   readonly error?: ToolFailure | undefined
-  /** Why the gate asked a person, for approval pauses, when it said (`Gate.pause({ reason })`; the default gate names the tool's `needsApproval`). */
-  readonly reason?: string | undefined
+  /** Why the gate asked a person, for approval pauses, when it said (`Gate.pause({ why })`; the default gate names the tool's `needsApproval`). */
+  readonly why?: string | undefined
 }
 
 /**
@@ -60,7 +60,8 @@ export interface Paused {
   readonly _tag: "Paused"
   readonly runId: string
   readonly conversationId: string
-  readonly reason: "approval" | "environment"
+  /** The kind of pause: calls wait for a person's approval, or failed for a broken environment. */
+  readonly kind: "approval" | "environment"
   readonly pending: ReadonlyArray<PendingCall>
   readonly checkpoint: Checkpoint.Encoded
 }
@@ -74,7 +75,7 @@ export interface Paused {
  *
  * const show = AgentExit.match({
  *   Completed: (exit) => exit.text,
- *   Paused: (exit) => `paused for ${exit.reason}: ${exit.pending.map((p) => p.call.name).join(", ")}`
+ *   Paused: (exit) => `paused for ${exit.kind}: ${exit.pending.map((p) => p.call.name).join(", ")}`
  * })
  * ```
  *
@@ -151,7 +152,7 @@ export const Completed: <State = { readonly [slot: string]: unknown }, Output = 
  *
  * declare const checkpoint: Checkpoint.Encoded
  * const paused = AgentExit.Paused({
- *   runId: "r1", conversationId: "c1", reason: "approval",
+ *   runId: "r1", conversationId: "c1", kind: "approval",
  *   pending: [{ call: { id: "t1", name: "transfer", args: { amount: 5 } } }], checkpoint
  * })
  * ```

@@ -70,7 +70,7 @@ export class UnexpectedExit extends Data.TaggedError("UnexpectedExit")<{
     const exit = this.exit
     if (exit._tag === "Completed") return `Expected the run to pause, but it completed: ${JSON.stringify(exit.text)}`
     const waiting = exit.pending.map((p) => `${p.call.name} (${p.call.id})`).join(", ")
-    return `Expected the run to complete after at most ${this.pauses - 1} pauses, but it paused ${this.pauses} times; the last for ${exit.reason}: ${waiting}`
+    return `Expected the run to complete after at most ${this.pauses - 1} pauses, but it paused ${this.pauses} times; the last for ${exit.kind}: ${waiting}`
   }
 }
 
@@ -188,7 +188,7 @@ export const resume = <S extends Agent.Slots, R, A>(
  * declare const agent: Agent.Agent
  * const program = Effect.gen(function*() {
  *   const done = yield* AgentTest.runToCompletion(agent, { input: "pay ada 100" }, {
- *     decide: (paused) => paused.reason === "approval" ? Decision.rejectAll({ message: "not today" }) : Decision.retry()
+ *     decide: (paused) => paused.kind === "approval" ? Decision.rejectAll({ message: "not today" }) : Decision.retry()
  *   })
  *   console.log(done.text)
  * })
@@ -213,4 +213,4 @@ export const runToCompletion = <S extends Agent.Slots, R, A>(
   }))
 
 const defaultDecision = (paused: AgentExit.Paused): Decision.Decision =>
-  paused.reason === "approval" ? { _tag: "ApproveAll" } : { _tag: "Retry" }
+  paused.kind === "approval" ? { _tag: "ApproveAll" } : { _tag: "Retry" }

@@ -130,7 +130,8 @@ export const Verdict = Schema.Literals(["proceed", "pause"])
 /**
  * One call of the batch the run paused in: its outcome when it already has one (executed,
  * rejected or answered by a gate), else the gate's verdict — for a call it paused, with the
- * `reason` the gate gave (`Gate.pause({ reason })`), shown to the person who decides.
+ * `why` the gate gave (`Gate.pause({ why })`), shown to the person who decides. Stored as
+ * `reason`, the key checkpoints have always had (decision 166).
  *
  * @example
  * ```ts
@@ -150,8 +151,8 @@ export const BatchItem = Schema.Struct({
   call: ToolCall,
   outcome: Schema.optional(Outcome),
   verdict: Schema.optional(Verdict),
-  reason: Schema.optional(Schema.String)
-})
+  why: Schema.optional(Schema.String)
+}).pipe(Schema.encodeKeys({ why: "reason" }))
 
 /**
  * @since 0.1.0
@@ -160,9 +161,9 @@ export const BatchItem = Schema.Struct({
 export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
 
 /**
- * Why the run stopped: a person must approve calls, the environment must be fixed, or the
- * iteration budget ran out (`MaxIterationsReached`), or a limit of the run's budget was
- * reached (`BudgetExceeded`). `running`: not a pause — the batch a run
+ * The kind of stop the checkpoint is of: a person must approve calls, the environment must be
+ * fixed, or the iteration budget ran out (`MaxIterationsReached`), or a limit of the run's
+ * budget was reached (`BudgetExceeded`). `running`: not a pause — the batch a run
  * of a durable store is executing, recorded for its recovery.
  *
  * @example
@@ -170,19 +171,49 @@ export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
  * import { Schema } from "effect"
  * import { Checkpoint } from "@agentfx/core"
  *
- * Schema.is(Checkpoint.Reason)("environment") // true
+ * Schema.is(Checkpoint.Kind)("environment") // true
  * ```
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Reason = Schema.Literals(["approval", "environment", "max-iterations", "budget", "running"])
+export const Kind = Schema.Literals(["approval", "environment", "max-iterations", "budget", "running"])
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type Reason = typeof Reason.Type
+export type Kind = typeof Kind.Type
+
+const fields = {
+  format: Schema.Literal("agentfx/checkpoint"),
+  version: Schema.Literals([3, version]),
+  agent: Schema.String,
+  tools: Schema.Array(Schema.String),
+  runId: Schema.String,
+  revision: Schema.Int,
+  pausedAt: Schema.Number,
+  conversationId: Schema.String,
+  ephemeral: Schema.Boolean,
+  kind: Kind,
+  iteration: Schema.Int,
+  modelCalls: Schema.Int,
+  outputRetries: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  budget: Schema.optional(Budget),
+  settings: Schema.optional(ModelSettings),
+  toolChoice: Schema.optional(ToolChoice),
+  context: Schema.optional(ContextPolicy),
+  messages: Schema.Array(Message),
+  batch: Schema.Array(BatchItem),
+  pending: Schema.Array(Schema.String),
+  state: Schema.Record(Schema.String, JsonValue),
+  usage: Usage,
+  outcomes: Schema.Array(Outcome),
+  signature: Schema.optional(Schema.String)
+}
+
+/** The key the stored form gives each field renamed since (decision 166). */
+const storedKeys = { kind: "reason" } as const
 
 /**
  * The checkpoint schema. Its encoded form is plain JSON: a copy of the run's record in the
@@ -201,6 +232,9 @@ export type Reason = typeof Reason.Type
  * `outputRetries` anew. `messages` is the whole
  * history, `Compaction` entries included: what the model was sent is its `ContextWindow.view`.
  * `signature` is an HMAC-SHA256 over all of it when the agent has a `checkpointSecret`.
+ * `kind` is stored as `reason`, the key every checkpoint has had: the JSON of a checkpoint (and
+ * of its batch's items: `why` as `reason`) is the same as before decision 166, so stores,
+ * signatures and older runtimes read it as they did.
  *
  * @example
  * ```ts
@@ -213,32 +247,7 @@ export type Reason = typeof Reason.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Checkpoint = Schema.Struct({
-  format: Schema.Literal("agentfx/checkpoint"),
-  version: Schema.Literals([3, version]),
-  agent: Schema.String,
-  tools: Schema.Array(Schema.String),
-  runId: Schema.String,
-  revision: Schema.Int,
-  pausedAt: Schema.Number,
-  conversationId: Schema.String,
-  ephemeral: Schema.Boolean,
-  reason: Reason,
-  iteration: Schema.Int,
-  modelCalls: Schema.Int,
-  outputRetries: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-  budget: Schema.optional(Budget),
-  settings: Schema.optional(ModelSettings),
-  toolChoice: Schema.optional(ToolChoice),
-  context: Schema.optional(ContextPolicy),
-  messages: Schema.Array(Message),
-  batch: Schema.Array(BatchItem),
-  pending: Schema.Array(Schema.String),
-  state: Schema.Record(Schema.String, JsonValue),
-  usage: Usage,
-  outcomes: Schema.Array(Outcome),
-  signature: Schema.optional(Schema.String)
-}).annotate({ identifier: "Checkpoint" })
+export const Checkpoint = Schema.Struct(fields).pipe(Schema.encodeKeys(storedKeys)).annotate({ identifier: "Checkpoint" })
 
 /**
  * A decoded checkpoint.
@@ -262,7 +271,7 @@ export interface Encoded extends Schema.Codec.Encoded<typeof Checkpoint> {}
  * files and reasoning, which version 3 added as optional fields; version 4 is version 3 with
  * files in assistant messages, an optional field too.
  */
-const Readable = Schema.Struct({ ...Checkpoint.fields, version: Schema.Literals([2, 3, version]) })
+const Readable = Schema.Struct({ ...fields, version: Schema.Literals([2, 3, version]) }).pipe(Schema.encodeKeys(storedKeys))
 
 /**
  * A checkpoint of any version this runtime reads ({@link readableVersions}), decoded as a

@@ -12,8 +12,8 @@ import type { ToolCall } from "./ToolCall.js"
 import type * as Toolkit from "./Toolkit.js"
 
 /**
- * A gate's verdict on one call: run it (`Proceed`), ask a person (`Pause`, with the `reason`
- * the person is shown), do not run it (`Reject`, the model is shown `"rejected: <message>"`),
+ * A gate's verdict on one call: run it (`Proceed`), ask a person (`Pause`, with `why`,
+ * shown to the person), do not run it (`Reject`, the model is shown `"rejected: <message>"`),
  * or answer in its place (`Reply`).
  *
  * @example
@@ -22,7 +22,7 @@ import type * as Toolkit from "./Toolkit.js"
  *
  * const describe = Gate.match({
  *   Proceed: () => "runs",
- *   Pause: ({ reason }) => `asks a person: ${reason ?? "no reason given"}`,
+ *   Pause: ({ why }) => `asks a person: ${why ?? "no reason given"}`,
  *   Reject: ({ message }) => `rejected: ${message ?? "no reason"}`,
  *   Reply: ({ value }) => `answered with ${JSON.stringify(value)}`
  * })
@@ -33,7 +33,7 @@ import type * as Toolkit from "./Toolkit.js"
  */
 export type Verdict = Data.TaggedEnum<{
   Proceed: {}
-  Pause: { readonly reason?: string | undefined }
+  Pause: { readonly why?: string | undefined }
   Reject: { readonly message?: string | undefined }
   Reply: { readonly value: JsonValue }
 }>
@@ -142,9 +142,9 @@ const pausing: Effect.Effect<Verdict> = Effect.succeed(Verdict.Pause({}))
 export const proceed = (): Effect.Effect<Verdict> => proceeding
 
 /**
- * A person must decide: the run exits with `Paused { reason: "approval" }` before any call
- * of the batch runs. `reason` tells the person why (an approval inbox shows it): it is
- * recorded with the call in the run's record, and is the pending call's `reason`.
+ * A person must decide: the run exits with `Paused { kind: "approval" }` before any call
+ * of the batch runs. `why` tells the person why (an approval inbox shows it): it is
+ * recorded with the call in the run's record, and is the pending call's `why`.
  *
  * @example
  * ```ts
@@ -152,14 +152,14 @@ export const proceed = (): Effect.Effect<Verdict> => proceeding
  *
  * const askForEverything: Gate.Gate = () => Gate.pause()
  * const bigTransfers: Gate.Gate = (input) =>
- *   input.name === "transfer" ? Gate.pause({ reason: "every transfer is checked by a person" }) : Gate.proceed()
+ *   input.name === "transfer" ? Gate.pause({ why: "every transfer is checked by a person" }) : Gate.proceed()
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const pause = (options?: { readonly reason?: string | undefined }): Effect.Effect<Verdict> =>
-  options?.reason === undefined ? pausing : Effect.succeed(Verdict.Pause({ reason: options.reason }))
+export const pause = (options?: { readonly why?: string | undefined }): Effect.Effect<Verdict> =>
+  options?.why === undefined ? pausing : Effect.succeed(Verdict.Pause({ why: options.why }))
 
 /**
  * Do not run the call; the model is shown `"rejected: <message>"` (or `"rejected"`).
@@ -196,7 +196,7 @@ export const reply = (options: { readonly value: JsonValue }): Effect.Effect<Ver
 
 /**
  * The default gate: pauses a call when its tool's `needsApproval` says so (`true`, or a rule
- * that returns `true` for the call's decoded arguments), with a reason that says which;
+ * that returns `true` for the call's decoded arguments), with a `why` that says which;
  * every other call proceeds.
  *
  * @example
@@ -212,9 +212,9 @@ export const reply = (options: { readonly value: JsonValue }): Effect.Effect<Ver
 export const needsApproval: Gate = ({ args, call, state, tool }) => {
   const rule = tool.needsApproval
   if (rule === false) return proceeding
-  if (rule === true) return pause({ reason: `${call.name} needs approval for every call (needsApproval: true)` })
+  if (rule === true) return pause({ why: `${call.name} needs approval for every call (needsApproval: true)` })
   // a rule's requirements are the tool's: they are already among the agent's
   const needed = rule(args, { callId: call.id, toolName: call.name, state }) as Effect.Effect<boolean>
   return Effect.map(needed, (yes) =>
-    yes ? Verdict.Pause({ reason: `the needsApproval rule of ${call.name} asked for approval of these arguments` }) : Verdict.Proceed())
+    yes ? Verdict.Pause({ why: `the needsApproval rule of ${call.name} asked for approval of these arguments` }) : Verdict.Proceed())
 }

@@ -91,7 +91,9 @@ export interface Failed extends Schema.Schema.Type<typeof Failed> {}
 /**
  * A call that is waiting for a person: a delegate tool whose child agent paused. Its
  * `pending` calls (the child's) and `checkpoint` (the child's) travel in the parent's
- * pause; the parent's resume resumes the child.
+ * pause; the parent's resume resumes the child. `kind` is the child's pause's
+ * (`Paused.kind`), and each pending call's `why` the child's gate's; both are stored as
+ * `reason`, as checkpoints always stored them (decision 166).
  *
  * @example
  * ```ts
@@ -106,10 +108,12 @@ export interface Failed extends Schema.Schema.Type<typeof Failed> {}
 export const Suspended = Schema.TaggedStruct("Suspended", {
   callId: Schema.String,
   toolName: Schema.String,
-  reason: Schema.Literals(["approval", "environment"]),
-  pending: Schema.Array(Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure), reason: Schema.optional(Schema.String) })),
+  kind: Schema.Literals(["approval", "environment"]),
+  pending: Schema.Array(
+    Schema.Struct({ call: ToolCall, error: Schema.optional(ToolFailure), why: Schema.optional(Schema.String) }).pipe(Schema.encodeKeys({ why: "reason" }))
+  ),
   checkpoint: JsonValue
-}).annotate({ identifier: "ToolCall.Suspended" })
+}).pipe(Schema.encodeKeys({ kind: "reason" })).annotate({ identifier: "ToolCall.Suspended" })
 
 /**
  * @since 0.1.0
@@ -267,7 +271,7 @@ export const modelContent = (
     case "Rejected":
       return { isError: true, content: outcome.message === undefined ? "rejected" : `rejected: ${outcome.message}` }
     case "Suspended":
-      return { isError: true, content: `suspended: waiting for a person (${outcome.reason})` }
+      return { isError: true, content: `suspended: waiting for a person (${outcome.kind})` }
     case "Cancelled":
       return { isError: true, content: "cancelled: the call was interrupted before it returned a result" }
   }

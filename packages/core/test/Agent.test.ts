@@ -3,7 +3,7 @@ import { Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schema } from "
 import { TestClock } from "effect/testing"
 import {
   Agent,
-  type Checkpoint,
+  Checkpoint,
   AgentError,
   ChatMemory,
   Decision,
@@ -316,7 +316,7 @@ describe("Agent", () => {
         const exit = yield* Agent.run(agent, { input: "mail the weather" })
         expect(exit._tag).toBe("Paused")
         if (exit._tag !== "Paused") return
-        expect(exit.reason).toBe("approval")
+        expect(exit.kind).toBe("approval")
         expect(exit.pending.map((p) => p.call.id)).toEqual(["m1"])
         expect(executions.counts).toEqual({})
       }).pipe(Effect.provide(ScriptedChatModel.layer([
@@ -343,7 +343,7 @@ describe("Agent", () => {
           "send_email needs approval for every call (needsApproval: true)",
           "the needsApproval rule of transfer asked for approval of these arguments"
         ]
-        expect(paused.pending.map((p) => [p.call.id, p.reason])).toEqual([["m1", reasons[0]], ["t1", reasons[1]]])
+        expect(paused.pending.map((p) => [p.call.id, p.why])).toEqual([["m1", reasons[0]], ["t1", reasons[1]]])
         const store = yield* RunStore.RunStore
         const record = yield* store.get(paused.runId)
         assert(record._tag === "Some")
@@ -352,13 +352,13 @@ describe("Agent", () => {
 
         const own = Agent.make({
           tools: [emailTool(executions), transfer],
-          gate: (input) => input.name === "transfer" ? Gate.pause({ reason: "transfers are checked by a person" }) : Gate.pause()
+          gate: (input) => input.name === "transfer" ? Gate.pause({ why: "transfers are checked by a person" }) : Gate.pause()
         })
         const asked = yield* Agent.run(own, { input: "mail and pay" })
         assert(asked._tag === "Paused")
         expect(asked.pending).toEqual([
           { call: { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } } },
-          { call: { id: "t1", name: "transfer", args: { amount: 500 } }, reason: "transfers are checked by a person" }
+          { call: { id: "t1", name: "transfer", args: { amount: 500 } }, why: "transfers are checked by a person" }
         ])
         expect(executions.counts).toEqual({})
       }).pipe(Effect.provide(Layer.merge(RunStore.layerMemory(), ScriptedChatModel.layer(() =>
@@ -366,6 +366,29 @@ describe("Agent", () => {
           { id: "m1", name: "send_email", args: { to: "a@b.c", body: "sunny" } },
           { id: "t1", name: "transfer", args: { amount: 500 } }
         )
+      )))))
+
+    it.effect("one word, one meaning: a pause's kind is `kind`, the gate's words `why`, an error's class `reason`; the stored JSON keeps its keys (decision 166)", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({
+          tools: [emailTool(new Executions())],
+          gate: () => Gate.pause({ why: "every mail is read by a person" })
+        })
+        const paused = yield* Agent.run(agent, { input: "mail" })
+        assert(paused._tag === "Paused")
+        expect([paused.kind, paused.pending.map((p) => p.why), "reason" in paused, paused.pending.some((p) => "reason" in p)])
+          .toEqual(["approval", ["every mail is read by a person"], false, false])
+        // the checkpoint's JSON is the stored format: its keys are the ones every stored checkpoint has
+        const stored = paused.checkpoint as unknown as { readonly reason: string; readonly kind?: string; readonly batch: ReadonlyArray<{ readonly reason?: string }> }
+        expect([stored.reason, stored.kind, stored.batch.map((item) => item.reason)]).toEqual(["approval", undefined, ["every mail is read by a person"]])
+        const decoded = yield* Schema.decodeUnknownEffect(Checkpoint.AnyVersion)(paused.checkpoint)
+        expect([decoded.kind, decoded.batch.map((item) => item.why)]).toEqual(["approval", ["every mail is read by a person"]])
+        expect(yield* Schema.encodeEffect(Checkpoint.Checkpoint)(decoded)).toEqual(paused.checkpoint)
+        const mismatch = yield* Effect.flip(Agent.resume(agent, paused.runId, Decision.retry()))
+        assert(mismatch._tag === "DecisionMismatch")
+        expect([mismatch.kind, mismatch.message]).toEqual(["approval", "Decision Retry cannot resume a run stopped for approval (use ApproveAll or RejectAll or ByCall)"])
+      }).pipe(Effect.provide(Layer.merge(RunStore.layerMemory(), ScriptedChatModel.layer(() =>
+        ScriptedChatModel.toolCalls({ id: "m1", name: "send_email", args: { to: "a@b.c", body: "hi" } })
       )))))
 
     it.effect("a gate that waits 10 virtual minutes does not time out a 1-second tool", () =>

@@ -24,6 +24,7 @@ const describeEvent = AgentEvent.match({
   TextDelta: (e) => `TextDelta ${JSON.stringify(e.text)}`,
   ModelResponded: (e) => `${e._tag} #${e.iteration}`,
   ContextCompacted: (e) => `${e._tag} ${e.replaces}`,
+  BatchTruncated: (e) => `${e._tag} ${e.notRun.length}`,
   ToolStarted: (e) => `${e._tag} ${e.callId}`,
   ToolSucceeded: (e) => `${e._tag} ${e.callId}`,
   ToolFailed: (e) => `${e._tag} ${e.callId}`,

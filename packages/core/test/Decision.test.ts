@@ -49,7 +49,7 @@ describe("Decision (Agent.resume)", () => {
     Effect.gen(function*() {
       const executions = new Executions()
       const { exit, stored } = yield* pauseInFirstRuntime(executions)
-      expect(exit.reason).toBe("approval")
+      expect(exit.kind).toBe("approval")
       expect(exit.pending.map((p) => p.call.id)).toEqual(["m1", "d1"])
       expect(executions.counts).toEqual({})
 
@@ -212,12 +212,12 @@ describe("Decision (Agent.resume)", () => {
         })
         const paused = yield* Agent.run(agent, { input: "write" })
         if (paused._tag !== "Paused") throw new Error("expected a pause")
-        expect(paused.reason).toBe("environment")
+        expect(paused.kind).toBe("environment")
         expect(paused.pending.map((p) => `${p.call.id}: ${p.error?.message}`)).toEqual(["k1: disk full", "k2: disk full"])
         expect(executions.counts).toEqual({ write_disk: 2, get_weather: 1 })
 
         const still = yield* Agent.resume(agent, paused.checkpoint, Decision.retry())
-        expect(still._tag === "Paused" && still.reason).toBe("environment")
+        expect(still._tag === "Paused" && still.kind).toBe("environment")
         expect(executions.counts).toEqual({ write_disk: 4, get_weather: 1 })
 
         environment.fixed = true

@@ -194,12 +194,12 @@ describe("Agent.toTool: a child that pauses", () => {
       const { executions, parent } = yield* setup
       const paused = yield* Agent.run(parent, { input: "mail it", conversationId: "p1" })
       if (paused._tag !== "Paused") throw new Error("expected the parent to pause")
-      expect(paused.reason).toBe("approval")
+      expect(paused.kind).toBe("approval")
       const why = "send_email needs approval for every call (needsApproval: true)"
-      expect(paused.pending).toEqual([{ call: { id: "d1/m1", name: "send_email", args: { to: "a@b.c", body: "draft" } }, reason: why }])
+      expect(paused.pending).toEqual([{ call: { id: "d1/m1", name: "send_email", args: { to: "a@b.c", body: "draft" } }, why }])
       expect(executions.counts).toEqual({})
       const stored = JSON.parse(JSON.stringify(paused.checkpoint))
-      // the child's reason travels in the parent's record
+      // the child's why travels in the parent's record, stored as `reason`
       expect(stored.batch[0].outcome.pending.map((p: any) => p.reason)).toEqual([why])
 
       const refused = yield* Agent.resume(parent, stored, Decision.byCall({ "d1/m1": Decision.approve({ args: { to: 1 } }) })).pipe(Effect.flip)

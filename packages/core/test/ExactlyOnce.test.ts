@@ -293,7 +293,7 @@ describe("nothing runs that no verdict allowed", () => {
     Agent.run(agent, { input: "write" }).pipe(
       Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "k1", name: "write_disk", args: { data: "a" } })])),
       Effect.provide(RunStore.layerMemory()),
-      Effect.flatMap((exit) => exit._tag === "Paused" && exit.reason === "environment" ? Effect.succeed(exit) : Effect.die(new Error("expected an environment pause")))
+      Effect.flatMap((exit) => exit._tag === "Paused" && exit.kind === "environment" ? Effect.succeed(exit) : Effect.die(new Error("expected an environment pause")))
     )
 
   it.effect("an environment pause resumed with report() elsewhere does not run a call slipped into its batch", () =>

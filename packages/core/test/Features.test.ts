@@ -308,7 +308,7 @@ describe("budgets", () => {
       ])
       const paused = yield* Agent.resume(agent, stopped.checkpoint, Decision.continue({ raise: { tokens: 50 } }))
       assert(paused._tag === "Paused")
-      expect([paused.reason, paused.pending.map((p) => p.call.id)]).toEqual(["approval", ["t1"]])
+      expect([paused.kind, paused.pending.map((p) => p.call.id)]).toEqual(["approval", ["t1"]])
       const done = yield* Agent.resume(agent, paused.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" && done.toolCalls).toEqual([{ _tag: "Succeeded", callId: "t1", toolName: "transfer", value: "sent 5" }])
       const { requests } = yield* ScriptedChatModel.ScriptedChatModel

@@ -5,7 +5,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Result, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent, ChatMemory, Decision, Json, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, AgentEvent, ChatMemory, Decision, Json, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 import { lastToolResults } from "./agentFixtures.js"
 
 /** A value nested `depth` levels deep: `{ a: { a: … } }`. */
@@ -74,6 +74,37 @@ describe("limits", () => {
       { id: "e1", name: "echo", args: { text: "a" } },
       { id: "e2", name: "echo", args: { text: "x".repeat(200) } },
       { id: "e3", name: "echo", args: { text: "c" } }
+    ))))
+
+  it.effect("a batch wider than batchWidth tells the developer: one BatchTruncated event naming the calls not run, before any call starts", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ tools: [echo], limits: { batchWidth: 2 } })
+      const events: Array<AgentEvent.AgentEvent> = []
+      const exit = yield* Agent.run(agent, { input: "go" }).pipe(AgentEvent.withSink((event) => void events.push(event)))
+      assert(exit._tag === "Completed")
+      expect(events.map((event) => event._tag === "ToolStarted" ? `ToolStarted ${event.callId}` : event._tag).slice(0, 6))
+        .toEqual(["RunStarted", "ModelCalled", "ModelResponded", "BatchTruncated", "ToolStarted w1", "ToolSucceeded"])
+      const truncated = events.filter(AgentEvent.is("BatchTruncated"))
+      expect(truncated.map(({ batchWidth, calls, iteration, notRun }) => ({ iteration, batchWidth, calls, notRun }))).toEqual([{
+        iteration: 1,
+        batchWidth: 2,
+        calls: 4,
+        notRun: [{ callId: "w3", toolName: "echo" }, { callId: "w1_2", toolName: "nope" }]
+      }])
+      expect(exit.text.split(" | ").slice(2)).toEqual([
+        "w3: error semantic error: Not run: a batch runs at most 2 calls; call fewer tools at once",
+        "w1_2: error semantic error: Not run: a batch runs at most 2 calls; call fewer tools at once"
+      ])
+      // a batch within the limit says nothing of it
+      const within = Agent.make({ tools: [echo], limits: { batchWidth: 4 } })
+      const quiet: Array<AgentEvent.AgentEvent> = []
+      yield* Agent.run(within, { input: "go" }).pipe(AgentEvent.withSink((event) => void quiet.push(event)))
+      expect(quiet.filter(AgentEvent.is("BatchTruncated"))).toEqual([])
+    }).pipe(Effect.provide(scriptWith(
+      { id: "w1", name: "echo", args: { text: "a" } },
+      { id: "w2", name: "echo", args: { text: "b" } },
+      { id: "w3", name: "echo", args: { text: "c" } },
+      { id: "w1", name: "nope", args: {} }
     ))))
 
   it.effect("arguments that are not JSON (a BigInt in a large value, a getter that throws), from a model adapter of one's own: errors naming the problem, no defect", () =>

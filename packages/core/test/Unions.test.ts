@@ -17,7 +17,7 @@ const checkpoint = { version: 2 } as never
 const paused = AgentExit.Paused({
   runId: "r2",
   conversationId: "c2",
-  reason: "approval",
+  kind: "approval",
   pending: [{ call: { id: "t1", name: "transfer", args: { amount: 5 } } }],
   checkpoint
 })
@@ -33,7 +33,7 @@ describe("AgentExit", () => {
   })
 
   it("match takes the branch of the tag; is narrows to one kind", () => {
-    const show = AgentExit.match({ Completed: (exit) => `done: ${exit.text}`, Paused: (exit) => `paused: ${exit.reason}` })
+    const show = AgentExit.match({ Completed: (exit) => `done: ${exit.text}`, Paused: (exit) => `paused: ${exit.kind}` })
     expect([completed, paused].map(show)).toEqual(["done: Sunny", "paused: approval"])
     expect([completed, paused].filter(AgentExit.is("Paused")).map((exit) => exit.runId)).toEqual(["r2"])
     expect(AgentExit.is("Completed")(paused)).toBe(false)
@@ -59,6 +59,7 @@ describe("AgentEvent", () => {
         TextDelta: (e) => e.text,
         ModelResponded: (e) => `responded ${e.toolCalls}`,
         ContextCompacted: (e) => `compacted ${e.replaces}`,
+        BatchTruncated: (e) => `truncated ${e.batchWidth}`,
         ToolStarted: (e) => `→ ${e.toolName}`,
         ToolSucceeded: (e) => `✓ ${e.toolName}`,
         ToolFailed: (e) => `✗ ${e.error.message}`,

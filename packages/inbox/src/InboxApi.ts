@@ -44,7 +44,7 @@ export const PendingSummary = Schema.Struct({ callId: Schema.String, toolName: S
  * ```ts
  * import { InboxApi } from "@agentfx/inbox"
  *
- * const line = (run: InboxApi.RunSummary) => `${run.agent} · ${run.reason} · ${run.pending.length} call(s)`
+ * const line = (run: InboxApi.RunSummary) => `${run.agent} · ${run.kind} · ${run.pending.length} call(s)`
  * ```
  *
  * @since 0.1.0
@@ -56,7 +56,7 @@ export const RunSummary = Schema.Struct({
   conversationId: Schema.String,
   ephemeral: Schema.Boolean,
   revision: Schema.Int,
-  reason: Checkpoint.Reason,
+  kind: Checkpoint.Kind,
   pausedAt: Schema.Number,
   ageMillis: Schema.Number,
   pending: Schema.Array(PendingSummary)
@@ -72,7 +72,7 @@ export interface RunSummary extends Schema.Schema.Type<typeof RunSummary> {}
  * A pending call with what a person needs to decide it: the tool's description and the JSON
  * Schema of its parameters (`null` for a sub-agent's tool, which the inbox cannot see: the
  * server still checks edited arguments), the arguments as JSON, `why` it waits for a person
- * (the reason its gate recorded — `Gate.pause({ reason })`; the default gate names the tool's
+ * (what its gate recorded — `Gate.pause({ why })`; the default gate names the tool's
  * `needsApproval` — or its environment failure), and for an environment pause the failure.
  *
  * @example

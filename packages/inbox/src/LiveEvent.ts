@@ -90,6 +90,13 @@ export const LiveEvent = Schema.Union([
     tokensBefore: Schema.Number,
     tokensAfter: Schema.Number
   }),
+  Schema.TaggedStruct("BatchTruncated", {
+    ...meta,
+    iteration: Schema.Number,
+    batchWidth: Schema.Number,
+    calls: Schema.Number,
+    notRun: Schema.Array(Schema.Struct({ callId: Schema.String, toolName: Schema.String }))
+  }),
   Schema.TaggedStruct("ToolStarted", { ...meta, ...CallRef.fields }),
   Schema.TaggedStruct("ToolSucceeded", {
     ...meta,
@@ -108,7 +115,7 @@ export const LiveEvent = Schema.Union([
     durationMillis: Schema.Number
   }),
   Schema.TaggedStruct("ToolTimedOut", { ...meta, callId: Schema.String, toolName: Schema.String, timeoutMillis: Schema.Number, durationMillis: Schema.Number }),
-  Schema.TaggedStruct("RunPaused", { ...meta, reason: Schema.String, pending: Schema.Array(CallRef) }),
+  Schema.TaggedStruct("RunPaused", { ...meta, kind: Schema.String, pending: Schema.Array(CallRef) }),
   Schema.TaggedStruct("RunCompleted", { ...meta, text: Schema.String }),
   Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String })
 ]).annotate({ identifier: "LiveEvent" })
@@ -190,6 +197,8 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
         tokensBefore: event.tokensBefore,
         tokensAfter: event.tokensAfter
       }
+    case "BatchTruncated":
+      return { _tag: event._tag, ...m, iteration: event.iteration, batchWidth: event.batchWidth, calls: event.calls, notRun: event.notRun }
     case "ToolStarted":
       return { _tag: event._tag, ...m, callId: event.callId, toolName: event.toolName, args: event.args }
     case "ToolSucceeded":
@@ -225,7 +234,7 @@ export const fromAgentEvent = (event: AgentEvent.AgentEvent, decidedBy?: string)
       return {
         _tag: event._tag,
         ...m,
-        reason: event.exit.reason,
+        kind: event.exit.kind,
         pending: event.exit.pending.map(({ call }) => ({ callId: call.id, toolName: call.name, args: call.args }))
       }
     case "RunCompleted":

@@ -11,7 +11,7 @@ import { diff } from "./diff.js"
 
 /**
  * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, why: string, error?: { reason: string, message: string } }} PendingCall
- * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, reason: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
+ * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, kind: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
  * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string>, runner?: string }} RunDetail
  * @typedef {{ ok: boolean, status: number, body: any }} Reply
  * @typedef {import("./diff.js").Change} Change
@@ -116,7 +116,7 @@ async function loadRuns() {
   const focused = list.contains(document.activeElement) ? document.activeElement?.closest("button")?.getAttribute("data-run-id") : undefined
   list.replaceChildren(...runs.map((run) => {
     const button = h("button", { type: "button", "data-run-id": run.runId }, [
-      h("strong", {}, [`${run.agent} · ${run.reason}`]),
+      h("strong", {}, [`${run.agent} · ${run.kind}`]),
       h("br"),
       h("span", { class: "meta" }, [`${run.pending.map((p) => p.toolName).join(", ")} · paused ${age(run.ageMillis)} · ${run.conversationId}`])
     ])
@@ -219,7 +219,7 @@ function factList(run, waiting) {
 
 /** @param {RunDetail} run */
 function renderRun(run) {
-  const waiting = `waiting for ${run.reason === "approval" ? "approval" : run.reason}`
+  const waiting = `waiting for ${run.kind === "approval" ? "approval" : run.kind}`
   const heading = h("h2", { id: "run-heading", tabindex: "-1" }, [`${run.agent} — ${waiting}`])
   const conversation = h("details", { open: "" }, [
     h("summary", {}, ["Conversation so far"]),
@@ -234,7 +234,7 @@ function renderRun(run) {
 /** @param {RunDetail} run */
 function decisionForm(run) {
   const form = h("form", { id: "decision", novalidate: "" })
-  if (run.reason === "approval") {
+  if (run.kind === "approval") {
     run.pending.forEach((pending, i) => form.append(callFieldset(pending, i)))
     form.append(
       h("p", { class: "error", id: "form-error" }),
@@ -254,11 +254,11 @@ function decisionForm(run) {
   const raise = h("textarea", { id: "raise", rows: "2", spellcheck: "false", placeholder: `{ "tokens": 50000 }` })
   form.append(
     h("ul", {}, run.pending.map((p) => h("li", {}, [`${p.toolName}(${JSON.stringify(p.args)}): ${p.why}`]))),
-    ...(run.reason === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
+    ...(run.kind === "budget" ? [h("label", { for: "raise" }, ["New limits (JSON): a limit left as it was stops the run again at once"]), raise] : []),
     h("p", { class: "error", id: "form-error" }),
     h("div", { class: "actions" }, run.accepts.map((tag) =>
       actionButton(tag.toLowerCase(), tag, () => {
-        if (run.reason !== "budget" || raise.value.trim() === "") return { _tag: tag }
+        if (run.kind !== "budget" || raise.value.trim() === "") return { _tag: tag }
         return { _tag: tag, raise: JSON.parse(raise.value) }
       })
     ))
@@ -575,6 +575,8 @@ function eventLine(e) {
       return e.toolCalls > 0 ? `model asks for ${e.toolCalls} tool call(s)` : `model answered: ${e.text}`
     case "ContextCompacted":
       return `conversation ${e.summarized ? "summarized" : "trimmed"}: about ${e.tokensBefore} → ${e.tokensAfter} tokens`
+    case "BatchTruncated":
+      return `${e.notRun.length} of ${e.calls} calls not run: a batch runs at most ${e.batchWidth}`
     case "ToolStarted":
       return `→ ${e.toolName}(${JSON.stringify(e.args)})`
     case "ToolSucceeded":
@@ -584,7 +586,7 @@ function eventLine(e) {
     case "ToolTimedOut":
       return `⏱ ${e.toolName} timed out after ${e.timeoutMillis} ms`
     case "RunPaused":
-      return `paused again (${e.reason}): ${e.pending.map((/** @type {any} */ p) => p.toolName).join(", ")}`
+      return `paused again (${e.kind}): ${e.pending.map((/** @type {any} */ p) => p.toolName).join(", ")}`
     case "RunCompleted":
       return `completed: ${e.text}`
     case "RunFailed":
@@ -610,7 +612,7 @@ function follow(url) {
     events.close()
     setStatus(line ?? "", event._tag === "RunCompleted" ? "good" : "bad")
     if (decided !== undefined && decided.runId === event.runId && current?.runId === event.runId) {
-      const outcome = event._tag === "RunCompleted" ? "completed" : event._tag === "RunPaused" ? `paused again for ${event.reason}` : "failed"
+      const outcome = event._tag === "RunCompleted" ? "completed" : event._tag === "RunPaused" ? `paused again for ${event.kind}` : "failed"
       byId("run-heading").textContent = `${decided.heading} · ${outcome}`
     }
     void loadRuns()

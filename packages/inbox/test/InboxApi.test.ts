@@ -49,7 +49,7 @@ describe("GET /inbox/api/runs", () => {
       const second = yield* inbox.pause(one.agent, "pay Ada 400")
       const reply = yield* request(runs(inbox.origin))
       expect(reply.status).toBe(200)
-      expect(reply.body.map((r: any) => [r.runId, r.agent, r.conversationId, r.ephemeral, r.reason, r.pending])).toEqual([
+      expect(reply.body.map((r: any) => [r.runId, r.agent, r.conversationId, r.ephemeral, r.kind, r.pending])).toEqual([
         [second, "bank", `ephemeral-${second}`, true, "approval", [{ callId: "t1", toolName: "transfer", args: { to: "Ada", amount: 400 } }]],
         [first, "bank", "c-1", false, "approval", [{ callId: "t1", toolName: "transfer", args: { to: "Ada", amount: 250 } }]]
       ])
@@ -130,7 +130,7 @@ describe("GET /inbox/api/runs/:runId", () => {
         runId,
         agent: "bank",
         conversationId: "c-1",
-        reason: "approval",
+        kind: "approval",
         why: "its gate asked a person about 1 call: nothing of the batch runs before they are decided",
         pending: [{
           callId: "t1",
@@ -155,7 +155,7 @@ describe("GET /inbox/api/runs/:runId", () => {
         ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }, { id: "b1", name: "balance", args: {} })
       )
       const { agent: careful } = bank("careful", (input) =>
-        input.name === "transfer" ? Gate.pause({ reason: "transfers over 100 are checked by a person" }) : Gate.pause())
+        input.name === "transfer" ? Gate.pause({ why: "transfers over 100 are checked by a person" }) : Gate.pause())
       const inbox = yield* serve([careful], { model: twoCalls })
       const paused = yield* inbox.inStores(Agent.run(careful, { input: "pay Ada 250" }).pipe(Effect.provide(twoCalls)))
       const reply = yield* request(`${runs(inbox.origin)}/${paused.runId}`)
@@ -203,7 +203,7 @@ describe("an environment pause", () => {
       const runId = yield* inbox.pause(agent, "upload 1")
       const run = yield* request(`${runs(inbox.origin)}/${runId}`)
       expect(run.body).toMatchObject({
-        reason: "environment",
+        kind: "environment",
         why: "1 call failed with an environment error: Retry runs it again once the cause is fixed, Report gives the error to the model",
         accepts: ["Retry", "Report"],
         pending: [{
@@ -233,7 +233,7 @@ describe("a run out of iterations", () => {
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
       expect(run.body).toMatchObject({
         agent: "looper",
-        reason: "max-iterations",
+        kind: "max-iterations",
         why: "no answer after 1 iteration (the agent's maxIterations): Continue allows as many again",
         accepts: ["Continue"],
         pending: []
@@ -248,7 +248,7 @@ describe("a run out of iterations", () => {
         error: "MaxIterationsReached",
         message: "No answer after 1 iteration; resume the checkpoint with Decision.continue() to go on"
       })
-      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "max-iterations"]])
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.kind])).toEqual([[listed.runId, "max-iterations"]])
     }))
 })
 
@@ -265,10 +265,10 @@ describe("a run out of budget", () => {
       const stopped = yield* inbox.inStores(Effect.flip(Agent.run(agent, { input: "check the balance", conversationId: "c-budget" }).pipe(Effect.provide(asksOnce))))
       expect(stopped._tag === "BudgetExceeded" && [stopped.limit, stopped.allowed, stopped.used]).toEqual(["modelCalls", 1, 1])
       const [listed] = (yield* request(runs(inbox.origin))).body
-      expect([listed.agent, listed.reason, listed.pending]).toEqual(["metered", "budget", []])
+      expect([listed.agent, listed.kind, listed.pending]).toEqual(["metered", "budget", []])
       const run = yield* request(`${runs(inbox.origin)}/${listed.runId}`)
       expect(run.body).toMatchObject({
-        reason: "budget",
+        kind: "budget",
         why: "it reached a limit of its budget (modelCalls 1): Continue with the limit raised",
         accepts: ["Continue"],
         pending: []
@@ -285,7 +285,7 @@ describe("a run out of budget", () => {
         error: "BudgetExceeded",
         message: "Budget reached: modelCalls 1 of 1; resume the checkpoint with Decision.continue({ raise }) to go on"
       })
-      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.reason])).toEqual([[listed.runId, "budget"]])
+      expect((yield* request(runs(inbox.origin))).body.map((r: any) => [r.runId, r.kind])).toEqual([[listed.runId, "budget"]])
       const raised = yield* decide(inbox.origin, listed.runId, { _tag: "Continue", raise: { modelCalls: 2 } }, "Ada")
       expect([raised.status, raised.body.decidedBy]).toEqual([202, "Ada"])
       const done = yield* events(`${inbox.origin}${raised.body.events}`)
@@ -644,7 +644,7 @@ describe("GET /inbox/api/runs/:runId/events", () => {
       const runId = yield* inbox.pause(agent, "pay Ada 10, then Bob", "c-1")
       const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" })
       const all = yield* events(`${inbox.origin}${reply.body.events}`)
-      expect(all.events.at(-1)!.data).toMatchObject({ _tag: "RunPaused", reason: "approval", pending: [{ callId: "t2", toolName: "transfer", args: { to: "Bob", amount: 20 } }] })
+      expect(all.events.at(-1)!.data).toMatchObject({ _tag: "RunPaused", kind: "approval", pending: [{ callId: "t2", toolName: "transfer", args: { to: "Bob", amount: 20 } }] })
       const rest = yield* events(`${inbox.origin}${reply.body.events}`, { headers: { "last-event-id": all.events[2]!.id } })
       expect(rest.events.map((e) => e.id)).toEqual(all.events.slice(3).map((e) => e.id))
       expect((yield* request(runs(inbox.origin))).body.map((r: any) => r.pending[0].callId)).toEqual(["t2"])

@@ -262,7 +262,7 @@ describe("McpToolkit over stdio (a server written with the SDK)", () => {
   it.live("the default gate pauses for a destructive tool; approved, it runs", () =>
     Effect.gen(function*() {
       const { agent, exit } = yield* pausedOnNote
-      expect(exit._tag === "Paused" && exit.reason === "approval" && exit.pending.map((p) => p.call.name)).toEqual(["write_note"])
+      expect(exit._tag === "Paused" && exit.kind === "approval" && exit.pending.map((p) => p.call.name)).toEqual(["write_note"])
       if (exit._tag !== "Paused") return
       const done = yield* Agent.resume(agent, exit.checkpoint, Decision.approveAll())
       expect(done._tag === "Completed" && done.text).toBe("Done: noted: buy milk")

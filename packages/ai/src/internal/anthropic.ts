@@ -1,5 +1,5 @@
 /**
- * The Anthropic Messages wire format (`POST {apiUrl}/v1/messages`): neutral request →
+ * The Anthropic Messages wire format (`POST {baseUrl}/messages`): neutral request →
  * request body; message and stream events → neutral response. Files are `image` and
  * `document` blocks (in `tool_result` content too); `image` and `document` blocks in the
  * model's answer are its files, described in text when sent back (an assistant turn takes no

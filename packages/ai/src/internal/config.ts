@@ -23,18 +23,28 @@ export const requiredString = (name: string): Config.Config<string> =>
 export const stringWithDefault = (name: string, fallback: string): Config.Config<string> =>
   Config.map(optionalString(name), Option.getOrElse(() => fallback))
 
-/** Where a hosted provider's settings come from: given `Config`s, else `<PREFIX>_API_KEY`, `<PREFIX>_MODEL`, `<PREFIX>_BASE_URL`. */
+/**
+ * Where a hosted provider's settings come from: given `Config`s, else `<PREFIX>_API_KEY`,
+ * `<PREFIX>_MODEL`, `<PREFIX>_BASE_URL`. A given `baseUrl` means what the adapter's option means
+ * (up to and including the API's version path); `<PREFIX>_BASE_URL` means what the provider's own
+ * SDK reads it as, which `fromEnvironment` turns into the option's meaning (decision 166).
+ */
 export interface ProviderConfig {
   readonly apiKey?: Config.Config<Redacted.Redacted>
   readonly model?: Config.Config<string>
-  readonly apiUrl?: Config.Config<Option.Option<string>>
+  readonly baseUrl?: Config.Config<Option.Option<string>>
 }
 
 /** Reads a hosted provider's API key (required, not blank), model (default `defaultModel`) and base URL (optional). */
-export const readProviderConfig = (prefix: string, defaultModel: string, options: ProviderConfig | undefined) =>
+export const readProviderConfig = (
+  prefix: string,
+  defaultModel: string,
+  options: ProviderConfig | undefined,
+  fromEnvironment: (value: string) => string = (value) => value
+) =>
   Effect.gen(function*() {
     const apiKey = yield* (options?.apiKey ?? Config.map(requiredString(`${prefix}_API_KEY`), Redacted.make))
     const model = yield* (options?.model ?? stringWithDefault(`${prefix}_MODEL`, defaultModel))
-    const apiUrl = yield* (options?.apiUrl ?? optionalString(`${prefix}_BASE_URL`))
-    return { apiKey, model, apiUrl: Option.getOrUndefined(apiUrl) }
+    const baseUrl = yield* (options?.baseUrl ?? Config.map(optionalString(`${prefix}_BASE_URL`), Option.map(fromEnvironment)))
+    return { apiKey, model, baseUrl: Option.getOrUndefined(baseUrl) }
   })

@@ -1,5 +1,5 @@
 /**
- * The OpenAI Responses wire format (`POST {apiUrl}/responses`): neutral request → request
+ * The OpenAI Responses wire format (`POST {baseUrl}/responses`): neutral request → request
  * body; response object and stream events → neutral response. Files are `input_image` and
  * `input_file` content (in `function_call_output` too); the images a model generates
  * (`image_generation_call` items) are the answer's files, described in text when sent back (an

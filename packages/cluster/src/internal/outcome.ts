@@ -43,13 +43,13 @@ export const fromExit = (agent: Agent.Any, exit: AgentExit.AgentExit): Effect.Ef
     : Effect.succeed(RunOutcome.Paused.make({
       runId: exit.runId,
       conversationId: exit.conversationId,
-      reason: exit.reason,
+      kind: exit.kind,
       revision: exit.checkpoint.revision,
       pending: exit.pending.map((p) => ({
         callId: p.call.id,
         toolName: p.call.name,
         args: p.call.args,
-        ...(p.reason === undefined ? {} : { reason: p.reason }),
+        ...(p.why === undefined ? {} : { why: p.why }),
         ...(p.error === undefined ? {} : { error: p.error.message })
       }))
     }))
@@ -106,13 +106,13 @@ export const fromRecord = (record: RunStore.RunRecord): RunOutcome.RunOutcome =>
     return RunOutcome.Paused.make({
       runId: record.runId,
       conversationId: record.conversationId,
-      reason: checkpoint.reason,
+      kind: checkpoint.reason,
       revision: checkpoint.revision,
       pending: checkpoint.batch.filter((item) => pending.has(item.call.id)).map((item) => ({
         callId: item.call.id,
         toolName: item.call.name,
         args: item.call.args,
-        ...(item.reason === undefined ? {} : { reason: item.reason })
+        ...(item.reason === undefined ? {} : { why: item.reason })
       }))
     })
   }

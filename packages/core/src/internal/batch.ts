@@ -219,7 +219,7 @@ const finishBatch = (
     batch[i] = done
     if (done.outcome._tag === "Suspended") {
       ;(suspended ??= []).push(done)
-      if (done.outcome.reason === "approval") approval = true
+      if (done.outcome.kind === "approval") approval = true
     }
   }
   if (suspended !== undefined) return pause(agent, run, approval ? "approval" : "environment", batch, pendingOf(suspended))

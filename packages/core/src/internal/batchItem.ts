@@ -20,9 +20,9 @@ export type BatchItem = Data.TaggedEnum<{
   Runnable: { readonly call: ToolCall; readonly decoded?: true | undefined; readonly args?: unknown }
   /**
    * Waits for a person (verdict `pause`, or none): it runs only once a decision approves it.
-   * `reason`: why, as the gate said (`Gate.pause({ reason })`).
+   * `why`: as the gate said (`Gate.pause({ why })`).
    */
-  Waiting: { readonly call: ToolCall; readonly reason?: string | undefined }
+  Waiting: { readonly call: ToolCall; readonly why?: string | undefined }
   /** A suspended call (a delegate whose child paused) being resumed: what its handler continues from. */
   Resuming: { readonly call: ToolCall; readonly resumption: Resumption }
 }>
@@ -46,8 +46,8 @@ export const Runnable = ({ args, call, decoded }: Fields<"Runnable">): Data.Tagg
   decoded === true ? { _tag: "Runnable", call, decoded, args } : { _tag: "Runnable", call }
 
 /** A call that waits for a person, and why when the gate said. */
-export const Waiting = ({ call, reason }: Fields<"Waiting">): Data.TaggedEnum.Value<BatchItem, "Waiting"> =>
-  reason === undefined ? { _tag: "Waiting", call } : { _tag: "Waiting", call, reason }
+export const Waiting = ({ call, why }: Fields<"Waiting">): Data.TaggedEnum.Value<BatchItem, "Waiting"> =>
+  why === undefined ? { _tag: "Waiting", call } : { _tag: "Waiting", call, why }
 
 /** A suspended call being resumed. */
 export const Resuming = ({ call, resumption }: Fields<"Resuming">): Data.TaggedEnum.Value<BatchItem, "Resuming"> => ({
@@ -70,7 +70,7 @@ export const toCheckpoint = (item: BatchItem): Checkpoint.BatchItem =>
   item._tag === "Done"
     ? { call: item.call, outcome: item.outcome }
     : item._tag === "Waiting"
-    ? { call: item.call, verdict: "pause", ...(item.reason === undefined ? {} : { reason: item.reason }) }
+    ? { call: item.call, verdict: "pause", ...(item.why === undefined ? {} : { why: item.why }) }
     : { call: item.call, verdict: "proceed" }
 
 /** A checkpoint's item: nothing runs that no verdict allowed (no verdict: it waits for a person). */
@@ -79,4 +79,4 @@ export const fromCheckpoint = (item: Checkpoint.BatchItem): BatchItem =>
     ? Done({ call: item.call, outcome: item.outcome })
     : item.verdict === "proceed"
     ? Runnable({ call: item.call })
-    : Waiting({ call: item.call, reason: item.reason })
+    : Waiting({ call: item.call, why: item.why })

@@ -277,9 +277,9 @@ const endedWith = <B, E2, R2>(then: Then<B, E2, R2>, result: Effect.Effect<Execu
 /** A handler's output as a result: a suspension (a delegate's child paused), or the value encoded with `success`. */
 const succeeded = (attempt: Attempt<unknown, unknown, unknown>, output: unknown): Effect.Effect<Executed> => {
   if (isSuspension(output)) {
-    const { checkpoint, pending, reason } = output.exit
+    const { checkpoint, kind, pending } = output.exit
     return Effect.succeed({
-      result: { _tag: "Suspended", callId: attempt.callId, toolName: attempt.entry.name, reason, pending, checkpoint: checkpoint as JsonValue },
+      result: { _tag: "Suspended", callId: attempt.callId, toolName: attempt.entry.name, kind, pending, checkpoint: checkpoint as JsonValue },
       writes: undefined
     })
   }

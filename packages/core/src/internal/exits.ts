@@ -21,17 +21,17 @@ import { nestedId } from "./suspension.js"
 export const pause = (
   agent: Agent.Any,
   run: RunState,
-  reason: "approval" | "environment",
+  kind: "approval" | "environment",
   batch: ReadonlyArray<BatchItem>,
   pending: ReadonlyArray<AgentExit.PendingCall>
 ): Effect.Effect<AgentExit.Paused, RunAlreadyResumed | StoreError> =>
   Effect.map(
-    run.recorder.stop(agent, run, reason, batch, pending.map((p) => p.call.id)),
+    run.recorder.stop(agent, run, kind, batch, pending.map((p) => p.call.id)),
     (checkpoint): AgentExit.Paused => ({
       _tag: "Paused",
       runId: run.runId,
       conversationId: run.conversationId,
-      reason,
+      kind,
       pending,
       checkpoint
     })
@@ -45,7 +45,7 @@ export const pendingOf = (items: ReadonlyArray<BatchItem>): Array<AgentExit.Pend
       return outcome.pending.map((child) => ({ ...child, call: { ...child.call, id: nestedId(item.call.id, child.call.id) } }))
     }
     if (outcome?._tag === "Failed") return [{ call: item.call, error: outcome.error }]
-    return [item._tag === "Waiting" && item.reason !== undefined ? { call: item.call, reason: item.reason } : { call: item.call }]
+    return [item._tag === "Waiting" && item.why !== undefined ? { call: item.call, why: item.why } : { call: item.call }]
   })
 
 /**

@@ -138,10 +138,22 @@ const answered = (agent: Agent.Any, run: RunState, response: ChatResponse, then:
   const { calls, refused } = response.toolCalls.length === 0 ? noCalls : admit(response.toolCalls, agent.limits, callIdsOf(run))
   const appended = appendMessages(run, [assistant(response.text, calls, response.reasoning, response.files)])
   // an ephemeral run's history is its own: appended already
-  return run.ephemeral
-    ? afterAppend(agent, run, response.text, calls, refused, then)
-    : Effect.flatMap(appended, () => afterAppend(agent, run, response.text, calls, refused, then))
+  const next = () =>
+    run.ephemeral
+      ? afterAppend(agent, run, response.text, calls, refused, then)
+      : Effect.flatMap(appended, () => afterAppend(agent, run, response.text, calls, refused, then))
+  return calls.length > agent.limits.batchWidth ? Effect.andThen(truncated(run, agent.limits.batchWidth, calls), Effect.suspend(next)) : next()
 }
+
+/** Tells the developer that the answer's calls past `batchWidth` are not run (`BatchTruncated`), before any call is gated. */
+const truncated = (run: RunState, batchWidth: number, calls: ReadonlyArray<ToolCall>) =>
+  emit(run, () => ({
+    _tag: "BatchTruncated",
+    iteration: run.iteration,
+    batchWidth,
+    calls: calls.length,
+    notRun: calls.slice(batchWidth).map((call) => ({ callId: call.id, toolName: call.name }))
+  }))
 
 /** Once the answer is in the history: a text answer completes the run; tool calls are gated. */
 const afterAppend = (
@@ -410,7 +422,7 @@ const itemOf = (call: ToolCall, args: unknown, verdict: Gate.Verdict): BatchItem
     case "Proceed":
       return Runnable({ call, decoded: true, args })
     case "Pause":
-      return Waiting({ call, reason: verdict.reason })
+      return Waiting({ call, why: verdict.why })
     case "Reject":
       return Done({
         call,

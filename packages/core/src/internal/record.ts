@@ -38,8 +38,8 @@ import * as BatchItem from "./batchItem.js"
 import * as CheckpointCodec from "./checkpoint.js"
 import type { RunState } from "./runState.js"
 
-/** Why a run stopped for a decision (a pause, or a limit a decision may lift). */
-export type StopReason = Exclude<Checkpoint.Reason, "running">
+/** The kind of stop a decision ends (a pause, or a limit a decision may lift). */
+export type StopKind = Exclude<Checkpoint.Kind, "running">
 
 /**
  * Where a batch's progress is written: a run's record, at the version its writer holds, and
@@ -87,7 +87,7 @@ export interface Recorder {
   readonly stop: (
     agent: Agent.Any,
     run: RunState,
-    reason: StopReason,
+    kind: StopKind,
     batch: ReadonlyArray<BatchItem.BatchItem>,
     pending: ReadonlyArray<string>
   ) => Effect.Effect<Checkpoint.Encoded, RunAlreadyResumed | StoreError>
@@ -138,7 +138,7 @@ export interface Recorder {
 export const checkpointOf = (
   agent: Agent.Any,
   run: RunState,
-  reason: Checkpoint.Reason,
+  kind: Checkpoint.Kind,
   batch: ReadonlyArray<BatchItem.BatchItem>,
   pending: ReadonlyArray<string>,
   revision: number,
@@ -150,7 +150,7 @@ export const checkpointOf = (
     pausedAt,
     conversationId: run.conversationId,
     ephemeral: run.ephemeral,
-    reason,
+    kind,
     iteration: run.iteration,
     modelCalls: run.modelCalls,
     ...(run.outputRetries === 0 ? {} : { outputRetries: run.outputRetries }),
@@ -299,10 +299,10 @@ const common = (store: RunStore.Service, durable: boolean): Omit<Recorder, "begi
     end,
     takeOver: store.takeOver,
     takeOverLatest,
-    stop: Effect.fnUntraced(function*(agent, run, reason, batch, pending) {
+    stop: Effect.fnUntraced(function*(agent, run, kind, batch, pending) {
       const now = yield* store.now
       const revision = (run.version ?? 0) + 1
-      const checkpoint = yield* checkpointOf(agent, run, reason, batch, pending, revision, now)
+      const checkpoint = yield* checkpointOf(agent, run, kind, batch, pending, revision, now)
       if (run.version === undefined) {
         if (!(yield* store.insert(newRecord(agent, run, "paused", revision, now, checkpoint)))) {
           return yield* new RunAlreadyResumed({ runId: run.runId, status: "finished" })

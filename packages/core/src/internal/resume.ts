@@ -50,7 +50,7 @@ export type DecisionError =
   | InvalidCheckpoint
   | InvalidRunInput
 
-const accepted: Record<Checkpoint.Reason, ReadonlyArray<Decision["_tag"]>> = {
+const accepted: Record<Checkpoint.Kind, ReadonlyArray<Decision["_tag"]>> = {
   "approval": ["ApproveAll", "RejectAll", "ByCall"],
   "environment": ["Retry", "Report"],
   "max-iterations": ["Continue"],
@@ -324,8 +324,8 @@ export const plan = (
   decision: Decision,
   trusted: boolean
 ): Effect.Effect<Plan, DecisionError, any> => {
-  if (!accepted[checkpoint.reason].includes(decision._tag)) {
-    return Effect.fail(new DecisionMismatch({ decision: decision._tag, reason: checkpoint.reason, accepted: accepted[checkpoint.reason] }))
+  if (!accepted[checkpoint.kind].includes(decision._tag)) {
+    return Effect.fail(new DecisionMismatch({ decision: decision._tag, kind: checkpoint.kind, accepted: accepted[checkpoint.kind] }))
   }
   const pending = new Set(checkpoint.pending)
   const recorded = checkpoint.batch.map(fromCheckpoint)
@@ -375,7 +375,7 @@ export const plan = (
   // a retry approves nothing: the failed calls it runs again are asked of the gate like any other
   const approvedNow = decision._tag === "ApproveAll" || decision._tag === "ByCall" ? pending : new Set<string>()
   // a budget stop may hold calls that wait for a person: the raise asks for them (decision 067)
-  const asksWaiting = checkpoint.reason === "budget"
+  const asksWaiting = checkpoint.kind === "budget"
   return own.pipe(
     Effect.flatMap((planned) => Effect.map(resumeSuspended(agent, planned.batch, decision, trusted), (batch) => ({ ...planned, batch }))),
     Effect.flatMap((planned) => verify(agent, planned, state, trusted, approvedNow, asksWaiting))

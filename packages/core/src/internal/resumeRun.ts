@@ -157,7 +157,7 @@ export const resumeRun = (
     const plan = yield* Resume.plan(agent, cp, found.decoded.state, decision, found.trusted)
     const run = yield* runOf(agent, cp, found.decoded.state, {
       history: [...plan.messages],
-      iteration: plan.mode === "continue" && cp.reason === "max-iterations" ? 0 : cp.iteration,
+      iteration: plan.mode === "continue" && cp.kind === "max-iterations" ? 0 : cp.iteration,
       budget: plan.budget,
       version: cp.revision
     })

@@ -13,7 +13,7 @@ interface Found {
   readonly call: ToolCall.ToolCall
   readonly error: ToolError.ToolFailure | undefined
   /** What the gate that paused it said, as recorded. */
-  readonly reason: string | undefined
+  readonly why: string | undefined
   /** A sub-agent's call: its tool is the child's, which the inbox cannot see. */
   readonly nested: boolean
 }
@@ -31,13 +31,13 @@ export const checkpointOf = (record: RunStore.RunRecord): Effect.Effect<Checkpoi
 const find = (batch: Checkpoint.Checkpoint["batch"], id: string): Found | undefined => {
   for (const item of batch) {
     if (item.call.id === id) {
-      return { call: item.call, error: item.outcome?._tag === "Failed" ? item.outcome.error : undefined, reason: item.reason, nested: false }
+      return { call: item.call, error: item.outcome?._tag === "Failed" ? item.outcome.error : undefined, why: item.why, nested: false }
     }
   }
   for (const item of batch) {
     if (item.outcome?._tag !== "Suspended") continue
     for (const child of item.outcome.pending) {
-      if (`${item.call.id}/${child.call.id}` === id) return { call: { ...child.call, id }, error: child.error, reason: child.reason, nested: true }
+      if (`${item.call.id}/${child.call.id}` === id) return { call: { ...child.call, id }, error: child.error, why: child.why, nested: true }
     }
   }
   return undefined
@@ -50,8 +50,8 @@ const pendingOf = (cp: Checkpoint.Checkpoint): Array<Found> =>
   })
 
 /** The decisions that fit a pause. */
-export const accepts = (reason: Checkpoint.Reason): Array<string> => {
-  switch (reason) {
+export const accepts = (kind: Checkpoint.Kind): Array<string> => {
+  switch (kind) {
     case "approval":
       return ["ApproveAll", "RejectAll", "ByCall"]
     case "environment":
@@ -65,16 +65,16 @@ export const accepts = (reason: Checkpoint.Reason): Array<string> => {
 }
 
 /** Why a pending call waits for a person: its environment failure, or what the gate that paused it said. */
-const whyCall = ({ error, nested, reason }: Found): string => {
+const whyCall = ({ error, nested, why }: Found): string => {
   if (error !== undefined) return `it failed with an ${error.reason} error: ${error.message}`
-  if (reason !== undefined) return reason
+  if (why !== undefined) return why
   return nested ? "the sub-agent's gate paused it, and gave no reason" : "the agent's gate paused it, and gave no reason"
 }
 
 /** Why the run waits, in a sentence. */
 const whyRun = (agent: Agent.Any, cp: Checkpoint.Checkpoint): string => {
   const calls = `${cp.pending.length} call${cp.pending.length === 1 ? "" : "s"}`
-  switch (cp.reason) {
+  switch (cp.kind) {
     case "approval":
       return `its gate asked a person about ${calls}: nothing of the batch runs before they are decided`
     case "environment":
@@ -97,7 +97,7 @@ export const summary = (record: RunStore.RunRecord, cp: Checkpoint.Checkpoint, n
   conversationId: record.conversationId,
   ephemeral: record.ephemeral,
   revision: record.version,
-  reason: cp.reason,
+  kind: cp.kind,
   pausedAt: cp.pausedAt,
   ageMillis: Math.max(0, now - cp.pausedAt),
   pending: pendingOf(cp).map(({ call }) => ({ callId: call.id, toolName: call.name, args: call.args }))
@@ -121,5 +121,5 @@ export const detail = (agent: Agent.Any, record: RunStore.RunRecord, cp: Checkpo
     }
   }),
   messages: cp.messages,
-  accepts: accepts(cp.reason)
+  accepts: accepts(cp.kind)
 })

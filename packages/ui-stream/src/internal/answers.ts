@@ -33,7 +33,7 @@ export const conversationBusy = (chatId: string) =>
  * calls retried (all approved) or their errors given to the model (all denied).
  */
 const decide = (cp: Checkpoint.Checkpoint, answers: ReadonlyArray<Answer>): Effect.Effect<Decision.Decision, DecisionRefused> => {
-  switch (cp.reason) {
+  switch (cp.kind) {
     case "approval":
       return Effect.succeed(Decision.byCall(new Map(answers.map((answer) => [
         answer.approval.callId,
@@ -44,7 +44,7 @@ const decide = (cp: Checkpoint.Checkpoint, answers: ReadonlyArray<Answer>): Effe
       if (answers.every((answer) => !answer.approved)) return Effect.succeed(Decision.report())
       return Effect.fail(Pause.mismatch(`Run ${cp.runId} paused for its environment: approve every failed call (they run again) or deny every one (the model is told they failed)`))
     default:
-      return Effect.fail(Pause.mismatch(`Run ${cp.runId} stopped for ${cp.reason}, which approvals do not decide`))
+      return Effect.fail(Pause.mismatch(`Run ${cp.runId} stopped for ${cp.kind}, which approvals do not decide`))
   }
 }
 
@@ -66,7 +66,7 @@ export const prepare = (
       if (!denied.has(call.id)) continue
       prelude.push(
         { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args },
-        pause.checkpoint.reason === "approval" || error === undefined
+        pause.checkpoint.kind === "approval" || error === undefined
           ? { type: "tool-output-denied", toolCallId: call.id }
           : { type: "tool-output-error", toolCallId: call.id, errorText: error.message }
       )

@@ -13,7 +13,7 @@ import { AlreadyDecided, DecisionRefused, RunNotFound, Unavailable } from "../Ch
 export interface Pending {
   readonly call: ToolCall.ToolCall
   readonly error: ToolError.ToolFailure | undefined
-  readonly reason: string | undefined
+  readonly why: string | undefined
 }
 
 export interface Pause {
@@ -42,12 +42,12 @@ const decodeCheckpoint = Schema.decodeUnknownEffect(Checkpoint.AnyVersion)
 /** The pending calls of a pause, in order: calls of its batch, or of a paused sub-agent's (`<call id>/<child call id>`). */
 const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {
   const calls = new Map<string, Pending>()
-  for (const { call, outcome, reason } of cp.batch) {
-    calls.set(call.id, { call, error: outcome?._tag === "Failed" ? outcome.error : undefined, reason })
+  for (const { call, outcome, why } of cp.batch) {
+    calls.set(call.id, { call, error: outcome?._tag === "Failed" ? outcome.error : undefined, why })
     if (outcome?._tag !== "Suspended") continue
     for (const child of outcome.pending) {
       const id = `${call.id}/${child.call.id}`
-      calls.set(id, { call: { ...child.call, id }, error: child.error, reason: child.reason })
+      calls.set(id, { call: { ...child.call, id }, error: child.error, why: child.why })
     }
   }
   return cp.pending.flatMap((id) => calls.get(id) ?? [])

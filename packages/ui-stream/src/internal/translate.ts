@@ -90,6 +90,7 @@ export const make = (runId: string): Translator => {
       case "RunStarted":
       case "RunResumed":
       case "ContextCompacted":
+      case "BatchTruncated":
         return []
     }
   }

@@ -90,11 +90,11 @@ export const prepare = (
         }): answer each of its interrupts (${ids}), resolved or cancelled`
       )
     }
-    const decision = pause.checkpoint.reason === "environment"
+    const decision = pause.checkpoint.kind === "environment"
       ? yield* environment(pause.checkpoint, entries)
-      : pause.checkpoint.reason === "approval"
+      : pause.checkpoint.kind === "approval"
       ? Decision.byCall(new Map(entries.map((entry) => [entry.approval.callId, entry.decision])))
-      : yield* Pause.mismatch(`Run ${runId} stopped for ${pause.checkpoint.reason}, which interrupts do not decide`)
+      : yield* Pause.mismatch(`Run ${runId} stopped for ${pause.checkpoint.kind}, which interrupts do not decide`)
     return { pause, decision, decided: decidedOf(pause, decision, entries), entries }
   })
 

@@ -55,14 +55,14 @@ const contentOf = (outcome: ToolCalls.Outcome): string | ReadonlyArray<ContentPa
 }
 
 /** The JSON Schema of the answers an interrupt takes (`AgUiApi.Answer`), with the tool's parameters for edited arguments. */
-const responseSchema = (agent: Agent.Any, reason: AgentExit.Paused["reason"], toolName: string): { readonly [key: string]: Json.JsonValue } => {
+const responseSchema = (agent: Agent.Any, kind: AgentExit.Paused["kind"], toolName: string): { readonly [key: string]: Json.JsonValue } => {
   const answer = (type: string, properties: { readonly [key: string]: Json.JsonValue }, required: ReadonlyArray<string> = []) => ({
     type: "object",
     properties: { type: { const: type }, ...properties },
     required: ["type", ...required],
     additionalProperties: false
   })
-  if (reason === "environment") return { oneOf: [answer("approve", {}), answer("reject", {})] }
+  if (kind === "environment") return { oneOf: [answer("approve", {}), answer("reject", {})] }
   const parameters = agent.toolDefinitions.find((tool) => tool.name === toolName)?.parameters as Json.JsonValue | undefined
   return {
     oneOf: [
@@ -141,14 +141,14 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
   const paused = (exit: AgentExit.Paused): Array<AgUiEvent> => {
     const events = closeText()
     const interrupts: Array<Interrupt> = []
-    for (const { call, error, reason } of exit.pending) {
+    for (const { call, error, why } of exit.pending) {
       if (!announced.has(call.id)) events.push(...announce(call))
       interrupts.push({
         id: Approval.format({ runId, revision: exit.checkpoint.revision, callId: call.id }),
-        reason: exit.reason === "approval" ? "tool_approval" : "tool_failure",
-        message: exit.reason === "approval" ? reason ?? `${call.name} waits for approval` : `${call.name} failed: ${error?.message ?? "its environment failed"}`,
+        reason: exit.kind === "approval" ? "tool_approval" : "tool_failure",
+        message: exit.kind === "approval" ? why ?? `${call.name} waits for approval` : `${call.name} failed: ${error?.message ?? "its environment failed"}`,
         toolCallId: call.id,
-        responseSchema: responseSchema(agent, exit.reason, call.name)
+        responseSchema: responseSchema(agent, exit.kind, call.name)
       })
     }
     const [first, ...rest] = interrupts
@@ -200,6 +200,7 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
       case "RunStarted":
       case "RunResumed":
       case "ContextCompacted":
+      case "BatchTruncated":
         return []
     }
   }
