@@ -48,7 +48,15 @@ const unpack = async (): Promise<string> => {
 let unpacked: Promise<string> | undefined
 
 /**
- * Launches headless Chromium (`@sparticuz/chromium`'s build, with its switches) through
+ * `@sparticuz/chromium`'s switches, less `--single-process`: made for a serverless function that
+ * opens one page, it puts the whole browser in one process, which dies with the first browser
+ * context a test closes (every later page: "Target page, context or browser has been closed").
+ */
+const switches = chromium.args.filter((arg) => arg !== "--single-process")
+
+/**
+ * Launches headless Chromium (`@sparticuz/chromium`'s build, with its switches but one process
+ * per renderer: contexts can be closed and opened again) through
  * playwright-core. The first launch on a machine unpacks the browser into
  * `<tmpdir>/agentfx-chromium-<version>/` (a few seconds); later ones reuse it. `options` are
  * playwright's, less the executable and headless mode; `args` are added to the package's own.
@@ -77,7 +85,7 @@ export const launchChromium = async (options: Omit<LaunchOptions, "executablePat
   return playwright.launch({
     ...options,
     executablePath: await unpacked,
-    args: [...chromium.args, ...(options.args ?? [])],
+    args: [...switches, ...(options.args ?? [])],
     headless: true
   })
 }

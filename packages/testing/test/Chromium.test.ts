@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { launchChromium } from "../src/Chromium.js"
 
 const chromium = fileURLToPath(new URL("../src/Chromium.ts", import.meta.url))
 const script = `
@@ -42,6 +43,22 @@ describe("launchChromium", () => {
       expect(readdirSync(dir).filter((name) => name.startsWith("agentfx-chromium"))).toEqual([expect.stringMatching(/^agentfx-chromium-\d+\.\d+\.\d+$/)])
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("a browser outlives the contexts a test closes: a second context after the first one's close still loads pages (no --single-process)", async () => {
+    const browser = await launchChromium()
+    try {
+      for (const n of [1, 2, 3]) {
+        const context = await browser.newContext()
+        const page = await context.newPage()
+        await page.setContent(`<p id=out></p><script>document.getElementById('out').textContent = String(${n} * 7)</script>`)
+        expect(await page.textContent("#out")).toBe(String(n * 7))
+        await context.close()
+      }
+      expect(browser.isConnected()).toBe(true)
+    } finally {
+      await browser.close()
     }
   }, 120_000)
 })
