@@ -3,8 +3,9 @@
  * examples/chat.ts` starts `Chat.serve` on 127.0.0.1 with a payments agent (a scripted model,
  * offline), then plays the browser's part with plain `fetch` — the requests `useChat` makes
  * with its `DefaultChatTransport` — and prints each UI message stream event it gets back:
- * a user message, whose run pauses on a transfer; the person's approval, which resumes it to
- * its end; the same approval again, refused (409, with the sentence `useChat` shows as its
+ * a user message, whose run pauses on a transfer; the chat's thread as a page opened again loads
+ * it (`useChat`'s messages, the approval request last); the person's approval, which resumes it
+ * to its end; the same approval again, refused (409, with the sentence `useChat` shows as its
  * error); and a reattach (`useChat`'s `resume`), which replays the whole message. Run ids are
  * printed as `<run>`.
  */
@@ -43,8 +44,10 @@ const request = (origin: string, method: "POST" | "GET", path: string, body?: un
       method,
       ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
     })
-    const text = await response.text()
-    runId ||= /"messageId":"([^"]+)"/.exec(text)?.[1] ?? ""
+    const received = await response.text()
+    runId ||= /"messageId":"([^"]+)"/.exec(received)?.[1] ?? ""
+    // a page of the thread: a message a line
+    const text = path.endsWith("/messages") ? (JSON.parse(received).messages as Array<unknown>).map((message) => JSON.stringify(message)).join("\n") : received
     const shown = runId === "" ? text : text.replaceAll(encodeURIComponent(runId), "<run>").replaceAll(runId, "<run>")
     const events = text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
     return { status: response.status, lines: shown.split("\n").filter((line) => line.length > 0), events }
@@ -57,11 +60,13 @@ const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   if (server.address._tag === "UnixPathAddress") return yield* Effect.die(new Error("the chat endpoint is not on TCP"))
   const origin = `http://127.0.0.1:${server.address.port}`
-  yield* Console.log(`chat endpoint: POST ${origin}/api/chat, GET ${origin}/api/chat/:chatId/stream\n`)
+  yield* Console.log(`chat endpoint: POST ${origin}/api/chat, GET ${origin}/api/chat/:chatId/stream, GET ${origin}/api/chat/:chatId/messages\n`)
 
   const ask = { id: "demo", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Send 250 to Ada" }] }], trigger: "submit-message" }
   const paused = yield* request(origin, "POST", "/api/chat", ask)
   yield* show("POST /api/chat (a user message)", paused)
+  // a page opened again: the thread, its pending approval request last (pass them as useChat's messages)
+  yield* show("GET /api/chat/demo/messages (the thread)", yield* request(origin, "GET", "/api/chat/demo/messages"))
 
   // what useChat sends once the person approved: its messages, the tool part answered
   const asked = paused.events.find((event) => event.type === "tool-approval-request")

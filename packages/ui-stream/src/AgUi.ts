@@ -7,7 +7,9 @@
  * arguments, reject with a reason, or reply — and the run resumes through `Agent.resume`,
  * exactly once: a second answer to one pause is refused with 409. A client that lost its
  * connection reattaches (`GET …/:threadId/stream`) and gets the run from its start, then the
- * rest live. Mount it in your server (`routes`) or start it alone (`serve`). The guide:
+ * rest live; a page opened again reads the thread (`GET …/:threadId/messages`: AG-UI messages and
+ * the pending interrupts, newest page first). Mount it in your server (`routes`) or start it
+ * alone (`serve`). The guide:
  * `docs/ag-ui.md`; the choices: decision 165.
  *
  * The thread is the server's: its id is the run's conversation id, its history is kept in the
@@ -25,7 +27,7 @@ import type { HttpServer, HttpServerError } from "effect/http"
 import type { HttpApiGroup } from "effect/http-api"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./AgUiApi.js"
-import { replayEndedMillis, replayMaxBytes, replaySettledKept } from "./Chat.js"
+import { pageLimit, pageMaxLimit, replayEndedMillis, replayMaxBytes, replaySettledKept } from "./Chat.js"
 import type * as ChatAuthorization from "./ChatAuthorization.js"
 import * as Handlers from "./internal/agUi/handlers.js"
 import * as Serve from "./internal/serve.js"
@@ -66,7 +68,7 @@ export interface Options<R> {
   /** The agent every thread talks to. */
   readonly agent: Agent.Agent<any, R, any>
   /**
-   * Who may start a run, answer its interrupts, reattach — the chat endpoint's hook
+   * Who may start a run, answer its interrupts, reattach, read the thread — the chat endpoint's hook
    * (`ChatAuthorization.Authorize`: `access.chatId` is the thread's id): the request (and what it
    * asks) to the name of who asks, recorded as `decidedBy` when they answer a pause; or
    * `Unauthorized` (401) / `Forbidden` (403). Default `ChatAuthorization.loopback()`: clients on
@@ -107,12 +109,12 @@ const handlers = <R>(options: Options<R>, runs: Scope.Scope | undefined) =>
     options,
     { maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis },
     runs,
-    (endpoint) => Handlers.layer(endpoint, keepAliveMillis)
+    (endpoint) => Handlers.layer(endpoint, keepAliveMillis, { limit: pageLimit, maxLimit: pageMaxLimit })
   )
 
 /**
  * The AG-UI endpoint's routes for an `HttpRouter` server of your own (`POST /api/agui`,
- * `GET /api/agui/:threadId/stream`): merge them with your routes (the page, say) and serve
+ * `GET /api/agui/:threadId/stream`, `GET /api/agui/:threadId/messages`): merge them with your routes (the page, say) and serve
  * them with `HttpRouter.serve`. Without `authorize`, only clients on this machine are admitted:
  * give a hook to serve others.
  *

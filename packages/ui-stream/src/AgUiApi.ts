@@ -10,13 +10,16 @@
  * | --- | --- |
  * | `POST /api/agui` | a user message starts a run; `resume` answers a paused run's interrupts — answered with the run's AG-UI events |
  * | `GET /api/agui/:threadId/stream` | reattach: the thread's last run from its start, then live until it ends (no events when there is none) |
+ * | `GET /api/agui/:threadId/messages` | the thread's messages as AG-UI's (`AgUiMessage`), with its pending interrupts: the newest page, or the page `?before=` a cursor; `?limit=` (default 50, at most 200) |
  *
  * @since 0.2.0
  */
 import { Json } from "@agentfx/core"
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, ReplayDropped, RunNotFound, Unavailable } from "./ChatApi.js"
+import { Interrupt } from "./AgUiEvent.js"
+import { Message } from "./AgUiMessage.js"
+import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, PageQuery, ReplayDropped, RunNotFound, Unavailable } from "./ChatApi.js"
 import { Forbidden, Unauthorized } from "./ChatAuthorization.js"
 
 /**
@@ -115,7 +118,35 @@ export const RunAgentInput = Schema.Struct({
 const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" }))
 
 /**
- * The endpoint's two requests. Each passes the authorization hook (`AgUi.Options`'
+ * A page of a thread's messages (`GET /api/agui/:threadId/messages`), for `HttpAgent`'s `messages`:
+ * `messages` oldest first — the newest of the thread's, or those before the cursor asked with —;
+ * `interrupts`, the thread's pending interrupts when its last run waits for a person (on every
+ * page: they are the thread's, not a message's), as its `RUN_FINISHED` gave them — give them to
+ * the agent's `pendingInterrupts`, and answer them with `resume` as live; and `before`, the cursor
+ * of the page before (older messages), absent on the thread's first page. A thread without
+ * messages (not begun, or unknown: the same to its memory) is a page of none.
+ *
+ * @example
+ * ```ts
+ * import { AgUiApi } from "@agentfx/ui-stream"
+ *
+ * const page: typeof AgUiApi.MessagesPage.Type = {
+ *   messages: [{ id: "msg-0", role: "user", content: "Send 250 to Ada" }],
+ *   interrupts: []
+ * }
+ * ```
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const MessagesPage = Schema.Struct({
+  messages: Schema.Array(Message),
+  interrupts: Schema.Array(Interrupt),
+  before: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "MessagesPage" })
+
+/**
+ * The endpoint's requests. Each passes the authorization hook (`AgUi.Options`'
  * `authorize`) once it has been read, before anything is looked up or run: `Unauthorized`
  * (401) and `Forbidden` (403) are its refusals.
  *
@@ -123,7 +154,7 @@ const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/even
  * ```ts
  * import { AgUiApi } from "@agentfx/ui-stream"
  *
- * const endpoints = Object.keys(AgUiApi.AgUiGroup.endpoints) // ["run", "reattach"]
+ * const endpoints = Object.keys(AgUiApi.AgUiGroup.endpoints) // ["run", "reattach", "messages"]
  * ```
  *
  * @since 0.2.0
@@ -139,6 +170,12 @@ export class AgUiGroup extends HttpApiGroup.make("agui").add(
     params: { threadId: Schema.String },
     success: stream,
     error: [Unauthorized, Forbidden, ReplayDropped, Unavailable]
+  }),
+  HttpApiEndpoint.get("messages", "/api/agui/:threadId/messages", {
+    params: { threadId: Schema.String },
+    query: PageQuery.fields,
+    success: MessagesPage,
+    error: [InvalidRequest, Unauthorized, Forbidden, Unavailable]
   })
 ) {}
 

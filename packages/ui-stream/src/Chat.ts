@@ -1,11 +1,14 @@
 /**
- * A chat endpoint for an agent, for the AI SDK's `useChat` (`ai` 6, `@ai-sdk/react` 3) with its
- * `DefaultChatTransport`, unchanged: a user message starts a run, whose assistant message
- * streams as the UI message stream protocol — text as it comes, tool calls and their results,
- * a pause as approval requests. The person's approval responses resume the run
- * (`Agent.resume`: exactly one resume of a pause proceeds; a second is refused with 409). A
- * client that lost its connection reattaches (`resume`) and gets the message from its start,
- * then the rest live. Mount it in your server (`routes`) or start it alone (`serve`).
+ * A chat endpoint for an agent, for the AI SDK's `useChat` (`ai` 7 with `@ai-sdk/react` 4, and
+ * `ai` 6 with `@ai-sdk/react` 3: one stream serves both) with its `DefaultChatTransport`,
+ * unchanged: a user message starts a run, whose assistant message streams as the UI message
+ * stream protocol — text as it comes, tool calls and their results, a pause as approval
+ * requests. The person's approval responses resume the run (`Agent.resume`: exactly one resume
+ * of a pause proceeds; a second is refused with 409). A client that lost its connection
+ * reattaches (`resume`) and gets the message from its start, then the rest live; a page opened
+ * again reads the chat's thread (`GET /api/chat/:chatId/messages`: `useChat`'s messages, its
+ * pending approvals included, newest page first) for `useChat`'s `messages`. Mount it in your
+ * server (`routes`) or start it alone (`serve`).
  *
  * The chat's id is the run's conversation id: the conversation is kept in the server's
  * `ChatMemory`, and of each request only the last message is read. Every request passes an
@@ -76,6 +79,38 @@ export const replaySettledKept = 1000
 export const replayEndedMillis = 60_000
 
 /**
+ * How many messages a page of a thread holds when the request names no `limit` (50): the chat's
+ * `GET /api/chat/:chatId/messages` and AG-UI's `GET /api/agui/:threadId/messages`.
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * console.log(Chat.pageLimit) // 50
+ * ```
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const pageLimit = 50
+
+/**
+ * The most messages a page of a thread holds (200): a larger `limit` is refused with
+ * `InvalidRequest` (400), which says so.
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@agentfx/ui-stream"
+ *
+ * console.log(Chat.pageMaxLimit) // 200
+ * ```
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const pageMaxLimit = 200
+
+/**
  * What a chat endpoint is given.
  *
  * @example
@@ -94,7 +129,7 @@ export interface Options<R> {
   /** The agent every chat talks to. */
   readonly agent: Agent.Agent<any, R, any>
   /**
-   * Who may start a run, answer a pause, reattach — the inbox's hook, of the same shape: the
+   * Who may start a run, answer a pause, reattach, read the thread — the inbox's hook, of the same shape: the
    * request (and what it asks, `ChatAuthorization.Access`) to the name of who asks, recorded as
    * `decidedBy` when they answer a pause; or `Unauthorized` (401) / `Forbidden` (403). Default
    * `ChatAuthorization.loopback()`: clients on this machine only, on a loopback `Host`, from no
@@ -131,7 +166,8 @@ export const layer = <R>(
 
 /** The handlers, their runs in `runs` when given, else in the Layer's scope. */
 const handlers = <R>(options: Options<R>, runs: Scope.Scope | undefined) =>
-  Serve.handlers(options, { maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis }, runs, Handlers.layer)
+  Serve.handlers(options, { maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis }, runs, (endpoint) =>
+    Handlers.layer(endpoint, { limit: pageLimit, maxLimit: pageMaxLimit }))
 
 /**
  * The chat's routes for an `HttpRouter` server of your own: merge them with your routes

@@ -11,12 +11,14 @@
  * | --- | --- |
  * | `POST /api/chat` | a user message starts a run; approval responses resume the paused run — answered with the run's assistant message as a UI message stream |
  * | `GET /api/chat/:chatId/stream` | reattach: the chat's last assistant message from its start, then live until it ends (204 when there is none) |
+ * | `GET /api/chat/:chatId/messages` | the chat's messages as `useChat` holds them (`UiMessage`), its pending approvals included: the newest page, or the page `?before=` a cursor; `?limit=` (default 50, at most 200) |
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Forbidden, Unauthorized } from "./ChatAuthorization.js"
+import { UiMessage } from "./UiMessage.js"
 
 /**
  * What the endpoint reads of `useChat`'s request body: the chat's id (the run's conversation
@@ -191,7 +193,51 @@ export class Unavailable extends Schema.TaggedError<Unavailable>("@agentfx/ui-st
 const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" }))
 
 /**
- * The chat's two endpoints. Each request passes the authorization hook (`Chat.Options`'
+ * A page of a chat's messages (`GET /api/chat/:chatId/messages`), for `useChat`'s `messages`:
+ * `messages` oldest first — the newest of the chat's, or those before the cursor asked with — and
+ * `before`, the cursor of the page before (older messages), absent on the chat's first page. A
+ * chat that has no messages (one not begun, or unknown: they are the same to its memory) is a page
+ * of none.
+ *
+ * @example
+ * ```ts
+ * import { ChatApi } from "@agentfx/ui-stream"
+ *
+ * const page: typeof ChatApi.MessagesPage.Type = {
+ *   messages: [{ id: "msg-0", role: "user", parts: [{ type: "text", text: "Send 250 to Ada" }] }]
+ * }
+ * ```
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const MessagesPage = Schema.Struct({
+  messages: Schema.Array(UiMessage),
+  before: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "MessagesPage" })
+
+/**
+ * The query of a page read: `before`, the cursor of the page asked (a page's own `before`); `limit`,
+ * how many messages (default `Chat.pageLimit`, at most `Chat.pageMaxLimit`). Checked by the
+ * endpoint, which refuses a bad one with `InvalidRequest` (400), saying what is wrong.
+ *
+ * @example
+ * ```ts
+ * import { ChatApi } from "@agentfx/ui-stream"
+ *
+ * const query: typeof ChatApi.PageQuery.Type = { limit: "20" }
+ * ```
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const PageQuery = Schema.Struct({
+  before: Schema.optional(Schema.String),
+  limit: Schema.optional(Schema.String)
+}).annotate({ identifier: "PageQuery" })
+
+/**
+ * The chat's endpoints. Each request passes the authorization hook (`Chat.Options`'
  * `authorize`) once it has been read, before anything is looked up or run: `Unauthorized`
  * (401) and `Forbidden` (403) are its refusals.
  *
@@ -199,7 +245,7 @@ const stream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/even
  * ```ts
  * import { ChatApi } from "@agentfx/ui-stream"
  *
- * const endpoints = Object.keys(ChatApi.ChatGroup.endpoints) // ["send", "reattach"]
+ * const endpoints = Object.keys(ChatApi.ChatGroup.endpoints) // ["send", "reattach", "messages"]
  * ```
  *
  * @since 0.1.0
@@ -215,6 +261,12 @@ export class ChatGroup extends HttpApiGroup.make("chat").add(
     params: { chatId: Schema.String },
     success: [stream, HttpApiSchema.NoContent],
     error: [Unauthorized, Forbidden, ReplayDropped, Unavailable]
+  }),
+  HttpApiEndpoint.get("messages", "/api/chat/:chatId/messages", {
+    params: { chatId: Schema.String },
+    query: PageQuery.fields,
+    success: MessagesPage,
+    error: [InvalidRequest, Unauthorized, Forbidden, Unavailable]
   })
 ) {}
 

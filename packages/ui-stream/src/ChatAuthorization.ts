@@ -1,6 +1,6 @@
 /**
  * Who may use the chat endpoint: every request — a run started, a pause answered, a message
- * reattached — passes through one hook, the inbox's shape (`@agentfx/inbox`'s
+ * reattached, the messages read — passes through one hook, the inbox's shape (`@agentfx/inbox`'s
  * `Authorization.Authorize`): an Effect that takes the request and returns the name of who
  * asks (for an answer, given to `Agent.resume` as `decidedBy` and recorded with the run's
  * claim), or fails with `Unauthorized` (401) or `Forbidden` (403). It is also told what the
@@ -56,7 +56,9 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("@agentfx/ui-stream
 /**
  * What a request asks, once it has been read: to `start` a run of the chat (a user message), to
  * `decide` a pause of run `runId` (approval answers; the run is checked to be the chat's after
- * the hook admitted the request), or to `reattach` to the chat's message (`GET …/stream`).
+ * the hook admitted the request), to `reattach` to the chat's message (`GET …/stream`), or to
+ * `read` the chat's messages (`GET …/messages`: the whole conversation, page by page — a hook
+ * that ties people to their chats refuses it as it refuses the others).
  *
  * @example
  * ```ts
@@ -73,6 +75,7 @@ export type Access =
   | { readonly action: "start"; readonly chatId: string }
   | { readonly action: "decide"; readonly chatId: string; readonly runId: string }
   | { readonly action: "reattach"; readonly chatId: string }
+  | { readonly action: "read"; readonly chatId: string }
 
 /**
  * What a hook may fail with: {@link Unauthorized} or {@link Forbidden} — or any error of their

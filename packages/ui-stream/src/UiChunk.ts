@@ -1,8 +1,8 @@
 /**
- * The parts of the AI SDK's UI message stream protocol (v1, as `ai` 6 reads it) that an agentfx
- * run is sent as: Server-Sent Events, one `data: <JSON>` event per chunk, ended by
+ * The parts of the AI SDK's UI message stream protocol (v1, as `ai` 6 and `ai` 7 both read it)
+ * that an agentfx run is sent as: Server-Sent Events, one `data: <JSON>` event per chunk, ended by
  * `data: [DONE]`, under the `x-vercel-ai-ui-message-stream: v1` header. `useChat` with its
- * `DefaultChatTransport` reads them as they are.
+ * `DefaultChatTransport` reads them as they are, on either major.
  *
  * @since 0.1.0
  */
@@ -44,7 +44,7 @@ export type FinishReason = typeof FinishReason.Type
  * | `tool-input-available` | a tool call starts, or waits for a person |
  * | `tool-output-available` / `tool-output-error` | its result or failure (a timeout too) |
  * | `file` | a file the tool returned beside its result (`url`: a `data:` URL of inline bytes, or the file's URL) |
- * | `tool-approval-request` | the run paused: the call waits for approval (`approvalId` names the run, its pause and the call) |
+ * | `tool-approval-request` | the run paused: the call waits for approval (`approvalId` names the run, its pause and the call; `reason`, why the gate asked — `ai` 7 shows it as the part's `approval.requestReason`, `ai` 6 ignores it) |
  * | `tool-output-denied` | a person denied the call |
  * | `error` | the run failed after it started (`errorText`: what failed) |
  * | `finish` | the message ended: completed, paused or failed |
@@ -67,7 +67,7 @@ export const UiChunk = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text-delta"), id: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("text-end"), id: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool-input-available"), ...ToolCallId, toolName: Schema.String, input: Json.JsonValue }),
-  Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String, reason: Schema.optionalKey(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("tool-output-available"), ...ToolCallId, output: Json.JsonValue }),
   Schema.Struct({ type: Schema.Literal("tool-output-error"), ...ToolCallId, errorText: Schema.String }),
   Schema.Struct({ type: Schema.Literal("file"), url: Schema.String, mediaType: Schema.String }),

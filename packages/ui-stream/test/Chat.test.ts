@@ -1,13 +1,13 @@
 /**
- * The chat endpoint read by the AI SDK's own client (`ai` 6): `DefaultChatTransport` and its
- * parser, `readUIMessageStream`, and `AbstractChat` — what `useChat` runs — on a real server on
- * 127.0.0.1.
+ * The chat endpoint read by the AI SDK's own client, of each major it supports (`ai` 6 and 7):
+ * `DefaultChatTransport` and its parser, `readUIMessageStream`, and `AbstractChat` — what
+ * `useChat` runs — on a real server on 127.0.0.1. Every test runs on both.
  */
 import { Agent, ContextWindow, Message, Part, ScriptedChatModel, Tool } from "@agentfx/core"
-import { readUIMessageStream, type UIMessage } from "ai"
+import type { UIMessage } from "ai"
 import { Effect, Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { chunks, mailer, NodeChat, payments, post, script, serve, type Served } from "./fixtures.js"
+import { type Client, clients, chunks, latest, mailer, payments, post, script, serve as serveWith, type Served } from "./fixtures.js"
 
 let served: Served | undefined
 afterEach(async () => {
@@ -20,14 +20,17 @@ const user = (text: string, id = "u1"): UIMessage => ({ id, role: "user", parts:
 const send = (server: Served, chatId: string, messages: Array<UIMessage>, abortSignal?: AbortSignal) =>
   server.transport.sendMessages({ chatId, messages, trigger: "submit-message", messageId: undefined, abortSignal })
 
-/** The last state of the message a stream builds. */
-const lastMessage = async (stream: ReadableStream<any>, message?: UIMessage) => {
-  let last: UIMessage | undefined
-  for await (const m of readUIMessageStream({ stream, ...(message === undefined ? {} : { message }) })) last = m
-  return last!
-}
+describe.each(clients)("Chat, read by $name", (client: Client) => {
+  const serve = (agent: Parameters<typeof serveWith>[0], model: Parameters<typeof serveWith>[1]) => serveWith(agent, model, client)
+  const NodeChat = client.Chat
 
-describe("Chat", () => {
+  /** The last state of the message a stream builds. */
+  const lastMessage = async (stream: ReadableStream<any>, message?: UIMessage) => {
+    let last: UIMessage | undefined
+    for await (const m of client.readUIMessageStream({ stream, ...(message === undefined ? {} : { message }) })) last = m
+    return last!
+  }
+
   it("text deltas arrive as text parts in order; tool calls and their results appear, step by step", async () => {
     const { agent } = payments()
     served = await serve(agent, script(
@@ -117,6 +120,8 @@ describe("Chat", () => {
     expect(paused.parts.map((p) => p.type)).toEqual(["step-start", "text", "tool-transfer"])
     const part = paused.parts[2] as any
     expect(part).toMatchObject({ toolCallId: "t1", state: "approval-requested", input: { to: "Ada", amount: 250 } })
+    // why the gate asked: ai 7 keeps the request's reason, ai 6 reads past it
+    expect(part.approval.requestReason).toBe(client === latest ? "the needsApproval rule of transfer asked for approval of these arguments" : undefined)
     expect(executed).toEqual([])
 
     await chat.addToolApprovalResponse({ id: part.approval.id, approved: true })

@@ -61,7 +61,7 @@ const record = (served: { readonly store: RunStore.RunStore.Service }, runId: st
   Effect.runPromise(Effect.map(served.store.get(runId), Option.getOrUndefined))
 
 describe("the default: clients on this machine only (Chat.serve on 127.0.0.1)", () => {
-  it("a foreign Host (DNS rebinding), another origin or a proxied request cannot start a run, answer its pause or reattach: 403, nothing started or decided", async () => {
+  it("a foreign Host (DNS rebinding), another origin or a proxied request cannot start a run, answer its pause, reattach or read the thread: 403, nothing started or decided", async () => {
     const { agent, executed } = payments()
     const { calls, model } = counted()
     const served = await serve(agent, model)
@@ -102,6 +102,13 @@ describe("the default: clients on this machine only (Chat.serve on 127.0.0.1)", 
     }
     const replayed = await raw(served.origin, "GET", "/api/chat/c-guarded/stream", { host: `localhost:${port}` })
     expect([replayed.status, replayed.body]).toEqual([200, paused.body])
+    // the thread, read by a stranger: refused; from this machine: its messages, the approval request last
+    for (const { headers, message } of refusals) {
+      const refused = await raw(served.origin, "GET", "/api/chat/c-guarded/messages", { accept: "application/json", ...headers })
+      expect([refused.status, JSON.parse(refused.body)]).toEqual([403, { _tag: "Forbidden", message }])
+    }
+    const thread = await raw(served.origin, "GET", "/api/chat/c-guarded/messages", { host: own })
+    expect(JSON.parse(thread.body).messages.at(-1).parts.at(-1)).toMatchObject({ type: "tool-transfer", state: "approval-requested" })
 
     // the approval from this machine resumes the run: decided by "local"
     const approved = await raw(served.origin, "POST", "/api/chat", { ...json, host: `localhost:${port}` }, approval)
@@ -208,6 +215,12 @@ describe("a hook of one's own (Chat.routes)", () => {
     const adasReplay = await fetch(`${served.origin}/api/chat/c-ada/stream`, { headers: as("ada") })
     expect([adasReplay.status, await adasReplay.text()]).toEqual([200, started.body])
 
+    // read: the thread forbidden to Bob, Ada's own to her
+    const bobsRead = await fetch(`${served.origin}/api/chat/c-ada/messages`, { headers: { ...as("bob"), accept: "application/json" } })
+    expect([bobsRead.status, await bobsRead.json()]).toEqual([403, { _tag: "Forbidden", message: "Chat c-ada is ada's" }])
+    const adasRead = await fetch(`${served.origin}/api/chat/c-ada/messages`, { headers: as("ada") })
+    expect((await adasRead.json()).messages.map((message: { role: string }) => message.role)).toEqual(["user", "assistant"])
+
     // Ada's approval resumes the run: the hook's name is who decided, and a late approval names her
     const adas = await send("ada", approval)
     expect(adas.status).toBe(200)
@@ -228,6 +241,8 @@ describe("a hook of one's own (Chat.routes)", () => {
       "ada decide c-ada ghost",
       "bob reattach c-ada",
       "ada reattach c-ada",
+      "bob read c-ada",
+      "ada read c-ada",
       `ada decide c-ada ${runId}`,
       `ada decide c-ada ${runId}`
     ])

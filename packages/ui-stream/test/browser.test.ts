@@ -1,12 +1,13 @@
 /**
  * The chat endpoint behind a real `useChat` page in headless Chromium (`launchChromium` of
- * @agentfx/testing): `test/page/app.tsx` — React, `@ai-sdk/react` and `ai` 6, bundled with
- * esbuild — served beside `Chat.routes` on 127.0.0.1. A person asks for a transfer, sees the
- * text and the approval request, approves, and the run completes; a second tab opened on the
- * paused chat gets the pause replayed, approves after the first, and is refused (useChat shows
- * the refusal's sentence); a page of another site whose name resolves to 127.0.0.1 (DNS
+ * @agentfx/testing): `test/page/app.tsx` — React, `@ai-sdk/react` 4 and `ai` 7 (npm's latest),
+ * bundled with esbuild — served beside `Chat.routes` on 127.0.0.1. A person asks for a transfer,
+ * sees the text and the approval request, approves, and the run completes; a second tab opened on
+ * the paused chat gets the pause replayed, approves after the first, and is refused (useChat
+ * shows the refusal's sentence); a page of another site whose name resolves to 127.0.0.1 (DNS
  * rebinding) is refused; a page reloaded while a tool runs reattaches and shows the whole
- * message as the run ends.
+ * message as the run ends; a page reloaded while an approval waits shows the whole thread, and
+ * approves.
  * Screenshots: packages/ui-stream/test-artifacts/ (git-ignored).
  */
 import { launchChromium } from "@agentfx/testing/Chromium"
@@ -24,10 +25,15 @@ const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const html = `<!doctype html><html><head><meta charset="utf-8"><title>chat</title></head><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>`
 
 let browser: Browser
-let script: string
+/** The page on each major of the AI SDK: `@ai-sdk/react` 4 and `ai` 7 (npm's latest), `@ai-sdk/react` 3 and `ai` 6 (installed as `@ai-sdk/react3`, `ai6`). */
+let scripts: { readonly latest: string; readonly previous: string }
+const majors = [{ name: "@ai-sdk/react 4, ai 7", page: "latest" }, { name: "@ai-sdk/react 3, ai 6", page: "previous" }] as const
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true })
-  script = await bundle("./page/app.tsx")
+  scripts = {
+    latest: await bundle("./page/app.tsx"),
+    previous: await bundle("./page/app.tsx", { "@ai-sdk/react": "@ai-sdk/react3", ai: "ai6" })
+  }
   // evil.example resolves to this machine, as a site's name does after DNS rebinding
   browser = await launchChromium({ args: ["--host-resolver-rules=MAP evil.example 127.0.0.1"] })
 }, 60_000)
@@ -35,10 +41,11 @@ afterAll(async () => {
   await browser?.close()
 })
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
+const screenshot = (page: Page, name: string) => page.screenshot({ path: `${artifacts}${name}.png` })
+const shot = screenshot
 
 /** The page and the chat endpoint on one server, over fresh in-memory stores. */
-const serve = (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>) =>
+const serve = (agent: ReturnType<typeof payments>["agent"], model: Layer.Layer<any>, script = scripts.latest) =>
   servePage(Chat.routes({ agent }), { html, path: "/app.js", script }, model)
 
 /** A tab on the chat; errors of the page fail the test. */
@@ -56,12 +63,13 @@ const say = async (page: Page, text: string) => {
 }
 
 describe("the chat endpoint behind useChat in Chromium", () => {
-  it("text and an approval request arrive; approving resumes the run to its end; a second tab's approval is refused", async () => {
+  it.each(majors)("text and an approval request arrive; approving resumes the run to its end; a second tab's approval is refused ($name)", async ({ page }) => {
     const { agent, executed } = payments()
     const server = await serve(agent, ScriptedChatModel.layer([
       { chunks: ["I will ", "send it."], toolCalls: [{ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }] },
       { chunks: ["Sent 250 ", "to Ada."] }
-    ], { index: "run" }))
+    ], { index: "run" }), scripts[page])
+    const shot = (tab: Page, name: string) => screenshot(tab, page === "latest" ? name : `${page}-${name}`)
     try {
       const ada = await open(server.origin, "c-browser")
       await say(ada.page, "Send 250 to Ada")
@@ -126,6 +134,53 @@ describe("the chat endpoint behind useChat in Chromium", () => {
     }
   }, 60_000)
 
+  it.each(majors)("a page reloaded while an approval waits shows the whole thread — the turns before it too — and its approval resumes the run once ($name)", async ({ page }) => {
+    const { agent, executed } = payments()
+    const server = await serve(agent, ScriptedChatModel.layer([
+      { chunks: ["Let me ", "look."], toolCalls: [{ id: "b1", name: "balance", args: {} }] },
+      { chunks: ["You have ", "1000."] },
+      { chunks: ["I will ", "send it."], toolCalls: [{ id: "t1", name: "transfer", args: { to: "Ada", amount: 250 } }] },
+      { chunks: ["Sent 250 ", "to Ada."] }
+    ]), scripts[page])
+    const shot = (tab: Page, name: string) => screenshot(tab, page === "latest" ? name : `${page}-${name}`)
+    try {
+      const tab = await open(server.origin, "c-reload-thread")
+      await say(tab.page, "What is my balance?")
+      await tab.page.waitForSelector(`.tool[data-call="b1"][data-state="output-available"]`)
+      await tab.page.waitForFunction(() => document.querySelector("#status")?.textContent === "ready")
+      await say(tab.page, "Send 250 to Ada")
+      await tab.page.waitForSelector(`.tool[data-call="t1"][data-state="approval-requested"]`)
+      const before = await tab.page.$$eval("li", (lis) => lis.map((li) => `${li.dataset["role"]}: ${li.textContent}`))
+
+      await tab.page.reload() // the page goes; its thread is the server's
+      await tab.page.waitForSelector(`.tool[data-call="t1"][data-state="approval-requested"]`)
+      expect(await tab.page.$$eval("li", (lis) => lis.map((li) => `${li.dataset["role"]}: ${li.textContent}`))).toEqual(before)
+      expect(before).toEqual([
+        "user: What is my balance?",
+        "assistant: Let me look.balance({})1000You have 1000.",
+        "user: Send 250 to Ada",
+        `assistant: I will send it.transfer({"to":"Ada","amount":250})ApproveDeny`
+      ])
+      await shot(tab.page, "7-reloaded-thread")
+
+      await tab.page.click(`.tool[data-call="t1"] .approve`)
+      await tab.page.waitForSelector(`.tool[data-call="t1"][data-state="output-available"]`)
+      await tab.page.waitForFunction(() => document.querySelector("#status")?.textContent === "ready")
+      expect(await tab.page.$$eval(`li[data-role="assistant"] .text`, (ps) => ps.map((p) => p.textContent))).toEqual([
+        "Let me look.",
+        "You have 1000.",
+        "I will send it.",
+        "Sent 250 to Ada."
+      ])
+      expect(executed).toEqual(["Ada 250"])
+      expect(await tab.page.$$eval("li", (lis) => lis.length)).toBe(4)
+      await shot(tab.page, "8-reloaded-approved")
+      expect(tab.errors).toEqual([])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
+
   it("a page reloaded while a tool runs reattaches: the whole message, then its end, live", async () => {
     const { agent, release } = payments()
     const server = await serve(agent, ScriptedChatModel.layer([
@@ -144,7 +199,8 @@ describe("the chat endpoint behind useChat in Chromium", () => {
       await tab.page.waitForSelector(`.tool[data-call="r1"][data-state="output-available"]`)
       await tab.page.waitForFunction(() => document.querySelector("#status")?.textContent === "ready")
       expect(await tab.page.$$eval(`li[data-role="assistant"] .text`, (ps) => ps.map((p) => p.textContent))).toEqual(["Let me look.", "The report is ready."])
-      expect(await tab.page.$$eval("li", (lis) => lis.length)).toBe(1) // the replay replaced nothing twice
+      // the thread loaded (the user's message too), and the replay continued its last message: nothing twice
+      expect(await tab.page.$$eval("li", (lis) => lis.map((li) => li.dataset["role"]))).toEqual(["user", "assistant"])
       await shot(tab.page, "5-reattached-completed")
       expect(tab.errors).toEqual([])
     } finally {

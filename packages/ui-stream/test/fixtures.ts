@@ -1,10 +1,12 @@
 /**
  * A payments agent served by a real chat endpoint on 127.0.0.1:0 over fresh in-memory stores,
- * and the AI SDK's own client for it: `DefaultChatTransport`, and `AbstractChat` (what
- * `useChat` runs) over a plain state.
+ * and the AI SDK's own client for it, of each major the endpoint supports (`ai` 7, npm's latest,
+ * and `ai` 6, installed as `ai6`): `DefaultChatTransport`, its parser `readUIMessageStream`, and
+ * `AbstractChat` (what `useChat` runs) over a plain state.
  */
 import { Agent, ChatMemory, type ChatModel, RunStore, ScriptedChatModel, Tool, ToolError } from "@agentfx/core"
-import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
+import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai"
+import * as Ai6 from "ai6"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import * as Http from "node:http"
@@ -63,9 +65,10 @@ export const mailer = () => {
 export interface Served {
   /** `http://127.0.0.1:<port>` */
   readonly origin: string
-  /** The `useChat` transport, at `<origin>/api/chat`. */
+  /** The `useChat` transport of the client served (`ai` 7 unless told), at `<origin>/api/chat`. */
   readonly transport: DefaultChatTransport<UIMessage>
   readonly store: RunStore.RunStore.Service
+  readonly memory: ChatMemory.ChatMemory.Service
   readonly close: () => Promise<void>
 }
 
@@ -87,10 +90,10 @@ export const start = async (
   return { ...served, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-/** A real chat endpoint for `agent` and `model`, over fresh in-memory stores; `close()` stops it. */
-export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>): Promise<Served> => {
+/** A real chat endpoint for `agent` and `model`, over fresh in-memory stores, with `client`'s transport; `close()` stops it. */
+export const serve = async (agent: Agent.Agent<{}, never>, model: Layer.Layer<ChatModel.ChatModel>, client: Client = latest): Promise<Served> => {
   const served = await start((stores) => Chat.serve({ agent }).pipe(Layer.provide(model), Layer.provide(stores)))
-  return { ...served, transport: new DefaultChatTransport({ api: `${served.origin}/api/chat` }) }
+  return { ...served, transport: client.transport(`${served.origin}/api/chat`) }
 }
 
 /** Answers every run with the steps in order, from its first (across its resumes). */
@@ -99,19 +102,57 @@ export const script = (...steps: ScriptedChatModel.Script & ReadonlyArray<unknow
 class PlainState implements ChatState<UIMessage> {
   status: ChatStatus = "ready"
   error: Error | undefined = undefined
-  messages: Array<UIMessage> = []
+  constructor(public messages: Array<UIMessage> = []) {}
   pushMessage = (message: UIMessage) => void (this.messages = [...this.messages, message])
   popMessage = () => void (this.messages = this.messages.slice(0, -1))
   replaceMessage = (index: number, message: UIMessage) => void (this.messages = this.messages.map((m, i) => (i === index ? message : m)))
   snapshot = <T>(thing: T): T => structuredClone(thing)
 }
 
-/** What `useChat` runs, without React: the AI SDK's `AbstractChat` over a plain state. */
+/** What `useChat` runs, without React: the AI SDK's `AbstractChat` (`ai` 7) over a plain state, from its `messages` (as `useChat`'s). */
 export class NodeChat extends AbstractChat<UIMessage> {
   constructor(init: Omit<ChatInit<UIMessage>, "state">) {
-    super({ ...init, state: new PlainState() })
+    super({ ...init, state: new PlainState(init.messages) })
   }
 }
+
+/** `ai` 6's `AbstractChat` over a plain state. */
+class NodeChat6 extends Ai6.AbstractChat<Ai6.UIMessage> {
+  constructor(init: Omit<Ai6.ChatInit<Ai6.UIMessage>, "state">) {
+    super({ ...init, state: new PlainState(init.messages as Array<UIMessage> | undefined) as unknown as Ai6.ChatState<Ai6.UIMessage> })
+  }
+}
+
+/**
+ * The AI SDK's client of one major, as the tests use it — typed as `ai` 7's (the messages and
+ * chunks the endpoint sends are the same to both; where the majors' types differ, the tests read
+ * what they share).
+ */
+export interface Client {
+  readonly name: string
+  readonly transport: (api: string) => DefaultChatTransport<UIMessage>
+  readonly readUIMessageStream: typeof readUIMessageStream
+  readonly Chat: new(init: Omit<ChatInit<UIMessage>, "state">) => AbstractChat<UIMessage>
+}
+
+/** `ai` 7, npm's latest. */
+export const latest: Client = {
+  name: "ai 7",
+  transport: (api) => new DefaultChatTransport({ api }),
+  readUIMessageStream,
+  Chat: NodeChat
+}
+
+/** `ai` 6. */
+export const previous: Client = {
+  name: "ai 6",
+  transport: (api) => new Ai6.DefaultChatTransport({ api }) as unknown as DefaultChatTransport<UIMessage>,
+  readUIMessageStream: Ai6.readUIMessageStream as unknown as typeof readUIMessageStream,
+  Chat: NodeChat6 as unknown as Client["Chat"]
+}
+
+/** Every major of the AI SDK the endpoint supports, each with its own client. */
+export const clients: ReadonlyArray<Client> = [previous, latest]
 
 /** Every chunk of a UI message stream, read with the AI SDK's parser. */
 export const chunks = async <A>(stream: ReadableStream<A>): Promise<Array<A>> => {
@@ -167,4 +208,13 @@ export const strangers = (origin: string) => {
       message: "The request came through a proxy (Forwarded / X-Forwarded-For): the server must be given an authorization hook to admit it"
     }
   ]
+}
+
+/**
+ * A page of a thread (`GET <api>/<id>/messages<query>`: the chat's at `<origin>/api/chat`, AG-UI's at
+ * `<origin>/api/agui`), refusals as JSON: its status and body.
+ */
+export const readThread = async <Page>(api: string, id: string, query = "") => {
+  const response = await fetch(`${api}/${encodeURIComponent(id)}/messages${query}`, { headers: { accept: "application/json" } })
+  return { status: response.status, body: await response.json() as Page & { readonly _tag?: string; readonly message?: string } }
 }

@@ -11,10 +11,15 @@ import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import { start } from "./fixtures.js"
 
-/** The page's script, `entry` (a path beside this file) and what it imports, as one ES module. */
-export const bundle = async (entry: string): Promise<string> => {
+/**
+ * The page's script, `entry` (a path beside this file) and what it imports, as one ES module;
+ * `alias` puts one package in another's place wherever it is imported (`{ ai: "ai6" }`: the page
+ * on `ai` 6, installed under that name), resolved from this package.
+ */
+export const bundle = async (entry: string, alias?: Record<string, string>): Promise<string> => {
   const bundled = await build({
     entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
+    ...(alias === undefined ? {} : { alias, absWorkingDir: fileURLToPath(new URL("..", import.meta.url)) }),
     bundle: true,
     write: false,
     format: "esm",

@@ -16,14 +16,17 @@ import * as Answers from "./answers.js"
 import * as ChatWire from "./chatWire.js"
 import { asText, authorized, envelope, refusal } from "./refusals.js"
 import * as Request from "./request.js"
+import type * as Page from "./page.js"
 import * as Runner from "./runner.js"
 import type * as Serve from "./serve.js"
+import * as Thread from "./thread.js"
+import * as ThreadUi from "./threadUi.js"
 
 const respond = (events: Stream.Stream<Uint8Array>) =>
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: UiChunk.headers })
 
-/** The handlers, over one agent, running in `scope` with the services of `context`; every request passes `authorize`. */
-export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint) =>
+/** The handlers, over one agent, running in `scope` with the services of `context`; every request passes `authorize`; a thread's pages are held to `pages`. */
+export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint, pages: Page.Bounds) =>
   HttpApiBuilder.group(Api, "chat", (handlers) =>
     handlers
       .handleRaw("send", ({ request }) =>
@@ -66,5 +69,13 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
                 return respond(found.events)
             }
           })
+        ))
+      .handle("messages", ({ params, query, request }) =>
+        asText(
+          request,
+          Effect.map(
+            Thread.readPage({ agent, authorize, replay, request, chatId: params.chatId, query, bounds: pages, noun: "chat", items: ThreadUi.items }),
+            ({ page }) => ({ messages: page.items.map((item) => item.message), ...(page.before === undefined ? {} : { before: page.before }) })
+          )
         ))
   )

@@ -40,7 +40,7 @@ const unavailable = (error: { readonly message: string }) => new Unavailable({ m
 const decodeCheckpoint = Schema.decodeUnknownEffect(Checkpoint.AnyVersion)
 
 /** The pending calls of a pause, in order: calls of its batch, or of a paused sub-agent's (`<call id>/<child call id>`). */
-const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {
+export const pendingOf = (cp: Checkpoint.Checkpoint): Array<Pending> => {
   const calls = new Map<string, Pending>()
   for (const { call, outcome, why } of cp.batch) {
     calls.set(call.id, { call, error: outcome?._tag === "Failed" ? outcome.error : undefined, why })
@@ -103,6 +103,23 @@ export const read = (
       return yield* mismatch(`Run ${runId} is a run of agent "${checkpoint.agent}", not of this endpoint's agent "${agent.name}"`)
     }
     return { runId, revision: record.version, encoded: record.checkpoint, checkpoint, pending: pendingOf(checkpoint) }
+  })
+
+/**
+ * The conversation's pause, if it has one: the most recently paused record of `agent` in
+ * conversation `chatId`, with its checkpoint decoded — what a thread read shows as its pending
+ * approvals. A record whose checkpoint cannot be read is `Unavailable`.
+ */
+export const current = (agent: Agent.Any, chatId: string): Effect.Effect<Pause | undefined, Unavailable> =>
+  Effect.gen(function*() {
+    const store = yield* RunStore.RunStore
+    const records = yield* store.list({ conversationId: chatId, status: "paused", agent: agent.name }).pipe(Effect.mapError(unavailable))
+    const record = records.find((candidate) => !candidate.ephemeral)
+    if (record === undefined) return undefined
+    const checkpoint = yield* decodeCheckpoint(record.checkpoint).pipe(
+      Effect.mapError((error) => new Unavailable({ message: `The record of run ${record.runId} cannot be read: ${error.message}` }))
+    )
+    return { runId: record.runId, revision: record.version, encoded: record.checkpoint, checkpoint, pending: pendingOf(checkpoint) }
   })
 
 /**

@@ -67,6 +67,12 @@ export interface Replay {
   ) => void
   /** The conversation's message from its start, then live; `None` when there is none to replay. */
   readonly reattach: (chatId: string, now: number) => Effect.Effect<Found>
+  /**
+   * The id of the conversation's last message this process ran (its run's id) while the buffer
+   * keeps it — streaming, paused or ended, replayed or not — so that a thread read names that
+   * message as a reattach does.
+   */
+  readonly last: (chatId: string) => string | undefined
 }
 
 /** What ends a listener's stream (it is not sent). */
@@ -160,5 +166,5 @@ export const make = (bounds: Bounds): Replay => {
       })
     )
 
-  return { open, push, end, reattach }
+  return { open, push, end, reattach, last: (chatId) => messages.get(chatId)?.messageId }
 }

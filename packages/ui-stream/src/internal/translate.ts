@@ -37,12 +37,14 @@ export const make = (runId: string): Translator => {
   }
   const paused = (exit: AgentExit.Paused): Array<UiChunk> => {
     const chunks = closeText()
-    for (const { call } of exit.pending) {
+    for (const { call, why } of exit.pending) {
       if (!announced.has(call.id)) chunks.push({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
       chunks.push({
         type: "tool-approval-request",
         toolCallId: call.id,
-        approvalId: Approval.format({ runId, revision: exit.checkpoint.revision, callId: call.id })
+        approvalId: Approval.format({ runId, revision: exit.checkpoint.revision, callId: call.id }),
+        // why the gate asked (an environment pause's calls carry their failure instead)
+        ...(exit.kind === "approval" && why !== undefined ? { reason: why } : {})
       })
     }
     return [...chunks, ...closeStep()]

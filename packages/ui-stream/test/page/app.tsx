@@ -2,8 +2,10 @@
  * A chat page as an app writes one: `useChat` of `@ai-sdk/react` with the AI SDK's own
  * `DefaultChatTransport` (at its default address, `/api/chat`), unchanged. Approval requests
  * get Approve / Deny buttons; answered, the chat sends them by itself
- * (`lastAssistantMessageIsCompleteWithApprovalResponses`). `resume: true` reattaches to the
- * chat's message when the page opens. The chat's id is the page's `?chat=`.
+ * (`lastAssistantMessageIsCompleteWithApprovalResponses`). The page opens with the chat's thread
+ * (`GET /api/chat/:chatId/messages`, its pending approvals included) as `useChat`'s `messages`,
+ * and `resume: true` reattaches to the chat's last message, which goes on live when it still
+ * runs. The chat's id is the page's `?chat=`.
  */
 import { useChat } from "@ai-sdk/react"
 import { DefaultChatTransport, getToolName, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
@@ -31,9 +33,10 @@ function Tool({ part, answer }: { readonly part: Part; readonly answer: (id: str
   )
 }
 
-function App() {
+function App({ initial, loadError }: { readonly initial: Array<UIMessage>; readonly loadError: string | undefined }) {
   const { addToolApprovalResponse, error, messages, sendMessage, status } = useChat({
     id: chatId,
+    messages: initial,
     transport: new DefaultChatTransport(),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     resume: true
@@ -63,8 +66,14 @@ function App() {
       </form>
       <p id="status">{status}</p>
       {error !== undefined && <p id="error">{error.message}</p>}
+      {loadError !== undefined && <p id="load-error">{loadError}</p>}
     </main>
   )
 }
 
-createRoot(document.getElementById("root")!).render(<App />)
+// the chat's thread, newest page (a page opened again shows the whole conversation, and answers its pending approvals)
+const response = await fetch(`/api/chat/${encodeURIComponent(chatId)}/messages`)
+const initial: Array<UIMessage> = response.ok ? (await response.json()).messages : []
+const loadError = response.ok ? undefined : await response.text()
+
+createRoot(document.getElementById("root")!).render(<App initial={initial} loadError={loadError} />)

@@ -13,17 +13,23 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../AgUiApi.js"
 import { headers } from "../../AgUiEvent.js"
 import { ReplayDropped } from "../../ChatApi.js"
+import type * as Page from "../page.js"
 import { asText, authorized, envelope, refusal } from "../refusals.js"
 import * as Runner from "../runner.js"
 import type * as Serve from "../serve.js"
+import * as Thread from "../thread.js"
 import * as Answers from "./answers.js"
 import { keepingAlive } from "./keepAlive.js"
 import * as Request from "./request.js"
 import * as State from "./state.js"
+import * as AgUiThread from "./thread.js"
 import * as Wire from "./wire.js"
 
-/** The handlers, over one agent, running in `scope` with the services of `context`; every request passes `authorize`; an open stream is kept alive every `keepAlive`. */
-export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint, keepAlive: Duration.Input) => {
+/**
+ * The handlers, over one agent, running in `scope` with the services of `context`; every request
+ * passes `authorize`; an open stream is kept alive every `keepAlive`; a thread's pages are held to `pages`.
+ */
+export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint, keepAlive: Duration.Input, pages: Page.Bounds) => {
   const respond = (events: Stream.Stream<Uint8Array>) =>
     HttpServerResponse.stream(events.pipe(keepingAlive(keepAlive)), { contentType: "text/event-stream", headers })
   return HttpApiBuilder.group(Api, "agui", (handlers) =>
@@ -80,6 +86,18 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
                 return respond(found.events)
             }
           })
+        ))
+      .handle("messages", ({ params, query, request }) =>
+        asText(
+          request,
+          Effect.map(
+            Thread.readPage({ agent, authorize, replay, request, chatId: params.threadId, query, bounds: pages, noun: "thread", items: AgUiThread.items }),
+            ({ page, thread }) => ({
+              messages: page.items.map((item) => item.message),
+              interrupts: AgUiThread.interrupts(agent, thread),
+              ...(page.before === undefined ? {} : { before: page.before })
+            })
+          )
         ))
   )
 }

@@ -10,7 +10,7 @@
  * of an iteration is `<run id>-<iteration>` (its text, and the parent of its tool calls); a
  * tool result's message `<run id>-result-<call id>` (call ids are unique in a conversation).
  */
-import type { Agent, AgentEvent, AgentExit, Json, ToolCall as ToolCalls } from "@agentfx/core"
+import type { Agent, AgentEvent, AgentExit, Json, Message, Part, ToolCall as ToolCalls } from "@agentfx/core"
 import { ToolCall, ToolError } from "@agentfx/core"
 import { Duration } from "effect"
 import type { AgUiEvent, ContentPart, Interrupt, TokenUsage } from "../../AgUiEvent.js"
@@ -38,20 +38,22 @@ export interface Start {
 
 const step = (iteration: number) => `step-${iteration}`
 
-/** The tool result's content: what the model is shown (text as it is, other JSON as its text), then the files. */
-const contentOf = (outcome: ToolCalls.Outcome): string | ReadonlyArray<ContentPart> => {
-  const { content, files } = ToolCall.modelContent(outcome)
+/** A part of the content of a user message or a tool result: a file as an image, audio, video or document part. */
+export const filePart = (file: Part.FilePart): ContentPart => ({
+  type: file.mediaType.startsWith("image/") ? "image" : file.mediaType.startsWith("audio/") ? "audio" : file.mediaType.startsWith("video/") ? "video" : "document",
+  source: file.source._tag === "Url"
+    ? { type: "url", value: file.source.url, mimeType: file.mediaType }
+    : { type: "data", value: file.source.data, mimeType: file.mediaType }
+})
+
+/** A tool result's content: what the model is shown (text as it is, other JSON as its text), then the files. */
+export const contentOf = ({ content, files }: {
+  readonly content: Message.ToolResultMessage["content"]
+  readonly files?: ReadonlyArray<Part.FilePart> | undefined
+}): string | ReadonlyArray<ContentPart> => {
   const text = typeof content === "string" ? content : JSON.stringify(content)
   if (files === undefined || files.length === 0) return text
-  return [
-    { type: "text", text },
-    ...files.map((file): ContentPart => ({
-      type: file.mediaType.startsWith("image/") ? "image" : file.mediaType.startsWith("audio/") ? "audio" : file.mediaType.startsWith("video/") ? "video" : "document",
-      source: file.source._tag === "Url"
-        ? { type: "url", value: file.source.url, mimeType: file.mediaType }
-        : { type: "data", value: file.source.data, mimeType: file.mediaType }
-    }))
-  ]
+  return [{ type: "text", text }, ...files.map(filePart)]
 }
 
 /** The JSON Schema of the answers an interrupt takes (`AgUiApi.Answer`), with the tool's parameters for edited arguments. */
@@ -72,6 +74,19 @@ const responseSchema = (agent: Agent.Any, kind: AgentExit.Paused["kind"], toolNa
     ]
   }
 }
+
+/** The interrupt of a pending call of a pause of run `runId` at `revision`. */
+export const interruptOf = (
+  agent: Agent.Any,
+  pause: { readonly runId: string; readonly revision: number; readonly kind: AgentExit.Paused["kind"] },
+  { call, error, why }: AgentExit.PendingCall
+): Interrupt => ({
+  id: Approval.format({ runId: pause.runId, revision: pause.revision, callId: call.id }),
+  reason: pause.kind === "approval" ? "tool_approval" : "tool_failure",
+  message: pause.kind === "approval" ? why ?? `${call.name} waits for approval` : `${call.name} failed: ${error?.message ?? "its environment failed"}`,
+  toolCallId: call.id,
+  responseSchema: responseSchema(agent, pause.kind, call.name)
+})
 
 /** The wire of a segment of run `runId`, starting at `start`. */
 export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.Wire => {
@@ -109,7 +124,7 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
     messageId: `${runId}-result-${callId}`,
     toolCallId: callId,
     role: "tool",
-    content: contentOf(outcome)
+    content: contentOf(ToolCall.modelContent(outcome))
   })
   const delta = (state: State.State | undefined): Array<AgUiEvent> => {
     if (start.state === undefined || state === undefined) return []
@@ -141,15 +156,9 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
   const paused = (exit: AgentExit.Paused): Array<AgUiEvent> => {
     const events = closeText()
     const interrupts: Array<Interrupt> = []
-    for (const { call, error, why } of exit.pending) {
-      if (!announced.has(call.id)) events.push(...announce(call))
-      interrupts.push({
-        id: Approval.format({ runId, revision: exit.checkpoint.revision, callId: call.id }),
-        reason: exit.kind === "approval" ? "tool_approval" : "tool_failure",
-        message: exit.kind === "approval" ? why ?? `${call.name} waits for approval` : `${call.name} failed: ${error?.message ?? "its environment failed"}`,
-        toolCallId: call.id,
-        responseSchema: responseSchema(agent, exit.kind, call.name)
-      })
+    for (const pending of exit.pending) {
+      if (!announced.has(pending.call.id)) events.push(...announce(pending.call))
+      interrupts.push(interruptOf(agent, { runId, revision: exit.checkpoint.revision, kind: exit.kind }, pending))
     }
     const [first, ...rest] = interrupts
     return [...events, ...closeStep(), ...delta(exit.checkpoint.state), finished({ type: "interrupt", interrupts: [first!, ...rest] })]
