@@ -95,7 +95,7 @@ const prepare = (entry: Toolkit.Entry): Prepared => {
 
 /** Resolves the deadline: the tool's own timeout, else the manager's default, else none. */
 export const effectiveTimeout = (entry: Toolkit.Entry, policy: ExecutionPolicy): Option.Option<Duration.Duration> =>
-  Option.orElse(entry.timeout, () => policy.defaultTimeout)
+  Option.isSome(entry.timeout) ? entry.timeout : policy.defaultTimeout
 
 /**
  * Decodes a call's arguments with the JSON form of the tool's `parameters`. A synchronous schema
@@ -103,9 +103,12 @@ export const effectiveTimeout = (entry: Toolkit.Entry, policy: ExecutionPolicy):
  */
 export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Effect<unknown, ToolError> => {
   const decoded = prepare(entry).decode(args)
-  const now = settledResult(decoded)
-  if (now === undefined) return Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
-  return Result.isFailure(now) ? Exit.fail(invalidArguments(entry.name, now.failure)) : Exit.succeed(now.success)
+  const now = settledExit(decoded)
+  // decoded at once: the success is the decoding itself, a failure is told as the model reads it
+  if (now !== undefined && Exit.isSuccess(now)) return now as Exit.Exit<unknown>
+  const failure = settledResult(decoded)
+  if (failure === undefined) return Effect.mapError(decoded, (error) => invalidArguments(entry.name, error))
+  return Result.isFailure(failure) ? Exit.fail(invalidArguments(entry.name, failure.failure)) : Exit.succeed(failure.success)
 }
 
 /**
@@ -114,7 +117,8 @@ export const decodeArguments = (entry: Toolkit.Entry, args: unknown): Effect.Eff
  * the deadline, inside the worker reservation and the permit; a tool with retries runs it again
  * (`retried`). It also holds what the call's frame goes on with (`endingOf`). An object rather
  * than an `Effect.suspend`, its closure and the closures around it: a run waiting in a tool
- * keeps it as its frame's effect (docs/performance.md, round 6).
+ * keeps it as its frame's effect (on Effect 4 the closures keep 239 B more per suspended run:
+ * C 3,543 → 3,782 B, decision 169).
  */
 class Attempt<B, E2, R2> extends Effectable.Class<unknown, ToolFailure, any> {
   /** The attempts started so far (the handler's `attempt`). */

@@ -87,7 +87,8 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  * memory's append, an asynchronous gate, the batch's record), each handing on to the next
  * at once when what it waited for is settled (decision 105). While the batch's tools run,
  * nothing of the iteration is kept: the batch runs in the place of the model call's
- * continuation.
+ * continuation. One generator for the iteration was measured on Effect 4: 3 run-loop operations
+ * and 0.5 KB more per step, A ~+19% (decision 169).
  */
 const iteration = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
   const spent = modelCallOverBudget(run)

@@ -7,7 +7,6 @@
 import type { Fiber, Scope } from "effect"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Effectable from "effect/Effectable"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -104,7 +103,7 @@ export const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uD
 const validId = (id: unknown): boolean =>
   typeof id === "string" && id.length > 0 && id.length <= maxIdLength && !/[\u0000-\u001f\u007f]/.test(id) && !loneSurrogate.test(id)
 
-/** The state of every run of an agent without slots: one frozen object, not one per run (a batch's writes make a new state). */
+/** The state of every run of an agent without slots: one frozen object, not one per run (a batch's writes make a new state); with `noOutcomes`: 88 B per suspended run (decision 169). */
 const noSlots: { [slot: string]: unknown } = Object.freeze({})
 
 /** The run's initial state: the slots given, the others at their initial value. */
@@ -179,23 +178,7 @@ export const runState = (
  * and writes nothing until it pauses: it is the loop alone.
  */
 export const startRun = (agent: Any, options: RunOptions<Slots>): Effect.Effect<AgentExit.AgentExit, unknown, any> =>
-  new StartRun(agent, options)
-
-/**
- * `Agent.run`'s effect: its agent and options, the start built when it runs. A runtime keeps
- * the effect it runs for as long as the run lasts (`runPromise` does), so this is all it keeps
- * of it (docs/performance.md, round 6).
- */
-class StartRun extends Effectable.Class<AgentExit.AgentExit, unknown, any> {
-  constructor(readonly agent: Any, readonly options: RunOptions<Slots>) {
-    super()
-  }
-
-  asEffect(): Effect.Effect<AgentExit.AgentExit, unknown, any> {
-    const { agent, options } = this
-    return Effect.withFiber((fiber) => start(agent, options, fiber))
-  }
-}
+  Effect.withFiber((fiber) => start(agent, options, fiber))
 
 const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknown, unknown>): Effect.Effect<AgentExit.AgentExit, unknown, any> => {
   const problems = optionProblems(agent, options)

@@ -32,7 +32,7 @@ export const succeeded = (effect: Effect.Effect<unknown, unknown, any>): boolean
   return now !== undefined && Exit.isSuccess(now)
 }
 
-/** `f` of the effect's value: at once when the effect is a success already, else after it (`Effect.flatMap`). */
+/** `f` of the effect's value: at once when the effect is a success already, else after it (`Effect.flatMap`: 2 run-loop operations more per A step, decision 169). */
 export const andThen = <A, E, R, B, E2, R2>(
   effect: Effect.Effect<A, E, R>,
   f: (a: A) => Effect.Effect<B, E2, R2>
