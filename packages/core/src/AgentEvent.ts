@@ -94,7 +94,8 @@ export interface TextDelta extends Meta {
 
 /**
  * The model answered. `files`: the files it answered with (images it generated), when it did —
- * kept in the history's assistant message too (decision 164).
+ * kept in the history's assistant message too (decision 164). `reasoning`: its reasoning as text
+ * a person can read, when it gave some (what a UI shows; decision 165).
  *
  * @since 0.1.0
  * @category models
@@ -114,6 +115,12 @@ export interface ModelResponded extends Meta {
   readonly provider?: string | undefined
   /** The files the model answered with (`ChatResponse.files`), when there were some. */
   readonly files?: ReadonlyArray<FilePart> | undefined
+  /**
+   * The model's reasoning as text (`ChatResponse.reasoning`: each part's `text`, those that have
+   * some, joined by a blank line), when it gave readable reasoning. Encrypted or redacted
+   * reasoning has none: its parts stay in the history, for the provider only.
+   */
+  readonly reasoning?: string | undefined
 }
 
 /**

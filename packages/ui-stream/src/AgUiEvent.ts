@@ -142,6 +142,7 @@ export type PatchOperation = typeof PatchOperation.Type
  * | `STATE_SNAPSHOT` | the agent's slots as the run starts (an agent with slots only) |
  * | `STEP_STARTED` / `STEP_FINISHED` (`step-<iteration>`) | each model call, with the tool calls it asked for |
  * | `TEXT_MESSAGE_START` / `_CONTENT` / `_END` | the model's text, as it streams (`messageId`: the run and the iteration) |
+ * | `REASONING_START`, `REASONING_MESSAGE_START` / `_CONTENT` / `_END`, `REASONING_END` | the model's readable reasoning, once its answer is complete (`messageId`: the text's, `-reasoning`) |
  * | `TOOL_CALL_START` / `_ARGS` / `_END` | a tool call starts, or waits for a person (the arguments as one JSON text) |
  * | `TOOL_CALL_RESULT` | its result, as the model is shown it: a value, a failure, a person's rejection or reply |
  * | `STATE_DELTA` | the slots' changes, as a JSON Patch, when the run paused or completed |
@@ -176,6 +177,9 @@ export const AgUiEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("TEXT_MESSAGE_START"), messageId: Schema.String, role: Schema.Literal("assistant") }),
   Schema.Struct({ type: Schema.Literal("TEXT_MESSAGE_CONTENT"), messageId: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("TEXT_MESSAGE_END"), messageId: Schema.String }),
+  Schema.Struct({ type: Schema.Literals(["REASONING_START", "REASONING_MESSAGE_END", "REASONING_END"]), messageId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("REASONING_MESSAGE_START"), messageId: Schema.String, role: Schema.Literal("reasoning") }),
+  Schema.Struct({ type: Schema.Literal("REASONING_MESSAGE_CONTENT"), messageId: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("TOOL_CALL_START"), toolCallId: Schema.String, toolCallName: Schema.String, parentMessageId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("TOOL_CALL_ARGS"), toolCallId: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("TOOL_CALL_END"), toolCallId: Schema.String }),

@@ -41,6 +41,7 @@ export type FinishReason = typeof FinishReason.Type
  * | `start` (`messageId`: the run's id) | the run started, or its resume claimed it |
  * | `start-step` / `finish-step` | each model call, with the tool calls it asked for |
  * | `text-start` / `text-delta` / `text-end` | the model's text, as it streams (`id` per model call) |
+ * | `reasoning-start` / `reasoning-delta` / `reasoning-end` | the model's readable reasoning, once its answer is complete (`id` per model call) |
  * | `tool-input-available` | a tool call starts, or waits for a person |
  * | `tool-output-available` / `tool-output-error` | its result or failure (a timeout too) |
  * | `file` | a file the tool returned beside its result (`url`: a `data:` URL of inline bytes, or the file's URL) |
@@ -66,6 +67,8 @@ export const UiChunk = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text-start"), id: Schema.String }),
   Schema.Struct({ type: Schema.Literal("text-delta"), id: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("text-end"), id: Schema.String }),
+  Schema.Struct({ type: Schema.Literals(["reasoning-start", "reasoning-end"]), id: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("reasoning-delta"), id: Schema.String, delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool-input-available"), ...ToolCallId, toolName: Schema.String, input: Json.JsonValue }),
   Schema.Struct({ type: Schema.Literal("tool-approval-request"), ...ToolCallId, approvalId: Schema.String, reason: Schema.optionalKey(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("tool-output-available"), ...ToolCallId, output: Json.JsonValue }),

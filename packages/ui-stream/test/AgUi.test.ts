@@ -24,7 +24,7 @@ afterEach(async () => {
 /** The event types, with the detail that tells them apart. */
 const summary = (events: ReadonlyArray<any>) =>
   events.map((e) =>
-    e.type === "TEXT_MESSAGE_CONTENT" || e.type === "TOOL_CALL_ARGS"
+    e.type === "TEXT_MESSAGE_CONTENT" || e.type === "TOOL_CALL_ARGS" || e.type === "REASONING_MESSAGE_CONTENT"
       ? `${e.type} ${e.delta}`
       : e.type === "STEP_STARTED" || e.type === "STEP_FINISHED"
       ? `${e.type} ${e.stepName}`
@@ -40,6 +40,41 @@ const summary = (events: ReadonlyArray<any>) =>
 const user = (text: string) => ({ id: `u-${text}`, role: "user" as const, content: text })
 
 describe("AgUi", () => {
+  it("the model's readable reasoning arrives as a reasoning message once its answer is complete; encrypted reasoning is not sent", async () => {
+    const { agent } = payments()
+    served = await serve(agent, ScriptedChatModel.layer((request) =>
+      request.messages.length === 1
+        ? { text: "Sunny.", reasoning: [{ _tag: "Reasoning", provider: "anthropic", text: "Oslo in June: sunny.", data: { type: "thinking" } }] }
+        : { text: "Still sunny.", reasoning: [{ _tag: "Reasoning", provider: "openai", text: "", data: { encrypted_content: "gAAAA" } }] }
+    ))
+    const { agent: ag, events } = client(served, "t-reasoning")
+    ag.addMessage(user("Weather in Oslo?"))
+    await ag.runAgent({ runId: "run-r1" })
+    expect(summary(events)).toEqual([
+      "RUN_STARTED",
+      "STEP_STARTED step-1",
+      "TEXT_MESSAGE_START",
+      "TEXT_MESSAGE_CONTENT Sunny.",
+      "TEXT_MESSAGE_END",
+      "REASONING_START",
+      "REASONING_MESSAGE_START",
+      "REASONING_MESSAGE_CONTENT Oslo in June: sunny.",
+      "REASONING_MESSAGE_END",
+      "REASONING_END",
+      "STEP_FINISHED step-1",
+      "RUN_FINISHED success"
+    ])
+    const textId = (events[2] as any).messageId
+    expect(ag.messages.slice(1)).toEqual([
+      { id: textId, role: "assistant", content: "Sunny." },
+      { id: `${textId}-reasoning`, role: "reasoning", content: "Oslo in June: sunny." }
+    ])
+    events.length = 0
+    ag.addMessage(user("And tomorrow?"))
+    await ag.runAgent({ runId: "run-r2" })
+    expect(summary(events).filter((type) => type.startsWith("REASONING"))).toEqual([])
+  })
+
   it("text streams as a text message; tool calls, with their results, join the step's assistant message", async () => {
     const { agent } = payments()
     served = await serve(agent, script(

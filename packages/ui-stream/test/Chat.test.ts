@@ -72,6 +72,32 @@ describe.each(clients)("Chat, read by $name", (client: Client) => {
     expect(message.parts[3]).toMatchObject({ type: "text", text: "You have 1000 on the account.", state: "done" })
   })
 
+  it("the model's readable reasoning arrives as a reasoning part once its answer is complete; encrypted reasoning is not sent", async () => {
+    const { agent } = payments()
+    served = await serve(agent, ScriptedChatModel.layer((request) =>
+      request.messages.length === 1
+        ? { text: "Sunny.", reasoning: [{ _tag: "Reasoning", provider: "anthropic", text: "Oslo in June: sunny.", data: { type: "thinking" } }] }
+        : { text: "Still sunny.", reasoning: [{ _tag: "Reasoning", provider: "openai", text: "", data: { encrypted_content: "gAAAA" } }] }
+    ))
+    const first = await chunks(await send(served, "c-reasoning", [user("Weather in Oslo?")]))
+    expect(first.slice(1)).toEqual([
+      { type: "start-step" },
+      { type: "text-start", id: "text-1" },
+      { type: "text-delta", id: "text-1", delta: "Sunny." },
+      { type: "text-end", id: "text-1" },
+      { type: "reasoning-start", id: "reasoning-1" },
+      { type: "reasoning-delta", id: "reasoning-1", delta: "Oslo in June: sunny." },
+      { type: "reasoning-end", id: "reasoning-1" },
+      { type: "finish-step" },
+      { type: "finish", finishReason: "stop" }
+    ])
+    const message = await lastMessage(await send(served, "c-reasoning-2", [user("Weather in Oslo?")]))
+    expect(message.parts.map((p) => p.type)).toEqual(["step-start", "text", "reasoning"])
+    expect(message.parts[2]).toMatchObject({ type: "reasoning", text: "Oslo in June: sunny.", state: "done" })
+    const later = await chunks(await send(served, "c-reasoning", [user("Weather in Oslo?"), user("And tomorrow?", "u2")]))
+    expect(later.filter((c: any) => c.type.startsWith("reasoning"))).toEqual([])
+  })
+
   it("a context policy's summary call opens no step and shows no text: the message holds the answer's steps only", async () => {
     const report = Tool.make("report", {
       description: "A long report",

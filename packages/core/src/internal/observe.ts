@@ -159,7 +159,8 @@ const model = <R>(
       durationMillis: finished - started,
       ...(response.model === undefined ? {} : { model: response.model }),
       ...(response.provider === undefined ? {} : { provider: response.provider }),
-      ...(response.files === undefined || response.files.length === 0 ? {} : { files: response.files })
+      ...(response.files === undefined || response.files.length === 0 ? {} : { files: response.files }),
+      ...readableReasoning(response)
     }))
     yield* annotate(watchers.traced, () => ({
       "agentfx.model.finish_reason": response.finishReason,
@@ -175,6 +176,13 @@ const model = <R>(
   }))
 
 /** The request's settings as GenAI attributes (`gen_ai.request.*`); the ones not set are left out. */
+/** `{ reasoning }`: the response's readable reasoning (the parts that have text), or nothing when it has none. */
+const readableReasoning = (response: ChatResponse): { readonly reasoning?: string } => {
+  if (response.reasoning === undefined) return {}
+  const text = response.reasoning.map((part) => part.text).filter((part) => part.length > 0).join("\n\n")
+  return text === "" ? {} : { reasoning: text }
+}
+
 const settingsAttributes = (settings: ChatRequest["settings"]): Record<string, unknown> => {
   if (settings === undefined) return {}
   const attributes: Record<string, unknown> = {}

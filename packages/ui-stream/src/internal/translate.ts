@@ -67,8 +67,15 @@ export const make = (runId: string): Translator => {
         text = `text-${event.iteration}`
         return [{ type: "text-start", id: text }, { type: "text-delta", id: text, delta: event.text }]
       }
-      case "ModelResponded":
-        return event.purpose === "compaction" ? [] : closeText()
+      case "ModelResponded": {
+        if (event.purpose === "compaction") return []
+        const chunks = closeText()
+        if (event.reasoning !== undefined) {
+          const id = `reasoning-${event.iteration}`
+          chunks.push({ type: "reasoning-start", id }, { type: "reasoning-delta", id, delta: event.reasoning }, { type: "reasoning-end", id })
+        }
+        return chunks
+      }
       case "ToolStarted":
         announced.add(event.callId)
         return [{ type: "tool-input-available", toolCallId: event.callId, toolName: event.toolName, input: event.args }]

@@ -183,9 +183,22 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
         text = messageOf(event.iteration)
         return [{ type: "TEXT_MESSAGE_START", messageId: text, role: "assistant" }, { type: "TEXT_MESSAGE_CONTENT", messageId: text, delta: event.text }]
       }
-      case "ModelResponded":
+      case "ModelResponded": {
         count(event)
-        return event.purpose === "compaction" ? [] : closeText()
+        if (event.purpose === "compaction") return []
+        const events = closeText()
+        if (event.reasoning !== undefined) {
+          const messageId = `${messageOf(event.iteration)}-reasoning`
+          events.push(
+            { type: "REASONING_START", messageId },
+            { type: "REASONING_MESSAGE_START", messageId, role: "reasoning" },
+            { type: "REASONING_MESSAGE_CONTENT", messageId, delta: event.reasoning },
+            { type: "REASONING_MESSAGE_END", messageId },
+            { type: "REASONING_END", messageId }
+          )
+        }
+        return events
+      }
       case "ToolStarted":
         return announce({ id: event.callId, name: event.toolName, args: event.args })
       case "ToolSucceeded":
