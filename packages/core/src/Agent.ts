@@ -42,6 +42,33 @@ export const TypeId: unique symbol = Symbol.for("@agentfx/core/Agent")
 export type TypeId = typeof TypeId
 
 /**
+ * What a message does that arrives while a turn runs on its conversation (double texting):
+ *
+ * - `"fail"` (the default): refused at once with `ConversationBusy`; nothing is written.
+ * - `"wait"` (enqueue): it waits, then is the next turn — turns of one process in arrival
+ *   order; across processes sharing a store, whenever the lease is free.
+ * - `"steer"`: it joins the running turn — added to its history before its next model call,
+ *   never between a model answer and its tools' results — and `Agent.run` fails with the typed
+ *   answer `Steered` (the run that took it). When that turn ended before taking it, it is a turn
+ *   of its own; when that turn paused, it is refused with `SteerRefused` and nothing is written.
+ * - `"interrupt"`: the running turn is cancelled (`TurnInterrupted`; its calls cut off are
+ *   answered "cancelled"), then this one starts.
+ * - `"rollback"`: as `"interrupt"`, and the cancelled turn's messages are removed from the
+ *   conversation.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@agentfx/core"
+ *
+ * const assistant = Agent.make({ name: "assistant", onConversationBusy: "steer" })
+ * ```
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type OnConversationBusy = "fail" | "wait" | "steer" | "interrupt" | "rollback"
+
+/**
  * The slots an agent may declare.
  *
  * @since 0.1.0
@@ -65,7 +92,7 @@ export interface Agent<out S extends Slots = Slots, out R = never, out A = undef
   readonly maxIterations: number
   readonly gate: Gate.Gate<any, any>
   readonly onEnvironmentError: "report" | "pause"
-  readonly onConversationBusy: "fail" | "wait"
+  readonly onConversationBusy: OnConversationBusy
   /** What a run accepts of the model's calls: nesting depth, argument size, batch width. */
   readonly limits: Limits
   /** What a run may spend (each run may lower or raise it). */
@@ -118,12 +145,13 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>, S extends Slots,
   /** `"pause"`: a batch with `environment` failures pauses the run after it ran. Default `"report"`: the model is told the errors. */
   readonly onEnvironmentError?: "report" | "pause"
   /**
-   * A turn or resume on a conversation that another one holds (one at a time per
-   * conversation): `"fail"` at once with `ConversationBusy` (the default: a second message
-   * while the first is answered is usually a double submit), or `"wait"` for it to end.
-   * `RunOptions.onConversationBusy` overrides it for a run.
+   * What a second message does while a turn runs on its conversation (one turn at a time per
+   * conversation; see {@link OnConversationBusy}): `"fail"` (the default), `"wait"`, `"steer"`,
+   * `"interrupt"` or `"rollback"`. The last three are the agent's: its running turns take steered
+   * input, or can be cancelled, only when the agent says so. A resume on a busy conversation
+   * fails with `ConversationBusy` under every policy but `"wait"`.
    */
-  readonly onConversationBusy?: "fail" | "wait"
+  readonly onConversationBusy?: OnConversationBusy
   /**
    * What a run accepts of the model's calls; a call beyond a limit is not run, and the model
    * is told which limit it crossed (a `semantic` error) — the conversation stays usable.
@@ -334,8 +362,13 @@ export interface RunOptions<S extends Slots> {
   readonly conversationId?: string
   /** Initial values of some slots. */
   readonly state?: InitialState<S>
-  /** When another turn holds the conversation: fail at once (`ConversationBusy`) or wait. Default: the agent's `onConversationBusy`. */
-  readonly onConversationBusy?: "fail" | "wait"
+  /**
+   * When another turn holds the conversation: `"fail"` at once (`ConversationBusy`) or `"wait"`,
+   * whatever the agent's policy; `"steer"`, `"interrupt"` or `"rollback"` only when it is the
+   * agent's own (else `InvalidRunInput`: the running turn would not cooperate). Default: the
+   * agent's `onConversationBusy`.
+   */
+  readonly onConversationBusy?: OnConversationBusy
   /** This run's budget: each limit given replaces the agent's (one given as `undefined` leaves it). Checked like the agent's (else `InvalidRunInput`). */
   readonly budget?: Budget.Budget
   /** This run's model settings: each field given replaces the agent's, also after a resume. Checked like the agent's. */

@@ -9,7 +9,7 @@ import type { ModelError } from "./ChatModel.js"
 import type { MemoryError } from "./ChatMemory.js"
 import type * as Budget from "./Budget.js"
 import type * as Checkpoint from "./Checkpoint.js"
-import type { ConversationBusy, StoreError } from "./RunStore.js"
+import type { ConversationBusy, SteerRefused, Steered, StoreError, TurnInterrupted } from "./RunStore.js"
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
@@ -453,6 +453,9 @@ export type RunError =
   | MemoryError
   | StoreError
   | ConversationBusy
+  | Steered
+  | SteerRefused
+  | TurnInterrupted
   | RunAlreadyResumed
   | MaxIterationsReached
   | BudgetExceeded

@@ -186,6 +186,118 @@ export class ConversationBusy extends Data.TaggedError("ConversationBusy")<{ rea
 }
 
 /**
+ * The input of `Agent.run` with `onConversationBusy: "steer"` joined the turn that held the
+ * conversation: run `runId` added it to its history before its next model call, and answers it
+ * there. The input started no turn of its own, and was written once: by that run. A typed answer,
+ * not a fault — catch it to follow the run that took it (its events, its exit).
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * new RunStore.Steered({ conversationId: "c-1", runId: "run-1" }).message // The input joined run "run-1" …
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class Steered extends Data.TaggedError("Steered")<{ readonly conversationId: string; readonly runId: string }> {
+  override get message(): string {
+    return `The input joined run "${this.runId}", which was running on conversation "${this.conversationId}": it was added before that run's next model call, and that run answers it`
+  }
+}
+
+/**
+ * A steered input (`onConversationBusy: "steer"`) that no turn took: run `runId` paused for a
+ * person before its next model call. Nothing was written — the input is not in the
+ * conversation, and no turn superseded the pause: resume the run (`Agent.resume`), or send the
+ * input again with another policy (a new turn supersedes the pause).
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * new RunStore.SteerRefused({ conversationId: "c-1", runId: "run-1" }).message // Run "run-1" paused …
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class SteerRefused extends Data.TaggedError("SteerRefused")<{ readonly conversationId: string; readonly runId: string }> {
+  override get message(): string {
+    return `Run "${this.runId}" paused on conversation "${this.conversationId}" before it took the input: nothing was written; resume the run, or send the input as a new turn (it supersedes the pause)`
+  }
+}
+
+/**
+ * The turn was cancelled by a newer input on its conversation (the agent's
+ * `onConversationBusy: "interrupt"` or `"rollback"`): run `by` took the conversation over. Its
+ * tools were interrupted (their finalizers ran); calls cut off are answered "cancelled" in the
+ * conversation — or, with `rolledBack`, every message of the cancelled turn was removed from it.
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * new RunStore.TurnInterrupted({ runId: "run-1", conversationId: "c-1", by: "run-2", rolledBack: false }).message
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class TurnInterrupted extends Data.TaggedError("TurnInterrupted")<{
+  readonly runId: string
+  readonly conversationId: string
+  readonly by: string
+  readonly rolledBack: boolean
+}> {
+  override get message(): string {
+    return `Run "${this.runId}" was cancelled: run "${this.by}" took conversation "${this.conversationId}" over (onConversationBusy: "${
+      this.rolledBack ? "rollback" : "interrupt"
+    }")${this.rolledBack ? "; its messages were removed from the conversation" : ""}`
+  }
+}
+
+/**
+ * Where a steered input is (`RunStore.Service.steering`): waiting for the turn that holds its
+ * conversation (`pending`), taken by run `runId`, or withdrawn by its sender (`withdrawn`; also
+ * an id the store does not know).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type SteerStatus =
+  | { readonly _tag: "pending" }
+  | { readonly _tag: "taken"; readonly runId: string }
+  | { readonly _tag: "withdrawn" }
+
+/**
+ * A durable inbox of steered inputs per conversation (`onConversationBusy: "steer"`): a sender
+ * leaves its input while a turn holds the conversation; that turn takes every pending input
+ * before its next model call, in one atomic step; a sender whose input was not taken when the
+ * conversation was let go withdraws it — taking and withdrawing are one compare-and-set each, so
+ * an input is taken once or withdrawn, never both.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Steering {
+  /** Leaves an input (an encoded `Message.UserMessage`) for the turn holding `conversationId`, pending. */
+  readonly offer: (entry: { readonly id: string; readonly conversationId: string; readonly message: unknown }) => Effect.Effect<void, StoreError>
+  /** Takes every pending input of the conversation for run `runId`, oldest first; each input is taken once. */
+  readonly take: (conversationId: string, runId: string) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly message: unknown }>, StoreError>
+  /** Withdraws a pending input: its status afterwards — `withdrawn`, or `taken` when a turn took it first. */
+  readonly withdraw: (id: string) => Effect.Effect<SteerStatus, StoreError>
+  /** Where an input is. */
+  readonly status: (id: string) => Effect.Effect<SteerStatus, StoreError>
+  /**
+   * Waits for something to look at: the input taken, or the conversation's holder let go of it
+   * (or changed). In memory it is woken; a shared store polls, backing off up to half a second.
+   */
+  readonly changed: (id: string, conversationId: string) => Effect.Effect<void, StoreError>
+}
+
+/**
  * The run store. A `Context.Reference`: without a Layer, runs share one process-wide
  * in-memory store ({@link layerMemory}'s defaults). Exactly-once across processes holds when
  * they share a store (`@agentfx/sql`).
@@ -328,6 +440,11 @@ export declare namespace RunStore {
     ) => Effect.Effect<boolean, StoreError, Scope.Scope>
     /** Who holds `key` now, if anyone (to tell a refusal's cause). */
     readonly holder: (key: string) => Effect.Effect<Option.Option<string>, StoreError>
+    /**
+     * The inbox of steered inputs (`onConversationBusy: "steer"`). The in-memory store and the
+     * SQL stores have one; without it, a steer is refused as `ConversationBusy`.
+     */
+    readonly steering?: Steering | undefined
   }
 }
 

@@ -38,7 +38,7 @@ describe("Agent", () => {
           "tools #3 are not tools (use Tool.make or Agent.toTool)",
           "maxIterations 0 is not a positive integer",
           `onEnvironmentError "explode" must be "report" or "pause"`,
-          `onConversationBusy "sometimes" must be "fail" or "wait"`,
+          `onConversationBusy "sometimes" must be "fail", "wait", "steer", "interrupt" or "rollback"`,
           `slot name "1bad" is not an identifier`,
           `slot "notes" is not a Slot (use Slot.last, Slot.append, Slot.sum or Slot.make)`,
           "checkpointSecret must be a Redacted string of at least 32 bytes"
@@ -150,7 +150,7 @@ describe("Agent", () => {
       Effect.gen(function*() {
         const agent = Agent.make({})
         const error = yield* Agent.run(agent, { input: "hi", conversationId: "c-busy", onConversationBusy: "later" as "wait" }).pipe(Effect.flip)
-        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([`onConversationBusy "later" must be "fail" or "wait"`])
+        expect(error._tag === "InvalidRunInput" && error.problems).toEqual([`onConversationBusy "later" must be "fail", "wait", "steer", "interrupt" or "rollback"`])
         expect(yield* Effect.flatMap(ChatMemory.ChatMemory, (memory) => memory.get("c-busy"))).toEqual([])
       }).pipe(Effect.provide(ScriptedChatModel.layer([])), Effect.provide(ChatMemory.layerMemory)))
   })

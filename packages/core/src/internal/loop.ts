@@ -23,6 +23,7 @@ import type * as Toolkit from "../Toolkit.js"
 import { admit } from "./admit.js"
 import { failedBeforeHandler } from "./beforeHandler.js"
 import { runBatch } from "./batch.js"
+import { takeSteered } from "./busy.js"
 import { calibrate, windowOf } from "./compaction.js"
 import { emit } from "./events.js"
 import { decodeArguments } from "./executor.js"
@@ -91,6 +92,13 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
  * and 0.5 KB more per step, A ~+19% (decision 169).
  */
 const iteration = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
+  // an agent that steers: the inputs steered into its conversation join the history first
+  const steering = agent.onConversationBusy === "steer" && !run.ephemeral ? run.store.steering : undefined
+  return steering === undefined ? modelStep(agent, run, then) : Effect.flatMap(takeSteered(run, steering), () => modelStep(agent, run, then))
+}
+
+/** The iteration's model call, once the history is what it is sent: stopped by the budget, or made over the window. */
+const modelStep = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
   const spent = modelCallOverBudget(run)
   if (spent !== undefined) return endsWith(stopBeforeModelCall(agent, run, spent), then)
   const modelCalls = run.modelCalls

@@ -32,9 +32,13 @@ export const validateTimeout = (
   return Result.succeed(decoded.value)
 }
 
-/** Checks an `onConversationBusy` option (an agent's or a run's): the problem, or `undefined` when it is `"fail"`, `"wait"` or absent. */
+const policies: ReadonlyArray<unknown> = ["fail", "wait", "steer", "interrupt", "rollback"]
+
+/** Checks an `onConversationBusy` option (an agent's or a run's): the problem, or `undefined` when it is one of the policies, or absent. */
 export const conversationBusyProblem = (value: unknown): string | undefined =>
-  value === undefined || value === "fail" || value === "wait" ? undefined : `onConversationBusy ${JSON.stringify(value)} must be "fail" or "wait"`
+  value === undefined || policies.includes(value)
+    ? undefined
+    : `onConversationBusy ${JSON.stringify(value)} must be "fail", "wait", "steer", "interrupt" or "rollback"`
 
 /** Checks a retry count: a non-negative integer. */
 export const validateRetryTimes = (times: number): Result.Result<number, string> =>

@@ -24,7 +24,8 @@ import { continueRun } from "./loop.js"
 import { capped, describeParseError } from "./parseError.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import * as Resume from "./resume.js"
-import { holdConversation, loneSurrogate, runState } from "./run.js"
+import { holdConversation } from "./busy.js"
+import { loneSurrogate, runState } from "./run.js"
 import type { RunState } from "./runState.js"
 
 /**

@@ -4,16 +4,16 @@
  * observes the turn. Also: what every turn shares with a resumed one (`resumeRun.ts`), and a
  * run as the stream of its events.
  */
-import type { Fiber, Scope } from "effect"
+import type { Fiber } from "effect"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type * as Agent from "../Agent.js"
 import type { Any, RunOptions, Slots } from "../Agent.js"
-import { InvalidRunInput, type RunAlreadyResumed } from "../AgentError.js"
+import { InvalidRunInput } from "../AgentError.js"
 import type * as AgentEvent from "../AgentEvent.js"
 import { withSink } from "../AgentEvent.js"
 import type * as AgentExit from "../AgentExit.js"
@@ -22,7 +22,7 @@ import { ChatMemory } from "../ChatMemory.js"
 import type * as ContextWindow from "../ContextWindow.js"
 import { danglingToolCalls, user, type UserMessage } from "../Message.js"
 import { TextPart } from "../Part.js"
-import { ConversationBusy, RunStore, type StoreError } from "../RunStore.js"
+import { RunStore } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { ToolCallingManager } from "../ToolCallingManager.js"
 import { fileProblem, type Limits } from "./admit.js"
@@ -33,7 +33,8 @@ import { ephemeralId, newId } from "./ids.js"
 import { loop } from "./loop.js"
 import { observerOf, untouched } from "./observe.js"
 import { conversationBusyProblem } from "./options.js"
-import { alreadyDecided, freshRunId, recorderOf } from "./record.js"
+import { freshRunId, recorderOf } from "./record.js"
+import { type CancelledTurn, cancellable, holdFor, rollBack } from "./busy.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, noOutcomes, resultMessage } from "./runState.js"
 import { sinksOf } from "./sinks.js"
@@ -59,6 +60,13 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   problems.push(...inputProblems(options.input, agent.limits))
   const busy = conversationBusyProblem(options.onConversationBusy)
   if (busy !== undefined) problems.push(busy)
+  else if (!runPolicies.includes(options.onConversationBusy) && options.onConversationBusy !== agent.onConversationBusy) {
+    problems.push(
+      `onConversationBusy ${JSON.stringify(options.onConversationBusy)} is a policy of the agent, not of a run: this agent's is ${
+        JSON.stringify(agent.onConversationBusy)
+      } (its running turns take steered input, or can be cancelled, only when the agent says so); a run may say "fail" or "wait"`
+    )
+  }
   for (const key of ["runId", "conversationId"] as const) {
     const id = options[key]
     if (id !== undefined && !validId(id)) {
@@ -68,6 +76,9 @@ const optionProblems = (agent: Any, options: RunOptions<Slots>): Array<string> =
   if (options.runId === "." || options.runId === "..") problems.push(dotRunIdProblem(options.runId))
   return problems
 }
+
+/** The policies a run may choose whatever its agent's: the others need the running turn's cooperation, which its agent declares. */
+const runPolicies: ReadonlyArray<unknown> = [undefined, "fail", "wait"]
 
 /** Why a run id `.` or `..` is refused: a URL path segment of it is normalised away, so a run page (the inbox's `/runs/:id`) could never be opened or decided. */
 const dotRunIdProblem = (id: string): string =>
@@ -210,13 +221,16 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknow
     return run.observe.turn("run", started, options.runId === undefined ? body : Effect.andThen(freshRunId(run.store, runId), body))
   }
   const memory = fiber.getRef(ChatMemory)
-  const wait = (options.onConversationBusy ?? agent.onConversationBusy) === "wait"
+  const policy = options.onConversationBusy ?? agent.onConversationBusy
+  const body = run.recorder.recorded(run, Effect.suspend(() => loop(agent, run)))
+  // a turn of an agent that lets a newer input cancel it: cancellable from its first model call on
+  const turn = agent.onConversationBusy === "interrupt" || agent.onConversationBusy === "rollback"
+    ? Effect.suspend(() => cancellable(run, { start: run.history.length - 1, input }, body))
+    : body
   return run.observe.turn(
     "run",
     started,
-    Effect.scoped(
-      Effect.andThen(begin(agent, run, memory, input, wait, options.runId !== undefined), run.recorder.recorded(run, Effect.suspend(() => loop(agent, run))))
-    )
+    Effect.scoped(Effect.andThen(begin(agent, run, memory, input, policy, options.runId !== undefined), turn))
   )
 }
 
@@ -228,34 +242,21 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknow
  * supersede the run it repeats (paused on this very conversation). The record's insert still
  * refuses a taken id atomically, for starts on two conversations at once.
  */
-const begin = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage, wait: boolean, givenId: boolean) {
+const begin = Effect.fnUntraced(function*(
+  agent: Any,
+  run: RunState,
+  memory: ChatMemory.Service,
+  input: UserMessage,
+  policy: Agent.OnConversationBusy,
+  givenId: boolean
+) {
   if (!run.ephemeral) {
-    yield* holdConversation(run, wait)
+    const cancelled = yield* holdFor(agent, run, input, policy)
     if (givenId) yield* freshRunId(run.store, run.runId)
-    yield* loadConversation(agent, run, memory, input)
+    yield* loadConversation(agent, run, memory, input, policy === "rollback" ? cancelled : undefined)
   }
   yield* run.recorder.begin(agent, run)
 })
-
-/**
- * Holds the run's conversation for the turn's scope (its owner: the run id), or refuses: with
- * `RunAlreadyResumed` when the holder is this very run (a concurrent resume of it), else with
- * `ConversationBusy`. A conversation let go between the refusal and the look at its holder (a
- * shared store's lease is two statements apart) is tried again.
- */
-export const holdConversation = (
-  run: RunState,
-  wait: boolean
-): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> => {
-  const key = `conversation:${run.conversationId}`
-  return Effect.flatMap(run.store.lease(key, { owner: run.runId, wait }), (held) =>
-    held ? Effect.void : Effect.flatMap(run.store.holder(key), (holder): Effect.Effect<void, ConversationBusy | RunAlreadyResumed | StoreError, Scope.Scope> =>
-      Option.isNone(holder)
-        ? holdConversation(run, wait)
-        : holder.value === run.runId
-        ? alreadyDecided(run.store, run.runId, "running")
-        : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))))
-}
 
 /**
  * Loads a named conversation, closes the tool calls it left without a result, and adds the
@@ -268,7 +269,15 @@ export const holdConversation = (
  * answered now; a crashed one could no longer be recovered over this turn). A paused one only
  * once the closed calls and the input are written: when that write fails, it stays resumable.
  */
-const loadConversation = Effect.fnUntraced(function*(agent: Any, run: RunState, memory: ChatMemory.Service, input: UserMessage) {
+const loadConversation = Effect.fnUntraced(function*(
+  agent: Any,
+  run: RunState,
+  memory: ChatMemory.Service,
+  input: UserMessage,
+  rolledBack: CancelledTurn | undefined
+) {
+  // a rollback: the turn this one cancelled leaves no message behind
+  if (rolledBack !== undefined) yield* rollBack(memory, run.conversationId, rolledBack)
   for (const message of yield* memory.get(run.conversationId)) run.history.push(message)
   const dangling = danglingToolCalls(run.history)
   const recorded = new Map<string, Outcome>()

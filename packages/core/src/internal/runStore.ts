@@ -9,13 +9,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import type { Finished, MemoryOptions, RunRecord, RunStore, Status, StoreError, Transition } from "../RunStore.js"
+import type { Finished, MemoryOptions, RunRecord, RunStore, Status, SteerStatus, Steering, StoreError, Transition } from "../RunStore.js"
 import type { Outcome } from "../ToolCall.js"
 import { Fifo } from "./fifo.js"
 
 /** Keyed locks handing over in arrival order (`Fifo`); a key with no holder and no waiter is forgotten. */
 class Locks {
   private readonly held = new Map<string, { owner: string; readonly queue: Fifo<string> }>()
+  /** Told of every key let go of or handed over (the steering inbox wakes its senders). */
+  onChange: ((key: string) => void) | undefined = undefined
 
   holder(key: string): string | undefined {
     return this.held.get(key)?.owner
@@ -41,6 +43,7 @@ class Locks {
     const next = held.queue.handOver()
     if (next === undefined) this.held.delete(key)
     else held.owner = next.value
+    this.onChange?.(key)
   }
 }
 
@@ -63,6 +66,86 @@ const withCopiedCheckpoint = (record: RunRecord): RunRecord =>
   record.checkpoint === undefined ? record : { ...record, checkpoint: jsonCopy(record.checkpoint) }
 
 const finishedStatus = (status: Status): status is "completed" | "failed" => status === "completed" || status === "failed"
+
+/** One steered input in memory: pending in its conversation's list until taken or withdrawn. */
+interface Entry {
+  readonly id: string
+  readonly conversationId: string
+  readonly message: unknown
+  status: SteerStatus
+  /** When it was taken or withdrawn (`Clock`): forgotten a retention later. */
+  settledAt: number
+}
+
+const pending: SteerStatus = { _tag: "pending" }
+const withdrawn: SteerStatus = { _tag: "withdrawn" }
+
+/**
+ * The in-memory steering inbox: inputs pending per conversation, senders woken when an input is
+ * taken or the conversation's lock is let go of or handed over. Taken and withdrawn inputs are
+ * remembered for the store's retention (their senders read how they ended), then forgotten.
+ */
+const memorySteering = (locks: Locks, retention: number): Steering => {
+  const entries = new Map<string, Entry>()
+  const waiting = new Map<string, Array<Entry>>()
+  const wakers = new Map<string, Set<() => void>>()
+  const wake = (conversationId: string) => {
+    const woken = wakers.get(conversationId)
+    if (woken === undefined) return
+    wakers.delete(conversationId)
+    for (const resume of woken) resume()
+  }
+  locks.onChange = (key) => key.startsWith("conversation:") && wake(key.slice("conversation:".length))
+  const settle = (entry: Entry, status: SteerStatus, now: number) => {
+    entry.status = status
+    entry.settledAt = now
+    const list = waiting.get(entry.conversationId)
+    if (list !== undefined) {
+      const at = list.indexOf(entry)
+      if (at >= 0) list.splice(at, 1)
+      if (list.length === 0) waiting.delete(entry.conversationId)
+    }
+  }
+  const prune = (now: number) => {
+    for (const [id, entry] of entries) if (entry.status._tag !== "pending" && entry.settledAt + retention <= now) entries.delete(id)
+  }
+  return {
+    offer: ({ conversationId, id, message }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        prune(now)
+        const entry: Entry = { id, conversationId, message, status: pending, settledAt: 0 }
+        entries.set(id, entry)
+        append(waiting, conversationId, entry)
+      }),
+    take: (conversationId, runId) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const list = waiting.get(conversationId)
+        if (list === undefined) return []
+        const taken = list.slice()
+        for (const entry of taken) settle(entry, { _tag: "taken", runId }, now)
+        wake(conversationId)
+        return taken.map(({ id, message }) => ({ id, message }))
+      }),
+    withdraw: (id) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const entry = entries.get(id)
+        if (entry === undefined) return withdrawn
+        if (entry.status._tag === "pending") settle(entry, withdrawn, now)
+        return entry.status
+      }),
+    status: (id) => Effect.sync(() => entries.get(id)?.status ?? withdrawn),
+    changed: (id, conversationId) =>
+      Effect.callback<void>((resume) => {
+        // taken already, or nobody holds the conversation (it was let go of since the sender looked)
+        if (entries.get(id)?.status._tag !== "pending" || locks.holder(`conversation:${conversationId}`) === undefined) return resume(Effect.void)
+        const waker = () => resume(Effect.void)
+        const set = wakers.get(conversationId) ?? new Set()
+        set.add(waker)
+        wakers.set(conversationId, set)
+        return Effect.sync(() => void wakers.get(conversationId)?.delete(waker))
+      })
+  }
+}
 
 /** A lock held for a scope: let go once, when the scope closes or by a transition's `letGo`. */
 interface Holding {
@@ -209,6 +292,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         return Option.map(Option.fromNullishOr(finished.get(runId)), ({ at: _, ...tombstone }): Finished => tombstone)
       }),
     holder: (key) => Effect.sync(() => Option.fromNullishOr(locks.holder(key))),
-    lease
+    lease,
+    steering: memorySteering(locks, retention)
   }
 }
