@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
-import { Agent, ChatMemory, type ChatModel, Middleware, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
+import { Agent, ChatMemory, type ChatModel, type Message, Middleware, RunStore, ScriptedChatModel, Tool } from "../src/index.js"
 
 /** A tool that waits for `release` (or is interrupted: `released` then lists its calls). */
 const blockingTool = () =>
@@ -41,14 +41,14 @@ const holdModelCall = (n: number) =>
     return { middleware, reached, release }
   })
 
-const texts = (messages: ReadonlyArray<{ readonly _tag: string }>) =>
+const texts = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) =>
     m._tag === "User"
-      ? `user:${(m as { text: string }).text}`
+      ? `user:${m.text}`
       : m._tag === "Assistant"
-      ? `assistant:${(m as { text: string }).text}${(m as { toolCalls: ReadonlyArray<unknown> }).toolCalls.length > 0 ? "+calls" : ""}`
+      ? `assistant:${m.text}${m.toolCalls.length > 0 ? "+calls" : ""}`
       : m._tag === "ToolResult"
-      ? `result:${(m as { content: string }).content}`
+      ? `result:${m.content}`
       : m._tag
   )
 

@@ -19,14 +19,15 @@ for (const dialect of dialects) {
         const database = yield* dialect.database
         const first = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
         const again = yield* SqlStore.migrate.pipe(Effect.provide(database.client))
-        expect([first, again]).toEqual([[[1, "agentfx_store"], [2, "agentfx_decided_at"], [3, "agentfx_call_progress"], [4, "agentfx_take_over"], [5, "agentfx_decision_id"]], []])
+        expect([first, again]).toEqual([[[1, "agentfx_store"], [2, "agentfx_decided_at"], [3, "agentfx_call_progress"], [4, "agentfx_take_over"], [5, "agentfx_decision_id"], [6, "agentfx_steering"]], []])
         const { sql } = yield* storeOn(database)
         expect(yield* sql`SELECT migration_id, name FROM agentfx_migrations ORDER BY migration_id`).toEqual([
           { migration_id: 1, name: "agentfx_store" },
           { migration_id: 2, name: "agentfx_decided_at" },
           { migration_id: 3, name: "agentfx_call_progress" },
           { migration_id: 4, name: "agentfx_take_over" },
-          { migration_id: 5, name: "agentfx_decision_id" }
+          { migration_id: 5, name: "agentfx_decision_id" },
+          { migration_id: 6, name: "agentfx_steering" }
         ])
       }).pipe(Effect.scoped))
 
@@ -64,7 +65,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const database = yield* dialect.database
         const ran = yield* Effect.all([1, 2, 3, 4].map(() => SqlStore.migrate.pipe(Effect.provide(database.client))), { concurrency: "unbounded" })
-        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 0, 0, 5])
+        expect(ran.map((migrations) => migrations.length).sort()).toEqual([0, 0, 0, 6])
       }).pipe(Effect.scoped))
 
     it.effect("two clients on one database (two processes): of 8 claims of one paused record, 4 from each, exactly one wins", () =>

@@ -118,10 +118,10 @@ for (const database of databases) {
       Effect.flatMap(database.copy, (client) =>
         body.pipe(Effect.provide(Layer.merge(models, SqlStore.layer({ retention }).pipe(Layer.provideMerge(client))))))
 
-    it.effect("opens as written: the schema brought up to date by the one migration added since (a nullable column), every record, conversation and crashed batch as Effect 3 left it", () =>
+    it.effect("opens as written: the schema brought up to date by the migrations added since (a nullable column, the steering inbox), every record, conversation and crashed batch as Effect 3 left it", () =>
       Effect.gen(function*() {
         const client = yield* database.copy
-        expect(yield* SqlStore.migrate.pipe(Effect.provide(client))).toEqual([[5, "agentfx_decision_id"]])
+        expect(yield* SqlStore.migrate.pipe(Effect.provide(client))).toEqual([[5, "agentfx_decision_id"], [6, "agentfx_steering"]])
         const store = SqlStore.layer({ retention }).pipe(Layer.provideMerge(client))
         yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
@@ -130,7 +130,8 @@ for (const database of databases) {
             [2, "agentfx_decided_at"],
             [3, "agentfx_call_progress"],
             [4, "agentfx_take_over"],
-            [5, "agentfx_decision_id"]
+            [5, "agentfx_decision_id"],
+            [6, "agentfx_steering"]
           ])
           const runs = yield* RunStore.RunStore
           const records = [...yield* runs.list({ limit: 100 })].sort((a, b) => a.runId.localeCompare(b.runId))
@@ -164,14 +165,14 @@ for (const database of databases) {
         const client = yield* database.copy
         const later = Migrator.fromRecord({
           ...migrations,
-          "6_agentfx_later": Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN later_column TEXT`)
+          "7_agentfx_later": Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN later_column TEXT`)
         })
         const migrateLater = Migrator.make({})({ loader: later, table: "agentfx_migrations" })
         yield* Effect.gen(function*() {
-          expect(yield* migrateLater).toEqual([[5, "agentfx_decision_id"], [6, "agentfx_later"]])
+          expect(yield* migrateLater).toEqual([[5, "agentfx_decision_id"], [6, "agentfx_steering"], [7, "agentfx_later"]])
           expect(yield* migrateLater).toEqual([])
           const sql = yield* SqlClient.SqlClient
-          expect((yield* sql`SELECT migration_id FROM agentfx_migrations ORDER BY migration_id`).map((row) => Number(row.migration_id))).toEqual([1, 2, 3, 4, 5, 6])
+          expect((yield* sql`SELECT migration_id FROM agentfx_migrations ORDER BY migration_id`).map((row) => Number(row.migration_id))).toEqual([1, 2, 3, 4, 5, 6, 7])
           expect((yield* sql`SELECT count(later_column) AS n, count(*) AS runs FROM agentfx_runs`).map((row) => [Number(row.n), Number(row.runs)])).toEqual([[0, 8]])
         }).pipe(Effect.provide(client))
         const records = yield* Effect.flatMap(RunStore.RunStore, (store) => store.list({ limit: 100 })).pipe(

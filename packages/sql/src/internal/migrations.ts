@@ -112,13 +112,33 @@ const takeOver = Effect.gen(function*() {
 /** The id of the decision that last claimed a run (`RunRecord.decisionId`); `NULL` in the rows of a database made before. */
 const decisionId = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE agentfx_runs ADD COLUMN decision_id TEXT`)
 
+/**
+ * The steering inbox (decision 170): inputs steered into the turn holding their conversation,
+ * pending until that turn takes them or their sender withdraws them.
+ */
+const steering = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const serial = sql.literal(sql.onDialectOrElse({ pg: () => "BIGSERIAL PRIMARY KEY", orElse: () => "INTEGER PRIMARY KEY" }))
+  yield* sql`CREATE TABLE agentfx_steering (
+    seq ${serial},
+    steer_id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL,
+    run_id TEXT,
+    created_at BIGINT NOT NULL
+  )`
+  yield* sql`CREATE INDEX agentfx_steering_conversation ON agentfx_steering (conversation_id, status, seq)`
+})
+
 /** Every migration, in order; a database made by an earlier version runs those it lacks. */
 export const migrations = {
   "1_agentfx_store": store,
   "2_agentfx_decided_at": decidedAt,
   "3_agentfx_call_progress": callProgress,
   "4_agentfx_take_over": takeOver,
-  "5_agentfx_decision_id": decisionId
+  "5_agentfx_decision_id": decisionId,
+  "6_agentfx_steering": steering
 }
 
 const loader = Migrator.fromRecord(migrations)

@@ -20,6 +20,7 @@ import { encodeMessages, rowsPerInsert } from "./chatMemory.js"
 import * as DatabaseClock from "./clock.js"
 import { describe } from "./errors.js"
 import * as Lease from "./lease.js"
+import * as Steering from "./steering.js"
 
 const Millis = DatabaseClock.Millis
 
@@ -428,7 +429,8 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
           Effect.mapError(storeError)
         ),
       lease: leases.lease,
-      holder: leases.holder
+      holder: leases.holder,
+      steering: Steering.make(sql, clock, retention, leases.holder)
     }
     return service
   })
