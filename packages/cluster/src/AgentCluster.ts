@@ -12,14 +12,17 @@
 import type { ChatModel, Decision } from "@agentfx/core"
 import { Agent, AgentError, RunStore } from "@agentfx/core"
 import type { ClusterError } from "effect/cluster"
-import { ClusterSchema, Entity } from "effect/cluster"
+import { Entity } from "effect/cluster"
 import type { Sharding } from "effect/cluster/Sharding"
-import type { Option } from "effect"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Schedule, Stream } from "effect"
+import { ConversationMismatch } from "./ClusterError.js"
+import * as Feeds from "./internal/feeds.js"
+import * as Follow from "./internal/follow.js"
 import * as Handler from "./internal/handler.js"
 import { durationProblem } from "./internal/settings.js"
 import * as Protocol from "./internal/protocol.js"
 import * as RunOptions from "./internal/runOptions.js"
+import { entityIdOf } from "./internal/watch.js"
 import type * as RunOutcome from "./RunOutcome.js"
 import { Refused } from "./RunOutcome.js"
 
@@ -68,8 +71,6 @@ export const make = <S extends Agent.Slots, R, A>(agent: Agent.Agent<S, R, A>): 
   [TypeId]: TypeId,
   agent,
   entity: Entity.make(`agentfx/${agent.name}`, Protocol.messages)
-    .annotateRpcs(ClusterSchema.Persisted, true)
-    .annotateRpcs(ClusterSchema.Uninterruptible, "client")
 })
 
 /**
@@ -129,8 +130,10 @@ export const runner = <S extends Agent.Slots, R, A>(
     if (problem !== undefined) return Effect.die(new Error(problem))
     // one registry per runner: an entity's instances share its turns (the engine may build one while passivating another)
     const turnsOf = Handler.makeRunnerTurns()
+    // and one keeping of the runs it drives, for their watchers (an entity's instances share it too)
+    const feeds = Feeds.make()
     return entity.entity.toLayer(
-      Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never, turnsOf)),
+      Effect.flatMap(Effect.context<R | ChatModel.ChatModel>(), (context) => Handler.make(entity.agent, context as never, turnsOf, feeds)),
       { concurrency: "unbounded", maxIdleTime: options?.idleTimeout ?? defaultIdleTimeout }
     ).pipe(Effect.succeed)
   })) as Layer.Layer<never, never, Sharding | R | ChatModel.ChatModel>
@@ -385,3 +388,148 @@ export const cancel = <S extends Agent.Slots, R, A>(
  */
 export const get = (runId: string): Effect.Effect<Option.Option<RunStore.RunRecord>, RunStore.StoreError> =>
   Effect.flatMap(RunStore.RunStore, (store) => store.get(runId))
+
+/**
+ * One element of a watched run ({@link watch}, {@link stream}): one of its events (`Event`);
+ * a gap (`Gap`: events that were lost with a runner that was killed, or that the runner
+ * driving the run does not keep — told, never skipped); or how the segment stopped when no
+ * event says it (`Outcome`: a failure, a cancel, or the run's state read from its record). Each
+ * has a `cursor`: give the last one seen as `after` to a new watch to continue after it.
+ *
+ * @example
+ * ```ts
+ * import type { AgentCluster } from "@agentfx/cluster"
+ *
+ * const show = (watched: AgentCluster.Watched) =>
+ *   watched._tag === "Event" ? watched.event._tag : watched._tag === "Gap" ? `gap: ${watched.message}` : watched.outcome._tag
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Watched = Follow.Watched
+
+/**
+ * Options of {@link watch}.
+ *
+ * @example
+ * ```ts
+ * import type { AgentCluster } from "@agentfx/cluster"
+ *
+ * const options: AgentCluster.WatchOptions = { conversationId: "c-1", from: 3, after: "1f2e3d4c.7:12" }
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface WatchOptions {
+  /** The last cursor seen: the watch continues after it (without it: from the segment's first event). */
+  readonly after?: string
+  /**
+   * Which segment: the one a decision on the pause at this revision drives (`RunOutcome.Paused.revision`,
+   * the record's `version` while paused). Without it: the segment the run's start drives.
+   */
+  readonly from?: number
+  /** The conversation the watcher may see: a run of another one (or an ephemeral run) is refused with `ConversationMismatch`. */
+  readonly conversationId?: string
+}
+
+/** A runner's refusal of a watch, as the error a watcher matches on. */
+const watchRefusal = (error: { readonly _tag: string }): Option.Option<AgentError.RunNotFound | Refused> =>
+  error._tag !== "Refused"
+    ? Option.none()
+    : Option.some((error as Refused).reason === "RunNotFound" ? new AgentError.RunNotFound({ runId: (error as Refused).runId }) : error as Refused)
+
+const watchFrom = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  entityId: string,
+  runId: string,
+  from: number | undefined,
+  after: string | undefined
+): Stream.Stream<Watched, AgentError.RunNotFound | Refused, Sharding> =>
+  Stream.unwrap(Effect.map(entity.entity.client, (client) =>
+    Follow.follow(entity.agent, (payload) => client(entityId).Watch(payload) as never, runId, from, after, watchRefusal)))
+
+/**
+ * Follows a run of `entity` from any process of the cluster: its events, in the order the loop
+ * emitted them, from the runner that drives it, to its segment's stop — the pause, the answer,
+ * or the failure of the start (by default) or of the decision on the pause at revision `from`.
+ * A segment not begun yet is waited for. Any number of watchers may follow one run; a watcher
+ * that reconnects gives its last cursor as `after` and gets what came after it. Events are
+ * observation only: watching never changes a run, and a run does not wait for its watchers.
+ *
+ * When the runner that drives the run is lost, the watch follows the run to the runner that
+ * takes it over: that runner cannot replay the lost runner's events, so the watcher gets a `Gap`
+ * saying so, then the events of the run as it continues (the crash rule's), never the same
+ * event twice. A runner keeps a finished segment for late watchers a while (its last 200); a
+ * segment it no longer keeps is a `Gap`, then the run's state from its record (`Outcome`).
+ *
+ * Refused before anything is sent: a run the store does not have, or another agent's, with
+ * `RunNotFound`; a run of another conversation than `conversationId` with
+ * `ConversationMismatch`. A runner serves watches through the cluster's transport: on
+ * `ClusterSqlite`, only in the runner's own process.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = AgentCluster.watch(Support, "run-1", { conversationId: "c-1" }).pipe(
+ *   Stream.runForEach((watched) => Effect.log(watched._tag === "Event" ? watched.event._tag : watched._tag))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const watch = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  runId: string,
+  options?: WatchOptions
+): Stream.Stream<Watched, AgentError.RunNotFound | ConversationMismatch | Refused | RunStore.StoreError, Sharding> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const record = yield* get(runId)
+    if (Option.isNone(record) || record.value.agent !== entity.agent.name) return yield* new AgentError.RunNotFound({ runId })
+    const conversationId = options?.conversationId
+    if (conversationId !== undefined && (record.value.ephemeral || record.value.conversationId !== conversationId)) {
+      return yield* new ConversationMismatch({ runId, conversationId })
+    }
+    return watchFrom(entity, entityIdOf(record.value), runId, options?.from, options?.after)
+  }))
+
+/**
+ * Starts a run ({@link start}) and follows it ({@link watch}) to its first stop: a pause, the
+ * answer or a failure — `Agent.stream` for a run on the cluster. A start that is refused fails
+ * the stream with `Refused`; so does one that the runner refuses before the run began.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentCluster } from "@agentfx/cluster"
+ *
+ * declare const Support: AgentCluster.AgentEntity<{}, never, undefined>
+ * const program = AgentCluster.stream(Support, { input: "Refund order 42", conversationId: "c-1" }).pipe(
+ *   Stream.filter((watched) => watched._tag === "Event" && watched.event._tag === "TextDelta"),
+ *   Stream.runForEach((watched) => Effect.log(watched))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const stream = <S extends Agent.Slots, R, A>(
+  entity: AgentEntity<S, R, A>,
+  options: StartOptions<S>
+): Stream.Stream<Watched, ClientError | Refused | AgentError.RunNotFound, Sharding> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const { reply, runId } = yield* send(entity, options, false)
+    // the reply fails the stream if the start was refused; the watch's own stop ends it
+    const replied = yield* Effect.forkScoped(reply)
+    const refused = Stream.drain(Stream.fromEffect(Fiber.join(replied)))
+    return Stream.merge(
+      watchFrom(entity, entityId({ runId, conversationId: options.conversationId }), runId, undefined, undefined),
+      refused,
+      { haltStrategy: "left" }
+    )
+  }))

@@ -32,3 +32,26 @@ export class RunnerLocked extends Schema.TaggedError<RunnerLocked>("@agentfx/clu
     return `SQLite database ${this.filename} already has a runner: ${holder} holds ${this.lockFile}. One runner per file; open it with ClusterSqlite.layerClient to send it messages`
   }
 }
+
+/**
+ * A watch of a run that is not a run of the conversation the watcher named (a run of another
+ * conversation, or an ephemeral run): refused before anything is sent.
+ *
+ * @example
+ * ```ts
+ * import { ClusterError } from "@agentfx/cluster"
+ *
+ * new ClusterError.ConversationMismatch({ runId: "run-1", conversationId: "c-2" }).message
+ * ```
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ConversationMismatch extends Schema.TaggedError<ConversationMismatch>("@agentfx/cluster/ConversationMismatch")("ConversationMismatch", {
+  runId: Schema.String,
+  conversationId: Schema.String
+}) {
+  override get message(): string {
+    return `Run ${this.runId} is not a run of conversation ${this.conversationId}`
+  }
+}

@@ -158,7 +158,12 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  * A client-only member on PostgreSQL: starts, decides, cancels and reads runs; serves no
  * shard. Its messages are stored, then sent to the runner that owns their entity; a client
  * that does not know that runner yet (just started) only stores them, and the runner finds
- * them at its next poll (its `pollInterval`).
+ * them at its next poll (its `pollInterval`). Give it the runners' `failover` settings when it
+ * watches runs (`AgentCluster.watch`, `AgentCluster.stream`): a watch goes to the runner that
+ * owns the run's entity as the client sees the runners, and a client sees a lost runner gone
+ * `failover.lockExpiration` after its last refresh (the engine's 35 s without it), so its
+ * watches follow a run taken over that much sooner. A setting that is not a duration above zero
+ * fails the Layer with a `StoreError` naming it.
  *
  * @example
  * ```ts
@@ -171,5 +176,38 @@ export const layer = (options: Options): Layer.Layer<Services, RunStore.StoreErr
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions): Layer.Layer<Services, RunStore.StoreError> =>
-  member(NodeClusterSocket.layer({ clientOnly: true, storage: "sql" }), options, clientOf(options))
+export const layerClient = (options: ClientLayerOptions): Layer.Layer<Services, RunStore.StoreError> => {
+  const { failover, ...clientOptions } = options
+  const problems = failover === undefined ? [] : failoverProblems(failover)
+  if (problems.length > 0) {
+    return Layer.effectContext(Effect.fail(new RunStore.StoreError({ message: `ClusterPg.layerClient: ${problems.join("; ")}` })))
+  }
+  const shardingConfig = failover === undefined ? undefined : failoverConfig(failover)
+  return member(
+    NodeClusterSocket.layer({ clientOnly: true, storage: "sql", ...(shardingConfig === undefined ? {} : { shardingConfig }) }),
+    clientOptions,
+    clientOf(clientOptions)
+  )
+}
+
+/**
+ * Options of {@link layerClient}: the database's, and the runners' `failover` settings (what
+ * the client needs of them: when a runner counts as lost, how often it reads the runners).
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type * as ClusterPg from "@agentfx/cluster/ClusterPg"
+ *
+ * const options: ClusterPg.ClientLayerOptions = {
+ *   url: Redacted.make("postgres://agentfx@db.internal/agentfx"),
+ *   failover: { lockExpiration: "6 seconds", lockRefresh: "2 seconds" }
+ * }
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ClientLayerOptions extends ClientOptions {
+  readonly failover?: Failover
+}

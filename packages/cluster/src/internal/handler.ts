@@ -10,7 +10,7 @@
  * again only if its tool is idempotent); paused or ended — answer with what the record says.
  */
 import type { AgentExit, ChatModel } from "@agentfx/core"
-import { Agent, RunStore } from "@agentfx/core"
+import { Agent, AgentEvent, RunStore } from "@agentfx/core"
 import { Entity } from "effect/cluster"
 import type { Context } from "effect"
 import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
@@ -18,7 +18,9 @@ import { RunLocation } from "../RunLocation.js"
 import type * as RunOutcome from "../RunOutcome.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
-import type { Cancel, Decide, Start } from "./protocol.js"
+import * as Feeds from "./feeds.js"
+import type { Cancel, Decide, Start, Watch } from "./protocol.js"
+import * as Watching from "./watch.js"
 import * as RunOptions from "./runOptions.js"
 
 type StartPayload = (typeof Start)["payloadSchema"]["Type"]
@@ -76,11 +78,15 @@ export const makeRunnerTurns = () => {
 /** A read of the store whose failure refuses the message (nothing changed). */
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
-/** The entity's handlers for `agent`, with the runner's services in `context` and its entities' turns in `turnsOf`. */
+/**
+ * The entity's handlers for `agent`, with the runner's services in `context`, its entities'
+ * turns in `turnsOf`, and what it keeps of the runs it drives for their watchers in `feeds`.
+ */
 export const make = Effect.fnUntraced(function*(
   agent: Agent.Any,
   context: Context.Context<ChatModel.ChatModel>,
-  turnsOf: (entityId: string) => Turns
+  turnsOf: (entityId: string) => Turns,
+  feeds: Feeds.Feeds = Feeds.make()
 ) {
   const address = yield* Entity.CurrentAddress
   const runner = yield* Entity.CurrentRunnerAddress
@@ -96,12 +102,47 @@ export const make = Effect.fnUntraced(function*(
   const turns = turnsOf(address.entityId)
   const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 
-  /** Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by its ownership. */
-  const drive = (runId: string, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
-    turns(Effect.gen(function*() {
+  /**
+   * Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by
+   * its ownership; its events are kept as segment `key` of the run for its watchers (the segment
+   * begins with its first event: a message refused before the run moved has none).
+   */
+  const drive = (runId: string, key: Effect.Effect<string>, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
+    turns(Effect.flatMap(key, (key) => {
+      let segment: Feeds.Segment | undefined
+      return Effect.onInterrupt(driveIn(runId, key, body, (begun) => void (segment = begun)), () =>
+        Effect.sync(() => segment !== undefined && !segment.done && feeds.abandon(segment)))
+    }))
+
+  /**
+   * The segment a decision drives: the one of the pause it names; for a decision that names none,
+   * the pause the run is at when its turn comes (read from the store), which is the one it claims.
+   */
+  const decisionKey = ({ payload, requestId }: Entity.Request<typeof Decide>): Effect.Effect<string> =>
+    payload.revision !== undefined
+      ? Effect.succeed(Feeds.keyOf(payload.revision))
+      : store.get(payload.runId).pipe(
+        Effect.map((record) => Option.isSome(record) && record.value.status === "paused" ? Feeds.keyOf(record.value.version) : `decision:${requestId}`),
+        Effect.orElseSucceed(() => `decision:${requestId}`)
+      )
+
+  const driveIn = (
+    runId: string,
+    key: string,
+    body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    begun: (segment: Feeds.Segment) => void
+  ) =>
+    Effect.gen(function*() {
       const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
+      let segment: Feeds.Segment | undefined
+      const observe = (event: AgentEvent.AgentEvent) => {
+        // a recovery's first event is its RunResumed "Recover": the events before it were the lost runner's
+        if (segment === undefined) begun(segment = feeds.begin(runId, key, event._tag === "RunResumed" && event.decision === "Recover"))
+        feeds.push(segment, { _tag: "Event", event })
+      }
       const fiber = yield* body.pipe(
         Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
+        AgentEvent.withSink(observe),
         Effect.provideService(RunStore.RunStore, leased),
         Effect.provide(context),
         Effect.forkChild
@@ -109,11 +150,30 @@ export const make = Effect.fnUntraced(function*(
       const entry = { fiber, cancelled: false as boolean, cancelledBy: undefined as string | undefined }
       driving.set(runId, entry)
       const exit = yield* Effect.ensuring(Fiber.await(fiber), Effect.sync(() => driving.delete(runId)))
-      if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && entry.cancelled) {
-        return Outcome.fromCancel(runId, entry.cancelledBy)
-      }
-      return yield* exit
-    }))
+      const outcome: Exit.Exit<RunOutcome.RunOutcome, RunOutcome.Refused> =
+        Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && entry.cancelled
+          ? Exit.succeed(Outcome.fromCancel(runId, entry.cancelledBy))
+          : exit
+      if (segment !== undefined) settle(segment, outcome)
+      return yield* outcome
+    })
+
+  /**
+   * A segment's stop for its watchers: a pause or an answer was its last event; a failure or a
+   * refusal after its first event is told as the outcome. A driving interrupted (the runner
+   * shutting down, its shard lost) is abandoned: its watchers' streams end without a stop, and
+   * the segment's next driving (the message redelivered) is theirs to follow.
+   */
+  const settle = (segment: Feeds.Segment, exit: Exit.Exit<RunOutcome.RunOutcome, RunOutcome.Refused>) => {
+    if (Exit.isSuccess(exit)) {
+      if (exit.value._tag !== "Completed" && exit.value._tag !== "Paused") feeds.push(segment, { _tag: "Outcome", outcome: exit.value })
+      return feeds.stop(segment)
+    }
+    const refusal = Cause.findErrorOption(exit.cause)
+    if (Option.isNone(refusal)) return feeds.abandon(segment)
+    feeds.push(segment, { _tag: "Outcome", outcome: Outcome.failedBy(refusal.value) })
+    feeds.stop(segment)
+  }
 
   const exitOf = (runId: string, run: Effect.Effect<AgentExit.AgentExit, { readonly _tag: string; readonly message: string }, ChatModel.ChatModel>) =>
     Effect.matchEffect(run, {
@@ -176,6 +236,8 @@ export const make = Effect.fnUntraced(function*(
     ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, decisionId, refusal)))
   }
 
+  const watch = Watching.make(agent, feeds, store, address)
+
   const cancel = Effect.fnUntraced(function*({ cancelledBy, runId }: CancelPayload) {
     yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
       Effect.mapError((error) => Outcome.refused(runId, error))
@@ -189,8 +251,9 @@ export const make = Effect.fnUntraced(function*(
   })
 
   return {
-    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, start(request.payload)),
-    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decide(request)),
-    Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload)
+    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, Effect.succeed(Feeds.keyOf(undefined)), start(request.payload)),
+    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), decide(request)),
+    Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload),
+    Watch: (request: Entity.Request<typeof Watch>) => watch(request.payload)
   }
 })

@@ -77,6 +77,10 @@ export const fromError = (runId: string, error: Tagged): Effect.Effect<RunOutcom
     ? Effect.fail(refused(runId, error))
     : Effect.succeed(RunOutcome.Failed.make({ runId, error: error._tag, message: error.message }))
 
+/** A refusal that came after its run's first event (the run moved, then stopped on it), as the run's failure. */
+export const failedBy = (refusal: RunOutcome.Refused): RunOutcome.RunOutcome =>
+  RunOutcome.Failed.make({ runId: refusal.runId, error: refusal.reason, message: refusal.message })
+
 /** A start whose run id names another run (another agent's, another conversation's). */
 export const runIdTaken = (runId: string): Tagged => ({
   _tag: "InvalidRunInput",

@@ -5,7 +5,8 @@
  * a run, once its start is stored, belongs to the cluster; `Cancel` stops it.
  */
 import { Rpc } from "effect/rpc"
-import { Decision, Part } from "@agentfx/core"
+import { Decision, Json, Part } from "@agentfx/core"
+import { ClusterSchema } from "effect/cluster"
 import { Effect, Schema } from "effect"
 import { Refused, RunOutcome } from "../RunOutcome.js"
 import * as RunOptions from "./runOptions.js"
@@ -47,8 +48,50 @@ export const Cancel = Rpc.make("Cancel", {
   error: Refused
 })
 
-/** The messages of an agent's entity (annotated persisted and client-uninterruptible by the entity). */
-export const messages = [Start, Decide, Cancel] as const
+/**
+ * One element of a watched run (decision 171): one of its events, numbered by `cursor`
+ * (`<driver>:<index>`: the runner's driving of the run's segment, and the event's place in it);
+ * a gap — events that were lost with a runner, or that this runner does not keep; or how the run
+ * stopped when no event says it (a failure, or a segment read from the run's record); or a
+ * heartbeat.
+ */
+export const Watched = Schema.Union([
+  Schema.TaggedStruct("Event", { cursor: Schema.String, event: Json.JsonValue }),
+  Schema.TaggedStruct("Gap", { cursor: Schema.String, message: Schema.String }),
+  Schema.TaggedStruct("Outcome", { cursor: Schema.String, outcome: RunOutcome }),
+  /** Sent every {@link heartbeat} while a watch waits: a watcher that hears nothing for longer asks again (its runner may be gone). */
+  Schema.TaggedStruct("Alive", {})
+])
+
+/** How often a watch that has nothing to send says it is alive. */
+export const heartbeat = "2 seconds"
+
+/** How long a watcher waits for any element (the heartbeat included) before it sends the watch again. */
+export const silence = "6 seconds"
+
+/**
+ * Follows a segment of a run — the one its start drives (`from` absent) or the one a decision on
+ * its pause at revision `from` drives — from after `after`, to its stop. Not persisted: it is
+ * served by the runner that owns the run's entity, from what that runner keeps.
+ */
+export const Watch = Rpc.make("Watch", {
+  payload: {
+    runId: Schema.String,
+    from: Schema.optional(Schema.Int),
+    after: Schema.optional(Schema.String)
+  },
+  success: Watched,
+  error: Refused,
+  stream: true
+})
+
+/** The messages of an agent's entity: those that are persisted and client-uninterruptible, and the watch. */
+export const messages = [
+  Start.annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, "client"),
+  Decide.annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, "client"),
+  Cancel.annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, "client"),
+  Watch
+] as const
 
 /**
  * `payload` as `message`'s payload fields accept it; else refused as `reason`, naming the

@@ -186,6 +186,53 @@ describe("cluster runners as processes on PostgreSQL", () => {
       expect(failover).toBeLessThan(20_000)
     }).pipe(Effect.scoped), 180_000)
 
+  it.live("SIGKILL the runner of a watched run: the watcher gets its events in order, then a gap, then the survivor's events to the answer; nothing twice", () =>
+    Effect.gen(function*() {
+      const { holding, inDb, other, starter } = yield* cluster
+      const id = randomUUID()
+      type Line = { readonly id?: string; readonly watched?: { readonly tag: string; readonly cursor: string; readonly at: number; readonly text?: string } }
+      const watchedSoFar = () => starter.messages().flatMap((m) => (m as Line).id === id && (m as Line).watched !== undefined ? [(m as Line).watched!] : [])
+      const collecting = yield* Effect.forkChild(
+        starter.waitFor("the watch's end", (m) => (m as Line).id === id && (m as Line).watched === undefined ? m : undefined, 90_000)
+      )
+      yield* starter.send(JSON.stringify({ id, op: "stream", input: "crash" }))
+      const pid = yield* until("both calls started", inDb(executions).pipe(Effect.map((rows) => {
+        const counts = countsByCall(rows)
+        return counts.call_charge === 1 && counts.call_fetch === 1 ? rows[0]!.pid : undefined
+      })))
+      yield* until("both calls watched", Effect.sync(() => watchedSoFar().filter((w) => w.tag === "ToolStarted").length === 2 ? true : undefined))
+      const survivor = other(pid)
+      const killedAt = Date.now()
+      yield* holding(pid).kill()
+      const end = (yield* Fiber.join(collecting).pipe(Effect.tapError(() => report(`watched: ${JSON.stringify(watchedSoFar())}`)))) as Reply
+      const watched = watchedSoFar()
+      const driverOf = (cursor: string) => cursor.slice(0, cursor.lastIndexOf(":"))
+      const gap = watched.findIndex((w) => w.tag === "Gap")
+      const rerun = byCall(yield* inDb(executions), "call_fetch")[1]!.at - killedAt
+      yield* report(`SIGKILL of a watched run's runner → the idempotent call re-ran after ${rerun.toFixed(0)} ms; the watcher's gap after ${watched[gap]!.at - killedAt} ms, its answer after ${watched.at(-1)!.at - killedAt} ms`)
+      expect(end.ok).toBe(watched.length)
+      // the client has the runners' failover settings: it follows the run to the survivor as soon as the run goes on there
+      expect(watched[gap]!.at - killedAt).toBeLessThan(20_000)
+      expect(watched.slice(0, gap).map((w) => w.tag)).toEqual(["RunStarted", "ModelCalled", "ModelResponded", "ToolStarted", "ToolStarted"])
+      expect(gap).toBe(5)
+      expect(watched[gap]!.text).toMatch(/were lost with the runner that drove it/)
+      // the survivor's driving: the recovery, the idempotent call again, the answer
+      const after = watched.slice(gap + 1)
+      expect(after[0]!.tag).toBe("RunResumed")
+      expect(after.map((w) => w.tag).filter((tag) => tag === "ToolStarted")).toEqual(["ToolStarted"])
+      expect(after.at(-1)).toMatchObject({ tag: "RunCompleted", text: `charge: "cancelled: the call was interrupted before it returned a result"; fetch: "fetch ran in ${survivor.pid}"` })
+      // order and no duplicates: one driving before the gap, another after it, each counting up without a hole
+      const cursors = watched.map((w) => w.cursor)
+      expect(new Set(cursors).size).toBe(cursors.length)
+      const before = watched.slice(0, gap)
+      expect(new Set(before.map((w) => driverOf(w.cursor))).size).toBe(1)
+      expect(new Set(after.map((w) => driverOf(w.cursor))).size).toBe(1)
+      expect(driverOf(after[0]!.cursor)).not.toBe(driverOf(before[0]!.cursor))
+      expect(before.map((w) => Number(w.cursor.slice(w.cursor.lastIndexOf(":") + 1)))).toEqual([0, 1, 2, 3, 4])
+      expect(after.map((w) => Number(w.cursor.slice(w.cursor.lastIndexOf(":") + 1)))).toEqual(after.map((_, i) => i))
+      expect(countsByCall(yield* inDb(executions))).toEqual({ call_charge: 1, call_fetch: 2 })
+    }).pipe(Effect.scoped), 180_000)
+
   it.live("SIGSTOP a runner mid-tool: the other takes its run over while it is frozen, each call once; woken, it is fenced", () =>
     Effect.gen(function*() {
       const { holding, inDb, other, starter } = yield* cluster

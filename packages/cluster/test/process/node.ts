@@ -10,7 +10,10 @@
  *   `{"id","op":"run","input"}` → the run's outcome;
  *   `{"id","op":"decide","runId","decidedBy"}` → approve all: the outcome, or the refusal;
  *   `{"id","op":"runMany","count"}` → runs `work i` / `pay i` (every third) for i < count, 32 at
- *   a time; prints `{"progress": started}` every 50 starts, then counts of the outcomes' tags.
+ *   a time; prints `{"progress": started}` every 50 starts, then counts of the outcomes' tags;
+ *   `{"id","op":"stream","input","runId"?}` → starts the run and watches it (`AgentCluster.stream`):
+ *   prints `{"id","watched":{"tag","cursor","at","text"?}}` for each element as it comes, then the
+ *   number of elements.
  */
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
@@ -18,7 +21,7 @@ import { Decision } from "@agentfx/core"
 import { PgClient } from "@effect/sql-pg"
 import type { Sharding } from "effect/cluster/Sharding"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { proofAgent, proofManager, proofModel } from "./agents.js"
 
@@ -47,7 +50,7 @@ const runner = () =>
 
 interface Command {
   readonly id: string
-  readonly op: "start" | "run" | "decide" | "runMany"
+  readonly op: "start" | "run" | "decide" | "runMany" | "stream"
   readonly input?: string
   readonly runId?: string
   readonly decidedBy?: string
@@ -80,6 +83,18 @@ const perform = (command: Command) => {
       return AgentCluster.decide(Proof, command.runId!, Decision.approveAll(), { decidedBy: command.decidedBy! })
     case "runMany":
       return runMany(command.count!)
+    case "stream":
+      return AgentCluster.stream(Proof, { input: command.input!, ...(command.runId === undefined ? {} : { runId: command.runId }) }).pipe(
+        Stream.tap((watched) =>
+          say({
+            id: command.id,
+            watched: watched._tag === "Event"
+              ? { tag: watched.event._tag, cursor: watched.cursor, at: Date.now(), ...(watched.event._tag === "RunCompleted" ? { text: watched.event.exit.text } : {}) }
+              : { tag: watched._tag, cursor: watched.cursor, at: Date.now(), ...(watched._tag === "Gap" ? { text: watched.message } : {}) }
+          })
+        ),
+        Stream.runCount
+      )
   }
 }
 
@@ -94,7 +109,7 @@ const run = (command: Command) =>
 /** Builds the client-only member, says ready, then runs each command of stdin as it comes. */
 const client = Effect.gen(function*() {
   const runtime = yield* Effect.acquireRelease(
-    Effect.sync(() => ManagedRuntime.make(ClusterPg.layerClient({ url: Redacted.make(url!) }))),
+    Effect.sync(() => ManagedRuntime.make(ClusterPg.layerClient({ url: Redacted.make(url!), failover }))),
     (runtime) => runtime.disposeEffect
   )
   yield* Effect.promise(() => runtime.runPromise(Effect.void))
