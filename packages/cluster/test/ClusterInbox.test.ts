@@ -1,6 +1,6 @@
 /**
  * The inbox's driver for cluster runs, on the embedded cluster (real time: the engine polls its
- * file): a decision is claimed and answered by the runner, the page's events say so, a stale
+ * file): a decision is claimed and driven by the runner, the page's events are its steps, a stale
  * second decision is refused naming who decided, and the run's runner is named.
  */
 import { Decision, type RunStore } from "@agentfx/core"
@@ -16,7 +16,7 @@ const pausedRecord = (runId: string) =>
   Effect.map(AgentCluster.get(runId), Option.getOrThrow) as Effect.Effect<RunStore.RunRecord, RunStore.StoreError>
 
 describe("ClusterInbox.driver", () => {
-  it.live("a decision sent to the runner: RunResumed at the claim's time naming the decider, then the runner's reply; a second decision on the same pause is RunAlreadyResumed naming the first decider; the runner is named", () =>
+  it.live("a decision sent to the runner: RunResumed at the claim's time naming the decider, then each step as the runner drives it, to its answer; a second decision on the same pause is RunAlreadyResumed naming the first decider; the runner is named", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       yield* Effect.gen(function*() {
@@ -32,9 +32,10 @@ describe("ClusterInbox.driver", () => {
 
         const events = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.approveAll(), "ada"))
         const claimed = yield* pausedRecord(paused.runId)
-        expect(events.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
+        expect(events.map((e) => e._tag)).toEqual(["RunResumed", "ToolStarted", "ToolSucceeded", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
+        expect(events[1]).toMatchObject({ runId: paused.runId, callId: "transfer-7", toolName: "transfer" })
         expect(events[0]).toMatchObject({ runId: paused.runId, conversationId: "c-inbox", agent: "bank", decision: "ApproveAll", decidedBy: "ada", timestamp: claimed.decidedAt })
-        expect(events[1]).toMatchObject({ text: "paid 7" })
+        expect(events.at(-1)).toMatchObject({ text: "paid 7" })
         expect([claimed.status, claimed.decidedBy]).toEqual(["completed", "ada"])
 
         const again = yield* Stream.runCollect(driver.resume(bankAgent, record, Decision.rejectAll({}), "bob")).pipe(Effect.result)
@@ -51,10 +52,10 @@ describe("ClusterInbox.driver", () => {
         const paused = yield* AgentCluster.run(Bank, { input: "twice 8", conversationId: "c-twice" })
         expect(paused._tag).toBe("Paused")
         const first = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.approveAll(), "cy"))
-        expect(first.map((e) => e._tag)).toEqual(["RunResumed", "RunPaused"])
-        expect(first[1]).toMatchObject({ kind: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
+        expect(first.map((e) => e._tag)).toEqual(["RunResumed", "ToolStarted", "ToolSucceeded", "ModelCalled", "ModelResponded", "RunPaused"])
+        expect(first.at(-1)).toMatchObject({ kind: "approval", pending: [{ callId: "second-8", toolName: "transfer", args: {} }] })
         const second = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy"))
-        expect(second.map((e) => e._tag)).toEqual(["RunResumed", "RunCompleted"])
+        expect(second.map((e) => e._tag)).toEqual(["RunResumed", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
         expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])
       }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)

@@ -54,7 +54,9 @@ const files = { files: Schema.optional(Schema.Array(FileSummary)) }
 /**
  * One event, tagged like the core event it comes from, plus `RunFailed` (the resumed run
  * failed after it was claimed: a model error, a store error, … with its tag and message; a
- * defect as `Defect`, "The run failed unexpectedly", its cause logged).
+ * defect as `Defect`, "The run failed unexpectedly", its cause logged) and `EventsLost` (a
+ * driver that follows a run elsewhere lost some of its events — the runner that drove it was
+ * killed and another took it over — and says so where they would have been).
  *
  * @example
  * ```ts
@@ -117,7 +119,8 @@ export const LiveEvent = Schema.Union([
   Schema.TaggedStruct("ToolTimedOut", { ...meta, callId: Schema.String, toolName: Schema.String, timeoutMillis: Schema.Number, durationMillis: Schema.Number }),
   Schema.TaggedStruct("RunPaused", { ...meta, kind: Schema.String, pending: Schema.Array(CallRef) }),
   Schema.TaggedStruct("RunCompleted", { ...meta, text: Schema.String }),
-  Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String })
+  Schema.TaggedStruct("RunFailed", { ...meta, error: Schema.String, message: Schema.String }),
+  Schema.TaggedStruct("EventsLost", { ...meta, message: Schema.String })
 ]).annotate({ identifier: "LiveEvent" })
 
 /**

@@ -591,6 +591,8 @@ function eventLine(e) {
       return `completed: ${e.text}`
     case "RunFailed":
       return `failed (${e.error}): ${e.message}`
+    case "EventsLost":
+      return `⚠ events lost: ${e.message}`
     default:
       return undefined
   }
