@@ -1,2 +1,2 @@
-/** PostgreSQL for this project's tests, once per run: AGENTFX_PG_URL's server, else an embedded one (@agentfx/testing). */
-export { setupPostgres as default } from "@agentfx/testing/PostgresSetup"
+/** PostgreSQL for this project's tests, once per run: AGENTFX_PG_URL's server, else an embedded one (@agentfx/testing, from its sources: `pnpm test` needs no build). */
+export { setupPostgres as default } from "../../testing/src/PostgresSetup.js"
