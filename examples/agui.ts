@@ -7,21 +7,12 @@
  * its end; the same answer again, refused (409, with the sentence `HttpAgent` puts in its
  * error); and a reattach, which replays both AG-UI runs. The agentfx run's id is printed as `<run>`.
  */
-import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import { type Message, ScriptedChatModel } from "@agentfx/core"
 import { AgUi } from "@agentfx/ui-stream"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Schema } from "effect"
+import { Console, Effect } from "effect"
 import { HttpServer } from "effect/http"
-
-const transfer = Tool.make("transfer", {
-  description: "Sends money to a person (euros)",
-  parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
-  success: Schema.String,
-  needsApproval: ({ amount }) => Effect.succeed(amount > 100),
-  handler: ({ amount, to }) => Effect.succeed(`sent €${amount} to ${to}`)
-})
-
-const payments = Agent.make({ name: "payments", tools: [transfer], system: "You move money for the user." })
+import { payments } from "./payments.js"
 
 /** A user message asks for a transfer; once it has a result, the model reports it. */
 const model = ScriptedChatModel.layer((request) => {

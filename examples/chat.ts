@@ -9,21 +9,12 @@
  * error); and a reattach (`useChat`'s `resume`), which replays the whole message. Run ids are
  * printed as `<run>`.
  */
-import { Agent, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import { type Message, ScriptedChatModel } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"
 import { HttpServer } from "effect/http"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Schema } from "effect"
-
-const transfer = Tool.make("transfer", {
-  description: "Sends money to a person (euros)",
-  parameters: Schema.Struct({ to: Schema.String, amount: Schema.Number }),
-  success: Schema.String,
-  needsApproval: ({ amount }) => Effect.succeed(amount > 100),
-  handler: ({ amount, to }) => Effect.succeed(`sent €${amount} to ${to}`)
-})
-
-const payments = Agent.make({ name: "payments", tools: [transfer], system: "You move money for the user." })
+import { Console, Effect } from "effect"
+import { payments } from "./payments.js"
 
 /** A user message asks for a transfer; once it has a result, the model reports it. */
 const model = ScriptedChatModel.layer((request) => {
