@@ -13,6 +13,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect } from "effect"
 import { HttpServer } from "effect/http"
 import { payments } from "./payments.js"
+import * as Wire from "./wire.js"
 
 /** A user message asks for a transfer; once it has a result, the model reports it. */
 const model = ScriptedChatModel.layer((request) => {
@@ -34,13 +35,8 @@ const request = (origin: string, method: "POST" | "GET", path: string, body?: un
     })
     const text = await response.text()
     runId ||= /"parentMessageId":"(.+?)-1"/.exec(text)?.[1] ?? ""
-    const shown = runId === "" ? text : text.replaceAll(encodeURIComponent(runId), "<run>").replaceAll(runId, "<run>")
-    const events = text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
-    return { status: response.status, lines: shown.split("\n").filter((line) => line.length > 0), events }
+    return Wire.reply(response.status, text, runId)
   })
-
-const show = (title: string, reply: { readonly status: number; readonly lines: ReadonlyArray<string> }) =>
-  Console.log([`${title} → ${reply.status}`, ...reply.lines.map((line) => `  ${line}`), ""].join("\n"))
 
 const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
@@ -50,7 +46,7 @@ const program = Effect.gen(function*() {
 
   const ask = { threadId: "demo", runId: "run-1", messages: [{ id: "u1", role: "user", content: "Send 250 to Ada" }], tools: [], context: [], state: {} }
   const paused = yield* request(origin, "POST", "/api/agui", ask)
-  yield* show("POST /api/agui (a user message)", paused)
+  yield* Wire.show("POST /api/agui (a user message)", paused)
 
   // what HttpAgent sends once the person answered: a new run of the thread, its resume answering the interrupt
   const [interrupt] = paused.events.at(-1).outcome.interrupts
@@ -59,9 +55,9 @@ const program = Effect.gen(function*() {
     runId: "run-2",
     resume: [{ interruptId: interrupt.id, status: "resolved", payload: { type: "approve", args: { to: "Ada", amount: 200 } } }]
   }
-  yield* show("POST /api/agui (the answer: approved, for 200)", yield* request(origin, "POST", "/api/agui", answer))
-  yield* show("POST /api/agui (the same answer again)", yield* request(origin, "POST", "/api/agui", { ...answer, runId: "run-3" }))
-  yield* show("GET /api/agui/demo/stream (a reattach)", yield* request(origin, "GET", "/api/agui/demo/stream"))
+  yield* Wire.show("POST /api/agui (the answer: approved, for 200)", yield* request(origin, "POST", "/api/agui", answer))
+  yield* Wire.show("POST /api/agui (the same answer again)", yield* request(origin, "POST", "/api/agui", { ...answer, runId: "run-3" }))
+  yield* Wire.show("GET /api/agui/demo/stream (a reattach)", yield* request(origin, "GET", "/api/agui/demo/stream"))
 })
 
 program.pipe(Effect.provide(AgUi.serve({ agent: payments, port: 0 })), Effect.provide(model), NodeRuntime.runMain)

@@ -15,6 +15,7 @@ import { HttpServer } from "effect/http"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect } from "effect"
 import { payments } from "./payments.js"
+import * as Wire from "./wire.js"
 
 /** A user message asks for a transfer; once it has a result, the model reports it. */
 const model = ScriptedChatModel.layer((request) => {
@@ -39,13 +40,8 @@ const request = (origin: string, method: "POST" | "GET", path: string, body?: un
     runId ||= /"messageId":"([^"]+)"/.exec(received)?.[1] ?? ""
     // a page of the thread: a message a line
     const text = path.endsWith("/messages") ? (JSON.parse(received).messages as Array<unknown>).map((message) => JSON.stringify(message)).join("\n") : received
-    const shown = runId === "" ? text : text.replaceAll(encodeURIComponent(runId), "<run>").replaceAll(runId, "<run>")
-    const events = text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
-    return { status: response.status, lines: shown.split("\n").filter((line) => line.length > 0), events }
+    return Wire.reply(response.status, text, runId)
   })
-
-const show = (title: string, reply: { readonly status: number; readonly lines: ReadonlyArray<string> }) =>
-  Console.log([`${title} → ${reply.status}`, ...reply.lines.map((line) => `  ${line}`), ""].join("\n"))
 
 const program = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
@@ -55,9 +51,9 @@ const program = Effect.gen(function*() {
 
   const ask = { id: "demo", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Send 250 to Ada" }] }], trigger: "submit-message" }
   const paused = yield* request(origin, "POST", "/api/chat", ask)
-  yield* show("POST /api/chat (a user message)", paused)
+  yield* Wire.show("POST /api/chat (a user message)", paused)
   // a page opened again: the thread, its pending approval request last (pass them as useChat's messages)
-  yield* show("GET /api/chat/demo/messages (the thread)", yield* request(origin, "GET", "/api/chat/demo/messages"))
+  yield* Wire.show("GET /api/chat/demo/messages (the thread)", yield* request(origin, "GET", "/api/chat/demo/messages"))
 
   // what useChat sends once the person approved: its messages, the tool part answered
   const asked = paused.events.find((event) => event.type === "tool-approval-request")
@@ -75,9 +71,9 @@ const program = Effect.gen(function*() {
       ]
     }]
   }
-  yield* show("POST /api/chat (the approval)", yield* request(origin, "POST", "/api/chat", answered))
-  yield* show("POST /api/chat (the same approval again)", yield* request(origin, "POST", "/api/chat", answered))
-  yield* show("GET /api/chat/demo/stream (a reattach)", yield* request(origin, "GET", "/api/chat/demo/stream"))
+  yield* Wire.show("POST /api/chat (the approval)", yield* request(origin, "POST", "/api/chat", answered))
+  yield* Wire.show("POST /api/chat (the same approval again)", yield* request(origin, "POST", "/api/chat", answered))
+  yield* Wire.show("GET /api/chat/demo/stream (a reattach)", yield* request(origin, "GET", "/api/chat/demo/stream"))
 })
 
 program.pipe(Effect.provide(Chat.serve({ agent: payments, port: 0 })), Effect.provide(model), NodeRuntime.runMain)

@@ -7,10 +7,10 @@
 import type { AgentError, AgentEvent } from "@agentfx/core"
 import { Agent as Agents } from "@agentfx/core"
 import type { Stream } from "effect"
-import { Clock, Effect, Stream as Streams } from "effect"
+import { Effect, Stream as Streams } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, ReplayDropped } from "../ChatApi.js"
+import { Api } from "../ChatApi.js"
 import * as UiChunk from "../UiChunk.js"
 import * as Answers from "./answers.js"
 import * as ChatWire from "./chatWire.js"
@@ -18,7 +18,7 @@ import { asText, authorized, envelope, refusal } from "./refusals.js"
 import * as Request from "./request.js"
 import type * as Page from "./page.js"
 import * as Runner from "./runner.js"
-import type * as Serve from "./serve.js"
+import * as Serve from "./serve.js"
 import * as Thread from "./thread.js"
 import * as ThreadUi from "./threadUi.js"
 
@@ -54,21 +54,7 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
       .handle("reattach", ({ params, request }) =>
         asText(
           request,
-          Effect.gen(function*() {
-            yield* authorized(authorize, request, { action: "reattach", chatId: params.chatId })
-            const found = yield* replay.reattach(params.chatId, yield* Clock.currentTimeMillis)
-            switch (found._tag) {
-              case "None":
-                return HttpServerResponse.empty({ status: 204 })
-              case "Dropped":
-                return yield* new ReplayDropped({
-                  chatId: params.chatId,
-                  message: `The replay of chat ${params.chatId}'s message was dropped: it grew past the replay buffer's bound; its run goes on`
-                })
-              case "Replay":
-                return respond(found.events)
-            }
-          })
+          Serve.reattach({ authorize, replay }, request, params.chatId, `chat ${params.chatId}'s message`, () => HttpServerResponse.empty({ status: 204 }), respond)
         ))
       .handle("messages", ({ params, query, request }) =>
         asText(

@@ -9,11 +9,15 @@ import type { Agent, ChatModel } from "@agentfx/core"
 import { Listening } from "@agentfx/core"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { Scope as Scopes } from "effect"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import type { Stream } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import type { HttpServerError } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import * as ChatAuthorization from "../ChatAuthorization.js"
+import { ReplayDropped } from "../ChatApi.js"
+import * as Refusals from "./refusals.js"
 import * as Replay from "./replay.js"
 
 /** What an endpoint's handlers run with: its agent, hook and replay buffer, the services its runs get, and the scope they run in. */
@@ -91,3 +95,32 @@ export const serve = <R>(
       )
     )
   })) as Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R> // the router's request types do not reduce over a type parameter
+
+/**
+ * A reattach, as both endpoints answer it: the hook's `reattach` check, then the chat's replay
+ * buffer — `none` when it keeps nothing for the chat, its events to `replayed`, or `ReplayDropped`
+ * (410) naming `what` when it outgrew its bound.
+ */
+export const reattach = <A>(
+  endpoint: Pick<Endpoint, "authorize" | "replay">,
+  request: HttpServerRequest.HttpServerRequest,
+  chatId: string,
+  what: string,
+  none: () => A,
+  replayed: (events: Stream.Stream<Uint8Array>) => A
+) =>
+  Effect.gen(function*() {
+    yield* Refusals.authorized(endpoint.authorize, request, { action: "reattach", chatId })
+    const found = yield* endpoint.replay.reattach(chatId, yield* Clock.currentTimeMillis)
+    switch (found._tag) {
+      case "None":
+        return none()
+      case "Dropped":
+        return yield* new ReplayDropped({
+          chatId,
+          message: `The replay of ${what} was dropped: it grew past the replay buffer's bound; its run goes on`
+        })
+      case "Replay":
+        return replayed(found.events)
+    }
+  })

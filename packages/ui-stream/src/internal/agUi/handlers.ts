@@ -7,16 +7,15 @@
 import type { AgentError, AgentEvent } from "@agentfx/core"
 import { Agent as Agents } from "@agentfx/core"
 import type { Duration } from "effect"
-import { Clock, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../AgUiApi.js"
 import { headers } from "../../AgUiEvent.js"
-import { ReplayDropped } from "../../ChatApi.js"
 import type * as Page from "../page.js"
 import { asText, authorized, envelope, refusal } from "../refusals.js"
 import * as Runner from "../runner.js"
-import type * as Serve from "../serve.js"
+import * as Serve from "../serve.js"
 import * as Thread from "../thread.js"
 import * as Answers from "./answers.js"
 import { keepingAlive } from "./keepAlive.js"
@@ -71,21 +70,7 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
       .handle("reattach", ({ params, request }) =>
         asText(
           request,
-          Effect.gen(function*() {
-            yield* authorized(authorize, request, { action: "reattach", chatId: params.threadId })
-            const found = yield* replay.reattach(params.threadId, yield* Clock.currentTimeMillis)
-            switch (found._tag) {
-              case "None":
-                return respond(Stream.empty)
-              case "Dropped":
-                return yield* new ReplayDropped({
-                  chatId: params.threadId,
-                  message: `The replay of thread ${params.threadId}'s last run was dropped: it grew past the replay buffer's bound; the run goes on`
-                })
-              case "Replay":
-                return respond(found.events)
-            }
-          })
+          Serve.reattach({ authorize, replay }, request, params.threadId, `thread ${params.threadId}'s last run`, () => respond(Stream.empty), respond)
         ))
       .handle("messages", ({ params, query, request }) =>
         asText(
