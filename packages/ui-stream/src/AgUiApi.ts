@@ -19,7 +19,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Interrupt } from "./AgUiEvent.js"
 import { Message } from "./AgUiMessage.js"
-import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, PageQuery, ReplayDropped, RunNotFound, Unavailable } from "./ChatApi.js"
+import { AlreadyDecided, ConversationBusy, DecisionRefused, InvalidRequest, PageQuery, ReplayDropped, RunNotFound, SteerRefused, Unavailable } from "./ChatApi.js"
 import { Forbidden, Unauthorized } from "./ChatAuthorization.js"
 
 /**
@@ -164,7 +164,7 @@ export class AgUiGroup extends HttpApiGroup.make("agui").add(
   HttpApiEndpoint.post("run", "/api/agui", {
     payload: RunAgentInput,
     success: stream,
-    error: [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, Unavailable]
+    error: [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, SteerRefused, DecisionRefused, Unavailable]
   }),
   HttpApiEndpoint.get("reattach", "/api/agui/:threadId/stream", {
     params: { threadId: Schema.String },

@@ -130,6 +130,28 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
 ) {}
 
 /**
+ * A second message, sent while the chat's message was running to an agent that steers
+ * (`onConversationBusy: "steer"`), that its running run did not take: run `runId` paused for a
+ * person first. Nothing was written — the message is not in the conversation, and the pause
+ * stands: answer its approval requests, then send the message again. 409.
+ *
+ * @example
+ * ```ts
+ * import { ChatApi } from "@agentfx/ui-stream"
+ *
+ * new ChatApi.SteerRefused({ chatId: "chat-1", runId: "run-1", message: "Chat \"chat-1\" waits for approval: …" })
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class SteerRefused extends Schema.TaggedError<SteerRefused>("@agentfx/ui-stream/SteerRefused")(
+  "SteerRefused",
+  { chatId: Schema.String, runId: Schema.String, message: Schema.String },
+  { httpApiStatus: 409 }
+) {}
+
+/**
  * The resume refused the approvals (`error` names the core error: `IncompleteDecisions` when a
  * pending call has no answer, `UnknownDecision`, `DecisionMismatch`, `InvalidCheckpoint`, …);
  * the run stays paused, its approvals can be sent again. 422.
@@ -255,7 +277,7 @@ export class ChatGroup extends HttpApiGroup.make("chat").add(
   HttpApiEndpoint.post("send", "/api/chat", {
     payload: ChatRequest,
     success: stream,
-    error: [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, Unavailable]
+    error: [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, SteerRefused, DecisionRefused, Unavailable]
   }),
   HttpApiEndpoint.get("reattach", "/api/chat/:chatId/stream", {
     params: { chatId: Schema.String },

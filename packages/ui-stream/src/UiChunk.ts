@@ -13,7 +13,8 @@ const ToolCallId = { toolCallId: Schema.String }
 
 /**
  * Why an assistant message ended: `stop` (the run completed), `tool-calls` (it paused: the
- * calls wait for a person), `error` (it failed).
+ * calls wait for a person), `error` (it failed), `other` (a newer message cancelled its run:
+ * the agent's `onConversationBusy` is `"interrupt"` or `"rollback"`; its `data-interrupted` part says so).
  *
  * @example
  * ```ts
@@ -25,7 +26,7 @@ const ToolCallId = { toolCallId: Schema.String }
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason = Schema.Literals(["stop", "tool-calls", "error"])
+export const FinishReason = Schema.Literals(["stop", "tool-calls", "error", "other"])
 
 /**
  * @since 0.1.0
@@ -48,7 +49,8 @@ export type FinishReason = typeof FinishReason.Type
  * | `tool-approval-request` | the run paused: the call waits for approval (`approvalId` names the run, its pause and the call; `reason`, why the gate asked — `ai` 7 shows it as the part's `approval.requestReason`, `ai` 6 ignores it) |
  * | `tool-output-denied` | a person denied the call |
  * | `error` | the run failed after it started (`errorText`: what failed) |
- * | `finish` | the message ended: completed, paused or failed |
+ * | `data-interrupted` | a newer message cancelled the run (`onConversationBusy: "interrupt"` or `"rollback"`): `data` is `{ runId, by, rolledBack, message }` — `by` the run of the newer message, `rolledBack` whether this run's messages were removed from the conversation; a data part of the message, as `useChat` keeps it |
+ * | `finish` | the message ended: completed, paused, failed or interrupted |
  *
  * @example
  * ```ts
@@ -77,6 +79,10 @@ export const UiChunk = Schema.Union([
   Schema.Struct({ type: Schema.Literal("tool-output-denied"), ...ToolCallId }),
   Schema.Struct({ type: Schema.Literal("finish-step") }),
   Schema.Struct({ type: Schema.Literal("error"), errorText: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("data-interrupted"),
+    data: Schema.Struct({ runId: Schema.String, by: Schema.String, rolledBack: Schema.Boolean, message: Schema.String })
+  }),
   Schema.Struct({ type: Schema.Literal("finish"), finishReason: FinishReason })
 ]).annotate({ identifier: "UiChunk" })
 

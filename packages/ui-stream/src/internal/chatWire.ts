@@ -2,7 +2,9 @@
  * The UI message stream's encoding of a segment of a chat's message: `start` first, once per
  * message (its id the run's: one assistant message per run, across its pauses), then the
  * chunks of the run's events (`translate.ts`), and `finish` and `[DONE]` where the segment ends
- * — replayed only at the end of the whole message, which goes on after a pause.
+ * — replayed only at the end of the whole message, which goes on after a pause. A run a newer
+ * message cancelled ends with a `data-interrupted` part and `finish` (`other`), not an error: the
+ * person sent the message that cancelled it.
  */
 import * as UiChunk from "../UiChunk.js"
 import type * as Runner from "./runner.js"
@@ -25,6 +27,15 @@ export const make = (prelude: ReadonlyArray<UiChunk.UiChunk>) => (runId: string)
         ? { events, end: { status: "paused", ending: ending("tool-calls") } }
         : { events, end: { status: "ended", ending: ending("stop") } }
     },
-    failed: ({ message }) => ({ events: encode([...translator.failed(), { type: "error", errorText: message }]), ending: ending("error") })
+    failed: ({ interrupted, message }) =>
+      interrupted === undefined
+        ? { events: encode([...translator.failed(), { type: "error", errorText: message }]), ending: ending("error") }
+        : {
+          events: encode([...translator.failed(), {
+            type: "data-interrupted",
+            data: { runId: interrupted.runId, by: interrupted.by, rolledBack: interrupted.rolledBack, message }
+          }]),
+          ending: ending("other")
+        }
   }
 }

@@ -1,8 +1,10 @@
 /**
  * The handlers of the chat group: a request read (a turn, or answers to a pause), authorized,
  * its run started in the endpoint's scope, and its message streamed; a reattach authorized and
- * served from the replay buffer. A refusal is answered with its status and its sentence as
- * text — what `useChat` shows — or its JSON to a client that asks for JSON.
+ * served from the replay buffer. A second message while a run works is the agent's
+ * `onConversationBusy` (decision 173): one the running run took (`"steer"`) is answered with that
+ * run's message, from the replay buffer. A refusal is answered with its status and its sentence
+ * as text — what `useChat` shows — or its JSON to a client that asks for JSON.
  */
 import type { AgentError, AgentEvent } from "@agentfx/core"
 import { Agent as Agents } from "@agentfx/core"
@@ -22,6 +24,9 @@ import * as Serve from "./serve.js"
 import * as Thread from "./thread.js"
 import * as ThreadUi from "./threadUi.js"
 
+/** The answer to a message a running run took that this process does not replay: a message that shows nothing (the run's message answers it). */
+const answered = Streams.make(UiChunk.toEvent({ type: "finish", finishReason: "stop" }), UiChunk.done)
+
 const respond = (events: Stream.Stream<Uint8Array>) =>
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: UiChunk.headers })
 
@@ -40,7 +45,10 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
               Runner.run(replay, scope, { chatId, wire: ChatWire.make(prelude), events: Streams.provideContext(events, context) })
             if (parsed._tag === "Turn") {
               yield* authorized(authorize, request, { action: "start", chatId })
-              const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: chatId }), []).pipe(Effect.mapError(refused))
+              const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: chatId }), []).pipe(
+                Effect.catchTag("Steered", (steered) => Effect.map(Serve.steered(replay, chatId, steered.runId), (events) => events ?? answered)),
+                Effect.mapError(refused)
+              )
               return respond(events)
             }
             const decidedBy = yield* authorized(authorize, request, { action: "decide", chatId, runId: parsed.runId })

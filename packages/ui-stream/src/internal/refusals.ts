@@ -15,6 +15,7 @@ import {
   InvalidRequest,
   ReplayDropped,
   RunNotFound,
+  SteerRefused,
   Unavailable
 } from "../ChatApi.js"
 import type { Access, Authorize } from "../ChatAuthorization.js"
@@ -24,7 +25,7 @@ import * as Pause from "./pause.js"
 /** How deeply a request may nest beyond the arguments the agent accepts: a message, its part, its input. */
 export const envelope = 8
 
-/** A run's or resume's failure before its first event, as the request's refusal (`busy`: a conversation held). */
+/** A run's or resume's failure before its first event, as the request's refusal (`busy`: a conversation held; `SteerRefused`: a steered message its running run did not take, as it paused). */
 export const refusal = (error: AgentError.ResumeError, words: Pause.Words, busy: () => ConversationBusy) => {
   switch (error._tag) {
     case "RunAlreadyResumed":
@@ -33,6 +34,14 @@ export const refusal = (error: AgentError.ResumeError, words: Pause.Words, busy:
       return new RunNotFound({ runId: error.runId, message: error.message })
     case "ConversationBusy":
       return busy()
+    case "SteerRefused": {
+      const conversation = words.conversation(error.conversationId)
+      return new SteerRefused({
+        chatId: error.conversationId,
+        runId: error.runId,
+        message: `${conversation.charAt(0).toUpperCase()}${conversation.slice(1)} waits for a person: its running run ${error.runId} paused before it took your message, and nothing was written; answer its ${words.pause}, then send the message again`
+      })
+    }
     case "InvalidRunInput":
       return new InvalidRequest({ message: error.message })
     case "UnknownDecision":
@@ -55,7 +64,7 @@ export const authorized = (authorize: Authorize, request: HttpServerRequest.Http
   )
 
 /** Every refusal of the endpoints, by the class that gives its status. */
-const refusals = [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, ReplayDropped, Unavailable]
+const refusals = [InvalidRequest, Unauthorized, Forbidden, RunNotFound, AlreadyDecided, ConversationBusy, SteerRefused, DecisionRefused, ReplayDropped, Unavailable]
 
 /** Whether the client asks for JSON: `application/json` among its `Accept` media ranges (not with q=0). */
 export const acceptsJson = (accept: string | undefined): boolean =>

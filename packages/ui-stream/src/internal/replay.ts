@@ -65,8 +65,11 @@ export interface Replay {
     status: "paused" | "ended",
     now: number
   ) => void
-  /** The conversation's message from its start, then live; `None` when there is none to replay. */
-  readonly reattach: (chatId: string, now: number) => Effect.Effect<Found>
+  /**
+   * The conversation's message from its start, then live; `None` when there is none to replay —
+   * or, given `messageId`, when the conversation's message is another.
+   */
+  readonly reattach: (chatId: string, now: number, messageId?: string) => Effect.Effect<Found>
   /**
    * The id of the conversation's last message this process ran (its run's id) while the buffer
    * keeps it — streaming, paused or ended, replayed or not — so that a thread read names that
@@ -153,11 +156,12 @@ export const make = (bounds: Bounds): Replay => {
     }
   }
 
-  const reattach: Replay["reattach"] = (chatId, now) =>
+  const reattach: Replay["reattach"] = (chatId, now, messageId) =>
     Effect.flatMap(listen, ({ queue, stream }) =>
       Effect.sync((): Found => {
         const message = messages.get(chatId)
         if (message === undefined || (message.status === "ended" && now - message.endedAt > bounds.endedMillis)) return { _tag: "None" }
+        if (messageId !== undefined && message.messageId !== messageId) return { _tag: "None" }
         if (message.events === undefined) return { _tag: "Dropped" }
         const replay = Stream.fromIterable([...message.head, ...message.events])
         if (message.ending !== undefined) return { _tag: "Replay", events: Stream.concat(replay, Stream.fromIterable(message.ending)) }

@@ -9,6 +9,7 @@
  * failure before that is the request's refusal, and nothing was sent.
  */
 import type { AgentEvent } from "@agentfx/core"
+import { RunStore } from "@agentfx/core"
 import type { Scope } from "effect"
 import { Cause, Clock, Deferred, Effect, Exit, Option, Stream } from "effect"
 import * as Replay from "./replay.js"
@@ -16,10 +17,14 @@ import * as Replay from "./replay.js"
 /** What clients are told of a defect: a fixed text (its own message may hold anything); the cause is logged. */
 export const unexpected = "The run failed unexpectedly"
 
-/** Why a segment failed after it was admitted, as a client is told: a sentence, and the failure's tag (`code`). */
+/**
+ * Why a segment failed after it was admitted, as a client is told: a sentence, and the failure's
+ * tag (`code`); `interrupted` when a newer message cancelled the run (`TurnInterrupted`).
+ */
 export interface Failure {
   readonly message: string
   readonly code: string
+  readonly interrupted?: RunStore.TurnInterrupted | undefined
 }
 
 /** What a segment's events become on the wire, and where the segment ends. */
@@ -43,7 +48,10 @@ export interface Wire {
 /** The failure a client is told of. */
 const failureOf = (cause: Cause.Cause<{ readonly message: string; readonly _tag?: string }>): Failure => {
   const failure = Cause.findErrorOption(cause)
-  if (Option.isSome(failure)) return { message: failure.value.message, code: failure.value._tag ?? "Error" }
+  if (Option.isSome(failure)) {
+    const { value } = failure
+    return { message: value.message, code: value._tag ?? "Error", ...(value instanceof RunStore.TurnInterrupted ? { interrupted: value } : {}) }
+  }
   return Cause.hasInterruptsOnly(cause)
     ? { message: "The server stopped while the run was running", code: "Interrupted" }
     : { message: unexpected, code: "Defect" }

@@ -124,3 +124,14 @@ export const reattach = <A>(
         return replayed(found.events)
     }
   })
+
+/**
+ * The answer to a second message that the conversation's running run took (`Steered`: the agent
+ * steers): that run's message, from the replay buffer — from its start, then live — so that the
+ * sender follows the answer that took their message in; `undefined` when this process does not
+ * replay it (another process runs it, or the replay outgrew its bound): the message is in the thread.
+ */
+export const steered = (replay: Replay.Replay, chatId: string, runId: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => replay.reattach(chatId, now, runId)).pipe(
+    Effect.map((found) => found._tag === "Replay" ? found.events : undefined)
+  )

@@ -1,7 +1,9 @@
 /**
  * The handlers of the AG-UI group: a `RunAgentInput` read (a turn, or the answers to a paused
  * run's interrupts), authorized, its run started in the endpoint's scope, and streamed as an
- * AG-UI run; a reattach authorized and served from the replay buffer. A refusal is answered
+ * AG-UI run; a reattach authorized and served from the replay buffer. A second message while a
+ * run works is the agent's `onConversationBusy` (decision 173): one the running run took
+ * (`"steer"`) is answered with that run's events, from the replay buffer. A refusal is answered
  * with its status and its sentence as text, or its JSON to a client that asks for JSON.
  */
 import type { AgentError, AgentEvent } from "@agentfx/core"
@@ -45,6 +47,8 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
             if (parsed._tag === "Turn") {
               yield* authorized(authorize, request, { action: "start", chatId: threadId })
               const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: threadId }), { state: State.initial(agent) }).pipe(
+                Effect.catchTag("Steered", (steered) =>
+                  Effect.map(Serve.steered(replay, threadId, steered.runId), (events) => events ?? Wire.answered(threadId, runId))),
                 Effect.mapError(refused)
               )
               return respond(events)

@@ -12,7 +12,7 @@
  */
 import type { Agent, AgentEvent, AgentExit, Json, Message, Part, ToolCall as ToolCalls } from "@agentfx/core"
 import { ToolCall, ToolError } from "@agentfx/core"
-import { Duration } from "effect"
+import { Duration, Stream } from "effect"
 import type { AgUiEvent, ContentPart, Interrupt, TokenUsage } from "../../AgUiEvent.js"
 import { toEvent } from "../../AgUiEvent.js"
 import * as Approval from "../approval.js"
@@ -245,3 +245,10 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
     failed: ({ code, message }) => ({ events: encode([...closeStep(), { type: "RUN_ERROR", message, code }]), ending: [] })
   }
 }
+
+/**
+ * The AG-UI run of a message the thread's running run took (`"steer"`) when this process does
+ * not replay that run: started and finished, with nothing to show — the running run answers it.
+ */
+export const answered = (threadId: string, runId: string) =>
+  Stream.make(toEvent({ type: "RUN_STARTED", threadId, runId }), toEvent({ type: "RUN_FINISHED", threadId, runId, outcome: { type: "success" } }))
