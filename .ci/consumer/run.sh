@@ -71,7 +71,7 @@ pg_line="" core_line=""
 for line in "${lines[@]}"; do
   case " $line " in *" @agentfx/core "*) core_line=$line ;; esac
   case " $line " in
-    *" @effect/sql-pg@"*) pg_line=$line ;; # installed in the second project only
+    *" @effect/sql-pg "*) pg_line=$line ;; # installed in the second project only
     *) install_line "$project" "$line" ;;
   esac
 done

@@ -63,7 +63,7 @@ export type TypeId = typeof TypeId
  * const assistant = Agent.make({ name: "assistant", onConversationBusy: "steer" })
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export type OnConversationBusy = "fail" | "wait" | "steer" | "interrupt" | "rollback"

@@ -198,7 +198,7 @@ export class ConversationBusy extends Data.TaggedError("ConversationBusy")<{ rea
  * new RunStore.Steered({ conversationId: "c-1", runId: "run-1" }).message // The input joined run "run-1" …
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category errors
  */
 export class Steered extends Data.TaggedError("Steered")<{ readonly conversationId: string; readonly runId: string }> {
@@ -220,7 +220,7 @@ export class Steered extends Data.TaggedError("Steered")<{ readonly conversation
  * new RunStore.SteerRefused({ conversationId: "c-1", runId: "run-1" }).message // Run "run-1" paused …
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category errors
  */
 export class SteerRefused extends Data.TaggedError("SteerRefused")<{ readonly conversationId: string; readonly runId: string }> {
@@ -242,7 +242,7 @@ export class SteerRefused extends Data.TaggedError("SteerRefused")<{ readonly co
  * new RunStore.TurnInterrupted({ runId: "run-1", conversationId: "c-1", by: "run-2", rolledBack: false }).message
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category errors
  */
 export class TurnInterrupted extends Data.TaggedError("TurnInterrupted")<{
@@ -263,7 +263,7 @@ export class TurnInterrupted extends Data.TaggedError("TurnInterrupted")<{
  * conversation (`pending`), taken by run `runId`, or withdrawn by its sender (`withdrawn`; also
  * an id the store does not know).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export type SteerStatus =
@@ -278,7 +278,7 @@ export type SteerStatus =
  * conversation was let go withdraws it — taking and withdrawing are one compare-and-set each, so
  * an input is taken once or withdrawn, never both.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface Steering {

@@ -142,7 +142,7 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@age
  * new ChatApi.SteerRefused({ chatId: "chat-1", runId: "run-1", message: "Chat \"chat-1\" waits for approval: …" })
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category errors
  */
 export class SteerRefused extends Schema.TaggedError<SteerRefused>("@agentfx/ui-stream/SteerRefused")(
