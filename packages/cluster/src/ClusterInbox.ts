@@ -9,15 +9,14 @@
  *
  * @since 0.1.0
  */
-import type { Agent, Decision } from "@agentfx/core"
-import type { AgentError } from "@agentfx/core"
-import { RunStore } from "@agentfx/core"
+import type { Agent, Decision, RunStore } from "@agentfx/core"
 import type { RunDriver } from "@agentfx/inbox"
 // a value import of the inbox only here: this entry point is for the inbox's users (its optional peer)
 import { LiveEvent } from "@agentfx/inbox"
 import type { Sharding } from "effect/cluster/Sharding"
-import { Clock, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
-import * as AgentCluster from "./AgentCluster.js"
+import { Clock, Duration, Effect, Option, Stream } from "effect"
+import type * as AgentCluster from "./AgentCluster.js"
+import * as Decided from "./internal/decided.js"
 import * as RunLocation from "./RunLocation.js"
 import type * as RunOutcome from "./RunOutcome.js"
 
@@ -68,43 +67,18 @@ export const driver = Effect.fnUntraced(function*(
 ): Effect.fn.Return<RunDriver.RunDriver, never, Sharding | RunLocation.RunLocation> {
   const context = yield* Effect.context<Sharding | RunLocation.RunLocation>()
   const poll = Duration.fromInputUnsafe(options?.claimPoll ?? "50 millis")
-  const entities = new Map<string, AgentCluster.AgentEntity<any, any, any>>()
-  const entityOf = (agent: Agent.Any) => {
-    let entity = entities.get(agent.name)
-    if (entity === undefined) entities.set(agent.name, entity = AgentCluster.make(agent))
-    return entity
-  }
+  const entityOf = Decided.entities()
 
   const resume: RunDriver.RunDriver["resume"] = (agent, paused, decision, decidedBy) =>
-    Stream.unwrap(Effect.gen(function*() {
-      const reply = yield* Effect.forkScoped(
-        AgentCluster.decide(entityOf(agent), paused.runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
-      )
-      const first = yield* Effect.raceFirst(
-        Effect.map(Fiber.join(reply), (outcome) => ({ claim: Option.none<RunStore.RunRecord>(), outcome: Option.some(outcome) })),
-        Effect.map(claimOf(paused, decidedBy, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
-      )
-      // answered before the store was read: the run was claimed (its reply says how it went on); the claim's time from the record
-      const claim = Option.isSome(first.claim) ? first.claim.value : yield* readClaim(paused.runId)
-      const resumed = yield* resumedEvent(agent, paused, decision, decidedBy, claim)
-      const ending = Option.isSome(first.outcome)
-        ? Effect.succeed(first.outcome.value)
-        : Fiber.join(reply)
-      const fromReply = Stream.fromEffect(Effect.matchEffect(ending, {
-        onFailure: (error) => Effect.map(Clock.currentTimeMillis, (timestamp) => failedEvent(paused, timestamp, error._tag, error.message)),
-        onSuccess: (outcome) => finalEvent(paused, outcome)
-      }))
-      // the steps, from the runner that drives the run (the segment its decision on this pause drives), to the stop;
-      // the claim's own event is the one above (the watched RunResumed names no decider). A watch that fails ends with the reply.
-      let stopped = false
-      const steps = AgentCluster.watch(entityOf(agent), paused.runId, { from: paused.version }).pipe(
-        Stream.mapEffect((watched) => liveEvent(paused, watched)),
-        Stream.filter((event): event is LiveEvent.LiveEvent => event !== undefined),
-        Stream.tap((event) => Effect.sync(() => void (stopped ||= event.runId === paused.runId && LiveEvent.isFinal(event)))),
-        Stream.catch(() => Stream.empty)
-      )
-      return Stream.concat(Stream.make(resumed), Stream.concat(steps, Stream.suspend(() => stopped ? Stream.empty : fromReply)))
-    })).pipe(Stream.provideContext(context))
+    Stream.unwrap(Effect.map(Decided.follow(entityOf(agent), paused, decision, decidedBy, poll), ({ claim, watched }) =>
+      // the claim's own event first (the watched RunResumed names no decider), then the steps from the runner that drives the run
+      Stream.concat(
+        Stream.fromEffect(resumedEvent(agent, paused, decision, decidedBy, claim)),
+        watched.pipe(
+          Stream.mapEffect((element) => liveEvent(paused, element)),
+          Stream.filter((event): event is LiveEvent.LiveEvent => event !== undefined)
+        )
+      ))).pipe(Stream.provideContext(context))
 
   return {
     resume,
@@ -116,27 +90,6 @@ export const driver = Effect.fnUntraced(function*(
       )
   }
 })
-
-/** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled until then, or until the reply wins the race. */
-const claimOf = (paused: RunStore.RunRecord, decidedBy: string, poll: Duration.Duration) =>
-  Effect.flatMap(RunStore.RunStore, (store) =>
-    store.get(paused.runId).pipe(
-      // a failed read is read again: the runner's reply ends the wait whatever the store says
-      Effect.catch(() => Effect.succeed(Option.none<RunStore.RunRecord>())),
-      Effect.flatMap((record) =>
-        Option.isSome(record) && record.value.version > paused.version && record.value.decidedBy === decidedBy
-          ? Effect.succeed(record.value)
-          : Effect.fail("unclaimed" as const)
-      ),
-      Effect.retry(Schedule.spaced(poll)),
-      Effect.orDie
-    ))
-
-const readClaim = (runId: string) =>
-  Effect.flatMap(RunStore.RunStore, (store) => store.get(runId)).pipe(
-    Effect.map(Option.getOrUndefined),
-    Effect.catch(() => Effect.succeed(undefined))
-  )
 
 const resumedEvent = (agent: Agent.Any, paused: RunStore.RunRecord, decision: Decision.Decision, decidedBy: string, claim: RunStore.RunRecord | undefined) =>
   Effect.map(Clock.currentTimeMillis, (now): LiveEvent.LiveEvent => ({
@@ -200,24 +153,3 @@ const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) 
           : failedEvent(paused, timestamp, "Failed", "The run failed")
     }
   })
-
-/** A failure of the decision's delivery or a refusal, as a resume's error. */
-const asResumeError = (
-  error: Effect.Error<ReturnType<typeof AgentCluster.decide>>
-): AgentError.ResumeError => {
-  switch (error._tag) {
-    case "RunAlreadyResumed":
-    case "RunNotFound":
-    case "StoreError":
-      return error
-    case "Refused":
-      return new RunStore.StoreError({ message: `The runner refused the decision (${error.reason}): ${error.message}` })
-    default:
-      return new RunStore.StoreError({ message: `The decision could not be delivered to the cluster (${error._tag}): ${describe(error)}` })
-  }
-}
-
-const describe = (error: unknown) =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message !== ""
-    ? error.message
-    : String(error)

@@ -147,6 +147,7 @@ export type PatchOperation = typeof PatchOperation.Type
  * | `TOOL_CALL_RESULT` | its result, as the model is shown it: a value, a failure, a person's rejection or reply |
  * | `STATE_DELTA` | the slots' changes, as a JSON Patch, when the run paused or completed |
  * | `RUN_FINISHED` | `outcome` `interrupt` (the run paused: its interrupts) or `success` (it completed); `usage` |
+ * | `CUSTOM` `agentfx.eventsLost` (`value`: `runId`, `message`) | events of the run were lost (a cluster runner driving it was killed): the run goes on |
  * | `RUN_ERROR` | the run failed after it started (`code`: the failure's tag) |
  *
  * @example
@@ -191,7 +192,12 @@ export const AgUiEvent = Schema.Union([
     content: Schema.Union([Schema.String, Schema.Array(ContentPart)])
   }),
   Schema.Struct({ type: Schema.Literal("STATE_SNAPSHOT"), snapshot: Json.JsonValue }),
-  Schema.Struct({ type: Schema.Literal("STATE_DELTA"), delta: Schema.Array(PatchOperation) })
+  Schema.Struct({ type: Schema.Literal("STATE_DELTA"), delta: Schema.Array(PatchOperation) }),
+  Schema.Struct({
+    type: Schema.Literal("CUSTOM"),
+    name: Schema.Literal("agentfx.eventsLost"),
+    value: Schema.Struct({ runId: Schema.String, message: Schema.String })
+  })
 ]).annotate({ identifier: "AgUiEvent" })
 
 /**

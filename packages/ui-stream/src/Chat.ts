@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import type { Agent, ChatModel, Listening } from "@agentfx/core"
+import type { Agent, Listening } from "@agentfx/core"
 import type { Scope } from "effect"
 import { Layer } from "effect"
 import type { HttpServer, HttpServerError } from "effect/http"
@@ -26,6 +26,7 @@ import type { HttpApiGroup } from "effect/http-api"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./ChatApi.js"
 import type * as ChatAuthorization from "./ChatAuthorization.js"
+import type * as ChatDriver from "./ChatDriver.js"
 import * as Handlers from "./internal/handlers.js"
 import * as Serve from "./internal/serve.js"
 
@@ -136,6 +137,13 @@ export interface Options<R> {
    * other origin.
    */
   readonly authorize?: ChatAuthorization.Authorize
+  /**
+   * What drives the runs. Default: this process (`Agent.stream`, `Agent.streamResume`, with the
+   * Layer's services: the agent's requirements and a `ChatModel`). `@agentfx/cluster`'s
+   * `ClusterChat.driver(entity)` drives them on the cluster's runners: the Layer then needs none of
+   * those, only the run store and `ChatMemory` the runners share (for answers and thread reads).
+   */
+  readonly driver?: ChatDriver.ChatDriver
 }
 
 /**
@@ -160,12 +168,12 @@ export interface Options<R> {
  * @since 0.1.0
  * @category layers
  */
-export const layer = <R>(
-  options: Options<R>
-): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, R | ChatModel.ChatModel> => handlers(options, undefined)
+export const layer = <R, D extends ChatDriver.ChatDriver | undefined = undefined>(
+  options: Options<R> & { readonly driver?: D }
+): Layer.Layer<HttpApiGroup.Service<"agentfx-chat", "chat">, never, Serve.Needs<D, R>> => handlers(options, undefined)
 
 /** The handlers, their runs in `runs` when given, else in the Layer's scope. */
-const handlers = <R>(options: Options<R>, runs: Scope.Scope | undefined) =>
+const handlers = <R, D extends ChatDriver.ChatDriver | undefined>(options: Options<R> & { readonly driver?: D }, runs: Scope.Scope | undefined) =>
   Serve.handlers(options, { maxBytes: replayMaxBytes, maxSettled: replaySettledKept, endedMillis: replayEndedMillis }, runs, (endpoint) =>
     Handlers.layer(endpoint, { limit: pageLimit, maxLimit: pageMaxLimit }))
 
@@ -193,7 +201,8 @@ const handlers = <R>(options: Options<R>, runs: Scope.Scope | undefined) =>
  * @since 0.1.0
  * @category layers
  */
-export const routes = <R>(options: Options<R>) => HttpApiBuilder.layer(Api).pipe(Layer.provide(layer(options)))
+export const routes = <R, D extends ChatDriver.ChatDriver | undefined = undefined>(options: Options<R> & { readonly driver?: D }) =>
+  HttpApiBuilder.layer(Api).pipe(Layer.provide(layer(options)))
 
 /**
  * Options of {@link serve}.
@@ -240,9 +249,9 @@ export interface ServeOptions<R> extends Options<R>, Serve.Address {}
  * @since 0.1.0
  * @category layers
  */
-export const serve = <R>(
-  options: ServeOptions<R>
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, R | ChatModel.ChatModel> =>
+export const serve = <R, D extends ChatDriver.ChatDriver | undefined = undefined>(
+  options: ServeOptions<R> & { readonly driver?: D }
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError | Listening.PortInUse, Serve.Needs<D, R>> =>
   Serve.serve((runs) => HttpApiBuilder.layer(Api).pipe(Layer.provide(handlers(options, runs))), options, {
     name: "Chat endpoint",
     server: "the chat endpoint",

@@ -48,6 +48,7 @@ export type FinishReason = typeof FinishReason.Type
  * | `file` | a file the tool returned beside its result (`url`: a `data:` URL of inline bytes, or the file's URL) |
  * | `tool-approval-request` | the run paused: the call waits for approval (`approvalId` names the run, its pause and the call; `reason`, why the gate asked — `ai` 7 shows it as the part's `approval.requestReason`, `ai` 6 ignores it) |
  * | `tool-output-denied` | a person denied the call |
+ * | `data-events-lost` | events of the run were lost (a cluster runner driving it was killed; `data`: `runId`, `message`): a part of the message, the run goes on |
  * | `error` | the run failed after it started (`errorText`: what failed) |
  * | `data-interrupted` | a newer message cancelled the run (`onConversationBusy: "interrupt"` or `"rollback"`): `data` is `{ runId, by, rolledBack, message }` — `by` the run of the newer message, `rolledBack` whether this run's messages were removed from the conversation; a data part of the message, as `useChat` keeps it |
  * | `finish` | the message ended: completed, paused, failed or interrupted |
@@ -78,6 +79,7 @@ export const UiChunk = Schema.Union([
   Schema.Struct({ type: Schema.Literal("file"), url: Schema.String, mediaType: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool-output-denied"), ...ToolCallId }),
   Schema.Struct({ type: Schema.Literal("finish-step") }),
+  Schema.Struct({ type: Schema.Literal("data-events-lost"), data: Schema.Struct({ runId: Schema.String, message: Schema.String }) }),
   Schema.Struct({ type: Schema.Literal("error"), errorText: Schema.String }),
   Schema.Struct({
     type: Schema.Literal("data-interrupted"),

@@ -22,7 +22,7 @@ export const make = (prelude: ReadonlyArray<UiChunk.UiChunk>) => (runId: string)
     opening: encode(prelude),
     event: (event) => {
       const events = encode(translator.event(event))
-      if (event.runId !== runId || (event._tag !== "RunPaused" && event._tag !== "RunCompleted")) return { events }
+      if (event.runId !== runId || (event._tag !== "RunPaused" && event._tag !== "RunCompleted" && event._tag !== "RunEnded")) return { events }
       return event._tag === "RunPaused"
         ? { events, end: { status: "paused", ending: ending("tool-calls") } }
         : { events, end: { status: "ended", ending: ending("stop") } }

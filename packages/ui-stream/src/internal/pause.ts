@@ -8,6 +8,7 @@ import { AgentError, Checkpoint, RunStore } from "@agentfx/core"
 import { Effect, Option, Schedule, Schema } from "effect"
 import type { ConversationBusy } from "../ChatApi.js"
 import { AlreadyDecided, DecisionRefused, RunNotFound, Unavailable } from "../ChatApi.js"
+import type * as ChatDriver from "../ChatDriver.js"
 
 /** A call the pause waits on: its failure, for an environment pause; why the gate asked, for an approval pause. */
 export interface Pending {
@@ -25,6 +26,9 @@ export interface Pause {
   readonly checkpoint: Checkpoint.Checkpoint
   readonly pending: ReadonlyArray<Pending>
 }
+
+/** The pause as a driver is given it. */
+export const pauseOf = (pause: Pause): ChatDriver.Pause => ({ runId: pause.runId, revision: pause.revision, checkpoint: pause.encoded })
 
 /**
  * How an endpoint words its refusals of answers: a conversation (the chat endpoint's `chat c1`,

@@ -8,10 +8,10 @@
  * conversation fails the run after it), or a resume's `RunResumed` (its claim was won). A
  * failure before that is the request's refusal, and nothing was sent.
  */
-import type { AgentEvent } from "@agentfx/core"
 import { RunStore } from "@agentfx/core"
 import type { Scope } from "effect"
 import { Cause, Clock, Deferred, Effect, Exit, Option, Stream } from "effect"
+import type { Driven } from "../ChatDriver.js"
 import * as Replay from "./replay.js"
 
 /** What clients are told of a defect: a fixed text (its own message may hold anything); the cause is logged. */
@@ -40,9 +40,16 @@ export interface Wire {
   readonly head: ReadonlyArray<Uint8Array>
   /** What the segment says first, once admitted, kept. */
   readonly opening: ReadonlyArray<Uint8Array>
-  readonly event: (event: AgentEvent.AgentEvent) => Output
+  /** A run's event, or what stands for events lost (`EventsLost`, a `RunEnded` that completed; a failed `RunEnded` is {@link failed}). */
+  readonly event: (event: Driven) => Output
   /** What ends a segment that failed after it was admitted: its last events (kept), and what closes it. */
   readonly failed: (failure: Failure) => { readonly events: ReadonlyArray<Uint8Array>; readonly ending: ReadonlyArray<Uint8Array> }
+}
+
+/** What ends a segment that failed: the wire's last events, and what closes it. */
+const failedOutput = (wire: Wire, failure: Failure): Output => {
+  const { ending, events } = wire.failed(failure)
+  return { events, end: { status: "ended", ending } }
 }
 
 /** The failure a client is told of. */
@@ -59,8 +66,8 @@ const failureOf = (cause: Cause.Cause<{ readonly message: string; readonly _tag?
 
 export interface Segment<E> {
   readonly chatId: string
-  /** The run's events. */
-  readonly events: Stream.Stream<AgentEvent.AgentEvent, E>
+  /** The run's events, as its driver gives them. */
+  readonly events: Stream.Stream<Driven, E>
   /** The segment's encoding, given the run's id once it is known. */
   readonly wire: (runId: string) => Wire
 }
@@ -89,7 +96,7 @@ export const run = <E extends { readonly message: string; readonly _tag?: string
       replay.end(message, output.events, output.end.ending, output.end.status, now)
     }
 
-    const publish = (event: AgentEvent.AgentEvent) =>
+    const publish = (event: Driven) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.suspend(() => {
           // a run's start is not its admission: the conversation is held (or refused as busy) after it
@@ -99,7 +106,7 @@ export const run = <E extends { readonly message: string; readonly _tag?: string
             message = replay.open(segment.chatId, event.runId, listener.queue, wire.head)
             replay.push(message, wire.opening)
           }
-          settle(wire.event(event), now)
+          settle(event._tag === "RunEnded" && event.failure !== undefined ? failedOutput(wire, { message: event.failure.message, code: event.failure.error }) : wire.event(event), now)
           return Deferred.succeed(opened, undefined)
         }))
 
@@ -115,8 +122,7 @@ export const run = <E extends { readonly message: string; readonly _tag?: string
         const failure = Exit.isFailure(exit)
           ? failureOf(exit.cause)
           : { message: "The run ended without completing or pausing", code: "Incomplete" }
-        const { ending, events } = wire.failed(failure)
-        replay.end(message, events, ending, "ended", yield* Clock.currentTimeMillis)
+        settle(failedOutput(wire, failure), yield* Clock.currentTimeMillis)
       })
 
     yield* segment.events.pipe(Stream.runForEach(publish), Effect.onExit(ended), Effect.forkIn(scope))

@@ -6,50 +6,59 @@
  * server, whose graceful shutdown then waits only for idle connections.
  */
 import type { Agent, ChatModel } from "@agentfx/core"
-import { Listening } from "@agentfx/core"
+import { Agent as Agents, Listening } from "@agentfx/core"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { Scope as Scopes } from "effect"
 import type { Stream } from "effect"
-import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Scope, Stream as Streams } from "effect"
 import type { HttpServerError } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import * as ChatAuthorization from "../ChatAuthorization.js"
+import type { ChatDriver } from "../ChatDriver.js"
 import { ReplayDropped } from "../ChatApi.js"
 import * as Refusals from "./refusals.js"
 import * as Replay from "./replay.js"
 
-/** What an endpoint's handlers run with: its agent, hook and replay buffer, the services its runs get, and the scope they run in. */
+/** What an endpoint's handlers run with: its agent, hook and replay buffer, what drives its runs, and the scope they run in. */
 export interface Endpoint {
   readonly agent: Agent.Any
   readonly authorize: ChatAuthorization.Authorize
   readonly replay: Replay.Replay
-  readonly context: Context.Context<any>
+  readonly driver: ChatDriver
   readonly scope: Scopes.Scope
 }
 
+/** What an endpoint needs of its Layer: the agent's requirements and a `ChatModel` when it drives its runs itself; nothing with a driver. */
+export type Needs<D, R> = [D] extends [ChatDriver] ? never : R | ChatModel.ChatModel
+
+/** The endpoint's own process as the driver: the runs with the services of `context`. */
+const inProcess = (context: Context.Context<any>): ChatDriver => ({
+  stream: (agent, options) => Streams.provideContext(Agents.stream(agent, options), context),
+  resume: (agent, pause, decision, { decidedBy }) => Streams.provideContext(Agents.streamResume(agent, pause.checkpoint, decision, { decidedBy }), context)
+})
+
 /**
  * The handlers `make` builds over an endpoint: a replay buffer of its own (held to `bounds`),
- * `options.authorize` (default `ChatAuthorization.loopback()`), the Layer's services, and its runs
- * in `runs` when given, else in the Layer's scope.
+ * `options.authorize` (default `ChatAuthorization.loopback()`), `options.driver` (default: this
+ * process, with the Layer's services), and its runs in `runs` when given, else in the Layer's scope.
  */
-export const handlers = <A, R>(
-  options: { readonly agent: Agent.Agent<any, R, any>; readonly authorize?: ChatAuthorization.Authorize | undefined },
+export const handlers = <A, R, D extends ChatDriver | undefined>(
+  options: { readonly agent: Agent.Agent<any, R, any>; readonly authorize?: ChatAuthorization.Authorize | undefined; readonly driver?: D },
   bounds: Replay.Bounds,
   runs: Scopes.Scope | undefined,
   make: (endpoint: Endpoint) => Layer.Layer<A>
-): Layer.Layer<A, never, R | ChatModel.ChatModel> =>
+): Layer.Layer<A, never, Needs<D, R>> =>
   Layer.unwrap(Effect.gen(function*() {
-    const context = yield* Effect.context<R | ChatModel.ChatModel>()
     return make({
       agent: options.agent,
       authorize: options.authorize ?? ChatAuthorization.loopback(),
       replay: Replay.make(bounds),
-      context,
+      driver: options.driver ?? inProcess(yield* Effect.context<any>()),
       scope: runs ?? (yield* Effect.scope)
     })
-  }))
+  })) as Layer.Layer<A, never, Needs<D, R>>
 
 export interface Address {
   /** Default 0: a free port (read it from the `HttpServer`'s address). */

@@ -2,16 +2,18 @@
  * A run's events as the chunks of its assistant message. Each model call is a step (a context
  * policy's summary call is none); its text a text part; each tool call that a gate let through a tool part, from its start to its
  * result, and the files it returned as file parts. A pause closes the step with one approval request per pending call. Events of a
- * sub-agent's run (another run id) are not the message's: its call's result is.
+ * sub-agent's run (another run id) are not the message's: its call's result is. Events that a
+ * driver lost are a `data-events-lost` part, where they would have been.
  */
-import type { AgentEvent, AgentExit } from "@agentfx/core"
+import type { AgentExit } from "@agentfx/core"
 import { Part } from "@agentfx/core"
+import type { Driven } from "../ChatDriver.js"
 import * as Approval from "./approval.js"
 import type { UiChunk } from "../UiChunk.js"
 
 export interface Translator {
-  /** The chunks of one event of the run (none for another run's). */
-  readonly event: (event: AgentEvent.AgentEvent) => ReadonlyArray<UiChunk>
+  /** The chunks of one event of the run (none for another run's), or of what stands for events lost. */
+  readonly event: (event: Driven) => ReadonlyArray<UiChunk>
   /** The chunks that close what is open when the run fails. */
   readonly failed: () => ReadonlyArray<UiChunk>
 }
@@ -50,7 +52,7 @@ export const make = (runId: string): Translator => {
     return [...chunks, ...closeStep()]
   }
 
-  const event = (event: AgentEvent.AgentEvent): ReadonlyArray<UiChunk> => {
+  const event = (event: Driven): ReadonlyArray<UiChunk> => {
     if (event.runId !== runId) return []
     switch (event._tag) {
       case "ModelCalled": {
@@ -94,7 +96,11 @@ export const make = (runId: string): Translator => {
         return [{ type: "tool-output-error", toolCallId: event.callId, errorText: `timed out after ${event.timeoutMillis} ms` }]
       case "RunPaused":
         return paused(event.exit)
+      case "EventsLost":
+        // the text cut off is ended where it stopped; the lost events are told in the message
+        return [...closeText(), { type: "data-events-lost", data: { runId: event.runId, message: event.message } }]
       case "RunCompleted":
+      case "RunEnded":
         return closeStep()
       case "RunStarted":
       case "RunResumed":

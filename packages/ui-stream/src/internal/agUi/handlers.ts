@@ -6,15 +6,16 @@
  * (`"steer"`) is answered with that run's events, from the replay buffer. A refusal is answered
  * with its status and its sentence as text, or its JSON to a client that asks for JSON.
  */
-import type { AgentError, AgentEvent } from "@agentfx/core"
-import { Agent as Agents } from "@agentfx/core"
+import type { AgentError } from "@agentfx/core"
 import type { Duration } from "effect"
 import { Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../AgUiApi.js"
 import { headers } from "../../AgUiEvent.js"
+import type { Driven } from "../../ChatDriver.js"
 import type * as Page from "../page.js"
+import { pauseOf } from "../pause.js"
 import { asText, authorized, envelope, refusal } from "../refusals.js"
 import * as Runner from "../runner.js"
 import * as Serve from "../serve.js"
@@ -27,10 +28,10 @@ import * as AgUiThread from "./thread.js"
 import * as Wire from "./wire.js"
 
 /**
- * The handlers, over one agent, running in `scope` with the services of `context`; every request
+ * The handlers, over one agent, its runs driven by `driver` in `scope`; every request
  * passes `authorize`; an open stream is kept alive every `keepAlive`; a thread's pages are held to `pages`.
  */
-export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoint, keepAlive: Duration.Input, pages: Page.Bounds) => {
+export const layer = ({ agent, authorize, driver, replay, scope }: Serve.Endpoint, keepAlive: Duration.Input, pages: Page.Bounds) => {
   const respond = (events: Stream.Stream<Uint8Array>) =>
     HttpServerResponse.stream(events.pipe(keepingAlive(keepAlive)), { contentType: "text/event-stream", headers })
   return HttpApiBuilder.group(Api, "agui", (handlers) =>
@@ -42,11 +43,11 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
             const parsed = yield* Request.parse(request, { depth: agent.limits.depth + envelope, fileBytes: agent.limits.fileBytes })
             const { runId, threadId } = parsed
             const refused = (error: AgentError.ResumeError) => refusal(error, Answers.words, () => Answers.conversationBusy(threadId))
-            const start = <E extends AgentError.ResumeError>(events: Stream.Stream<AgentEvent.AgentEvent, E, any>, from: Omit<Wire.Start, "threadId" | "runId">) =>
-              Runner.run(replay, scope, { chatId: threadId, wire: Wire.make(agent, { threadId, runId, ...from }), events: Stream.provideContext(events, context) })
+            const start = (events: Stream.Stream<Driven, AgentError.ResumeError>, from: Omit<Wire.Start, "threadId" | "runId">) =>
+              Runner.run(replay, scope, { chatId: threadId, wire: Wire.make(agent, { threadId, runId, ...from }), events })
             if (parsed._tag === "Turn") {
               yield* authorized(authorize, request, { action: "start", chatId: threadId })
-              const events = yield* start(Agents.stream(agent, { input: parsed.input, conversationId: threadId }), { state: State.initial(agent) }).pipe(
+              const events = yield* start(driver.stream(agent, { input: parsed.input, conversationId: threadId }), { state: State.initial(agent) }).pipe(
                 Effect.catchTag("Steered", (steered) =>
                   Effect.map(Serve.steered(replay, threadId, steered.runId), (events) => events ?? Wire.answered(threadId, runId))),
                 Effect.mapError(refused)
@@ -55,7 +56,7 @@ export const layer = ({ agent, authorize, context, replay, scope }: Serve.Endpoi
             }
             const decidedBy = yield* authorized(authorize, request, { action: "decide", chatId: threadId, runId: parsed.pausedRunId })
             const resume = yield* Answers.prepare(agent, threadId, parsed.pausedRunId, parsed.entries)
-            const events = yield* start(Agents.streamResume(agent, resume.pause.encoded, resume.decision, { decidedBy }), {
+            const events = yield* start(driver.resume(agent, pauseOf(resume.pause), resume.decision, { decidedBy }), {
               state: Object.keys(agent.slots).length === 0 ? undefined : resume.pause.checkpoint.state,
               resumed: { iteration: resume.pause.checkpoint.iteration, decided: resume.decided }
             }).pipe(

@@ -4,13 +4,15 @@
  * the tool calls it asked for, each with its result as the model is shown it), and at its end
  * the slots' `STATE_DELTA` and `RUN_FINISHED` — `interrupt` when the run paused, one interrupt
  * per pending call, `success` when it completed — or `RUN_ERROR` when it failed. Events of a
- * sub-agent's run (another run id) are not the segment's: its call's result is.
+ * sub-agent's run (another run id) are not the segment's: its call's result is. Events that a
+ * driver lost are a `CUSTOM` event, `agentfx.eventsLost`, where they would have been.
  *
  * Ids are unique in the thread, as the client keys its messages by them: the assistant message
  * of an iteration is `<run id>-<iteration>` (its text, and the parent of its tool calls); a
  * tool result's message `<run id>-result-<call id>` (call ids are unique in a conversation).
  */
 import type { Agent, AgentEvent, AgentExit, Json, Message, Part, ToolCall as ToolCalls } from "@agentfx/core"
+import type { Driven } from "../../ChatDriver.js"
 import { ToolCall, ToolError } from "@agentfx/core"
 import { Duration, Stream } from "effect"
 import type { AgUiEvent, ContentPart, Interrupt, TokenUsage } from "../../AgUiEvent.js"
@@ -164,7 +166,7 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
     return [...events, ...closeStep(), ...delta(exit.checkpoint.state), finished({ type: "interrupt", interrupts: [first!, ...rest] })]
   }
 
-  const translate = (event: AgentEvent.AgentEvent): ReadonlyArray<AgUiEvent> => {
+  const translate = (event: Driven): ReadonlyArray<AgUiEvent> => {
     if (event.runId !== runId) return []
     switch (event._tag) {
       case "ModelCalled": {
@@ -219,6 +221,12 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
         return paused(event.exit)
       case "RunCompleted":
         return [...closeStep(), ...delta(State.encode(agent, event.exit.state)), finished({ type: "success" })]
+      case "EventsLost":
+        // the text cut off is ended where it stopped; the lost events are told where they would have been
+        return [...closeText(), { type: "CUSTOM", name: "agentfx.eventsLost", value: { runId: event.runId, message: event.message } }]
+      case "RunEnded":
+        // completed, its last events lost: the slots' changes with them (a thread read has the answer)
+        return [...closeStep(), finished({ type: "success" })]
       case "RunStarted":
       case "RunResumed":
       case "ContextCompacted":
@@ -239,7 +247,7 @@ export const make = (agent: Agent.Any, start: Start) => (runId: string): Runner.
     opening: encode(opening),
     event: (event) => {
       const events = encode(translate(event))
-      if (event.runId !== runId || (event._tag !== "RunPaused" && event._tag !== "RunCompleted")) return { events }
+      if (event.runId !== runId || (event._tag !== "RunPaused" && event._tag !== "RunCompleted" && event._tag !== "RunEnded")) return { events }
       return { events, end: { status: event._tag === "RunPaused" ? "paused" : "ended", ending: [] } }
     },
     failed: ({ code, message }) => ({ events: encode([...closeStep(), { type: "RUN_ERROR", message, code }]), ending: [] })
