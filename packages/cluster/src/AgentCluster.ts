@@ -273,7 +273,10 @@ export const run = <S extends Agent.Slots, R, A>(
   Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused>)
 
 /**
- * Options of {@link decide}.
+ * Options of {@link decide}: `Agent.resume`'s — the pause's `revision`, who decided
+ * (`decidedBy`), and the decision's id (`decisionId`, recorded by its claim as the record's
+ * `decisionId`: give a unique one to tell your decision's claim from another's in the store;
+ * default the message's id).
  *
  * @since 0.1.0
  * @category models
@@ -335,7 +338,8 @@ export const decide = <S extends Agent.Slots, R, A>(
       runId,
       decision,
       ...(options?.revision === undefined ? {} : { revision: options.revision }),
-      ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy })
+      ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy }),
+      ...(options?.decisionId === undefined ? {} : { decisionId: options.decisionId })
     }, runId, "DecisionMismatch")
     const to = yield* entityOfRun(runId)
     const client = yield* entity.entity.client

@@ -34,7 +34,8 @@ export interface Claimed {
 
 /**
  * Decides the run of `paused` (at its `version`) as `decidedBy`, and follows what the decision
- * drives, once it claimed the run (polled every `poll`, or its reply came first).
+ * drives, once it claimed the run: the store's record names the decision's own id (polled every
+ * `poll`), or its reply came first.
  */
 export const follow = (
   entity: AgentCluster.AgentEntity<any, any, any>,
@@ -45,12 +46,14 @@ export const follow = (
 ): Effect.Effect<Claimed, AgentError.ResumeError, Scope.Scope | Sharding> =>
   Effect.gen(function*() {
     const { runId } = paused
+    // its own id: its claim is told apart from another decision's, the same person's included
+    const decisionId = crypto.randomUUID()
     const reply = yield* Effect.forkScoped(
-      AgentCluster.decide(entity, runId, decision, { revision: paused.version, decidedBy }).pipe(Effect.mapError(asResumeError))
+      AgentCluster.decide(entity, runId, decision, { revision: paused.version, decidedBy, decisionId }).pipe(Effect.mapError(asResumeError))
     )
     const first = yield* Effect.raceFirst(
       Effect.map(Fiber.join(reply), (outcome) => ({ claim: Option.none<RunStore.RunRecord>(), outcome: Option.some(outcome) })),
-      Effect.map(claimOf(paused, decidedBy, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
+      Effect.map(claimOf(runId, decisionId, poll), (claim) => ({ claim: Option.some(claim), outcome: Option.none<RunOutcome.RunOutcome>() }))
     )
     // answered before the store was read: the run was claimed (its reply says how it went on); the claim from the record
     const claim = Option.isSome(first.claim) ? first.claim.value : yield* readClaim(runId)
@@ -72,14 +75,18 @@ export const follow = (
     return { claim, watched: Stream.concat(steps, Stream.suspend(() => stopped ? Stream.empty : fromReply)) }
   })
 
-/** The record once the decision was claimed by `decidedBy` (past the pause it was made on); polled until then, or until the reply wins the race. */
-const claimOf = (paused: { readonly runId: string; readonly version: number }, decidedBy: string, poll: Duration.Duration) =>
+/**
+ * The record once decision `decisionId` claimed it; polled until then, or until the reply wins
+ * the race (the record keeps the id only until the run stops: a run that stopped first is told
+ * by its reply).
+ */
+const claimOf = (runId: string, decisionId: string, poll: Duration.Duration) =>
   Effect.flatMap(RunStore.RunStore, (store) =>
-    store.get(paused.runId).pipe(
+    store.get(runId).pipe(
       // a failed read is read again: the runner's reply ends the wait whatever the store says
       Effect.catch(() => Effect.succeed(Option.none<RunStore.RunRecord>())),
       Effect.flatMap((record) =>
-        Option.isSome(record) && record.value.version > paused.version && record.value.decidedBy === decidedBy
+        Option.isSome(record) && record.value.decisionId === decisionId
           ? Effect.succeed(record.value)
           : Effect.fail("unclaimed" as const)
       ),

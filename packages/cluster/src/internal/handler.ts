@@ -223,9 +223,9 @@ export const make = Effect.fnUntraced(function*(
 
   // the resume reads the record first and refuses a run that is not paused before it changes
   // anything: only then is the record read again, to tell a redelivered decision apart. A
-  // message keeps its request id when redelivered, and no other message has it.
+  // message keeps its request id (and its payload) when redelivered, and no other message has it.
   const decide = ({ payload, requestId }: Entity.Request<typeof Decide>) => {
-    const decisionId = String(requestId)
+    const decisionId = payload.decisionId ?? String(requestId)
     return exitOf(
       payload.runId,
       Agent.resume(agent, payload.runId, payload.decision, {

@@ -33,7 +33,9 @@ export const Decide = Rpc.make("Decide", {
     runId: Schema.String,
     decision: Decision.Decision,
     revision: Schema.optional(Schema.Int),
-    decidedBy: Schema.optional(Schema.String)
+    decidedBy: Schema.optional(Schema.String),
+    /** The decision's id, recorded by its claim (`RunRecord.decisionId`); default the message's request id. */
+    decisionId: Schema.optional(Schema.String)
   },
   success: RunOutcome,
   error: Refused
