@@ -7,7 +7,7 @@
  * puts its elements among their events.
  */
 import { HttpAgent } from "@ag-ui/client"
-import { Agent, type AgentEvent, ScriptedChatModel } from "@agentfx/core"
+import { Agent, type AgentError, type AgentEvent, ScriptedChatModel } from "@agentfx/core"
 import { Layer, Stream } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { AgUi, Chat, type ChatDriver } from "../src/index.js"
@@ -33,7 +33,7 @@ const driver = (after: (event: AgentEvent.AgentEvent) => ReadonlyArray<ChatDrive
       }),
       Stream.takeUntil((driven) => driven._tag === "RunEnded"),
       Stream.provide(model)
-    )
+    ) as Stream.Stream<ChatDriver.Driven, AgentError.RunError> // the agent's requirements: none (`Agent.Any` says any)
   },
   resume: () => Stream.empty
 })
