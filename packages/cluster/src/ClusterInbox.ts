@@ -5,7 +5,8 @@
  * claimed (the store's record names the decider), then each step of the run as the runner that
  * drives it emits it (`AgentCluster.watch`, decision 171) to its stop, and which runner drives it
  * (`RunLocation`). Events lost with a runner that was killed are told (`EventsLost`), and the run
- * goes on on the runner that took it over.
+ * goes on on the runner that took it over. A run decided elsewhere (another inbox process, a chat
+ * endpoint) is followed too (`RunDriver.watch`: `GET …/events?revision=<its pause's revision>`).
  *
  * @since 0.1.0
  */
@@ -15,7 +16,7 @@ import type { RunDriver } from "@agentfx/inbox"
 import { LiveEvent } from "@agentfx/inbox"
 import type { Sharding } from "effect/cluster/Sharding"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
-import type * as AgentCluster from "./AgentCluster.js"
+import * as AgentCluster from "./AgentCluster.js"
 import * as Decided from "./internal/decided.js"
 import * as RunLocation from "./RunLocation.js"
 import type * as RunOutcome from "./RunOutcome.js"
@@ -80,8 +81,26 @@ export const driver = Effect.fnUntraced(function*(
         )
       ))).pipe(Stream.provideContext(context))
 
+  const watch: NonNullable<RunDriver.RunDriver["watch"]> = (agent, record, { after, revision }) =>
+    AgentCluster.watch(entityOf(agent), record.runId, { from: revision, ...(after === undefined ? {} : { after }) }).pipe(
+      Stream.mapEffect((watched) =>
+        Effect.map(
+          // the claim's event names its decider, read from the record once claimed (the watched RunResumed names none)
+          watched._tag === "Event" && watched.event._tag === "RunResumed" && watched.event.runId === record.runId
+            ? Effect.map(Decided.readClaim(record.runId), (claim) => LiveEvent.fromAgentEvent(watched.event, claim?.decidedBy))
+            : liveEvent(record, watched),
+          (event) => event === undefined ? undefined : { id: watched.cursor, event }
+        )
+      ),
+      Stream.filter((numbered): numbered is { readonly id: string; readonly event: LiveEvent.LiveEvent } => numbered !== undefined),
+      // a watch that cannot go on (the run's record gone) ends the page's stream: it says what it had
+      Stream.catch(() => Stream.empty),
+      Stream.provideContext(context)
+    )
+
   return {
     resume,
+    watch,
     location: (record) =>
       RunLocation.of(record).pipe(
         Effect.map(Option.map(({ runner }) => runner)),

@@ -5,7 +5,7 @@
  */
 import { Decision, type RunStore } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Result, Stream } from "effect"
+import { Effect, Fiber, Option, Result, Stream } from "effect"
 import { join } from "node:path"
 import { AgentCluster, RunLocation } from "../src/index.js"
 import * as ClusterInbox from "../src/ClusterInbox.js"
@@ -57,6 +57,27 @@ describe("ClusterInbox.driver", () => {
         const second = yield* Stream.runCollect(driver.resume(bankAgent, yield* pausedRecord(paused.runId), Decision.rejectAll({ message: "no" }), "cy"))
         expect(second.map((e) => e._tag)).toEqual(["RunResumed", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
         expect([executions.get("first-8"), executions.get("second-8")]).toEqual([1, undefined])
+      }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a run decided elsewhere is followed: its events from the runner, the claim naming who decided, to its stop; given the last id, the rest after it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* Effect.gen(function*() {
+        const driver = yield* ClusterInbox.driver()
+        const paused = yield* AgentCluster.run(Bank, { input: "pay 31", conversationId: "c-elsewhere" })
+        expect(paused._tag).toBe("Paused")
+        const record = yield* pausedRecord(paused.runId)
+        // decided by another process (a chat endpoint, another inbox): this inbox only watches
+        const decided = yield* Effect.forkScoped(AgentCluster.decide(Bank, paused.runId, Decision.approveAll(), { decidedBy: "bob", revision: record.version }))
+        const watched = yield* Stream.runCollect(driver.watch!(bankAgent, record, { revision: record.version }))
+        expect(watched.map(({ event }) => event._tag)).toEqual(["RunResumed", "ToolStarted", "ToolSucceeded", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
+        expect(watched[0]!.event).toMatchObject({ runId: paused.runId, decision: "ApproveAll", decidedBy: "bob" })
+        expect(watched.at(-1)!.event).toMatchObject({ text: "paid 31" })
+        expect((yield* Fiber.join(decided))._tag).toBe("Completed")
+        const rest = yield* Stream.runCollect(driver.watch!(bankAgent, record, { revision: record.version, after: watched[1]!.id }))
+        expect(rest.map(({ event }) => event._tag)).toEqual(["ToolSucceeded", "ModelCalled", "TextDelta", "ModelResponded", "RunCompleted"])
+        expect(executions.get("transfer-31")).toBe(1)
       }).pipe(Effect.provide(bankRunnerOn(join(dir, "cluster.db"))))
     }).pipe(Effect.scoped), 60_000)
 })

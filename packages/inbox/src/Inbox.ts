@@ -141,7 +141,7 @@ const handlers = <R, D extends RunDriver.RunDriver | undefined>(options: Options
     const runs = Layer.unwrap(
       Effect.gen(function*() {
         const live = Live.make(yield* Effect.context<any>(), runScope ?? (yield* Effect.scope), options.driver)
-        return Runs.layer(agents, live, options.driver?.location)
+        return Runs.layer(agents, live, options.driver)
       })
     )
     return Layer.mergeAll(Page.layer(authorize), runs).pipe(Layer.provide(Layer.merge(Authorization.layer(authorize), QueryCheck.layer)))

@@ -439,6 +439,7 @@ export class RunsGroup extends HttpApiGroup.make("inboxRuns").add(
   }),
   HttpApiEndpoint.get("events", "/inbox/api/runs/:runId/events", {
     params: runId,
+    query: { revision: Schema.optional(Schema.NumberFromString.check(Schema.isInt())) },
     success: text("text/event-stream"),
     error: [NoLiveEvents, Unavailable]
   })

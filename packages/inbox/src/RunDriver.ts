@@ -45,4 +45,17 @@ export interface RunDriver {
   ) => Stream.Stream<LiveEvent, AgentError.ResumeError>
   /** Where the run is driven, for the page (a cluster runner's address); `None` when nowhere in particular. */
   readonly location: (record: RunStore.RunRecord) => Effect.Effect<Option.Option<string>>
+  /**
+   * Follows a run that this inbox did not decide — decided by another inbox process, a chat
+   * endpoint, a program — from wherever it is driven: the events of the decision on its pause at
+   * `revision`, each with an id (`after`: the last one seen, to continue after it), to the run's
+   * stop; a failure to follow ends the stream. Optional: a driver that cannot see runs it does not
+   * drive (the default, this process) has none, and the inbox then has no events of such a run
+   * (`NoLiveEvents`).
+   */
+  readonly watch?: (
+    agent: Agent.Any,
+    record: RunStore.RunRecord,
+    options: { readonly revision: number; readonly after?: string | undefined }
+  ) => Stream.Stream<{ readonly id: string; readonly event: LiveEvent }>
 }

@@ -94,7 +94,8 @@ const claimOf = (runId: string, decisionId: string, poll: Duration.Duration) =>
       Effect.orDie
     ))
 
-const readClaim = (runId: string) =>
+/** The run's record, or `undefined` when it cannot be read. */
+export const readClaim = (runId: string) =>
   Effect.flatMap(RunStore.RunStore, (store) => store.get(runId)).pipe(
     Effect.map(Option.getOrUndefined),
     Effect.catch(() => Effect.succeed(undefined))

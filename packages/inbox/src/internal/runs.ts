@@ -94,8 +94,8 @@ const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 /** No driver names where runs are driven: they run in the inbox's own process. */
 const here: RunDriver["location"] = () => Effect.succeed(Option.none())
 
-/** The handlers of the runs group, over the given agents (by name) and live runs. */
-export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, location: RunDriver["location"] = here) =>
+/** The handlers of the runs group, over the given agents (by name) and live runs, with `driver`'s location and watch when given. */
+export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, driver?: RunDriver) =>
   HttpApiBuilder.group(Api, "inboxRuns", (handlers) => {
     const agentOf = (name: string) => {
       const agent = agents.get(name)
@@ -116,6 +116,17 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
         if (status === undefined) return yield* new RunNotFound({ runId, message: `No record of run ${runId} in the run store` })
         const decidedBy = Option.isSome(record) ? record.value.decidedBy : undefined
         return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId, status, decidedBy })))
+      })
+
+    /** A run this inbox did not decide, followed through the driver (when it can) from the decision on its pause at `revision`. */
+    const watched = (runId: string, revision: number | undefined, after: string | undefined) =>
+      Effect.gen(function*() {
+        const watch = driver?.watch
+        if (watch === undefined || revision === undefined) return Option.none()
+        const record = yield* RunStore.RunStore.use((store) => store.get(runId)).pipe(Effect.mapError(unavailable))
+        const agent = Option.isSome(record) ? agents.get(record.value.agent) : undefined
+        if (Option.isNone(record) || agent === undefined) return Option.none()
+        return Option.some(watch(agent, record.value, { revision, after }))
       })
 
     return handlers
@@ -141,7 +152,7 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
           const record = yield* pausedRecord(params.runId)
           const agent = yield* agentOf(record.agent)
           const detail = Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
-          return Option.match(yield* location(record), { onNone: () => detail, onSome: (runner) => ({ ...detail, runner }) })
+          return Option.match(yield* (driver?.location ?? here)(record), { onNone: () => detail, onSome: (runner) => ({ ...detail, runner }) })
         }))
       .handleRaw("decide", ({ params, query, request }) =>
         Effect.gen(function*() {
@@ -182,11 +193,18 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, lo
           }).pipe(Effect.orDie)
           return HttpServerResponse.jsonUnsafe(accepted, { status: 202 })
         }))
-      .handle("events", ({ params, request }) =>
+      .handle("events", ({ params, query, request }) =>
         Effect.gen(function*() {
-          const events = yield* live.subscribe(params.runId, request.headers["last-event-id"])
+          const lastEventId = request.headers["last-event-id"]
+          const mine = yield* live.subscribe(params.runId, lastEventId)
+          const events = Option.isSome(mine) ? mine : yield* watched(params.runId, query.revision, lastEventId)
           if (Option.isNone(events)) {
-            return yield* new NoLiveEvents({ runId: params.runId, message: `This inbox has not resumed run ${params.runId}: it has no events of it` })
+            return yield* new NoLiveEvents({
+              runId: params.runId,
+              message: driver?.watch === undefined || query.revision === undefined
+                ? `This inbox has not resumed run ${params.runId}: it has no events of it`
+                : `No run ${params.runId} of this inbox's agents in the run store`
+            })
           }
           const encoder = new TextEncoder()
           const body = events.value.pipe(
