@@ -4,9 +4,9 @@
  * other drives, before its next model call, once; a sender whose turn ended withdraws it and
  * runs it as its own turn. Real time: the sender polls the database.
  */
-import { Agent, ChatMemory, type Message, ScriptedChatModel, Tool } from "@agentfx/core"
+import { Agent, ChatMemory, type Message, RunStore, ScriptedChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { dialects, storeLayerOn } from "./fixtures.js"
 
@@ -92,5 +92,54 @@ for (const dialect of dialects) {
         expect(lines(yield* memory.get("c"))).toEqual(["user:hello", "assistant:Hi.", "user:and another thing", "assistant:Noted."])
         expect((yield* sql`SELECT status FROM agentfx_steering`).map((row) => row.status)).toEqual(["withdrawn"])
       }).pipe(Effect.scoped), 30_000)
+
+    for (const policy of ["interrupt", "rollback"] as const) {
+      it.live(`${policy}: a turn another process drives is cancelled at its next write, then the new turn runs${policy === "rollback" ? " with the cancelled turn removed" : ", the cancelled call answered"}`, () =>
+        Effect.gen(function*() {
+          const database = yield* dialect.database
+          const one = yield* Layer.build(storeLayerOn(database))
+          const two = yield* Layer.build(storeLayerOn(database))
+          const started = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          const work = Tool.make("work", {
+            description: "works until released",
+            parameters: Schema.Struct({}),
+            success: Schema.String,
+            handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), "done"))
+          })
+          const agent = Agent.make({ name: "taking-over", tools: [work], onConversationBusy: policy })
+          const seen: Array<ReadonlyArray<string>> = []
+          const first = yield* Effect.forkChild(
+            Agent.run(agent, { input: "book a table", conversationId: "c", runId: "r1" }).pipe(
+              Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} }), ScriptedChatModel.text("Booked.")])),
+              Effect.provideContext(one),
+              Effect.flip
+            )
+          )
+          yield* Deferred.await(started)
+          const second = yield* Effect.forkChild(
+            Agent.run(agent, { input: "no, find a cinema", conversationId: "c", runId: "r2" }).pipe(
+              Effect.provide(ScriptedChatModel.layer((request) => {
+                seen.push(lines(request.messages))
+                return ScriptedChatModel.text("Cinema found.")
+              })),
+              Effect.provideContext(two)
+            )
+          )
+          // the first turn is cancelled through its record, and stops at its next write: once its tool returns
+          const store = Context.get(two, RunStore.RunStore)
+          yield* Effect.repeat(store.get("r1"), { until: (record) => Option.isSome(record) && record.value.status === "failed" })
+          yield* Deferred.succeed(release, undefined)
+          const interrupted = yield* Fiber.join(first)
+          expect(interrupted).toMatchObject({ _tag: "TurnInterrupted", runId: "r1", by: "r2", rolledBack: policy === "rollback" })
+          const own = yield* Fiber.join(second)
+          expect([own._tag, own.runId]).toEqual(["Completed", "r2"])
+          const conversation = policy === "rollback"
+            ? ["user:no, find a cinema", "assistant:Cinema found."]
+            : ["user:book a table", "assistant:", "result:cancelled: the call was interrupted before it returned a result", "user:no, find a cinema", "assistant:Cinema found."]
+          expect(seen).toEqual([conversation.slice(0, -1)])
+          expect(lines(yield* Context.get(one, ChatMemory.ChatMemory).get("c"))).toEqual(conversation)
+        }).pipe(Effect.scoped), 30_000)
+    }
   })
 }

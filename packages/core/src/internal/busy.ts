@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import type { Any, OnConversationBusy } from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import type { ChatMemory, MemoryError } from "../ChatMemory.js"
-import { type Message, UserMessage } from "../Message.js"
+import { Message, UserMessage } from "../Message.js"
 import { ConversationBusy, type RunStore, type Steering, SteerRefused, Steered, StoreError, TurnInterrupted } from "../RunStore.js"
 import { newId } from "./ids.js"
 import { alreadyDecided, recorderOf } from "./record.js"
@@ -150,19 +150,41 @@ const liveOf = (store: RunStore.Service): Map<string, LiveTurn> => {
 /**
  * The turn's body, cancellable by a newer input on its conversation: it races the cancel signal,
  * which interrupts the body (its tools' finalizers run) and fails the turn with `TurnInterrupted`.
- * `turn`: where its messages begin, for a rollback.
+ * `turn`: where its messages begin, for a rollback. A newer input of another process cancels the
+ * turn through its record (`run <id>` decided it failed): the turn finds out at its next write,
+ * and fails with `TurnInterrupted` too — rolled back when its agent's policy is `"rollback"` (the
+ * newer turn removes its messages: `cancelElsewhere`).
  */
-export const cancellable = <A, E, R>(run: RunState, turn: CancelledTurn, body: Effect.Effect<A, E, R>): Effect.Effect<A, E | TurnInterrupted, R> =>
+export const cancellable = <A, E, R>(
+  run: RunState,
+  turn: CancelledTurn,
+  rollback: boolean,
+  body: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | TurnInterrupted | StoreError, R> =>
   Effect.suspend(() => {
     const live = liveOf(run.store)
     const cancel = Deferred.makeUnsafe<{ readonly by: string; readonly rollback: boolean }>()
+    const interrupted = (by: string, rolledBack: boolean) =>
+      new TurnInterrupted({ runId: run.runId, conversationId: run.conversationId, by, rolledBack })
     live.set(run.runId, { cancel, turn })
     return Effect.raceFirst(
-      body,
-      Effect.flatMap(Deferred.await(cancel), ({ by, rollback }) =>
-        Effect.fail(new TurnInterrupted({ runId: run.runId, conversationId: run.conversationId, by, rolledBack: rollback })))
+      Effect.catchIf(
+        body,
+        (error): error is E & RunAlreadyResumed => (error as { readonly _tag?: unknown })._tag === "RunAlreadyResumed",
+        (error) =>
+          Effect.flatMap(run.store.get(run.runId), (record) => {
+            const by = Option.isSome(record) && record.value.status === "failed" ? cancelledBy(record.value.decidedBy) : undefined
+            return Effect.fail(by === undefined ? error : interrupted(by, rollback))
+          })
+      ),
+      Effect.flatMap(Deferred.await(cancel), ({ by, rollback }) => Effect.fail(interrupted(by, rollback)))
     ).pipe(Effect.ensuring(Effect.sync(() => live.delete(run.runId))))
   })
+
+/** How a newer turn names itself in the record of the turn it cancels (`decidedBy`), and back. */
+const cancelledByRun = (runId: string) => `run ${runId}`
+const cancelledBy = (decidedBy: string | undefined): string | undefined =>
+  decidedBy !== undefined && decidedBy.startsWith("run ") ? decidedBy.slice(4) : undefined
 
 /**
  * Holds the conversation, cancelling the turn that holds it first: a turn of this process is
@@ -181,16 +203,45 @@ const takeOver = (
     const here = liveOf(run.store).get(holder)
     const cancelled = here !== undefined
       ? Effect.as(Deferred.succeed(here.cancel, { by: run.runId, rollback }), here.turn)
-      : Effect.as(cancelElsewhere(agent, run.store, holder, run.runId), undefined)
+      : cancelElsewhere(agent, run.store, holder, run.runId, rollback)
     return Effect.flatMap(cancelled, (turn) => Effect.as(run.store.lease(conversationKey(run), { owner: run.runId, wait: true }), turn))
   })
 
-/** Cancels a running turn through its record (it stops at its next write); one that ended meanwhile, or that the store does not know, is left as it is. */
-const cancelElsewhere = (agent: Any, store: RunStore.Service, runId: string, by: string): Effect.Effect<void, StoreError> =>
+/**
+ * Cancels a running turn through its record (it stops at its next write); one that ended
+ * meanwhile, or that the store does not know, is left as it is. For a rollback, where the turn's
+ * messages begin, read from its record: its checkpoint's history ends with what the turn added
+ * since its input (its agent steers nothing in: the input is the history's last user message).
+ * A turn resumed from a pause is not rolled back (as in one process: only a start is cancellable).
+ */
+const cancelElsewhere = (
+  agent: Any,
+  store: RunStore.Service,
+  runId: string,
+  by: string,
+  rollback: boolean
+): Effect.Effect<CancelledTurn | undefined, StoreError> =>
   Effect.flatMap(store.get(runId), (record) =>
     Option.isNone(record) || record.value.agent !== agent.name || record.value.status !== "running"
-      ? Effect.void
-      : Effect.catchTag(recorderOf(store).cancel(record.value, `run ${by}`), "RunAlreadyResumed", () => Effect.void))
+      ? Effect.succeed(undefined)
+      : Effect.as(
+        Effect.catchTag(recorderOf(store).cancel(record.value, cancelledByRun(by)), "RunAlreadyResumed", () => Effect.void),
+        rollback && record.value.decidedBy === undefined ? turnOf(record.value.checkpoint) : undefined
+      ))
+
+const decodeHistory = Schema.decodeUnknownOption(Schema.Struct({ messages: Schema.Array(Message) }))
+
+/** Where a running turn's messages begin, from its record's checkpoint; `undefined` when it cannot be read. */
+const turnOf = (checkpoint: unknown): CancelledTurn | undefined => {
+  const history = decodeHistory(checkpoint)
+  if (Option.isNone(history)) return undefined
+  const messages = history.value.messages
+  for (let start = messages.length - 1; start >= 0; start--) {
+    const message = messages[start]!
+    if (message._tag === "User") return { start, input: message }
+  }
+  return undefined
+}
 
 /**
  * Removes a cancelled turn's messages from the conversation (a rollback), once its turn let go

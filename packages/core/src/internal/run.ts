@@ -225,7 +225,7 @@ const start = (agent: Any, options: RunOptions<Slots>, fiber: Fiber.Fiber<unknow
   const body = run.recorder.recorded(run, Effect.suspend(() => loop(agent, run)))
   // a turn of an agent that lets a newer input cancel it: cancellable from its first model call on
   const turn = agent.onConversationBusy === "interrupt" || agent.onConversationBusy === "rollback"
-    ? Effect.suspend(() => cancellable(run, { start: run.history.length - 1, input }, body))
+    ? Effect.suspend(() => cancellable(run, { start: run.history.length - 1, input }, agent.onConversationBusy === "rollback", body))
     : body
   return run.observe.turn(
     "run",
