@@ -8,12 +8,24 @@
  * to its end; the same approval again, refused (409, with the sentence `useChat` shows as its
  * error); and a reattach (`useChat`'s `resume`), which replays the whole message. Run ids are
  * printed as `<run>`.
+ *
+ * `pnpm tsx examples/chat.ts --cluster` serves the same endpoint with its runs driven on a
+ * cluster (`ClusterChat.driver()`): an embedded runner (`ClusterSqlite`, on a file in a temporary
+ * directory) drives each turn and each answer, and the endpoint streams its events as the runner
+ * emits them. What travels on the wire is the same, but for the pause's revision in approval ids
+ * (`<run>:2:t1`: a durable store records the run's start as revision 1).
  */
+import { AgentCluster } from "@agentfx/cluster"
+import * as ClusterChat from "@agentfx/cluster/ClusterChat"
+import * as ClusterSqlite from "@agentfx/cluster/ClusterSqlite"
 import { type Message, ScriptedChatModel } from "@agentfx/core"
 import { Chat } from "@agentfx/ui-stream"
 import { HttpServer } from "effect/http"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect } from "effect"
+import { Console, Effect, Layer } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { payments } from "./payments.js"
 import * as Wire from "./wire.js"
 
@@ -76,4 +88,19 @@ const program = Effect.gen(function*() {
   yield* Wire.show("GET /api/chat/demo/stream (a reattach)", yield* request(origin, "GET", "/api/chat/demo/stream"))
 })
 
-program.pipe(Effect.provide(Chat.serve({ agent: payments, port: 0 })), Effect.provide(model), NodeRuntime.runMain)
+/** The endpoint with its runs on a cluster: the payments agent's runner, embedded on a SQLite file of a temporary directory, removed at the end. */
+const onCluster = Layer.unwrap(Effect.gen(function*() {
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "agentfx-chat-"))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+  const driver = ClusterChat.driver()
+  return Layer.unwrap(Effect.map(driver, (driver) => Chat.serve({ agent: payments, driver, port: 0 }))).pipe(
+    Layer.provideMerge(AgentCluster.runner(AgentCluster.make(payments)).pipe(Layer.provide(model))),
+    Layer.provide(ClusterSqlite.layer({ filename: join(dir, "cluster.db") }))
+  )
+}))
+
+const endpoint = process.argv.includes("--cluster") ? onCluster : Chat.serve({ agent: payments, port: 0 }).pipe(Layer.provide(model))
+
+program.pipe(Effect.provide(endpoint), NodeRuntime.runMain)

@@ -53,4 +53,11 @@ describe("chat.ts", () => {
     expect(events(reattached)).toEqual([...events(asked).slice(0, -2), ...events(approved).slice(1)])
     expect(reattached.split("\n")[0]).toBe("GET /api/chat/demo/stream (a reattach) → 200")
   }, 60_000)
+
+  it("--cluster: the same wire, its runs driven by an embedded cluster runner (ClusterChat.driver); the pause is the record's revision 2 (a durable store records the start)", async () => {
+    const [plain, cluster] = await Promise.all([run("chat.ts"), run("chat.ts --cluster", "", {}, 90_000)])
+    const wire = (lines: ReadonlyArray<string>) => lines.slice(1).join("\n").replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT")
+    expect(wire(cluster.lines)).toContain(`"approvalId":"<run>:2:t1"`)
+    expect(wire(cluster.lines).replaceAll("<run>:2:t1", "<run>:1:t1")).toBe(wire(plain.lines))
+  }, 120_000)
 })

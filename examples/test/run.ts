@@ -31,10 +31,10 @@ export interface Run {
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 
-/** Runs `pnpm -s tsx examples/<script>` offline (unless `env` names a model), with `input` on stdin (then end of input), whatever its exit code; killed after `timeout` ms. */
+/** Runs `pnpm -s tsx examples/<script>` (its words after the file's name: its arguments) offline (unless `env` names a model), with `input` on stdin (then end of input), whatever its exit code; killed after `timeout` ms. */
 export const runExample = (script: string, input = "", env: Record<string, string> = {}, timeout = 60_000): Promise<Run> =>
   new Promise((resolve) => {
-    const child = execFile("pnpm", ["-s", "tsx", `examples/${script}`], {
+    const child = execFile("pnpm", ["-s", "tsx", ...`examples/${script}`.split(" ")], {
       cwd: root,
       encoding: "utf8",
       timeout,
