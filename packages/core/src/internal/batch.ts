@@ -25,7 +25,8 @@ import { untouched } from "./observe.js"
 import type { Recording } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, outcomesOf, resultMessage } from "./runState.js"
-import { andThen, settledExit } from "./settled.js"
+import { andThen } from "./settled.js"
+import { settledExit } from "./settledExit.js"
 
 /**
  * Runs every call of `batch` that has no outcome yet with the current manager, each inside

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { ChatModel, ChatResponse, ModelError, StreamPart } from "../ChatModel.js"
-import { isTraced, modelAttributes } from "./tracing.js"
+import { isTraced, modelAttributes } from "./traced.js"
 
 type Service = ChatModel.Service
 

@@ -8,7 +8,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { settledExit } from "./settled.js"
+import { settledExit } from "./settledExit.js"
 
 /** An object without properties: Effect's JSON Schema of `Schema.Struct({})` is "not null", and providers require an object. */
 const emptyObject: JsonSchema.JsonSchema = { type: "object", properties: {}, required: [], additionalProperties: false }

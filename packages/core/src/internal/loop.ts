@@ -32,7 +32,8 @@ import { Runnable, runs, Done, Waiting } from "./batchItem.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, callIdsOf, spend } from "./runState.js"
-import { andThen, settledResult, settledExit, succeeded } from "./settled.js"
+import { andThen, settledResult, succeeded } from "./settled.js"
+import { settledExit } from "./settledExit.js"
 import { withModelAttributes } from "./tracing.js"
 
 /**

@@ -38,7 +38,7 @@ import { type CancelledTurn, cancellable, holdFor, rollBack } from "./busy.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, noOutcomes, resultMessage } from "./runState.js"
 import { sinksOf } from "./sinks.js"
-import { isTraced } from "./tracing.js"
+import { isTraced } from "./traced.js"
 
 /**
  * What is wrong with a run's options: state for undeclared slots, and what `Agent.make` checks

@@ -7,6 +7,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
+import { settledExit } from "./settledExit.js"
 
 /**
  * The value or the failure this effect settled with, if it is an `Exit` already (a synchronous
@@ -18,12 +19,6 @@ export const settledResult = <A, E>(effect: Effect.Effect<A, E, any>): Result.Re
   if (Exit.isSuccess(now)) return Result.succeed(now.value)
   const error = Cause.findErrorOption(now.cause)
   return error._tag === "Some" ? Result.fail(error.value) : undefined
-}
-
-/** The `Exit` this effect is, if it is one (`Effect.succeed`, `Effect.fail`). */
-export const settledExit = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined => {
-  const tag = (effect as { readonly _tag?: unknown })._tag
-  return (tag === "Success" || tag === "Failure") && Exit.isExit(effect) ? effect as Exit.Exit<A, E> : undefined
 }
 
 /** Whether the effect is a success already (`Effect.void`, `Effect.succeed`): nothing to wait for. */

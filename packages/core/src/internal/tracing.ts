@@ -5,13 +5,10 @@
  * spans nobody exports. A run checks once, when it starts, whether its fiber has another tracer
  * (`@effect/opentelemetry`, a test tracer); without one, the span sites are plain branches.
  */
-import type { Fiber } from "effect"
 import type { ChatModel } from "../ChatModel.js"
 import * as Effect from "effect/Effect"
-import * as Tracer from "effect/Tracer"
-
-/** Whether this fiber's spans go anywhere: it has a tracer other than Effect's native one. */
-export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
+import type * as Tracer from "effect/Tracer"
+import { modelAttributes } from "./traced.js"
 
 /** How `@effect/opentelemetry` marks its spans (a `Symbol.for` key: no import needed). */
 const OtelSpanTypeId = Symbol.for("@effect/opentelemetry/Tracer/OtelSpan")
@@ -54,12 +51,6 @@ export const annotate = (traced: boolean, attributes: () => Record<string, unkno
   const evaluated = attributes()
   return Effect.andThen(Effect.annotateCurrentSpan(evaluated), stringArrays(evaluated))
 }
-
-/** What a model service names of itself, as GenAI attributes (`gen_ai.request.model`, `gen_ai.provider.name`). */
-export const modelAttributes = (model: ChatModel.Service): Record<string, unknown> => ({
-  ...(model.model === undefined ? {} : { "gen_ai.request.model": model.model }),
-  ...(model.provider === undefined ? {} : { "gen_ai.provider.name": model.provider })
-})
 
 /** `effect`, a model call of `model`, with the model's attributes on the current span first (when `traced`): a call that fails carries them too. */
 export const withModelAttributes = <A, E>(traced: boolean, model: ChatModel.Service, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
