@@ -8,26 +8,32 @@ import { Agent, ChatMemory, type Message, RunStore, ScriptedChatModel, Tool } fr
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { dialects, storeLayerOn } from "./fixtures.js"
+import { type Database, dialects, storeLayerOn } from "./fixtures.js"
 
 const lines = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) => m._tag === "User" ? `user:${m.text}` : m._tag === "Assistant" ? `assistant:${m.text}` : m._tag === "ToolResult" ? `result:${m.content}` : m._tag)
+
+/** Two processes' stores on one database, and a tool that works until released (`started` once it runs). */
+const twoProcesses = (database: Database) =>
+  Effect.gen(function*() {
+    const one = yield* Layer.build(storeLayerOn(database))
+    const two = yield* Layer.build(storeLayerOn(database))
+    const started = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const work = Tool.make("work", {
+      description: "works until released",
+      parameters: Schema.Struct({}),
+      success: Schema.String,
+      handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), "done"))
+    })
+    return { one, two, started, release, work }
+  })
 
 for (const dialect of dialects) {
   describe(`double texting on ${dialect.name}`, () => {
     it.live("a steer left by one process joins the turn another drives, before its next model call, once", () =>
       Effect.gen(function*() {
-        const database = yield* dialect.database
-        const one = yield* Layer.build(storeLayerOn(database))
-        const two = yield* Layer.build(storeLayerOn(database))
-        const started = yield* Deferred.make<void>()
-        const release = yield* Deferred.make<void>()
-        const work = Tool.make("work", {
-          description: "works until released",
-          parameters: Schema.Struct({}),
-          success: Schema.String,
-          handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), "done"))
-        })
+        const { one, release, started, two, work } = yield* twoProcesses(yield* dialect.database)
         const agent = Agent.make({ name: "steering", tools: [work], onConversationBusy: "steer" })
         const model = ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} }), ScriptedChatModel.text("Booked for four.")])
         const first = yield* Effect.forkChild(
@@ -96,17 +102,7 @@ for (const dialect of dialects) {
     for (const policy of ["interrupt", "rollback"] as const) {
       it.live(`${policy}: a turn another process drives is cancelled at its next write, then the new turn runs${policy === "rollback" ? " with the cancelled turn removed" : ", the cancelled call answered"}`, () =>
         Effect.gen(function*() {
-          const database = yield* dialect.database
-          const one = yield* Layer.build(storeLayerOn(database))
-          const two = yield* Layer.build(storeLayerOn(database))
-          const started = yield* Deferred.make<void>()
-          const release = yield* Deferred.make<void>()
-          const work = Tool.make("work", {
-            description: "works until released",
-            parameters: Schema.Struct({}),
-            success: Schema.String,
-            handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), "done"))
-          })
+          const { one, release, started, two, work } = yield* twoProcesses(yield* dialect.database)
           const agent = Agent.make({ name: "taking-over", tools: [work], onConversationBusy: policy })
           const seen: Array<ReadonlyArray<string>> = []
           const first = yield* Effect.forkChild(
