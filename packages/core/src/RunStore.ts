@@ -284,8 +284,17 @@ export type SteerStatus =
 export interface Steering {
   /** Leaves an input (an encoded `Message.UserMessage`) for the turn holding `conversationId`, pending. */
   readonly offer: (entry: { readonly id: string; readonly conversationId: string; readonly message: unknown }) => Effect.Effect<void, StoreError>
-  /** Takes every pending input of the conversation for run `runId`, oldest first; each input is taken once. */
-  readonly take: (conversationId: string, runId: string) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly message: unknown }>, StoreError>
+  /**
+   * Takes every pending input of the conversation for run `runId`, oldest first; each input is
+   * taken once. `record` writes what was taken where the run keeps it (its history, its record),
+   * in one step with the take: when it fails — or the process dies before it is done — nothing
+   * was taken (a shared store runs both in one transaction). Nothing pending: `record` is not run.
+   */
+  readonly take: <E>(
+    conversationId: string,
+    runId: string,
+    record: (taken: ReadonlyArray<{ readonly id: string; readonly message: unknown }>) => Effect.Effect<void, E>
+  ) => Effect.Effect<void, StoreError | E>
   /** Withdraws a pending input: its status afterwards — `withdrawn`, or `taken` when a turn took it first. */
   readonly withdraw: (id: string) => Effect.Effect<SteerStatus, StoreError>
   /** Where an input is. */

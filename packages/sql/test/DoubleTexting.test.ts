@@ -99,6 +99,55 @@ for (const dialect of dialects) {
         expect((yield* sql`SELECT status FROM agentfx_steering`).map((row) => row.status)).toEqual(["withdrawn"])
       }).pipe(Effect.scoped), 30_000)
 
+    it.live("a steer taken just before its turn's process dies (in the next model call) is not lost: the recovered run's model sees it once", () =>
+      Effect.gen(function*() {
+        const { one, release, started, two, work } = yield* twoProcesses(yield* dialect.database)
+        const dying = yield* Deferred.make<void>()
+        let calls = 0
+        const agent = Agent.make({
+          name: "steering",
+          tools: [work],
+          onConversationBusy: "steer",
+          // the second model call never ends: the process dies in it
+          middleware: [{ model: (input, next) => ++calls === 2 ? Effect.andThen(Deferred.succeed(dying, undefined), Effect.never) : next(input) }]
+        })
+        const first = yield* Effect.forkChild(
+          Agent.run(agent, { input: "book a table", conversationId: "c", runId: "r1" }).pipe(
+            Effect.provide(ScriptedChatModel.layer([ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} })])),
+            Effect.provideContext(one)
+          )
+        )
+        yield* Deferred.await(started)
+        const second = yield* Effect.forkChild(
+          Agent.run(agent, { input: "for four people", conversationId: "c" }).pipe(Effect.provide(ScriptedChatModel.layer([])), Effect.provideContext(two), Effect.flip)
+        )
+        const sql = Context.get(two, SqlClient.SqlClient)
+        yield* Effect.repeat(sql`SELECT count(*) AS n FROM agentfx_steering WHERE status = 'pending'`, { until: (rows) => Number(rows[0]!.n) === 1 })
+        yield* Deferred.succeed(release, undefined)
+        yield* Deferred.await(dying)
+        // the process dies: its fiber stops where it is, its record stays running
+        yield* Fiber.interrupt(first)
+        const steered = yield* Fiber.join(second)
+        expect(steered._tag === "Steered" && steered.runId).toBe("r1")
+        const seen: Array<ReadonlyArray<string>> = []
+        const recovered = yield* Agent.recover(agent, "r1").pipe(
+          Effect.provide(ScriptedChatModel.layer((request) => {
+            seen.push(lines(request.messages))
+            return ScriptedChatModel.text("Booked for four.")
+          })),
+          Effect.provideContext(two)
+        )
+        expect(recovered._tag).toBe("Completed")
+        expect(seen).toEqual([["user:book a table", "assistant:", "result:done", "user:for four people"]])
+        expect(lines(yield* Context.get(one, ChatMemory.ChatMemory).get("c"))).toEqual([
+          "user:book a table",
+          "assistant:",
+          "result:done",
+          "user:for four people",
+          "assistant:Booked for four."
+        ])
+      }).pipe(Effect.scoped), 30_000)
+
     for (const policy of ["interrupt", "rollback"] as const) {
       it.live(`${policy}: a turn another process drives is cancelled at its next write, then the new turn runs${policy === "rollback" ? " with the cancelled turn removed" : ", the cancelled call answered"}`, () =>
         Effect.gen(function*() {

@@ -119,18 +119,20 @@ const decodeUser = Schema.decodeUnknownEffect(UserMessage)
 /**
  * Before a model call of a turn whose agent steers: the inputs steered into its conversation
  * since, added to its history (and memory) in the order they came — after the results of the
- * batch before, never between a model answer and its results.
+ * batch before, never between a model answer and its results. A durable run writes them with its
+ * record (its history so far, and the turn's unwritten messages) in one step with the take, so
+ * that a process that dies in the model call after does not lose them: the run recovered from its
+ * record has them; a write refused (the run was taken over) takes nothing.
  */
-export const takeSteered = (run: RunState, steering: Steering): Effect.Effect<void, StoreError | MemoryError, any> =>
-  Effect.flatMap(steering.take(run.conversationId, run.runId), (taken) => {
-    if (taken.length === 0) return Effect.void
-    return Effect.flatMap(
+export const takeSteered = (agent: Any, run: RunState, steering: Steering): Effect.Effect<void, StoreError | MemoryError | RunAlreadyResumed, any> =>
+  steering.take(run.conversationId, run.runId, (taken) =>
+    Effect.flatMap(
       Effect.forEach(taken, ({ message }) => decodeUser(message)).pipe(
         Effect.mapError((error) => new StoreError({ message: `a steered input could not be read: ${error.message}` }))
       ),
-      (messages: ReadonlyArray<Message>) => appendMessages(run, messages)
-    )
-  })
+      (messages: ReadonlyArray<Message>) =>
+        Effect.andThen(appendMessages(run, messages), run.recorder.durable ? run.recorder.batch(agent, run, []) : Effect.void)
+    ))
 
 /** A turn of this process that a newer input may cancel (the agent's policy is `"interrupt"` or `"rollback"`). */
 interface LiveTurn {

@@ -95,7 +95,7 @@ const maxIterationsReached = Effect.fnUntraced(function*(agent: Agent.Any, run: 
 const iteration = (agent: Agent.Any, run: RunState, then: Next | undefined): Step => {
   // an agent that steers: the inputs steered into its conversation join the history first
   const steering = agent.onConversationBusy === "steer" && !run.ephemeral ? run.store.steering : undefined
-  return steering === undefined ? modelStep(agent, run, then) : Effect.flatMap(takeSteered(run, steering), () => modelStep(agent, run, then))
+  return steering === undefined ? modelStep(agent, run, then) : Effect.flatMap(takeSteered(agent, run, steering), () => modelStep(agent, run, then))
 }
 
 /** The iteration's model call, once the history is what it is sent: stopped by the budget, or made over the window. */

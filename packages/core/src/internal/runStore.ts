@@ -117,14 +117,17 @@ const memorySteering = (locks: Locks, retention: number): Steering => {
         entries.set(id, entry)
         append(waiting, conversationId, entry)
       }),
-    take: (conversationId, runId) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
+    take: (conversationId, runId, record) =>
+      Effect.suspend(() => {
         const list = waiting.get(conversationId)
-        if (list === undefined) return []
+        if (list === undefined) return Effect.void
         const taken = list.slice()
-        for (const entry of taken) settle(entry, { _tag: "taken", runId }, now)
-        wake(conversationId)
-        return taken.map(({ id, message }) => ({ id, message }))
+        // recorded first: a record that fails leaves the inputs pending, their senders asleep
+        return Effect.flatMap(record(taken.map(({ id, message }) => ({ id, message }))), () =>
+          Effect.map(Clock.currentTimeMillis, (now) => {
+            for (const entry of taken) settle(entry, { _tag: "taken", runId }, now)
+            wake(conversationId)
+          }))
       }),
     withdraw: (id) =>
       Effect.map(Clock.currentTimeMillis, (now) => {

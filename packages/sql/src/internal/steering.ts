@@ -59,16 +59,18 @@ export const make = (
         sql`INSERT INTO agentfx_steering (steer_id, conversation_id, message, status, created_at)
           VALUES (${id}, ${conversationId}, ${JSON.stringify(message)}, 'pending', ${now})`
       )).pipe(Effect.asVoid, Effect.mapError(storeError)),
-    take: (conversationId, runId) =>
-      sql<{ readonly seq: number | string; readonly steer_id: string; readonly message: string }>`UPDATE agentfx_steering
-        SET status = 'taken', run_id = ${runId}
-        WHERE conversation_id = ${conversationId} AND status = 'pending'
-        RETURNING seq, steer_id, message`.pipe(
-        Effect.map((rows) =>
-          [...rows].sort((a, b) => Number(a.seq) - Number(b.seq)).map((row) => ({ id: row.steer_id, message: JSON.parse(row.message) as unknown }))
-        ),
-        Effect.mapError(storeError)
-      ),
+    // the take and its record in one transaction: a record that fails, or a process that dies before the commit, takes nothing
+    take: (conversationId, runId, record) =>
+      sql.withTransaction(Effect.flatMap(
+        sql<{ readonly seq: number | string; readonly steer_id: string; readonly message: string }>`UPDATE agentfx_steering
+          SET status = 'taken', run_id = ${runId}
+          WHERE conversation_id = ${conversationId} AND status = 'pending'
+          RETURNING seq, steer_id, message`.pipe(Effect.mapError(storeError)),
+        (rows) =>
+          rows.length === 0 ? Effect.void : record(
+            [...rows].sort((a, b) => Number(a.seq) - Number(b.seq)).map((row) => ({ id: row.steer_id, message: JSON.parse(row.message) as unknown }))
+          )
+      )).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(storeError(error)))),
     withdraw: (id) =>
       Effect.andThen(
         sql`UPDATE agentfx_steering SET status = 'withdrawn' WHERE steer_id = ${id} AND status = 'pending'`.pipe(Effect.mapError(storeError)),
