@@ -282,7 +282,7 @@ export type SteerStatus =
  * @category models
  */
 export interface Steering {
-  /** Leaves an input (an encoded `Message.UserMessage`) for the turn holding `conversationId`, pending. */
+  /** Leaves an input (an encoded `Message.UserMessage`) for the turn holding `conversationId`, pending; an id withdrawn before is pending again. */
   readonly offer: (entry: { readonly id: string; readonly conversationId: string; readonly message: unknown }) => Effect.Effect<void, StoreError>
   /**
    * Takes every pending input of the conversation for run `runId`, oldest first; each input is

@@ -131,6 +131,46 @@ describe("onConversationBusy", () => {
         expect((yield* store.list({ status: "paused" })).map((r) => r.runId)).toEqual(["r1"])
       }).pipe(Effect.provide(isolated([ScriptedChatModel.toolCalls({ id: "t1", name: "transfer", args: {} })]))))
 
+    it.effect("a start sent again with the same run id (its sender lost) follows the input it left: taken once, answered Steered", () =>
+      Effect.gen(function*() {
+        const { release, started, tool } = yield* blockingTool()
+        const agent = Agent.make({ name: "steering", tools: [tool], onConversationBusy: "steer" })
+        const store = yield* RunStore.RunStore
+        const first = yield* Effect.forkChild(Agent.run(agent, { input: "book a table", conversationId: "c", runId: "r1" }))
+        yield* Deferred.await(started)
+        const lost = yield* Effect.forkChild(Agent.run(agent, { input: "for four people", conversationId: "c", runId: "r2" }))
+        yield* Effect.yieldNow
+        expect(yield* store.steering!.status("r2")).toEqual({ _tag: "pending" })
+        yield* Fiber.interrupt(lost)
+        const again = yield* Effect.forkChild(Agent.run(agent, { input: "for four people", conversationId: "c", runId: "r2" }).pipe(Effect.flip))
+        yield* Effect.yieldNow
+        yield* Deferred.succeed(release, undefined)
+        expect((yield* Fiber.join(first))._tag).toBe("Completed")
+        expect(yield* Fiber.join(again)).toMatchObject({ _tag: "Steered", runId: "r1" })
+        // a third time, once taken: answered at once, nothing added
+        expect(yield* Agent.run(agent, { input: "for four people", conversationId: "c", runId: "r2" }).pipe(Effect.flip)).toMatchObject({ _tag: "Steered", runId: "r1" })
+        const requests: ReadonlyArray<ChatModel.ChatRequest> = yield* lastRequest
+        expect(requests).toHaveLength(2)
+        expect(texts(requests[1]!.messages)).toEqual(["user:book a table", "assistant:+calls", "result:done", "user:for four people"])
+      }).pipe(Effect.provide(isolated([ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} }), ScriptedChatModel.text("Booked for four.")]))))
+
+    it.effect("a start sent again that finds the conversation free withdraws the input it left before its own turn: the model sees it once", () =>
+      Effect.gen(function*() {
+        const hold = yield* holdModelCall(1)
+        const agent = Agent.make({ name: "steering", onConversationBusy: "steer", middleware: [hold.middleware] })
+        const first = yield* Effect.forkChild(Agent.run(agent, { input: "hello", conversationId: "c", runId: "r1" }))
+        yield* Deferred.await(hold.reached)
+        const lost = yield* Effect.forkChild(Agent.run(agent, { input: "and another thing", conversationId: "c", runId: "r2" }))
+        yield* Effect.yieldNow
+        yield* Fiber.interrupt(lost)
+        yield* Deferred.succeed(hold.release, undefined)
+        expect((yield* Fiber.join(first))._tag).toBe("Completed")
+        const two = yield* Agent.run(agent, { input: "and another thing", conversationId: "c", runId: "r2" })
+        expect([two._tag, two.runId]).toEqual(["Completed", "r2"])
+        const requests: ReadonlyArray<ChatModel.ChatRequest> = yield* lastRequest
+        expect(texts(requests[1]!.messages)).toEqual(["user:hello", "assistant:Hi.", "user:and another thing"])
+      }).pipe(Effect.provide(isolated([ScriptedChatModel.text("Hi."), ScriptedChatModel.text("Noted.")]))))
+
     it.effect("a run may not choose steer, interrupt or rollback when its agent's policy is another", () =>
       Effect.gen(function*() {
         const agent = Agent.make({ name: "plain" })

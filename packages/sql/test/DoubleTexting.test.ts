@@ -186,5 +186,22 @@ for (const dialect of dialects) {
           expect(lines(yield* Context.get(one, ChatMemory.ChatMemory).get("c"))).toEqual(conversation)
         }).pipe(Effect.scoped), 30_000)
     }
+
+    it.effect("an input withdrawn and left again under its id (steered into the next holder) is pending again, and taken once", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const steering = Context.get(yield* Layer.build(storeLayerOn(database)), RunStore.RunStore).steering!
+        const message = { _tag: "User", text: "for four people" }
+        yield* steering.offer({ id: "r2", conversationId: "c", message })
+        expect(yield* steering.withdraw("r2")).toEqual({ _tag: "withdrawn" })
+        yield* steering.offer({ id: "r2", conversationId: "c", message })
+        expect(yield* steering.status("r2")).toEqual({ _tag: "pending" })
+        const taken: Array<unknown> = []
+        const take = steering.take("c", "r1", (inputs) => Effect.sync(() => void taken.push(...inputs)))
+        yield* take
+        yield* take
+        expect(taken).toEqual([{ id: "r2", message }])
+        expect(yield* steering.withdraw("r2")).toEqual({ _tag: "taken", runId: "r1" })
+      }).pipe(Effect.scoped))
   })
 }

@@ -16,7 +16,6 @@ import type { RunAlreadyResumed } from "../AgentError.js"
 import type { ChatMemory, MemoryError } from "../ChatMemory.js"
 import { Message, UserMessage } from "../Message.js"
 import { ConversationBusy, type RunStore, type Steering, SteerRefused, Steered, StoreError, TurnInterrupted } from "../RunStore.js"
-import { newId } from "./ids.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
@@ -84,16 +83,26 @@ export const holdFor = (
  * The conversation held, or the input left for the turn holding it: taken by that turn
  * (`Steered`), or withdrawn once the conversation was let go — then refused when that turn paused
  * (`SteerRefused`: a steer never supersedes a pause), else this turn holds the conversation
- * itself. Taking and withdrawing are compare-and-sets of the store: never both.
+ * itself. Taking and withdrawing are compare-and-sets of the store: never both. The input's id in
+ * the inbox is the run's id: a start sent again (a message redelivered after a crash) finds its
+ * input where the first left it — taken (answered `Steered` again), or pending (followed, not
+ * offered twice) — and one that holds the conversation withdraws it first.
  */
 const steerOrHold = (run: RunState, input: UserMessage): Effect.Effect<void, ConversationBusy | Steered | SteerRefused | RunAlreadyResumed | StoreError, Scope.Scope> =>
   Effect.flatMap(holderOrHeld(run, false), (holder) => {
-    if (holder === undefined) return Effect.void
     const steering = run.store.steering
-    if (steering === undefined) return Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))
-    const id = `${run.runId}/${newId()}`
+    if (steering === undefined) return holder === undefined ? Effect.void : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))
+    const id = run.runId
     const key = conversationKey(run)
     const steered = (runId: string) => Effect.fail(new Steered({ conversationId: run.conversationId, runId }))
+    if (holder === undefined) {
+      return Effect.flatMap(steering.status(id), (status) =>
+        status._tag === "withdrawn"
+          ? Effect.void
+          : status._tag === "taken"
+          ? steered(status.runId)
+          : Effect.flatMap(steering.withdraw(id), (after) => after._tag === "taken" ? steered(after.runId) : Effect.void))
+    }
     /** Waits for the input to be taken, or the conversation let go of; `last`: the holder seen last. */
     const follow = (last: string): Effect.Effect<void, ConversationBusy | Steered | SteerRefused | RunAlreadyResumed | StoreError, Scope.Scope> =>
       Effect.flatMap(steering.changed(id, run.conversationId), () =>
@@ -110,7 +119,12 @@ const steerOrHold = (run: RunState, input: UserMessage): Effect.Effect<void, Con
                       ? Effect.fail(new SteerRefused({ conversationId: run.conversationId, runId: last }))
                       : steerOrHold(run, input))))
         }))
-    return Effect.andThen(steering.offer({ id, conversationId: run.conversationId, message: encodeUser(input) }), follow(holder))
+    return Effect.flatMap(steering.status(id), (status) =>
+      status._tag === "taken"
+        ? steered(status.runId)
+        : status._tag === "pending"
+        ? follow(holder)
+        : Effect.andThen(steering.offer({ id, conversationId: run.conversationId, message: encodeUser(input) }), follow(holder)))
   })
 
 const encodeUser = Schema.encodeSync(UserMessage)

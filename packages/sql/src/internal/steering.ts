@@ -55,7 +55,9 @@ export const make = (
   return {
     offer: ({ conversationId, id, message }) =>
       sql.withTransaction(Effect.andThen(
-        sql`DELETE FROM agentfx_steering WHERE status <> 'pending' AND created_at <= ${now} - ${retention}`,
+        // an input withdrawn and left again (its sender steered it into the next holder) is pending again, under its id
+        sql`DELETE FROM agentfx_steering
+          WHERE (status <> 'pending' AND created_at <= ${now} - ${retention}) OR (steer_id = ${id} AND status = 'withdrawn')`,
         sql`INSERT INTO agentfx_steering (steer_id, conversation_id, message, status, created_at)
           VALUES (${id}, ${conversationId}, ${JSON.stringify(message)}, 'pending', ${now})`
       )).pipe(Effect.asVoid, Effect.mapError(storeError)),
