@@ -141,7 +141,9 @@ export const runner = <S extends Agent.Slots, R, A>(
 /**
  * Options of {@link start} and {@link run}: `Agent.run`'s, carried to the runner with the start
  * and checked there as `Agent.run` checks them (a refusal is `Refused`, nothing run). Not
- * `onConversationBusy`: a conversation's turns wait for each other on its entity. A `context`
+ * `onConversationBusy`: the agent's applies — a conversation's turns wait for each other on its
+ * entity (`"fail"`, `"wait"`), or a newer message steers or cancels the running turn (`"steer"`,
+ * `"interrupt"`, `"rollback"`: see {@link run}). A `context`
  * policy cannot name a summary model (a service of the sender): the runner's `ChatModel`
  * writes the summary.
  *
@@ -212,9 +214,15 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
       // (a start), or waited out by sending it again (the same run id: the same message, its reply followed)
       reply: discard
         ? Effect.as(Effect.catchTag(to.Start(payload, { discard: true }), "MailboxFull", () => Effect.void), undefined)
-        : Effect.retry(to.Start(payload), { while: (error) => error._tag === "MailboxFull", schedule: mailboxRetry })
+        : Effect.retry(to.Start(payload), { while: (error) => error._tag === "MailboxFull", schedule: mailboxRetry }).pipe(
+          Effect.catchTag("Refused", (error) => Effect.fail(steerRefused(error, options.conversationId)))
+        )
     }
   })
+
+/** A steered input's refusal (its running turn paused first) as the core's error, naming the paused run. */
+const steerRefused = (error: Refused, conversationId: string | undefined): Refused | RunStore.SteerRefused =>
+  error.reason === "SteerRefused" && conversationId !== undefined ? new RunStore.SteerRefused({ conversationId, runId: error.runId }) : error
 
 /** How a start whose runner's mailbox was full is sent again. */
 const mailboxRetry = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("2 seconds")]).pipe(
@@ -244,13 +252,21 @@ export const start = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options: StartOptions<S>
 ): Effect.Effect<{ readonly runId: string }, ClientError | Refused, Sharding> =>
-  Effect.flatMap(send(entity, options, true), ({ reply, runId }) => Effect.as(reply, { runId }))
+  Effect.flatMap(send(entity, options, true), ({ reply, runId }) => Effect.as(reply as Effect.Effect<unknown, ClientError | Refused>, { runId }))
 
 /**
  * Starts a run and waits for its reply: `Completed`, `Paused` (decide it with {@link decide}),
  * `Failed`. The reply is stored: a run whose runner crashed is answered by the runner that
  * continued it. A start refused before it ran (`InvalidRunInput`, `ConversationBusy`) fails
  * with `Refused`.
+ *
+ * While a turn runs on the conversation, the agent's `onConversationBusy` says what the start
+ * does (decision 175), as on one process: `"fail"` and `"wait"` queue it behind that turn on the
+ * conversation's entity; `"steer"` adds its input to the running turn before its next model call,
+ * answered `Steered` (`takenBy`: the run that answers it) — or, when that turn paused first,
+ * fails with `RunStore.SteerRefused` naming the paused run, nothing written; `"interrupt"` and
+ * `"rollback"` cancel the running turn (its own reply: `Failed` with error `TurnInterrupted`)
+ * and run this one.
  *
  * @example
  * ```ts
@@ -269,8 +285,8 @@ export const start = <S extends Agent.Slots, R, A>(
 export const run = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options: StartOptions<S>
-): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused, Sharding> =>
-  Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused>)
+): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused | RunStore.SteerRefused, Sharding> =>
+  Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused | RunStore.SteerRefused>)
 
 /**
  * Options of {@link decide}: `Agent.resume`'s — the pause's `revision`, who decided
@@ -505,7 +521,9 @@ export const watch = <S extends Agent.Slots, R, A>(
 /**
  * Starts a run ({@link start}) and follows it ({@link watch}) to its first stop: a pause, the
  * answer or a failure — `Agent.stream` for a run on the cluster. A start that is refused fails
- * the stream with `Refused`; so does one that the runner refuses before the run began.
+ * the stream with `Refused`; so does one that the runner refuses before the run began. A start
+ * steered into the running turn ends with its `Outcome`, `Steered` (watch `takenBy` for the
+ * answer); one whose running turn paused first fails with `RunStore.SteerRefused`.
  *
  * @example
  * ```ts
@@ -525,7 +543,7 @@ export const watch = <S extends Agent.Slots, R, A>(
 export const stream = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options: StartOptions<S>
-): Stream.Stream<Watched, ClientError | Refused | AgentError.RunNotFound, Sharding> =>
+): Stream.Stream<Watched, ClientError | Refused | RunStore.SteerRefused | AgentError.RunNotFound, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const { reply, runId } = yield* send(entity, options, false)
     // the reply fails the stream if the start was refused; the watch's own stop ends it

@@ -170,5 +170,7 @@ const finalEvent = (paused: RunStore.RunRecord, outcome: RunOutcome.RunOutcome) 
         return outcome.status === "completed"
           ? { _tag: "RunCompleted", ...meta, text: "" }
           : failedEvent(paused, timestamp, "Failed", "The run failed")
+      case "Steered": // a start's answer: a decision's reply is never one
+        return failedEvent(paused, timestamp, "Steered", `The input joined run ${outcome.takenBy}`)
     }
   })

@@ -122,6 +122,29 @@ export class Ended extends Schema.TaggedClass<Ended>()("Ended", {
 }) {}
 
 /**
+ * The start's input joined the turn running on its conversation (the agent's
+ * `onConversationBusy: "steer"`): run `takenBy` added it to its history before its next model
+ * call, and answers it there — follow that run (`AgentCluster.watch`). The start has no run of its
+ * own: `runId` names no record. A start redelivered after a crash is answered this again, its
+ * input taken once.
+ *
+ * @example
+ * ```ts
+ * import { RunOutcome } from "@agentfx/cluster"
+ *
+ * RunOutcome.Steered.make({ runId: "r-2", conversationId: "c-1", takenBy: "r-1" })
+ * ```
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export class Steered extends Schema.TaggedClass<Steered>()("Steered", {
+  runId: Schema.String,
+  conversationId: Schema.String,
+  takenBy: Schema.String
+}) {}
+
+/**
  * The reply of a start or a decision.
  *
  * @example
@@ -134,7 +157,7 @@ export class Ended extends Schema.TaggedClass<Ended>()("Ended", {
  * @since 0.1.0
  * @category schemas
  */
-export const RunOutcome = Schema.Union([Completed, Paused.pipe(Schema.encodeKeys({ kind: "reason" })), Failed, Ended])
+export const RunOutcome = Schema.Union([Completed, Paused.pipe(Schema.encodeKeys({ kind: "reason" })), Failed, Ended, Steered])
 
 /**
  * @since 0.1.0
@@ -146,7 +169,9 @@ export type RunOutcome = typeof RunOutcome.Type
  * A message refused before it changed anything (its run stays as it was): `reason` is the
  * refusal's tag in `@agentfx/core` (`UnknownDecision`, `IncompleteDecisions`,
  * `InvalidRunInput`, `ConversationBusy`, …), `message` its message. `AgentCluster.decide`
- * and `cancel` turn `RunAlreadyResumed` and `RunNotFound` back into those errors. A message
+ * and `cancel` turn `RunAlreadyResumed` and `RunNotFound` back into those errors; `run` and
+ * `stream` turn `SteerRefused` (a steered input whose running turn paused first: nothing
+ * written) into `RunStore.SteerRefused` — for it `runId` is the paused run. A message
  * its schema refuses is refused by the client, before it is stored: a start as
  * `InvalidRunInput`, a decision as `DecisionMismatch`, the message naming the field.
  *

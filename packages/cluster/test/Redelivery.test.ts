@@ -4,34 +4,14 @@
  * and no other message has.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type ChatModel, Decision, ToolCallingManager } from "@agentfx/core"
+import { Decision } from "@agentfx/core"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { Context, Effect, Layer, Option } from "effect"
-import { Entity, EntityAddress, EntityId, EntityType, RunnerAddress, ShardId, Snowflake } from "effect/cluster"
+import { Effect, Layer, Option } from "effect"
+import type { Entity } from "effect/cluster"
 import { join } from "node:path"
 import { AgentCluster } from "../src/index.js"
-import * as Handler from "../src/internal/handler.js"
 import type { Decide, Start } from "../src/internal/protocol.js"
-import { Bank, bankAgent, bankModel, bankRunnerOn, executions, tempDir } from "./fixtures.js"
-
-/** The bank entity's handlers for conversation `conversationId`, as a runner builds them, over the SQLite store of `filename`. */
-const handlersOn = (filename: string, conversationId: string) =>
-  Effect.gen(function*() {
-    const context = yield* Layer.build(Layer.mergeAll(bankModel, ToolCallingManager.unbounded()))
-    const store = yield* Layer.build(SqliteStore.layer({ filename }))
-    return yield* Handler.make(bankAgent, context as Context.Context<ChatModel.ChatModel>, Handler.makeRunnerTurns()).pipe(
-      Effect.provideService(Entity.CurrentAddress, EntityAddress.make({
-        shardId: ShardId.make("default", 1),
-        entityType: EntityType.make(`agentfx/${bankAgent.name}`),
-        entityId: EntityId.make(`conversation:${conversationId}`)
-      })),
-      Effect.provideService(Entity.CurrentRunnerAddress, RunnerAddress.make("127.0.0.1", 1)),
-      Effect.provideContext(store)
-    )
-  })
-
-/** A request of the entity as the engine hands it over: its payload and its request id (kept when redelivered). */
-const request = <R>(requestId: bigint, payload: unknown) => ({ requestId: Snowflake.Snowflake(requestId), payload }) as unknown as R
+import { Bank, bankAgent, bankModel, bankRunnerOn, executions, handlersOn, request, tempDir } from "./fixtures.js"
 
 describe("a decision delivered twice", () => {
   it.live("the same person deciding twice — approving, then rejecting or approving again — is refused RunAlreadyResumed naming the decision; the call ran once", () =>
@@ -53,7 +33,7 @@ describe("a decision delivered twice", () => {
   it.live("the handler answers a redelivered decision (same request id) with how its run ended, and refuses another message of the same person", () =>
     Effect.gen(function*() {
       const filename = join(yield* tempDir, "handler.db")
-      const handlers = yield* handlersOn(filename, "c-42")
+      const handlers = yield* handlersOn(bankAgent, bankModel, filename, "c-42")
       const paused = yield* handlers.Start(request<Entity.Request<typeof Start>>(1n, { runId: "r-42", input: "pay 42", conversationId: "c-42" }))
       expect(paused._tag).toBe("Paused")
       const decide = request<Entity.Request<typeof Decide>>(2n, { runId: "r-42", decision: Decision.approveAll(), decidedBy: "ada" })

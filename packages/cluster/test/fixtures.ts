@@ -8,7 +8,9 @@
  * anything else → "hello".
  */
 import { Agent, type ChatModel, type Message, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
-import { Layer } from "effect"
+import * as SqliteStore from "@agentfx/sql/SqliteStore"
+import { type Context, Layer } from "effect"
+import { Entity, EntityAddress, EntityId, EntityType, RunnerAddress, ShardId, Snowflake } from "effect/cluster"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import { postgresUrl } from "@agentfx/testing/PostgresUrl"
@@ -20,6 +22,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ClusterSqlite from "../src/ClusterSqlite.js"
 import { AgentCluster } from "../src/index.js"
+import * as Handler from "../src/internal/handler.js"
 
 /** Executions per call id, in this process. */
 export const executions = new Map<string, number>()
@@ -117,3 +120,22 @@ export const onFile = <E, R>(runner: Layer.Layer<never, E, R>, filename: string)
 /** The bank agent's runner on the embedded cluster of the file `filename`. */
 export const bankRunnerOn = (filename: string) =>
   onFile(AgentCluster.runner(Bank).pipe(Layer.provide([bankModel, ToolCallingManager.unbounded()])), filename)
+
+/** `agent`'s entity handlers for conversation `conversationId`, as a runner builds them, with `model`, over the SQLite store of `filename`. */
+export const handlersOn = (agent: Agent.Any, model: Layer.Layer<ChatModel.ChatModel>, filename: string, conversationId: string) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(Layer.mergeAll(model, ToolCallingManager.unbounded()))
+    const store = yield* Layer.build(SqliteStore.layer({ filename }))
+    return yield* Handler.make(agent, context as Context.Context<ChatModel.ChatModel>, Handler.makeRunnerTurns()).pipe(
+      Effect.provideService(Entity.CurrentAddress, EntityAddress.make({
+        shardId: ShardId.make("default", 1),
+        entityType: EntityType.make(`agentfx/${agent.name}`),
+        entityId: EntityId.make(`conversation:${conversationId}`)
+      })),
+      Effect.provideService(Entity.CurrentRunnerAddress, RunnerAddress.make("127.0.0.1", 1)),
+      Effect.provideContext(store)
+    )
+  })
+
+/** A request of an entity as the engine hands it over: its payload and its request id (kept when redelivered). */
+export const request = <R>(requestId: bigint, payload: unknown) => ({ requestId: Snowflake.Snowflake(requestId), payload }) as unknown as R

@@ -1,7 +1,10 @@
 /**
  * The handler of an agent's entity, one per entity (a conversation, or an ephemeral run) on
  * the runner that owns it. Starts and decisions drive the entity's runs one at a time, in the
- * order they arrived (a conversation's turns in order); a cancel does not wait for them.
+ * order they arrived (a conversation's turns in order); a cancel does not wait for them. A start
+ * on a conversation of an agent whose running turn a newer message steers or cancels does not
+ * wait either: the conversation is then held by its turn (`conversationLock.ts`), and the core's
+ * policy answers it (decision 175).
  *
  * A message is redelivered when the runner that was handling it crashed. The run store tells
  * what had happened: no record — the run never started, start it; `running` — its driver
@@ -14,8 +17,10 @@ import { Agent, AgentEvent, RunStore } from "@agentfx/core"
 import { Entity } from "effect/cluster"
 import type { Context } from "effect"
 import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { identity } from "effect/Function"
 import { RunLocation } from "../RunLocation.js"
 import type * as RunOutcome from "../RunOutcome.js"
+import * as ConversationLock from "./conversationLock.js"
 import * as Outcome from "./outcome.js"
 import { owned } from "./ownedStore.js"
 import * as Feeds from "./feeds.js"
@@ -100,15 +105,18 @@ export const make = Effect.fnUntraced(function*(
     )
   }
   const turns = turnsOf(address.entityId)
+  // a conversation whose running turn a newer message steers or cancels: held by its turn, its starts not queued
+  const cooperative = address.entityId.startsWith("conversation:") && ConversationLock.cooperative.has(agent.onConversationBusy)
   const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
 
   /**
    * Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by
    * its ownership; its events are kept as segment `key` of the run for its watchers (the segment
-   * begins with its first event: a message refused before the run moved has none).
+   * begins with its first event: a message refused before the run moved has none). After the
+   * entity's other starts and decisions, unless `queued` is false.
    */
-  const drive = (runId: string, key: Effect.Effect<string>, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>) =>
-    turns(Effect.flatMap(key, (key) => {
+  const drive = (runId: string, key: Effect.Effect<string>, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>, queued = true) =>
+    (queued ? turns : identity)(Effect.flatMap(key, (key) => {
       let segment: Feeds.Segment | undefined
       return Effect.onInterrupt(driveIn(runId, key, body, (begun) => void (segment = begun)), () =>
         Effect.sync(() => segment !== undefined && !segment.done && feeds.abandon(segment)))
@@ -132,8 +140,18 @@ export const make = Effect.fnUntraced(function*(
     body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
+    cooperative
+      ? ConversationLock.holding(store, address.entityId, holder, runId, (view) => driveWith(view, runId, key, body, begun))
+      : driveWith(owned(store, new Set([address.entityId, `run:${runId}`]), holder), runId, key, body, begun)
+
+  const driveWith = (
+    leased: RunStore.RunStore.Service,
+    runId: string,
+    key: string,
+    body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    begun: (segment: Feeds.Segment) => void
+  ) =>
     Effect.gen(function*() {
-      const leased = owned(store, new Set([address.entityId, `run:${runId}`]), holder)
       let segment: Feeds.Segment | undefined
       const observe = (event: AgentEvent.AgentEvent) => {
         // a recovery's first event is its RunResumed "Recover": the events before it were the lost runner's
@@ -251,7 +269,8 @@ export const make = Effect.fnUntraced(function*(
   })
 
   return {
-    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, Effect.succeed(Feeds.keyOf(undefined)), start(request.payload)),
+    Start: (request: Entity.Request<typeof Start>) =>
+      drive(request.payload.runId, Effect.succeed(Feeds.keyOf(undefined)), start(request.payload), !cooperative),
     Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), decide(request)),
     Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload),
     Watch: (request: Entity.Request<typeof Watch>) => watch(request.payload)

@@ -22,7 +22,8 @@ const refusals: ReadonlySet<string> = new Set([
   "DecisionMismatch",
   "ConversationDiverged",
   "RunAlreadyResumed",
-  "RunNotFound"
+  "RunNotFound",
+  "SteerRefused"
 ])
 
 /** The outcome of an exit of `agent`'s run. */
@@ -57,6 +58,9 @@ export const fromExit = (agent: Agent.Any, exit: AgentExit.AgentExit): Effect.Ef
 interface Tagged {
   readonly _tag: string
   readonly message: string
+  /** The run a steer was about (`Steered`: the run that took the input; `SteerRefused`: the run that paused). */
+  readonly runId?: string
+  readonly conversationId?: string
   readonly status?: RunOutcome.Refused["status"]
   readonly decidedBy?: string | undefined
 }
@@ -71,10 +75,16 @@ export const refused = (runId: string, error: Tagged): RunOutcome.Refused =>
     ...(error.decidedBy === undefined ? {} : { decidedBy: error.decidedBy })
   })
 
-/** A failure of a run: a refusal (the run unchanged) fails the message; anything else is its `Failed` outcome. */
+/**
+ * A failure of a run: a refusal (the run unchanged) fails the message — a `SteerRefused` naming
+ * the run that paused; a steered input is the `Steered` answer; anything else is its `Failed`
+ * outcome (a turn a newer message cancelled: `TurnInterrupted`).
+ */
 export const fromError = (runId: string, error: Tagged): Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused> =>
-  refusals.has(error._tag)
-    ? Effect.fail(refused(runId, error))
+  error._tag === "Steered" && error.runId !== undefined && error.conversationId !== undefined
+    ? Effect.succeed(RunOutcome.Steered.make({ runId, conversationId: error.conversationId, takenBy: error.runId }))
+    : refusals.has(error._tag)
+    ? Effect.fail(refused(error._tag === "SteerRefused" && error.runId !== undefined ? error.runId : runId, error))
     : Effect.succeed(RunOutcome.Failed.make({ runId, error: error._tag, message: error.message }))
 
 /** A refusal that came after its run's first event (the run moved, then stopped on it), as the run's failure. */
