@@ -11,7 +11,7 @@
  * @since 0.2.0
  */
 import type { Agent, AgentEvent } from "@agentfx/core"
-import { AgentExit } from "@agentfx/core"
+import { AgentExit, RunStore } from "@agentfx/core"
 import type { ChatDriver } from "@agentfx/ui-stream"
 import type { Sharding } from "effect/cluster/Sharding"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
@@ -91,15 +91,22 @@ export const driver = Effect.fnUntraced(function*(
   return { stream, resume }
 })
 
-/** A watched element of run `runId` as the endpoints' element: an event as it is, a gap as `EventsLost`, a stop no event said as what ends the segment. */
-const driven = (agent: Agent.Any, runId: string, watched: AgentCluster.Watched): Effect.Effect<ChatDriver.Driven> => {
+/**
+ * A watched element of run `runId` as the endpoints' element: an event as it is, a gap as
+ * `EventsLost`, a stop no event said as what ends the segment — but a start the running turn
+ * took (`Steered`, an agent that steers) as the core's `Steered`, which the endpoint answers with
+ * that turn's message.
+ */
+const driven = (agent: Agent.Any, runId: string, watched: AgentCluster.Watched): Effect.Effect<ChatDriver.Driven, RunStore.Steered> => {
   switch (watched._tag) {
     case "Event":
       return Effect.succeed(watched.event)
     case "Gap":
       return Effect.succeed({ _tag: "EventsLost", runId, message: watched.message })
     case "Outcome":
-      return stopOf(agent, watched.outcome)
+      return watched.outcome._tag === "Steered"
+        ? Effect.fail(new RunStore.Steered({ conversationId: watched.outcome.conversationId, runId: watched.outcome.takenBy }))
+        : stopOf(agent, watched.outcome)
   }
 }
 
@@ -107,7 +114,7 @@ const driven = (agent: Agent.Any, runId: string, watched: AgentCluster.Watched):
  * A segment's stop that no event said: a pause (read from the run's record) as its `RunPaused`,
  * so that its approvals or interrupts are shown; a completion or a failure as `RunEnded`.
  */
-const stopOf = (agent: Agent.Any, outcome: RunOutcome.RunOutcome): Effect.Effect<ChatDriver.Driven> => {
+const stopOf = (agent: Agent.Any, outcome: Exclude<RunOutcome.RunOutcome, RunOutcome.Steered>): Effect.Effect<ChatDriver.Driven> => {
   switch (outcome._tag) {
     case "Completed":
       return Effect.succeed({ _tag: "RunEnded", runId: outcome.runId })

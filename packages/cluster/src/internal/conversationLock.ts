@@ -70,7 +70,15 @@ const makeView = (store: RunStore.RunStore.Service, key: string, keys: Set<strin
     holder: (of) => of === key ? Effect.sync(() => Option.fromNullishOr(owner)) : base.holder(of),
     steering: steering === undefined ? undefined : {
       ...steering,
-      take: (conversationId, runId) => Effect.tap(steering.take(conversationId, runId), (taken) => Effect.sync(() => taken.length > 0 && wake())),
+      // its senders woken once the take is done (a record that fails takes nothing)
+      take: (conversationId, runId, record) =>
+        Effect.suspend(() => {
+          let took = false
+          return Effect.tap(
+            steering.take(conversationId, runId, (taken) => Effect.tap(record(taken), () => Effect.sync(() => void (took = true)))),
+            () => Effect.sync(() => took && wake())
+          )
+        }),
       // listening before looking: a take or a let-go meanwhile wakes this wait
       changed: (id) =>
         Effect.suspend(() => {

@@ -108,12 +108,13 @@ export const readClaim = (runId: string) =>
  * `StoreError` that quotes it.
  */
 export const asResumeError = (
-  error: AgentCluster.ClientError | RunOutcome.Refused | AgentError.RunAlreadyResumed | AgentError.RunNotFound | RunStore.StoreError
-): AgentError.RunAlreadyResumed | AgentError.RunNotFound | RunStore.StoreError => {
+  error: AgentCluster.ClientError | RunOutcome.Refused | AgentError.RunAlreadyResumed | AgentError.RunNotFound | RunStore.StoreError | RunStore.SteerRefused
+): AgentError.RunAlreadyResumed | AgentError.RunNotFound | RunStore.StoreError | RunStore.SteerRefused => {
   switch (error._tag) {
     case "RunAlreadyResumed":
     case "RunNotFound":
     case "StoreError":
+    case "SteerRefused":
       return error
     case "Refused":
       return error.reason === "RunNotFound"
