@@ -6,9 +6,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Agent, ChatMemory, type Message, Middleware, RunStore, ScriptedChatModel, Tool, ToolCallingManager } from "@agentfx/core"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { Deferred, Effect, Fiber, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Schedule, Schema } from "effect"
 import type { Entity } from "effect/cluster"
 import { join } from "node:path"
+import { Chat } from "@agentfx/ui-stream"
+import { HttpServer } from "effect/http"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as ClusterChat from "../src/ClusterChat.js"
 import { AgentCluster } from "../src/index.js"
 import type { Start } from "../src/internal/protocol.js"
 import { handlersOn, onFile, request, tempDir } from "./fixtures.js"
@@ -119,6 +123,43 @@ describe("double texting on the cluster", () => {
         expect(seen).toEqual([["work 1"], ["work 1", "for four"]])
         expect(yield* conversation("c-1")).toEqual(["user:work 1", "assistant:+calls", "result:work", "user:for four", "assistant:answered: work 1 / for four"])
         expect(yield* AgentCluster.get("s-2")).toEqual(Option.none())
+      }).pipe(Effect.provide(runnerOf(Steering, filename)))
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("through the chat endpoint (ClusterChat.driver): a second message steers the running turn; its response is the running message, whose answer takes it in", () =>
+    Effect.gen(function*() {
+      yield* fresh(false)
+      const filename = join(yield* tempDir, "chat.db")
+      yield* Effect.gen(function*() {
+        const driver = yield* ClusterChat.driver({ claimPoll: "10 millis" })
+        const server = yield* Layer.build(Chat.serve({ agent: Steering.agent, driver }))
+        const address = Context.get(server, HttpServer.HttpServer).address
+        const api = `http://127.0.0.1:${address._tag === "UnixPathAddress" ? 0 : address.port}/api/chat`
+        const send = (id: string, text: string) =>
+          Effect.promise(async () => {
+            const response = await fetch(api, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ id: "chat-1", trigger: "submit-message", messages: [{ id, role: "user", parts: [{ type: "text", text }] }] })
+            })
+            return { status: response.status, body: await response.text() }
+          })
+        const first = yield* Effect.forkChild(send("u1", "work 1"))
+        yield* Deferred.await(hold.started)
+        const second = yield* Effect.forkChild(send("u2", "for four"))
+        // the second message is in the steering inbox, pending (its id is the run id the driver named)
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.repeat(Effect.orDie(sql`SELECT count(*) AS n FROM agentfx_steering WHERE conversation_id = 'chat-1' AND status = 'pending'`), {
+            until: (rows) => Number(rows[0]!.n) === 1,
+            schedule: Schedule.spaced("20 millis")
+          })).pipe(Effect.provide(Layer.fresh(SqliteStore.layerClient({ filename }))))
+        yield* Deferred.succeed(hold.release, undefined)
+        const [one, two] = [yield* Fiber.join(first), yield* Fiber.join(second)]
+        expect([one.status, two.status]).toEqual([200, 200])
+        // both responses are the running turn's message: its answer took the second message in
+        for (const body of [one.body, two.body]) expect(body).toContain(`"delta":"answered: work 1 / for four"`)
+        expect(callsSeeing("for four")).toBe(1)
+        expect(yield* conversation("chat-1")).toEqual(["user:work 1", "assistant:+calls", "result:work", "user:for four", "assistant:answered: work 1 / for four"])
       }).pipe(Effect.provide(runnerOf(Steering, filename)))
     }).pipe(Effect.scoped), 60_000)
 
