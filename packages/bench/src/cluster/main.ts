@@ -22,7 +22,9 @@
  * no entity left live in the runners after the passivation wait.
  *
  * `--failover`: the failure scenarios instead (failover.ts). `--write`: the figures go to
- * RESULTS.md's cluster section too (results.ts).
+ * RESULTS.md's cluster section too (results.ts). `--cpu-prof=<dir>`: each runner's CPU profile of
+ * the throughput runs, agentfx's and the floor's, goes to `<dir>` (`agentfx-<runners>-<runner>` and
+ * `floor-<runners>-<runner>.cpuprofile`).
  */
 import { AgentCluster } from "@agentfx/cluster"
 import { Decision } from "@agentfx/core"
@@ -37,13 +39,14 @@ import { type Figures, figureRows, sectionMarkdown } from "./figures.js"
 import { section, withSection } from "./results.js"
 import { Floor } from "./floor.js"
 import * as Memory from "./memory.js"
-import { askAll, client, cost, freshDatabase, percentile, runners as startRunners, server } from "./processes.js"
+import { askAll, client, cost, freshDatabase, percentile, profiled, runners as startRunners, server } from "./processes.js"
 
 const quick = process.argv.includes("--quick")
 const failoverArg = process.argv.find((a) => a.startsWith("--failover"))
 const failures = failoverArg !== undefined
 const only = failoverArg?.split("=")[1]?.split(",") ?? []
 const write = process.argv.includes("--write") && !quick && !failures
+const profileDir = process.argv.find((a) => a.startsWith("--cpu-prof="))?.split("=")[1]
 const sizes = quick ? [1, 2] : [1, 2, 4]
 const runs = quick ? 50 : 300
 const suspended = quick ? 300 : 500
@@ -76,11 +79,13 @@ const scenario = (serverUrl: string, size: number) =>
     yield* inClient(Effect.forEach(Array.from({ length: 20 }), () => Effect.flatMap(pause, decide), { concurrency: 8 }))
 
     // throughput
+    const profile = yield* profiled(runners, profileDir, `agentfx-${size}`)
     const costs = yield* cost(runners, sql)
     const started = performance.now()
     const loaded = yield* inClient(Effect.forEach(Array.from({ length: runs }), () => Effect.flatMap(pause, decide), { concurrency }))
     const perSecond = runs / ((performance.now() - started) / 1000)
     const perRun = yield* costs
+    yield* profile
 
     // memory per suspended run before and after passivation, latency one at a time on live and passivated
     // entities (memory.ts); then the rest at once
@@ -97,11 +102,13 @@ const scenario = (serverUrl: string, size: number) =>
         return performance.now() - start
       })
     yield* inClient(Effect.forEach(Array.from({ length: 20 }, (_, i) => -1 - i), floorRun, { concurrency: 8 }))
+    const floorProfile = yield* profiled(runners, profileDir, `floor-${size}`)
     const floorCosts = yield* cost(runners, sql)
     const floorStarted = performance.now()
     const floorLoaded = yield* inClient(Effect.forEach(Array.from({ length: runs }, (_, i) => i), floorRun, { concurrency }))
     const floorPerSecond = runs / ((performance.now() - floorStarted) / 1000)
     const floorPerRun = yield* floorCosts
+    yield* floorProfile
     const floorIdle = yield* inClient(Effect.forEach(Array.from({ length: idleDecisions }, (_, i) => runs + i), floorRun))
 
     const total = 20 + runs + idleDecisions + 2 * suspended

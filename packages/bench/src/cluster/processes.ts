@@ -81,12 +81,12 @@ export const firstEvent = (children: ReadonlyArray<Child>, event: "started" | "e
     }, timeout)
   ))
 
-/** Asks a runner `command` (heap, stats, cpu, entities): the answer's `key`. */
-const ask = (child: Child, command: string, key: string) =>
+/** Asks a runner `command` (heap, stats, cpu, entities, profile), with `argument`: the answer's `key`. */
+const ask = (child: Child, command: string, key: string, argument?: string) =>
   Effect.suspend(() => {
     const id = randomUUID()
     return Effect.andThen(
-      child.send(`${command} ${id}`),
+      child.send(`${command} ${id}${argument === undefined ? "" : ` ${argument}`}`),
       child.waitFor(`${command}'s answer`, (m) => (m as { id?: string }).id === id ? (m as Record<string, number>)[key] : undefined)
     )
   })
@@ -94,6 +94,18 @@ const ask = (child: Child, command: string, key: string) =>
 /** Sums `key` of every runner's answer to `line`. */
 export const askAll = (children: ReadonlyArray<Child>, command: string, key: string) =>
   Effect.map(Effect.forEach(children, (child) => ask(child, command, key), { concurrency: "unbounded" }), (xs) => xs.reduce((a, b) => a! + b!, 0)!)
+
+/**
+ * A CPU profile of each runner from now (`--cpu-prof=<dir>`), written by the effect returned as
+ * `<dir>/<name>-<runner's index>.cpuprofile`; nothing without a `dir`.
+ */
+export const profiled = (runners: ReadonlyArray<Child>, dir: string | undefined, name: string) =>
+  dir === undefined
+    ? Effect.succeed(Effect.void)
+    : Effect.as(
+      Effect.forEach(runners, (child) => ask(child, "profile", "profile"), { concurrency: "unbounded" }),
+      Effect.asVoid(Effect.forEach(runners, (child, i) => ask(child, `profile`, "profile", `${dir}/${name}-${i}.cpuprofile`), { concurrency: "unbounded" }))
+    )
 
 /** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
 export const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>

@@ -5,13 +5,16 @@
  * built. On stdin, `heap <id>` → `{"id", "heap": bytes used after a full GC}`; `stats <id>` →
  * `{"id", "calls": executed calls, "twice": calls executed more than once}`; `cpu <id>` →
  * `{"id", "cpu": CPU time used so far, user and system, in ms}`; `entities <id>` →
- * `{"id", "entities": entities active in this runner (of every type)}`.
+ * `{"id", "entities": entities active in this runner (of every type)}`; `profile <id>` starts a CPU
+ * profile, `profile <id> <file>` writes it to `file` → `{"id", "profile": file}` (`--cpu-prof`).
  */
 import { AgentCluster } from "@agentfx/cluster"
 import * as ClusterPg from "@agentfx/cluster/ClusterPg"
 import { Sharding } from "effect/cluster"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Redacted } from "effect"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { createInterface } from "node:readline"
 import { fullGc } from "../measure.js"
 import { benchAgent, benchModel, executions } from "./agent.js"
@@ -20,9 +23,26 @@ import { FloorLive } from "./floor.js"
 const [url, port, settings] = process.argv.slice(2)
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`)
 let activeEntities: Effect.Effect<number> = Effect.succeed(Number.NaN)
+let profiler: Session | undefined
+
+/** Starts a CPU profile, or (given `file`) writes the one started there and says so. */
+const profile = async (id: string | undefined, file: string | undefined) => {
+  if (file === undefined) {
+    profiler = new Session()
+    profiler.connect()
+    await profiler.post("Profiler.enable")
+    await profiler.post("Profiler.setSamplingInterval", { interval: 100 })
+    await profiler.post("Profiler.start")
+    return say({ id, profile: "started" })
+  }
+  const { profile } = await profiler!.post("Profiler.stop")
+  profiler!.disconnect()
+  writeFileSync(file, JSON.stringify(profile))
+  say({ id, profile: file })
+}
 
 createInterface({ input: process.stdin }).on("line", (line) => {
-  const [command, id] = line.split(" ")
+  const [command, id, argument] = line.split(" ")
   if (command === "heap") {
     fullGc()
     say({ id, heap: process.memoryUsage().heapUsed })
@@ -33,6 +53,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     say({ id, calls: executions.size, twice: [...executions.values()].filter((n) => n > 1).length })
   } else if (command === "entities") {
     void Effect.runPromise(activeEntities).then((entities) => say({ id, entities }))
+  } else if (command === "profile") {
+    void profile(id, argument)
   }
 })
 
