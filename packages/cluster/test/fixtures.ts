@@ -121,8 +121,8 @@ export const onFile = <E, R>(runner: Layer.Layer<never, E, R>, filename: string)
 export const bankRunnerOn = (filename: string) =>
   onFile(AgentCluster.runner(Bank).pipe(Layer.provide([bankModel, ToolCallingManager.unbounded()])), filename)
 
-/** `agent`'s entity handlers for conversation `conversationId`, as a runner builds them, with `model`, over the SQLite store of `filename`. */
-export const handlersOn = (agent: Agent.Any, model: Layer.Layer<ChatModel.ChatModel>, filename: string, conversationId: string) =>
+/** `agent`'s entity handlers for `entityId` (a conversation's, or an ephemeral run's), as a runner builds them, with `model`, over the SQLite store of `filename`. */
+export const handlersOf = (agent: Agent.Any, model: Layer.Layer<ChatModel.ChatModel>, filename: string, entityId: string) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(Layer.mergeAll(model, ToolCallingManager.unbounded()))
     const store = yield* Layer.build(SqliteStore.layer({ filename }))
@@ -130,12 +130,16 @@ export const handlersOn = (agent: Agent.Any, model: Layer.Layer<ChatModel.ChatMo
       Effect.provideService(Entity.CurrentAddress, EntityAddress.make({
         shardId: ShardId.make("default", 1),
         entityType: EntityType.make(`agentfx/${agent.name}`),
-        entityId: EntityId.make(`conversation:${conversationId}`)
+        entityId: EntityId.make(entityId)
       })),
       Effect.provideService(Entity.CurrentRunnerAddress, RunnerAddress.make("127.0.0.1", 1)),
       Effect.provideContext(store)
     )
   })
+
+/** `agent`'s entity handlers for conversation `conversationId` ({@link handlersOf}). */
+export const handlersOn = (agent: Agent.Any, model: Layer.Layer<ChatModel.ChatModel>, filename: string, conversationId: string) =>
+  handlersOf(agent, model, filename, `conversation:${conversationId}`)
 
 /** A request of an entity as the engine hands it over: its payload and its request id (kept when redelivered). */
 export const request = <R>(requestId: bigint, payload: unknown) => ({ requestId: Snowflake.Snowflake(requestId), payload }) as unknown as R

@@ -80,6 +80,19 @@ export const makeRunnerTurns = () => {
     })
 }
 
+/**
+ * `store`, telling `paused` the version of each record of `runId` it reads while paused: what the
+ * run's segment is keyed by (decision 174: the resume's own read, not one of its own).
+ */
+const pausedRead = (store: RunStore.RunStore.Service, runId: string, paused: (version: number) => void): RunStore.RunStore.Service => ({
+  ...store,
+  get: (id) =>
+    id !== runId ? store.get(id) : Effect.map(store.get(id), (record) => {
+      if (Option.isSome(record) && record.value.status === "paused") paused(record.value.version)
+      return record
+    })
+})
+
 /** A read of the store whose failure refuses the message (nothing changed). */
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
@@ -111,12 +124,21 @@ export const make = Effect.fnUntraced(function*(
 
   /**
    * Drives run `runId` in a fiber that a cancel can interrupt, with the entity's leases held by
-   * its ownership; its events are kept as segment `key` of the run for its watchers (the segment
-   * begins with its first event: a message refused before the run moved has none). After the
-   * entity's other starts and decisions, unless `queued` is false.
+   * its ownership; its events are kept as a segment of the run for its watchers (the segment
+   * begins with its first event: a message refused before the run moved has none). The
+   * segment's key is named when it begins, from the version of the paused record the body read
+   * first (a decision's resume reads it before its claim), or none. `body` is given `withdraw`:
+   * a run that was refused before anything was written (a start sent again) emitted only its
+   * `RunStarted`, which is then dropped, not kept. After the entity's other starts and
+   * decisions, unless `queued` is false.
    */
-  const drive = (runId: string, key: Effect.Effect<string>, body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>, queued = true) =>
-    (queued ? turns : identity)(Effect.flatMap(key, (key) => {
+  const drive = (
+    runId: string,
+    key: (pausedAt: number | undefined) => string,
+    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    queued = true
+  ) =>
+    (queued ? turns : identity)(Effect.suspend(() => {
       let segment: Feeds.Segment | undefined
       return Effect.onInterrupt(driveIn(runId, key, body, (begun) => void (segment = begun)), () =>
         Effect.sync(() => segment !== undefined && !segment.done && feeds.abandon(segment)))
@@ -124,20 +146,18 @@ export const make = Effect.fnUntraced(function*(
 
   /**
    * The segment a decision drives: the one of the pause it names; for a decision that names none,
-   * the pause the run is at when its turn comes (read from the store), which is the one it claims.
+   * the pause its resume read when its turn came (the one it claims); a decision that found its
+   * run not paused, its own.
    */
-  const decisionKey = ({ payload, requestId }: Entity.Request<typeof Decide>): Effect.Effect<string> =>
-    payload.revision !== undefined
-      ? Effect.succeed(Feeds.keyOf(payload.revision))
-      : store.get(payload.runId).pipe(
-        Effect.map((record) => Option.isSome(record) && record.value.status === "paused" ? Feeds.keyOf(record.value.version) : `decision:${requestId}`),
-        Effect.orElseSucceed(() => `decision:${requestId}`)
-      )
+  const decisionKey = ({ payload, requestId }: Entity.Request<typeof Decide>) => (pausedAt: number | undefined): string => {
+    const revision = payload.revision ?? pausedAt
+    return revision === undefined ? `decision:${requestId}` : Feeds.keyOf(revision)
+  }
 
   const driveIn = (
     runId: string,
-    key: string,
-    body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    key: (pausedAt: number | undefined) => string,
+    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
     cooperative
@@ -145,20 +165,33 @@ export const make = Effect.fnUntraced(function*(
       : driveWith(owned(store, new Set([address.entityId, `run:${runId}`]), holder), runId, key, body, begun)
 
   const driveWith = (
-    leased: RunStore.RunStore.Service,
+    view: RunStore.RunStore.Service,
     runId: string,
-    key: string,
-    body: Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    key: (pausedAt: number | undefined) => string,
+    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
     Effect.gen(function*() {
+      let pausedAt: number | undefined
+      const leased = pausedRead(view, runId, (version) => void (pausedAt ??= version))
       let segment: Feeds.Segment | undefined
-      const observe = (event: AgentEvent.AgentEvent) => {
+      // a start's RunStarted, kept back until the run's next event: a start sent again is refused by its first write
+      let withheld: AgentEvent.AgentEvent | undefined
+      const keep = (event: AgentEvent.AgentEvent) => {
         // a recovery's first event is its RunResumed "Recover": the events before it were the lost runner's
-        if (segment === undefined) begun(segment = feeds.begin(runId, key, event._tag === "RunResumed" && event.decision === "Recover"))
+        if (segment === undefined) begun(segment = feeds.begin(runId, key(pausedAt), event._tag === "RunResumed" && event.decision === "Recover"))
         feeds.push(segment, { _tag: "Event", event })
       }
-      const fiber = yield* body.pipe(
+      const release = () => {
+        if (withheld !== undefined) keep(withheld)
+        withheld = undefined
+      }
+      const observe = (event: AgentEvent.AgentEvent) => {
+        if (segment === undefined && event._tag === "RunStarted") return void (withheld = event)
+        release()
+        keep(event)
+      }
+      const fiber = yield* body(() => void (withheld = undefined)).pipe(
         Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
         AgentEvent.withSink(observe),
         Effect.provideService(RunStore.RunStore, leased),
@@ -172,6 +205,7 @@ export const make = Effect.fnUntraced(function*(
         Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && entry.cancelled
           ? Exit.succeed(Outcome.fromCancel(runId, entry.cancelledBy))
           : exit
+      release()
       if (segment !== undefined) settle(segment, outcome)
       return yield* outcome
     })
@@ -199,18 +233,30 @@ export const make = Effect.fnUntraced(function*(
       onSuccess: (exit) => Outcome.fromExit(agent, exit)
     })
 
-  const start = Effect.fnUntraced(function*({ conversationId, input, runId, ...carried }: StartPayload) {
+  /**
+   * A start runs the run: its first write refuses a run id the store has or had (the record's
+   * insert, atomically; a conversation's turn reads it first, once it holds the conversation and
+   * before it writes anything). Only then is the record read, to tell a start sent again apart.
+   */
+  const start = ({ conversationId, input, runId, ...carried }: StartPayload) => (withdraw: () => void) =>
+    Effect.flatMap(RunOptions.decode(agent, runId, carried), (options) =>
+      exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))).pipe(
+        Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
+          Effect.andThen(Effect.sync(withdraw), startedBefore({ conversationId, runId }, refusal)))
+      )
+
+  /**
+   * A start refused as invalid: maybe its message, sent again or redelivered after a crash. The
+   * record says what happened: none — the refusal stands, unless the run finished and was
+   * forgotten but for its ending (a SQL store keeps finished records whole); another agent's or
+   * conversation's run — the id is taken; `running` — its driver died (nothing else drives this
+   * entity's runs), continue it with the crash rule; paused or ended — answer with the record.
+   */
+  const startedBefore = Effect.fnUntraced(function*({ conversationId, runId }: Pick<StartPayload, "conversationId" | "runId">, refusal: RunOutcome.Refused) {
     const record = yield* readStore(runId, store.get(runId))
     if (Option.isNone(record)) {
-      const options = yield* RunOptions.decode(agent, runId, carried)
-      // the run's first record refuses an id the store has or had (InvalidRunInput): only then is
-      // it asked whether the run finished and was forgotten but for its ending (a SQL store keeps
-      // finished records whole, so `get` already said)
-      return yield* exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) })).pipe(
-        Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
-          Effect.flatMap(readStore(runId, store.finished(runId)), (finished) =>
-            Option.isSome(finished) ? Effect.succeed(Outcome.fromFinished(runId, finished.value)) : Effect.fail(refusal)))
-      )
+      const finished = yield* readStore(runId, store.finished(runId))
+      return Option.isSome(finished) ? Outcome.fromFinished(runId, finished.value) : yield* refusal
     }
     if (record.value.agent !== agent.name || (conversationId !== undefined && record.value.conversationId !== conversationId)) {
       return yield* Outcome.fromError(runId, Outcome.runIdTaken(runId))
@@ -269,9 +315,8 @@ export const make = Effect.fnUntraced(function*(
   })
 
   return {
-    Start: (request: Entity.Request<typeof Start>) =>
-      drive(request.payload.runId, Effect.succeed(Feeds.keyOf(undefined)), start(request.payload), !cooperative),
-    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), decide(request)),
+    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, () => Feeds.keyOf(undefined), start(request.payload), !cooperative),
+    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), () => decide(request)),
     Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload),
     Watch: (request: Entity.Request<typeof Watch>) => watch(request.payload)
   }
