@@ -13,7 +13,8 @@
  *   once their entities are passivated and while they were live: bytes per suspended run
  *   (memory.ts);
  * - where the time goes, apart from the machine's load: the runners' CPU time and the
- *   database's committed transactions (`pg_stat_database`), per run.
+ *   database's committed transactions (`pg_stat_database`, read once PostgreSQL has reported
+ *   them: processes.ts, `cost`), per run.
  *
  * The floor, on the same runners, measured the same way: an entity whose `Start` and `Decide`
  * (persisted, as agentfx's are) do nothing (floor.ts) — what the engine alone costs.
@@ -80,7 +81,7 @@ const scenario = (serverUrl: string, size: number) =>
 
     // throughput
     const profile = yield* profiled(runners, profileDir, `agentfx-${size}`)
-    const costs = yield* cost(runners, sql)
+    const costs = yield* cost(runners, sql, true)
     const started = performance.now()
     const loaded = yield* inClient(Effect.forEach(Array.from({ length: runs }), () => Effect.flatMap(pause, decide), { concurrency }))
     const perSecond = runs / ((performance.now() - started) / 1000)
@@ -103,7 +104,7 @@ const scenario = (serverUrl: string, size: number) =>
       })
     yield* inClient(Effect.forEach(Array.from({ length: 20 }, (_, i) => -1 - i), floorRun, { concurrency: 8 }))
     const floorProfile = yield* profiled(runners, profileDir, `floor-${size}`)
-    const floorCosts = yield* cost(runners, sql)
+    const floorCosts = yield* cost(runners, sql, true)
     const floorStarted = performance.now()
     const floorLoaded = yield* inClient(Effect.forEach(Array.from({ length: runs }, (_, i) => i), floorRun, { concurrency }))
     const floorPerSecond = runs / ((performance.now() - floorStarted) / 1000)

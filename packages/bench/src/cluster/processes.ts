@@ -107,16 +107,37 @@ export const profiled = (runners: ReadonlyArray<Child>, dir: string | undefined,
       Effect.asVoid(Effect.forEach(runners, (child, i) => ask(child, `profile`, "profile", `${dir}/${name}-${i}.cpuprofile`), { concurrency: "unbounded" }))
     )
 
-/** The runners' CPU time and the database's committed transactions from now: read by the effect returned. */
-export const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient) =>
+/**
+ * How long PostgreSQL may keep a backend's counts before `pg_stat_database` shows them: a busy
+ * backend reports at most once a second, an idle one within 10 s (`PGSTAT_MIN_INTERVAL`,
+ * `PGSTAT_IDLE_INTERVAL`). Read sooner, a phase of a second or two misses much of its own.
+ */
+export const statsDelay = "11 seconds"
+
+/**
+ * The runners' CPU time and the database's committed transactions from now: read by the effect
+ * returned. `settled`: the transactions are read once PostgreSQL has reported them
+ * ({@link statsDelay} before each read; the CPU is read at once), so that they are the
+ * phase's, plus what the runners commit on their own while the count settles at the end (their
+ * heartbeats and polls: the same for agentfx and the floor).
+ */
+export const cost = (runners: ReadonlyArray<Child>, sql: PgClient.PgClient, settled = false) =>
   Effect.gen(function*() {
-    const committed = sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
-      Effect.map(([row]) => Number(row!.n)),
-      Effect.orDie
+    const committed = Effect.andThen(
+      settled ? Effect.sleep(statsDelay) : Effect.void,
+      sql<{ readonly n: number }>`SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
+        Effect.map(([row]) => Number(row!.n)),
+        Effect.orDie
+      )
     )
     const cpu = askAll(runners, "cpu", "cpu")
-    const [cpu0, transactions0] = [yield* cpu, yield* committed]
-    return Effect.map(Effect.all([cpu, committed]), ([cpu1, transactions1]) => ({ cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }))
+    const transactions0 = yield* committed
+    const cpu0 = yield* cpu
+    return Effect.gen(function*() {
+      const cpu1 = yield* cpu
+      const transactions1 = yield* committed
+      return { cpu: cpu1 - cpu0, transactions: transactions1 - transactions0 }
+    })
   })
 
 export type { Child }
