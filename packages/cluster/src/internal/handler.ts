@@ -93,6 +93,9 @@ const pausedRead = (store: RunStore.RunStore.Service, runId: string, paused: (ve
     })
 })
 
+/** What names a segment for its watchers: known at once (a start's), or from the version of the paused record its body reads first (a decision's). */
+type SegmentKey = string | ((pausedAt: number | undefined) => string)
+
 /** A read of the store whose failure refuses the message (nothing changed). */
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
 
@@ -134,7 +137,7 @@ export const make = Effect.fnUntraced(function*(
    */
   const drive = (
     runId: string,
-    key: (pausedAt: number | undefined) => string,
+    key: SegmentKey,
     body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     queued = true
   ) =>
@@ -156,7 +159,7 @@ export const make = Effect.fnUntraced(function*(
 
   const driveIn = (
     runId: string,
-    key: (pausedAt: number | undefined) => string,
+    key: SegmentKey,
     body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
@@ -167,19 +170,20 @@ export const make = Effect.fnUntraced(function*(
   const driveWith = (
     view: RunStore.RunStore.Service,
     runId: string,
-    key: (pausedAt: number | undefined) => string,
+    key: SegmentKey,
     body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
     Effect.gen(function*() {
       let pausedAt: number | undefined
-      const leased = pausedRead(view, runId, (version) => void (pausedAt ??= version))
+      // a start's key is known: its view is the entity's own (one object for all its turns: a cooperative turn is found by it)
+      const leased = typeof key === "string" ? view : pausedRead(view, runId, (version) => void (pausedAt ??= version))
       let segment: Feeds.Segment | undefined
       // a start's RunStarted, kept back until the run's next event: a start sent again is refused by its first write
       let withheld: AgentEvent.AgentEvent | undefined
       const keep = (event: AgentEvent.AgentEvent) => {
         // a recovery's first event is its RunResumed "Recover": the events before it were the lost runner's
-        if (segment === undefined) begun(segment = feeds.begin(runId, key(pausedAt), event._tag === "RunResumed" && event.decision === "Recover"))
+        if (segment === undefined) begun(segment = feeds.begin(runId, typeof key === "string" ? key : key(pausedAt), event._tag === "RunResumed" && event.decision === "Recover"))
         feeds.push(segment, { _tag: "Event", event })
       }
       const release = () => {
@@ -315,7 +319,7 @@ export const make = Effect.fnUntraced(function*(
   })
 
   return {
-    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, () => Feeds.keyOf(undefined), start(request.payload), !cooperative),
+    Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, Feeds.keyOf(undefined), start(request.payload), !cooperative),
     Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), () => decide(request)),
     Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload),
     Watch: (request: Entity.Request<typeof Watch>) => watch(request.payload)
