@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 
 describe("examples/double-texting.ts", () => {
-  it("steers a second message into the running turn, then rolls a cancelled turn back", () => {
+  it("steers a second message into the running turn, rolls a cancelled turn back, then interrupts a turn on a cluster", () => {
     const output = execFileSync("pnpm", ["-s", "tsx", "examples/double-texting.ts"], {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
       encoding: "utf8",
@@ -20,6 +20,14 @@ describe("examples/double-texting.ts", () => {
       "  [search_everything] interrupted",
       `first turn: TurnInterrupted (Run "search" was cancelled: run "birth-year" took conversation "rollback" over (onConversationBusy: "rollback"); its messages were removed from the conversation)`,
       "second turn: Completed: Ada Lovelace was born in 1815.",
+      "  user: Never mind: just her birth year",
+      "  assistant: Ada Lovelace was born in 1815.",
+      "  [search_everything] interrupted",
+      `first reply: Failed (TurnInterrupted: Run "search" was cancelled: run "birth-year" took conversation "cluster" over (onConversationBusy: "interrupt"))`,
+      "second reply: Completed: Ada Lovelace was born in 1815.",
+      "  user: Search every archive for Ada",
+      "  assistant: (tool calls)",
+      "  tool: cancelled: the call was interrupted before it returned a result",
       "  user: Never mind: just her birth year",
       "  assistant: Ada Lovelace was born in 1815."
     ])
