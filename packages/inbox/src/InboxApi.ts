@@ -11,7 +11,7 @@
  * | `GET /inbox/api/runs` | the paused runs of the inbox's agents, most recently paused first |
  * | `GET /inbox/api/runs/:runId` | one paused run: pending calls with their tools' description and JSON Schema, the conversation |
  * | `POST /inbox/api/runs/:runId/decision?revision=` | a `Decision` (JSON): resumes the run (at that revision, when named), 202 once its claim is won |
- * | `GET /inbox/api/runs/:runId/events` | the resumed run's events, as Server-Sent Events, until it completes, pauses or fails |
+ * | `GET /inbox/api/runs/:runId/events?revision=` | the resumed run's events, as Server-Sent Events, until it completes, pauses or fails; with `revision`, a run decided elsewhere on its pause at that revision, through the driver's `watch` |
  *
  * @since 0.1.0
  */
@@ -183,7 +183,7 @@ export class InvalidDecision extends Schema.TaggedError<InvalidDecision>("@agent
 
 /**
  * A query parameter the endpoint refuses: `limit` not an integer from 1 to 500, `revision` not
- * an integer, `token` given twice (`message` names the parameter and what is wrong). 400.
+ * an integer from 0, `token` given twice (`message` names the parameter and what is wrong). 400.
  *
  * @example
  * ```ts
@@ -239,7 +239,9 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@agentfx/inbox
 ) {}
 
 /**
- * This inbox has not resumed the run, so it has no events of it. 404.
+ * This inbox has not resumed the run, so it has no events of it; or, asked for a run decided
+ * elsewhere (`?revision=`), its driver cannot follow one (it has no `watch`), the run was never
+ * paused at that revision, or it ended and its record is gone (`message` says which). 404.
  *
  * @example
  * ```ts
@@ -405,6 +407,9 @@ export class PageGroup extends HttpApiGroup.make("inboxPage").add(
   })
 ).middleware(QueryCheck) {}
 
+/** A pause's revision, in a query: the record's version, an integer from 0. */
+const revision = Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)))
+
 /**
  * The runs: listed, shown, decided, followed. Every endpoint passes the `Authorization` hook;
  * a query its Schema refuses is {@link InvalidQuery}.
@@ -432,16 +437,16 @@ export class RunsGroup extends HttpApiGroup.make("inboxRuns").add(
   }),
   HttpApiEndpoint.post("decide", "/inbox/api/runs/:runId/decision", {
     params: runId,
-    query: { revision: Schema.optional(Schema.NumberFromString.check(Schema.isInt())) },
+    query: { revision },
     payload: Decision.Decision,
     success: DecisionAccepted.pipe(HttpApiSchema.status(202)),
     error: [InvalidDecision, RunNotFound, AlreadyDecided, ConversationBusy, DecisionRefused, UnknownAgent, Unavailable]
   }),
   HttpApiEndpoint.get("events", "/inbox/api/runs/:runId/events", {
     params: runId,
-    query: { revision: Schema.optional(Schema.NumberFromString.check(Schema.isInt())) },
+    query: { revision },
     success: text("text/event-stream"),
-    error: [NoLiveEvents, Unavailable]
+    error: [NoLiveEvents, RunNotFound, UnknownAgent, Unavailable]
   })
 ).middleware(Authorization).middleware(QueryCheck) {}
 

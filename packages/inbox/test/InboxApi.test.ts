@@ -303,9 +303,11 @@ describe("POST /inbox/api/runs/:runId/decision", () => {
       const inbox = yield* serve([agent])
       const runId = yield* inbox.pause(agent, "pay Ada 250", "c-1")
       const before = Date.now()
+      const { version } = Option.getOrThrow(yield* inbox.store.get(runId))
       const reply = yield* decide(inbox.origin, runId, { _tag: "ApproveAll" }, "Zoë Ödegaard")
       expect(reply.status).toBe(202)
-      expect(reply.body).toMatchObject({ runId, decidedBy: "Zoë Ödegaard", events: `/inbox/api/runs/${runId}/events` })
+      // the pause decided: a reconnecting client that reaches another replica of the inbox is followed there
+      expect(reply.body).toMatchObject({ runId, decidedBy: "Zoë Ödegaard", events: `/inbox/api/runs/${runId}/events?revision=${version}` })
       expect(reply.body.decidedAt).toBeGreaterThanOrEqual(before)
       const stream = yield* events(`${inbox.origin}${reply.body.events}`)
       expect(stream.status).toBe(200)

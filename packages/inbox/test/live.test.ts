@@ -20,16 +20,16 @@ describe("live runs", () => {
       const live = Live.make(context, yield* Effect.scope)
       for (const runId of runIds) {
         yield* live.resume(agent as Agent.Any, Option.getOrThrow(yield* inbox.store.get(runId)), Decision.approveAll(), "ada")
-        const events = yield* live.subscribe(runId, undefined)
+        const events = yield* live.subscribe(runId, undefined, undefined)
         expect(Option.isSome(events)).toBe(true)
         const all = yield* Stream.runCollect(Option.getOrThrow(events))
         expect(all.at(-1)!.event._tag).toBe("RunCompleted")
       }
       expect(executed).toHaveLength(Live.finishedKept + 1)
-      expect(Option.isNone(yield* live.subscribe(runIds[0]!, undefined))).toBe(true)
+      expect(Option.isNone(yield* live.subscribe(runIds[0]!, undefined, undefined))).toBe(true)
       // after an id of this run's stream: the events after it; an id of another stream: all of them
       const ids = (lastEventId: string) =>
-        Effect.flatMap(live.subscribe(runIds[1]!, lastEventId), (events) => Stream.runCollect(Option.getOrThrow(events))).pipe(
+        Effect.flatMap(live.subscribe(runIds[1]!, lastEventId, undefined), (events) => Stream.runCollect(Option.getOrThrow(events))).pipe(
           Effect.map((all) => all.map((n) => n.id))
         )
       expect(yield* ids("2-3")).toEqual(["2-4", "2-5", "2-6"])

@@ -21,6 +21,8 @@ export interface Numbered {
 interface Live {
   readonly runId: string
   readonly conversationId: string
+  /** The revision of the pause whose decision this is. */
+  readonly revision: number
   readonly generation: number
   readonly events: Array<LiveEvent.LiveEvent>
   readonly listeners: Set<Queue.Queue<Numbered>>
@@ -50,8 +52,15 @@ export interface LiveRuns {
     decision: Decision.Decision,
     decidedBy: string
   ) => Effect.Effect<number, AgentError.ResumeError>
-  /** The run's events after `lastEventId` (all of them without one), ending with its final event; `None` when this inbox has not resumed it. */
-  readonly subscribe: (runId: string, lastEventId: string | undefined) => Effect.Effect<Option.Option<Stream.Stream<Numbered>>>
+  /**
+   * The run's events after `lastEventId` (all of them without one), ending with its final event;
+   * `None` when this inbox has not resumed it — or, given `revision`, not from its pause at that revision.
+   */
+  readonly subscribe: (
+    runId: string,
+    lastEventId: string | undefined,
+    revision: number | undefined
+  ) => Effect.Effect<Option.Option<Stream.Stream<Numbered>>>
 }
 
 const encodeDecision = Schema.encodeEffect(Decision.Decision)
@@ -132,7 +141,7 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?:
       const publish = (event: LiveEvent.LiveEvent) =>
         Effect.suspend(() => {
           if (live === undefined) {
-            live = { runId, conversationId: event.conversationId, generation: ++generations, events: [], listeners: new Set(), final: false }
+            live = { runId, conversationId: event.conversationId, revision: paused.version, generation: ++generations, events: [], listeners: new Set(), final: false }
             lives.set(runId, live)
             push(live, event)
             // the first event comes once the run was claimed, at the claim's time
@@ -171,12 +180,12 @@ export const make = (context: Context.Context<any>, scope: Scope.Scope, driver?:
       return yield* Deferred.await(claimed)
     })
 
-  const subscribe: LiveRuns["subscribe"] = (runId, lastEventId) =>
+  const subscribe: LiveRuns["subscribe"] = (runId, lastEventId, revision) =>
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<Numbered>()
       return yield* Effect.sync(() => {
         const live = lives.get(runId)
-        if (live === undefined) return Option.none()
+        if (live === undefined || (revision !== undefined && revision !== live.revision)) return Option.none()
         const match = lastEventId === undefined ? null : /^(\d+)-(\d+)$/.exec(lastEventId)
         const from = match !== null && Number(match[1]) === live.generation ? Number(match[2]) + 1 : 0
         const replay = live.events.slice(from).map((event, i): Numbered => ({ id: `${live.generation}-${from + i}`, event }))

@@ -118,15 +118,47 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, dr
         return yield* Effect.flip(alreadyDecided(new AgentError.RunAlreadyResumed({ runId, status, decidedBy })))
       })
 
-    /** A run this inbox did not decide, followed through the driver (when it can) from the decision on its pause at `revision`. */
+    /**
+     * A run this inbox did not resume (or not from its pause at `revision`), followed through the
+     * driver from the decision on that pause; refused when it cannot be: no `revision` or no
+     * driver's `watch` (`NoLiveEvents`), a run the store has no record of (`RunNotFound`; one that
+     * ended and is gone: `NoLiveEvents`), another agent's (`UnknownAgent`), a revision the run
+     * was never paused at: past its record's, or its record's while it is not paused (`NoLiveEvents`).
+     */
     const watched = (runId: string, revision: number | undefined, after: string | undefined) =>
       Effect.gen(function*() {
         const watch = driver?.watch
-        if (watch === undefined || revision === undefined) return Option.none()
-        const record = yield* RunStore.RunStore.use((store) => store.get(runId)).pipe(Effect.mapError(unavailable))
-        const agent = Option.isSome(record) ? agents.get(record.value.agent) : undefined
-        if (Option.isNone(record) || agent === undefined) return Option.none()
-        return Option.some(watch(agent, record.value, { revision, after }))
+        if (revision === undefined) {
+          return yield* new NoLiveEvents({
+            runId,
+            message: `This inbox has not resumed run ${runId}: it has no events of it${
+              watch === undefined ? "" : " (give ?revision=<the revision of its pause> to follow a run decided elsewhere)"
+            }`
+          })
+        }
+        if (watch === undefined) {
+          return yield* new NoLiveEvents({
+            runId,
+            message: `This inbox has not resumed run ${runId} from its pause at revision ${revision}, and its driver cannot follow runs driven elsewhere (it has no watch): it has no events of it`
+          })
+        }
+        const store = yield* RunStore.RunStore
+        const record = yield* store.get(runId).pipe(Effect.mapError(unavailable))
+        if (Option.isNone(record)) {
+          const finished = yield* store.finished(runId).pipe(Effect.mapError(unavailable))
+          return yield* Option.isNone(finished)
+            ? new RunNotFound({ runId, message: `No record of run ${runId} in the run store` })
+            : new NoLiveEvents({ runId, message: `Run ${runId} has ${finished.value.status}, and the run store keeps no record of it to follow` })
+        }
+        const agent = yield* agentOf(record.value.agent)
+        const { status, version } = record.value
+        if (revision > version || (revision === version && status !== "paused")) {
+          return yield* new NoLiveEvents({
+            runId,
+            message: `Run ${runId} was never paused at revision ${revision} (its record is ${status} at revision ${version}): no decision on it to follow`
+          })
+        }
+        return watch(agent, record.value, { revision, after })
       })
 
     return handlers
@@ -189,25 +221,18 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, dr
             runId: params.runId,
             decidedBy,
             decidedAt,
-            events: `/inbox/api/runs/${encodeURIComponent(params.runId)}/events`
+            // the pause decided: another replica of the inbox, reached by a reconnecting client, follows it from there
+            events: `/inbox/api/runs/${encodeURIComponent(params.runId)}/events?revision=${record.version}`
           }).pipe(Effect.orDie)
           return HttpServerResponse.jsonUnsafe(accepted, { status: 202 })
         }))
       .handle("events", ({ params, query, request }) =>
         Effect.gen(function*() {
           const lastEventId = request.headers["last-event-id"]
-          const mine = yield* live.subscribe(params.runId, lastEventId)
-          const events = Option.isSome(mine) ? mine : yield* watched(params.runId, query.revision, lastEventId)
-          if (Option.isNone(events)) {
-            return yield* new NoLiveEvents({
-              runId: params.runId,
-              message: driver?.watch === undefined || query.revision === undefined
-                ? `This inbox has not resumed run ${params.runId}: it has no events of it`
-                : `No run ${params.runId} of this inbox's agents in the run store`
-            })
-          }
+          const mine = yield* live.subscribe(params.runId, lastEventId, query.revision)
+          const events = Option.isSome(mine) ? mine.value : yield* watched(params.runId, query.revision, lastEventId)
           const encoder = new TextEncoder()
-          const body = events.value.pipe(
+          const body = events.pipe(
             Stream.mapEffect(({ event, id }) => Effect.map(Effect.orDie(encodeEvent(event)), (json) => encoder.encode(`id: ${id}\ndata: ${JSON.stringify(json)}\n\n`)))
           )
           return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers: sseHeaders })
