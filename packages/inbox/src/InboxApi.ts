@@ -125,7 +125,13 @@ export const RunDetail = Schema.Struct({
   messages: Schema.Array(Message.Message),
   accepts: Schema.Array(Schema.String),
   /** Where the run is driven, when the inbox's driver says (a cluster runner's address). */
-  runner: Schema.optional(Schema.String)
+  runner: Schema.optional(Schema.String),
+  /**
+   * Where the decision on this pause streams its events, whoever makes it (`…/events?revision=`),
+   * when the inbox can follow a run it did not decide (its driver's `watch`): a page refused
+   * because someone else decided follows the run there.
+   */
+  events: Schema.optional(Schema.String)
 }).annotate({ identifier: "RunDetail" })
 
 /**

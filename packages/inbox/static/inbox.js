@@ -3,7 +3,8 @@
  * The inbox page: lists the paused runs, shows one (why it waits, its pending calls, the
  * conversation), checks edited arguments against each tool's JSON Schema and shows how they
  * differ from the model's before anything is sent, posts the decision, shows the server's
- * refusal where it belongs, then what was decided, and follows the resumed run's events.
+ * refusal where it belongs, then what was decided, and follows the resumed run's events — also
+ * those of a run someone else decided, when the inbox can follow it (its run's `events`).
  * Plain DOM, no framework, no build step; every control is a native one (keyboard first).
  */
 import { check } from "./check.js"
@@ -12,7 +13,7 @@ import { diff } from "./diff.js"
 /**
  * @typedef {{ callId: string, toolName: string, description: string | null, parameters: unknown, args: unknown, why: string, error?: { reason: string, message: string } }} PendingCall
  * @typedef {{ runId: string, agent: string, conversationId: string, ephemeral: boolean, revision: number, kind: string, pausedAt: number, ageMillis: number, pending: Array<{ callId: string, toolName: string, args: unknown }> }} RunSummary
- * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string>, runner?: string }} RunDetail
+ * @typedef {Omit<RunSummary, "pending"> & { why: string, pending: Array<PendingCall>, messages: Array<any>, accepts: Array<string>, runner?: string, events?: string }} RunDetail
  * @typedef {{ ok: boolean, status: number, body: any }} Reply
  * @typedef {import("./diff.js").Change} Change
  */
@@ -29,7 +30,7 @@ const statusLine = byId("status")
 let current
 /** @type {EventSource | undefined} */
 let source
-/** The run this page decided, and its heading's text: the run's outcome is added to it when it comes. @type {{ runId: string, heading: string } | undefined} */
+/** The run whose events this page follows (decided by it, or by someone else), and its heading's text: the run's outcome is added to it when it comes. @type {{ runId: string, heading: string } | undefined} */
 let decided
 
 /**
@@ -471,7 +472,13 @@ async function post(run, decision) {
   const body = reply.body ?? {}
   if (body._tag === "AlreadyDecided") {
     setStatus(`${body.message}${at(body.decidedAt)}`, "bad")
-    markDecided(run, `${typeof body.decidedBy === "string" ? `decided by ${body.decidedBy}` : "decided by someone else"}${at(body.decidedAt)}`)
+    const by = `${typeof body.decidedBy === "string" ? `decided by ${body.decidedBy}` : "decided by someone else"}${at(body.decidedAt)}`
+    markDecided(run, by)
+    // the inbox follows runs it did not decide: the decision on the pause this page showed, live
+    if (run.events !== undefined) {
+      decided = { runId: run.runId, heading: `${run.agent} — ${by}` }
+      follow(run.events)
+    }
     void loadRuns()
     return
   }
@@ -598,15 +605,32 @@ function eventLine(e) {
   }
 }
 
-/** @param {string} url */
+/**
+ * Shows the run's events as they come, to its stop. A dropped connection is reconnected by the
+ * browser, with the last event's id (`Last-Event-ID`): the inbox sends what came after it. One
+ * that cannot continue after it (another replica of the inbox, which numbers events otherwise)
+ * starts over from the decision: what was shown is then replaced, not shown twice.
+ *
+ * @param {string} url
+ */
 function follow(url) {
   source?.close()
   const list = byId("events")
   list.replaceChildren()
   const events = new EventSource(url)
   source = events
+  /** The run followed (its first event's), and whether the connection was made again since its last event. @type {string | undefined} */
+  let runId
+  let reconnected = false
+  events.onopen = () => {
+    reconnected = runId !== undefined
+  }
   events.onmessage = (message) => {
     const event = JSON.parse(message.data)
+    runId ??= event.runId
+    // the run's own decision again (a sub-agent's resume is a step of it): the stream started over
+    if (reconnected && event._tag === "RunResumed" && event.runId === runId) list.replaceChildren()
+    reconnected = false
     const line = eventLine(event)
     const final = event._tag === "RunCompleted" || event._tag === "RunPaused" || event._tag === "RunFailed"
     if (line !== undefined) list.append(h("li", final ? { class: "final", "data-tag": event._tag } : { "data-tag": event._tag }, [line]))

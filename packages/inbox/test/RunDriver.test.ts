@@ -75,6 +75,8 @@ describe("an inbox with a RunDriver", () => {
       const url = (runId: string, query: string) => `${inbox.origin}/inbox/api/runs/${encodeURIComponent(runId)}/events${query}`
       const runId = yield* inbox.pause(agent, "pay Ada 250", "c-w")
       const { version } = Option.getOrThrow(yield* inbox.store.get(runId))
+      // the run's panel says where a decision on this pause streams, whoever makes it
+      expect((yield* request(`${inbox.origin}/inbox/api/runs/${runId}`)).body.events).toBe(`/inbox/api/runs/${runId}/events?revision=${version}`)
 
       // decided elsewhere (this inbox did not resume it): the driver's watch, from that pause, its ids the watch's
       const followed = yield* events(url(runId, `?revision=${version}`))
@@ -131,11 +133,12 @@ describe("an inbox with a RunDriver", () => {
       }])
     }))
 
-  it.live("GET …/events?revision= on an inbox whose driver has no watch (the default, this process): NoLiveEvents, saying why", () =>
+  it.live("an inbox whose driver has no watch (the default, this process): its runs' panels name no events to follow, and GET …/events?revision= is NoLiveEvents, saying why", () =>
     Effect.gen(function*() {
       const { agent } = bank()
       const inbox = yield* serve([agent])
       const runId = yield* inbox.pause(agent, "pay Ada 250")
+      expect((yield* request(`${inbox.origin}/inbox/api/runs/${runId}`)).body).not.toHaveProperty("events")
       const reply = yield* request(`${inbox.origin}/inbox/api/runs/${runId}/events?revision=1`)
       expect([reply.status, reply.body]).toEqual([404, {
         _tag: "NoLiveEvents",

@@ -91,6 +91,9 @@ const tooDeep = new InvalidDecision({
 
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
+/** Where the events of the decision on the pause of `record` stream. */
+const eventsOf = (record: RunStore.RunRecord) => `/inbox/api/runs/${encodeURIComponent(record.runId)}/events?revision=${record.version}`
+
 /** No driver names where runs are driven: they run in the inbox's own process. */
 const here: RunDriver["location"] = () => Effect.succeed(Option.none())
 
@@ -184,7 +187,12 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, dr
           const record = yield* pausedRecord(params.runId)
           const agent = yield* agentOf(record.agent)
           const detail = Views.detail(agent, record, yield* Views.checkpointOf(record), yield* Clock.currentTimeMillis)
-          return Option.match(yield* (driver?.location ?? here)(record), { onNone: () => detail, onSome: (runner) => ({ ...detail, runner }) })
+          const runner = Option.getOrUndefined(yield* (driver?.location ?? here)(record))
+          return {
+            ...detail,
+            ...(runner === undefined ? {} : { runner }),
+            ...(driver?.watch === undefined ? {} : { events: eventsOf(record) })
+          }
         }))
       .handleRaw("decide", ({ params, query, request }) =>
         Effect.gen(function*() {
@@ -217,13 +225,8 @@ export const layer = (agents: ReadonlyMap<string, Agent.Any>, live: LiveRuns, dr
           const decidedAt = yield* live.resume(agent, record, decision, decidedBy).pipe(
             Effect.catch((error) => Effect.flatMap(refusal(error), Effect.fail))
           )
-          const accepted = yield* encodeAccepted({
-            runId: params.runId,
-            decidedBy,
-            decidedAt,
-            // the pause decided: another replica of the inbox, reached by a reconnecting client, follows it from there
-            events: `/inbox/api/runs/${encodeURIComponent(params.runId)}/events?revision=${record.version}`
-          }).pipe(Effect.orDie)
+          // the pause decided: another replica of the inbox, reached by a reconnecting client, follows it from there
+          const accepted = yield* encodeAccepted({ runId: params.runId, decidedBy, decidedAt, events: eventsOf(record) }).pipe(Effect.orDie)
           return HttpServerResponse.jsonUnsafe(accepted, { status: 202 })
         }))
       .handle("events", ({ params, query, request }) =>
