@@ -4,18 +4,23 @@
  * `DefaultChatTransport`, and `@ag-ui/client`'s `HttpAgent`. A turn streams its steps from the
  * runner; an answer to its pause resumes it once, on the runner; a second answer is refused
  * (`AlreadyDecided`), as is an answer naming a run that is not the conversation's; the thread is
- * read from the cluster's stores. (Real time: the engine polls its file.)
+ * read from the cluster's stores. (Real time: the engine polls its file.) On PostgreSQL, with two
+ * runners and the endpoint on a client-only member: the runner driving an answered run stops
+ * mid-call, the other takes the run over, and the clients are shown the events lost there (a
+ * `data-events-lost` part; a `CUSTOM` `agentfx.eventsLost` event), then the rest of the run.
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
-import { ChatMemory } from "@agentfx/core"
+import { ChatMemory, ToolCallingManager } from "@agentfx/core"
 import { AgUi, Chat, type ChatDriver } from "@agentfx/ui-stream"
 import { describe, expect, it } from "@effect/vitest"
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
-import { Context, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { join } from "node:path"
 import * as ClusterChat from "../src/ClusterChat.js"
-import { bankAgent, bankRunnerOn, executions, tempDir } from "./fixtures.js"
+import * as ClusterPg from "../src/ClusterPg.js"
+import { AgentCluster, RunLocation } from "../src/index.js"
+import { Bank, bankAgent, bankModel, bankRunnerOn, executions, freePort, freshDatabase, gate, tempDir } from "./fixtures.js"
 
 class PlainState implements ChatState<UIMessage> {
   status: ChatStatus = "ready"
@@ -181,4 +186,120 @@ describe("ClusterChat.driver", () => {
       expect(again.body).toMatchObject({ _tag: "AlreadyDecided", status: "completed" })
       expect(executions.get("transfer-22")).toBe(1)
     })), 60_000)
+})
+
+/**
+ * Two runners of the bank agent on a new PostgreSQL database, each in a scope of its own (closed:
+ * the runner shuts down, its runs interrupted at once), once they share the shards, and a
+ * client-only member: its services, and how to stop the runner that drives a run.
+ */
+const twoRunners = Effect.gen(function*() {
+  const database = yield* freshDatabase
+  const url = Redacted.make(database.url)
+  const runners = new Map<string, Scope.Closeable>()
+  for (let i = 0; i < 2; i++) {
+    const port = yield* freePort
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Effect.void as never))
+    yield* Layer.build(AgentCluster.runner(Bank).pipe(
+      Layer.provide([bankModel, ToolCallingManager.unbounded()]),
+      Layer.provide(ClusterPg.layer({ url, runnerAddress: { host: "127.0.0.1", port }, pollInterval: "200 millis", shutdownTimeout: "100 millis" }))
+    )).pipe(Scope.provide(scope))
+    runners.set(`127.0.0.1:${port}`, scope)
+  }
+  // the shards moving from the first runner to both would move runs meanwhile (their events a gap, too)
+  yield* database.locks.pipe(
+    Effect.filterOrFail(({ locks, runners }) => locks === 300 && runners === 2, () => "not yet"),
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 300 }),
+    Effect.orDie
+  )
+  const client = yield* Layer.build(ClusterPg.layerClient({ url }))
+  /** Stops the runner that drives `runId` now. */
+  const stopDriverOf = (runId: string) =>
+    Effect.gen(function*() {
+      const record = yield* AgentCluster.get(runId).pipe(Effect.map(Option.getOrThrow))
+      const runner = Option.getOrThrow(yield* RunLocation.of(record)).runner
+      yield* Scope.close(runners.get(runner)!, Effect.void as never)
+      return runner
+    }).pipe(Effect.provideContext(client), Effect.orDie)
+  return { client, stopDriverOf }
+})
+
+/** Once `check` holds (polled every 20 ms, for up to 30 s). */
+const until = (check: () => boolean) =>
+  Effect.suspend(() => check() ? Effect.void : Effect.fail("not yet")).pipe(Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 1500 }), Effect.orDie)
+
+describe("ClusterChat.driver on PostgreSQL, the runner driving a run stopped mid-call", () => {
+  it.live("useChat: the answer's stream shows the events lost with that runner as a data-events-lost part, then the run as the other runner continues it, to its answer", () =>
+    Effect.gen(function*() {
+      const held = yield* Deferred.make<void>()
+      gate.wait = Deferred.await(held)
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (gate.wait = Effect.void)))
+      const { client, stopDriverOf } = yield* twoRunners
+      const origin = yield* serving((driver) => Chat.serve({ agent: bankAgent, driver })).pipe(Effect.provideContext(client))
+      const chat = new NodeChat({ id: "c-lost", transport: new DefaultChatTransport({ api: `${origin}/api/chat` }) })
+      yield* Effect.promise(() => chat.sendMessage({ text: "guard 61" }))
+      const paused = chat.messages.at(-1)!
+      expect(paused.parts.map((p) => p.type)).toEqual(["step-start", "tool-guarded"])
+      const part = paused.parts[1] as any
+      expect(part).toMatchObject({ toolCallId: "guarded-61", state: "approval-requested" })
+      const runId = part.approval.id.split(":")[0]
+
+      yield* Effect.promise(async () => chat.addToolApprovalResponse({ id: part.approval.id, approved: true }))
+      const answered = chat.sendMessage()
+      // the call runs on the runner that holds the run, and holds there: that runner is stopped
+      yield* until(() => executions.get("guarded-61") === 1)
+      yield* stopDriverOf(runId)
+      yield* Deferred.succeed(held, undefined)
+      yield* Effect.promise(() => answered)
+      expect(chat.error).toBeUndefined()
+      const done = chat.messages.at(-1)!
+      // where the stopped runner's events were, the gap; then the run as the other runner continues it, to its answer
+      expect(done.parts.map((p) => p.type)).toEqual(["step-start", "tool-guarded", "data-events-lost", "step-start", "text"])
+      expect(done.parts[2]).toEqual({
+        type: "data-events-lost",
+        data: { runId, message: `Events of run ${runId} were lost with the runner that drove it; it was taken over and continues from its records` }
+      })
+      expect(done.parts[4]).toMatchObject({ type: "text", text: "guarded 61" })
+    }).pipe(Effect.scoped), 120_000)
+
+  it.live("AG-UI: the answer's events show the events lost with that runner as a CUSTOM agentfx.eventsLost event, then the run as the other runner continues it, to its answer", () =>
+    Effect.gen(function*() {
+      const held = yield* Deferred.make<void>()
+      gate.wait = Deferred.await(held)
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (gate.wait = Effect.void)))
+      const { client, stopDriverOf } = yield* twoRunners
+      const origin = yield* serving((driver) => AgUi.serve({ agent: bankAgent, driver })).pipe(Effect.provideContext(client))
+      const agent = new HttpAgent({ url: `${origin}/api/agui`, threadId: "t-lost" })
+      const events: Array<BaseEvent> = []
+      agent.subscribe({ onEvent: ({ event }) => void events.push(event) })
+      agent.addMessage({ id: "u1", role: "user", content: "guard 62" })
+      yield* Effect.promise(() => agent.runAgent({ runId: "ag-1" }))
+      const [interrupt] = agent.pendingInterrupts
+      expect(interrupt).toMatchObject({ reason: "tool_approval", toolCallId: "guarded-62" })
+      const runId = interrupt!.id.split(":")[0]!
+
+      events.length = 0
+      const answered = agent.runAgent({ runId: "ag-2", resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { type: "approve" } }] as never })
+      yield* until(() => executions.get("guarded-62") === 1)
+      yield* stopDriverOf(runId)
+      yield* Deferred.succeed(held, undefined)
+      yield* Effect.promise(() => answered)
+      const types = events.map((e) => e.type === "CUSTOM" ? `CUSTOM ${(e as any).name}` : e.type)
+      expect(types.slice(types.indexOf("CUSTOM agentfx.eventsLost"))).toEqual([
+        "CUSTOM agentfx.eventsLost",
+        "STEP_FINISHED", // the step the stopped runner began
+        "STEP_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STEP_FINISHED",
+        "RUN_FINISHED"
+      ])
+      expect(events.find((e) => e.type === "CUSTOM")).toMatchObject({
+        name: "agentfx.eventsLost",
+        value: { runId, message: `Events of run ${runId} were lost with the runner that drove it; it was taken over and continues from its records` }
+      })
+      expect(events.find((e) => e.type === "TEXT_MESSAGE_CONTENT")).toMatchObject({ delta: "guarded 62" })
+    }).pipe(Effect.scoped), 120_000)
 })

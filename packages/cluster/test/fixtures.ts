@@ -113,6 +113,25 @@ export const freshSchema = Effect.gen(function*() {
   return `${pgUrl}${pgUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
 }).pipe(Effect.orDie)
 
+/**
+ * A new PostgreSQL database (dropped with the scope), for runners that must not share shard locks
+ * with other tests' (the engine's are advisory locks, per database): its URL, and a query of the
+ * shard locks held in it — how many, by how many runners.
+ */
+export const freshDatabase = Effect.gen(function*() {
+  const name = `agentfx_cluster_${randomUUID().replaceAll("-", "")}`
+  const admin = yield* PgClient.make({ url: Redacted.make(pgUrl) }).pipe(Effect.provide(Reactivity.layer))
+  yield* admin.unsafe(`CREATE DATABASE ${name}`)
+  yield* Effect.addFinalizer(() => Effect.orDie(admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)))
+  const url = new URL(pgUrl)
+  url.pathname = `/${name}`
+  const locks = admin.unsafe<{ readonly locks: number; readonly runners: number }>(
+    `SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS runners FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+     WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '${name}'`
+  ).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+  return { url: url.toString(), locks }
+}).pipe(Effect.orDie)
+
 /** `runner` (an entity served, with its model) on the embedded cluster of the file `filename`, polling every 100 ms. */
 export const onFile = <E, R>(runner: Layer.Layer<never, E, R>, filename: string) =>
   runner.pipe(Layer.provideMerge(ClusterSqlite.layer({ filename, pollInterval: "100 millis", shutdownTimeout: "100 millis" })))
