@@ -1,11 +1,12 @@
 /**
  * The `npm i` lines users copy — README.md's Install section and each published package's
- * README — pin every package that is not agentfx's own to the version line the workspace
- * builds and tests with (for `effect` and `@effect/*`, its minor, e.g. `effect@~4.1.5`: the
- * modules agentfx uses are unstable in Effect 4, and a bare `npm i effect` installs whatever
- * minor is the latest), and a package's README installs every peer it requires. The consumer
- * test (`.ci/consumer/run.sh`) installs with README.md's lines; this test covers the packages'
- * READMEs too.
+ * README — name every package as a new user types it, without a version: npm installs its
+ * `latest` (issue 33). What keeps an install on Effect's minor is the packages' peer ranges
+ * (`effect ~4.1.5`: the modules agentfx uses are unstable in Effect 4): each must admit the
+ * version the workspace builds and tests with — npm's `latest` when it was pinned; should
+ * `latest` move to a minor out of range, npm refuses the install naming the range, and the
+ * consumer test (`.ci/consumer/run.sh`, which runs README.md's lines) fails until the workspace
+ * moves. A package's README installs every peer it requires.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -34,50 +35,54 @@ const installLines = (markdown: string): Array<Array<string>> =>
 
 const readmeInstall = read("README.md").split(/^## /m).find((section) => section.startsWith("Install\n"))!
 
-/** `version` is in `range`: the version itself, a prefix of it (`5`, `4.1`), or `~x.y.z` (x.y, patch z or later). */
-const inRange = (version: string, range: string) => {
-  if (!range.startsWith("~")) return version === range || version.startsWith(`${range}.`)
-  const [major, minor, patch = 0] = range.slice(1).split(".").map(Number)
+/** `version` is in `range`: the version itself, a prefix of it (`5`, `4.1`), `~x.y.z` (x.y, patch z or later), `^x.y.z` (x, x.y.z or later), or one of `a || b`. */
+const inRange = (version: string, range: string): boolean => {
+  if (range.includes("||")) return range.split("||").some((one) => inRange(version, one.trim()))
   const [vMajor, vMinor, vPatch] = version.split(".").map(Number)
-  return vMajor === major && vMinor === minor && vPatch! >= patch
+  if (range.startsWith("~") || range.startsWith("^")) {
+    const [major, minor, patch = 0] = range.slice(1).split(".").map(Number)
+    if (range.startsWith("~")) return vMajor === major && vMinor === minor && vPatch! >= patch
+    return vMajor === major && (vMinor! > minor! || (vMinor === minor && vPatch! >= patch))
+  }
+  return version === range || version.startsWith(`${range}.`)
 }
 
-/** The version line of a package: Effect's packages are pinned to a minor (`effect@~4.1.5`, `effect@4.1`), others may name a major. */
-const namesItsLine = (name: string, range: string) =>
-  !(name === "effect" || name.startsWith("@effect/")) || range.replace(/^~/, "").split(".").length >= 2
+/** The words of a line that name a version (`name@range`): a new user types none; agentfx's own packages are never pinned either. */
+const pinned = (words: ReadonlyArray<string>) => words.filter((word) => word.lastIndexOf("@") > 0)
 
-/** The words of a line that are not pinned to the workspace's version line: `name@range` with the workspace's version in range. */
-const unpinned = (words: ReadonlyArray<string>) =>
-  words.filter((word) => {
-    if (word.startsWith("@agentfx/")) return false
-    const at = word.lastIndexOf("@")
-    if (at <= 0) return true
-    const [name, range] = [word.slice(0, at), word.slice(at + 1)]
-    const version = workspace.get(name)
-    return version === undefined || !inRange(version, range) || !namesItsLine(name, range)
-  })
+/** A published package's peer ranges that do not admit the version the workspace tests with. */
+const peersOutOfLine = (pkg: string) => {
+  const { peerDependencies = {} } = JSON.parse(read(`packages/${pkg}/package.json`))
+  return Object.entries(peerDependencies as Record<string, string>)
+    .filter(([name, range]) => !name.startsWith("@agentfx/") && workspace.has(name) && !inRange(workspace.get(name)!, range))
+}
 
 describe("install lines", () => {
-  it("README.md's Install section pins every package to the workspace's version line, @agentfx/sql and @agentfx/inbox included", () => {
+  it("README.md's Install section names every package without a version, @agentfx/sql and @agentfx/inbox included", () => {
     const lines = installLines(readmeInstall)
-    expect(lines.map(unpinned)).toEqual(lines.map(() => []))
+    expect(lines.map(pinned)).toEqual(lines.map(() => []))
     expect(published.filter((p) => !lines.some((words) => words.includes(`@agentfx/${p}`)))).toEqual([])
   })
 
-  it("each package's README pins every package, installs every peer it requires, and the SQL driver lines one driver each", () => {
+  it("each package's README names its packages without a version and installs every peer it requires; the SQL driver lines one driver each", () => {
     for (const pkg of published) {
       const lines = installLines(read(`packages/${pkg}/README.md`))
       const { peerDependencies = {}, peerDependenciesMeta = {} } = JSON.parse(read(`packages/${pkg}/package.json`))
       const required = Object.keys(peerDependencies).filter((name) => peerDependenciesMeta[name]?.optional !== true)
-      expect([pkg, lines.length > 0, lines.map(unpinned)]).toEqual([pkg, true, lines.map(() => [])])
-      for (const words of lines) {
-        const names = words.map((word) => word.replace(/(.)@.*$/, "$1"))
-        expect([pkg, required.filter((name) => !names.includes(name))]).toEqual([pkg, []])
+      expect([pkg, lines.length > 0, lines.map(pinned)]).toEqual([pkg, true, lines.map(() => [])])
+      for (const words of lines) expect([pkg, required.filter((name) => !words.includes(name))]).toEqual([pkg, []])
+    }
+    const drivers = installLines(read("packages/sql/README.md")).map((words) => words.filter((word) => /^@effect\/sql-(pg|sqlite-node)$/.test(word)))
+    expect(drivers).toEqual([["@effect/sql-sqlite-node"], ["@effect/sql-pg"]])
+  })
+
+  it("every published package's peer ranges admit the versions the workspace builds and tests with (Effect's to its minor)", () => {
+    expect(published.flatMap((pkg) => peersOutOfLine(pkg).map(([name, range]) => `${pkg}: ${name} ${range}`))).toEqual([])
+    for (const pkg of published) {
+      const { peerDependencies = {} } = JSON.parse(read(`packages/${pkg}/package.json`))
+      for (const [name, range] of Object.entries(peerDependencies as Record<string, string>)) {
+        if (name === "effect" || name.startsWith("@effect/")) expect([pkg, name, range.startsWith("~")]).toEqual([pkg, name, true])
       }
     }
-    const drivers = installLines(read("packages/sql/README.md")).map((words) =>
-      words.filter((word) => /^@effect\/sql-(pg|sqlite-node)@/.test(word))
-    )
-    expect(drivers).toEqual([["@effect/sql-sqlite-node@~4.1.0"], ["@effect/sql-pg@~4.1.5"]])
   })
 })
