@@ -99,10 +99,10 @@ const runnerOf = (entity: AgentCluster.AgentEntity<any, never, any>, filename: s
 
 const conversation = (conversationId: string) => Effect.flatMap(ChatMemory.ChatMemory, (memory) => Effect.map(memory.get(conversationId), (messages) => messages.map(line)))
 
-/** Waits until input `id` is pending in the steering inbox. */
-const pendingSteer = (id: string) =>
+/** Waits until the input run `runId` left on `conversationId` is pending in the steering inbox. */
+const pendingSteer = (conversationId: string, runId: string) =>
   Effect.flatMap(RunStore.RunStore, (store) =>
-    Effect.repeat(Effect.orDie(store.steering!.status(id)), { until: (status) => status._tag === "pending", schedule: Schedule.spaced("20 millis") }))
+    Effect.repeat(Effect.orDie(store.steering!.status(RunStore.steerId(conversationId, runId))), { until: (status) => status._tag === "pending", schedule: Schedule.spaced("20 millis") }))
 
 /** How many model calls saw `text` as a user message. */
 const callsSeeing = (text: string) => seen.filter((users) => users.includes(text)).length
@@ -116,7 +116,7 @@ describe("double texting on the cluster", () => {
         const first = yield* Effect.forkChild(AgentCluster.run(Steering, { input: "work 1", conversationId: "c-1", runId: "s-1" }))
         yield* Deferred.await(hold.started)
         const second = yield* Effect.forkChild(AgentCluster.run(Steering, { input: "for four", conversationId: "c-1", runId: "s-2" }))
-        yield* pendingSteer("s-2")
+        yield* pendingSteer("c-1", "s-2")
         yield* Deferred.succeed(hold.release, undefined)
         expect(yield* Fiber.join(first)).toMatchObject({ _tag: "Completed", runId: "s-1", text: "answered: work 1 / for four" })
         expect(yield* Fiber.join(second)).toMatchObject({ _tag: "Steered", runId: "s-2", conversationId: "c-1", takenBy: "s-1" })
@@ -171,7 +171,7 @@ describe("double texting on the cluster", () => {
         const first = yield* Effect.forkChild(AgentCluster.run(Steering, { input: "pay 1", conversationId: "c-2", runId: "p-1" }))
         yield* Deferred.await(hold.modelReached)
         const second = yield* Effect.forkChild(AgentCluster.run(Steering, { input: "make it 20", conversationId: "c-2", runId: "p-2" }).pipe(Effect.flip))
-        yield* pendingSteer("p-2")
+        yield* pendingSteer("c-2", "p-2")
         yield* Deferred.succeed(hold.modelRelease, undefined)
         expect(yield* Fiber.join(first)).toMatchObject({ _tag: "Paused", runId: "p-1" })
         const refused = yield* Fiber.join(second)
@@ -179,7 +179,7 @@ describe("double texting on the cluster", () => {
         expect(yield* conversation("c-2")).toEqual(["user:pay 1", "assistant:+calls"])
         expect(callsSeeing("make it 20")).toBe(0)
         const store = yield* RunStore.RunStore
-        expect(yield* store.steering!.status("p-2")).toEqual({ _tag: "withdrawn" })
+        expect(yield* store.steering!.status(RunStore.steerId("c-2", "p-2"))).toEqual({ _tag: "withdrawn" })
         expect(Option.map(yield* AgentCluster.get("p-1"), (record) => record.status)).toEqual(Option.some("paused"))
       }).pipe(Effect.provide(runnerOf(Steering, filename)))
     }).pipe(Effect.scoped), 60_000)
@@ -232,7 +232,7 @@ describe("double texting on the cluster", () => {
       const first = yield* Effect.forkChild(start(1n, "r-1", "work 1"))
       yield* Deferred.await(hold.started)
       const lost = yield* Effect.forkChild(start(2n, "r-2", "for four"))
-      yield* pendingSteer("r-2").pipe(Effect.provide(Layer.fresh(SqliteStore.layer({ filename }))))
+      yield* pendingSteer("c-5", "r-2").pipe(Effect.provide(Layer.fresh(SqliteStore.layer({ filename }))))
       // the runner handling it crashed: the engine delivers the same message again
       yield* Fiber.interrupt(lost)
       const again = yield* Effect.forkChild(start(2n, "r-2", "for four"))

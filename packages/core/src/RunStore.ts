@@ -259,6 +259,23 @@ export class TurnInterrupted extends Data.TaggedError("TurnInterrupted")<{
 }
 
 /**
+ * The id of the input that run `runId` left in conversation `conversationId`'s steering inbox
+ * (`onConversationBusy: "steer"`): the same for a start delivered again (which so finds its input
+ * where the first left it), another for the same run id on another conversation.
+ *
+ * @example
+ * ```ts
+ * import { RunStore } from "@agentfx/core"
+ *
+ * RunStore.steerId("c-1", "run-2") // '["c-1","run-2"]'
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const steerId = (conversationId: string, runId: string): string => JSON.stringify([conversationId, runId])
+
+/**
  * Where a steered input is (`RunStore.Service.steering`): waiting for the turn that holds its
  * conversation (`pending`), taken by run `runId`, or withdrawn by its sender (`withdrawn`; also
  * an id the store does not know).

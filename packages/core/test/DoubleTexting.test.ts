@@ -86,6 +86,30 @@ describe("onConversationBusy", () => {
         ])
       }).pipe(Effect.provide(isolated([ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} }), ScriptedChatModel.text("Booked for four.")]))))
 
+    it.effect("a run id used again for a steer on another conversation is a new input there, not the first conversation's answer", () =>
+      Effect.gen(function*() {
+        const steerInto = (conversationId: string, runId: string) =>
+          Effect.gen(function*() {
+            const { release, started, tool } = yield* blockingTool()
+            const agent = Agent.make({ name: "steering", tools: [tool], onConversationBusy: "steer" })
+            const first = yield* Effect.forkChild(Agent.run(agent, { input: "book a table", conversationId, runId }))
+            yield* Deferred.await(started)
+            const second = yield* Effect.forkChild(Agent.run(agent, { input: "for four people", conversationId, runId: "again" }).pipe(Effect.flip))
+            yield* Effect.yieldNow
+            yield* Deferred.succeed(release, undefined)
+            yield* Fiber.join(first)
+            return yield* Fiber.join(second)
+          })
+        expect(yield* steerInto("c-1", "r1")).toMatchObject({ _tag: "Steered", conversationId: "c-1", runId: "r1" })
+        expect(yield* steerInto("c-2", "r2")).toMatchObject({ _tag: "Steered", conversationId: "c-2", runId: "r2" })
+        const memory = yield* ChatMemory.ChatMemory
+        expect(texts(yield* memory.get("c-2"))).toEqual(["user:book a table", "assistant:+calls", "result:done", "user:for four people", "assistant:Booked."])
+      }).pipe(Effect.provide(isolated((request) =>
+        request.messages.at(-1)?._tag === "User" && request.messages.length === 1
+          ? ScriptedChatModel.toolCalls({ id: "w1", name: "work", args: {} })
+          : ScriptedChatModel.text("Booked.")
+      ))))
+
     it.effect("an input steered during the turn's last model call is a turn of its own once that turn ended: once, never both", () =>
       Effect.gen(function*() {
         const hold = yield* holdModelCall(1)
@@ -140,7 +164,7 @@ describe("onConversationBusy", () => {
         yield* Deferred.await(started)
         const lost = yield* Effect.forkChild(Agent.run(agent, { input: "for four people", conversationId: "c", runId: "r2" }))
         yield* Effect.yieldNow
-        expect(yield* store.steering!.status("r2")).toEqual({ _tag: "pending" })
+        expect(yield* store.steering!.status(RunStore.steerId("c", "r2"))).toEqual({ _tag: "pending" })
         yield* Fiber.interrupt(lost)
         const again = yield* Effect.forkChild(Agent.run(agent, { input: "for four people", conversationId: "c", runId: "r2" }).pipe(Effect.flip))
         yield* Effect.yieldNow

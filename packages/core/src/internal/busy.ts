@@ -15,7 +15,7 @@ import type { Any, OnConversationBusy } from "../Agent.js"
 import type { RunAlreadyResumed } from "../AgentError.js"
 import type { ChatMemory, MemoryError } from "../ChatMemory.js"
 import { Message, UserMessage } from "../Message.js"
-import { ConversationBusy, type RunStore, type Steering, SteerRefused, Steered, StoreError, TurnInterrupted } from "../RunStore.js"
+import { ConversationBusy, type RunStore, type Steering, SteerRefused, Steered, steerId, StoreError, TurnInterrupted } from "../RunStore.js"
 import { alreadyDecided, recorderOf } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages } from "./runState.js"
@@ -84,15 +84,16 @@ export const holdFor = (
  * (`Steered`), or withdrawn once the conversation was let go — then refused when that turn paused
  * (`SteerRefused`: a steer never supersedes a pause), else this turn holds the conversation
  * itself. Taking and withdrawing are compare-and-sets of the store: never both. The input's id in
- * the inbox is the run's id: a start sent again (a message redelivered after a crash) finds its
- * input where the first left it — taken (answered `Steered` again), or pending (followed, not
- * offered twice) — and one that holds the conversation withdraws it first.
+ * the inbox is named by the run's id and its conversation (`RunStore.steerId`): a start sent
+ * again (a message redelivered after a crash) finds its input where the first left it — taken
+ * (answered `Steered` again), or pending (followed, not offered twice) — and one that holds the
+ * conversation withdraws it first.
  */
 const steerOrHold = (run: RunState, input: UserMessage): Effect.Effect<void, ConversationBusy | Steered | SteerRefused | RunAlreadyResumed | StoreError, Scope.Scope> =>
   Effect.flatMap(holderOrHeld(run, false), (holder) => {
     const steering = run.store.steering
     if (steering === undefined) return holder === undefined ? Effect.void : Effect.fail(new ConversationBusy({ conversationId: run.conversationId }))
-    const id = run.runId
+    const id = steerId(run.conversationId, run.runId)
     const key = conversationKey(run)
     const steered = (runId: string) => Effect.fail(new Steered({ conversationId: run.conversationId, runId }))
     if (holder === undefined) {
