@@ -21,6 +21,7 @@ import * as Follow from "./internal/follow.js"
 import * as Handler from "./internal/handler.js"
 import { durationProblem } from "./internal/settings.js"
 import * as Protocol from "./internal/protocol.js"
+import * as Routes from "./internal/routes.js"
 import * as RunOptions from "./internal/runOptions.js"
 import { entityIdOf } from "./internal/watch.js"
 import type * as RunOutcome from "./RunOutcome.js"
@@ -207,14 +208,16 @@ const send = <S extends Agent.Slots, R, A>(entity: AgentEntity<S, R, A>, options
       ...(options.conversationId === undefined ? {} : { conversationId: options.conversationId }),
       ...yield* RunOptions.encode(entity.agent, runId, options as RunOptions.Options)
     }, runId, "InvalidRunInput")
-    const to = client(entityId({ runId, conversationId: options.conversationId }))
+    const to = entityId({ runId, conversationId: options.conversationId })
+    const toEntity = client(to)
     return {
       runId,
+      to,
       // a persisted message is stored before its runner is told: a full mailbox after that is delivered
       // (a start), or waited out by sending it again (the same run id: the same message, its reply followed)
       reply: discard
-        ? Effect.as(Effect.catchTag(to.Start(payload, { discard: true }), "MailboxFull", () => Effect.void), undefined)
-        : Effect.retry(to.Start(payload), { while: (error) => error._tag === "MailboxFull", schedule: mailboxRetry }).pipe(
+        ? Effect.as(Effect.catchTag(toEntity.Start(payload, { discard: true }), "MailboxFull", () => Effect.void), undefined)
+        : Effect.retry(toEntity.Start(payload), { while: (error) => error._tag === "MailboxFull", schedule: mailboxRetry }).pipe(
           Effect.catchTag("Refused", (error) => Effect.fail(steerRefused(error, options.conversationId)))
         )
     }
@@ -286,7 +289,9 @@ export const run = <S extends Agent.Slots, R, A>(
   entity: AgentEntity<S, R, A>,
   options: StartOptions<S>
 ): Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused | RunStore.SteerRefused, Sharding> =>
-  Effect.flatMap(send(entity, options, false), ({ reply }) => reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused | RunStore.SteerRefused>)
+  Effect.flatMap(send(entity, options, false), ({ reply, runId, to }) =>
+    Effect.tap(reply as Effect.Effect<RunOutcome.RunOutcome, ClientError | Refused | RunStore.SteerRefused>, (outcome) =>
+      Effect.sync(() => outcome._tag === "Paused" && outcome.runId === runId && Routes.remember(entity.entity, runId, to))))
 
 /**
  * Options of {@link decide}: `Agent.resume`'s — the pause's `revision`, who decided
@@ -357,9 +362,20 @@ export const decide = <S extends Agent.Slots, R, A>(
       ...(options?.decidedBy === undefined ? {} : { decidedBy: options.decidedBy }),
       ...(options?.decisionId === undefined ? {} : { decisionId: options.decisionId })
     }, runId, "DecisionMismatch")
-    const to = yield* entityOfRun(runId)
     const client = yield* entity.entity.client
-    return yield* client(to).Decide(payload).pipe(Effect.catchTag("Refused", (error) => Effect.fail(typed(error))))
+    const decided = (to: string) =>
+      client(to).Decide(payload).pipe(
+        Effect.tap((outcome) => Effect.sync(() => outcome._tag === "Paused" ? Routes.remember(entity.entity, runId, to) : Routes.forget(entity.entity, runId))),
+        Effect.tapError(() => Effect.sync(() => Routes.forget(entity.entity, runId)))
+      )
+    const read = Effect.flatMap(entityOfRun(runId), decided)
+    // a run this process saw paused: to its entity at once; a run of another entity there is not found, then read
+    const routed = Routes.find(entity.entity, runId)
+    return yield* (routed === undefined
+      ? read
+      : Effect.catchIf(decided(routed), (error) => error._tag === "Refused" && error.reason === "RunNotFound", () => read)).pipe(
+        Effect.catchTag("Refused", (error) => Effect.fail(typed(error)))
+      )
   })
 
 /**

@@ -26,7 +26,9 @@ import { owned } from "./ownedStore.js"
 import * as Feeds from "./feeds.js"
 import type { Cancel, Decide, Start, Watch } from "./protocol.js"
 import * as Watching from "./watch.js"
+import { entityIdOf } from "./watch.js"
 import * as RunOptions from "./runOptions.js"
+import * as Written from "./written.js"
 
 type StartPayload = (typeof Start)["payloadSchema"]["Type"]
 type DecidePayload = (typeof Decide)["payloadSchema"]["Type"]
@@ -81,20 +83,35 @@ export const makeRunnerTurns = () => {
 }
 
 /**
- * `store`, telling `paused` the version of each record of `runId` it reads while paused: what the
- * run's segment is keyed by (decision 174: the resume's own read, not one of its own).
+ * `store` as a decision of entity `entityId` reads run `runId`: telling `paused` the version of
+ * each record it reads while paused — what the run's segment is keyed by (decision 174: the
+ * resume's own read, not one of its own) — and finding no record of a run of another entity (a
+ * client sent the decision where the run is not: it reads the record and sends it again).
  */
-const pausedRead = (store: RunStore.RunStore.Service, runId: string, paused: (version: number) => void): RunStore.RunStore.Service => ({
+const pausedRead = (store: RunStore.RunStore.Service, entityId: string, runId: string, paused: (version: number) => void): RunStore.RunStore.Service => ({
   ...store,
   get: (id) =>
     id !== runId ? store.get(id) : Effect.map(store.get(id), (record) => {
-      if (Option.isSome(record) && record.value.status === "paused") paused(record.value.version)
+      if (Option.isNone(record)) return record
+      if (entityIdOf(record.value) !== entityId) return Option.none()
+      if (record.value.status === "paused") paused(record.value.version)
       return record
     })
 })
 
 /** What names a segment for its watchers: known at once (a start's), or from the version of the paused record its body reads first (a decision's). */
 type SegmentKey = string | ((pausedAt: number | undefined) => string)
+
+/**
+ * What a run's body is told of its driving: `withdraw` drops the start's `RunStarted` kept back
+ * (the start was refused before anything was written); `fromMemory` tells whether the run's
+ * paused record was read from what this entity wrote (not from the store) — and forgets that it
+ * was, so that a decision refused after such a read is made again on the store's record.
+ */
+interface Driving {
+  readonly withdraw: () => void
+  readonly fromMemory: () => boolean
+}
 
 /** A read of the store whose failure refuses the message (nothing changed). */
 const readStore = <A>(runId: string, read: Effect.Effect<A, RunStore.StoreError>) => Effect.mapError(read, (error) => Outcome.refused(runId, error))
@@ -121,6 +138,8 @@ export const make = Effect.fnUntraced(function*(
     )
   }
   const turns = turnsOf(address.entityId)
+  // the paused records this entity wrote: its next decision's read (decision 174, second round)
+  const written = Written.make()
   // a conversation whose running turn a newer message steers or cancels: held by its turn, its starts not queued
   const cooperative = address.entityId.startsWith("conversation:") && ConversationLock.cooperative.has(agent.onConversationBusy)
   const driving = new Map<string, { readonly fiber: Fiber.Fiber<RunOutcome.RunOutcome, RunOutcome.Refused>; cancelledBy?: string | undefined; cancelled: boolean }>()
@@ -138,7 +157,7 @@ export const make = Effect.fnUntraced(function*(
   const drive = (
     runId: string,
     key: SegmentKey,
-    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    body: (driving: Driving) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     queued = true
   ) =>
     (queued ? turns : identity)(Effect.suspend(() => {
@@ -160,7 +179,7 @@ export const make = Effect.fnUntraced(function*(
   const driveIn = (
     runId: string,
     key: SegmentKey,
-    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    body: (driving: Driving) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
     cooperative
@@ -171,13 +190,14 @@ export const make = Effect.fnUntraced(function*(
     view: RunStore.RunStore.Service,
     runId: string,
     key: SegmentKey,
-    body: (withdraw: () => void) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
+    body: (driving: Driving) => Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel>,
     begun: (segment: Feeds.Segment) => void
   ) =>
     Effect.gen(function*() {
       let pausedAt: number | undefined
-      // a start's key is known: its view is the entity's own (one object for all its turns: a cooperative turn is found by it)
-      const leased = typeof key === "string" ? view : pausedRead(view, runId, (version) => void (pausedAt ??= version))
+      const remembered = written.view(view)
+      // a decision's segment is keyed by the paused record it read
+      const leased = typeof key === "string" ? remembered : pausedRead(remembered, address.entityId, runId, (version) => void (pausedAt ??= version))
       let segment: Feeds.Segment | undefined
       // a start's RunStarted, kept back until the run's next event: a start sent again is refused by its first write
       let withheld: AgentEvent.AgentEvent | undefined
@@ -195,7 +215,15 @@ export const make = Effect.fnUntraced(function*(
         release()
         keep(event)
       }
-      const fiber = yield* body(() => void (withheld = undefined)).pipe(
+      const told: Driving = {
+        withdraw: () => void (withheld = undefined),
+        fromMemory: () => {
+          const was = written.fromMemory(runId)
+          if (was) pausedAt = undefined
+          return was
+        }
+      }
+      const fiber = yield* body(told).pipe(
         Effect.catchDefect((defect) => Effect.succeed(Outcome.fromDefect(runId, defect))),
         AgentEvent.withSink(observe),
         Effect.provideService(RunStore.RunStore, leased),
@@ -242,7 +270,7 @@ export const make = Effect.fnUntraced(function*(
    * insert, atomically; a conversation's turn reads it first, once it holds the conversation and
    * before it writes anything). Only then is the record read, to tell a start sent again apart.
    */
-  const start = ({ conversationId, input, runId, ...carried }: StartPayload) => (withdraw: () => void) =>
+  const start = ({ conversationId, input, runId, ...carried }: StartPayload) => ({ withdraw }: Driving) =>
     Effect.flatMap(RunOptions.decode(agent, runId, carried), (options) =>
       exitOf(runId, Agent.run(agent, { ...options, runId, input, ...(conversationId === undefined ? {} : { conversationId }) }))).pipe(
         Effect.catchIf((refusal) => refusal.reason === "InvalidRunInput", (refusal) =>
@@ -292,7 +320,10 @@ export const make = Effect.fnUntraced(function*(
   // the resume reads the record first and refuses a run that is not paused before it changes
   // anything: only then is the record read again, to tell a redelivered decision apart. A
   // message keeps its request id (and its payload) when redelivered, and no other message has it.
-  const decide = ({ payload, requestId }: Entity.Request<typeof Decide>) => {
+  // A record this entity paused is read from what its pause wrote (`written.ts`): a refusal
+  // before the claim (the record moved since, outside this entity) wrote nothing, and the
+  // decision is made again on the store's record.
+  const decide = ({ payload, requestId }: Pick<Entity.Request<typeof Decide>, "payload" | "requestId">) => ({ fromMemory }: Driving): Effect.Effect<RunOutcome.RunOutcome, RunOutcome.Refused, ChatModel.ChatModel> => {
     const decisionId = payload.decisionId ?? String(requestId)
     return exitOf(
       payload.runId,
@@ -301,12 +332,19 @@ export const make = Effect.fnUntraced(function*(
         ...(payload.decidedBy === undefined ? {} : { decidedBy: payload.decidedBy }),
         ...(payload.revision === undefined ? {} : { revision: payload.revision })
       })
-    ).pipe(Effect.catchIf((refusal) => refusal.reason === "RunAlreadyResumed", (refusal) => redelivered(payload, decisionId, refusal)))
+    ).pipe(Effect.catch((refusal) =>
+      fromMemory()
+        ? decide({ payload, requestId })({ fromMemory: () => false, withdraw: () => {} })
+        : refusal.reason === "RunAlreadyResumed"
+        ? redelivered(payload, decisionId, refusal)
+        : Effect.fail(refusal)
+    ))
   }
 
   const watch = Watching.make(agent, feeds, store, address)
 
   const cancel = Effect.fnUntraced(function*({ cancelledBy, runId }: CancelPayload) {
+    written.forget(runId)
     yield* Agent.cancel(agent, runId, cancelledBy === undefined ? {} : { cancelledBy }).pipe(
       Effect.mapError((error) => Outcome.refused(runId, error))
     )
@@ -320,7 +358,7 @@ export const make = Effect.fnUntraced(function*(
 
   return {
     Start: (request: Entity.Request<typeof Start>) => drive(request.payload.runId, Feeds.keyOf(undefined), start(request.payload), !cooperative),
-    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), () => decide(request)),
+    Decide: (request: Entity.Request<typeof Decide>) => drive(request.payload.runId, decisionKey(request), decide(request)),
     Cancel: (request: Entity.Request<typeof Cancel>) => cancel(request.payload),
     Watch: (request: Entity.Request<typeof Watch>) => watch(request.payload)
   }
