@@ -119,6 +119,12 @@ export interface Transition {
    * refused, the lease was taken in another scope — is let go of when its scope closes, as always.
    */
   readonly letGo?: ReadonlyArray<string> | undefined
+  /**
+   * Calls recorded as started (`recordStarted`) at the record's new version, in order, in the
+   * same atomic step as a transition to `running`: a batch's write and its first call's start, one
+   * statement on PostgreSQL. Given only to a store whose `transitionStarts` is `true`.
+   */
+  readonly started?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -406,6 +412,13 @@ export declare namespace RunStore {
      * the writer must not run the call. Forgotten at the run's next transition (kept by a `takeOver`).
      */
     readonly recordStarted: (runId: string, version: number, callId: string) => Effect.Effect<boolean, StoreError>
+    /**
+     * Whether a transition records the starts it carries (`Transition.started`). Then a run's
+     * batch is written with its first call's start, right before that call's handler. Absent:
+     * each start is its own `recordStarted`. A wrapper that replaces `transition` passes
+     * `started` on, or leaves this out.
+     */
+    readonly transitionStarts?: boolean | undefined
     /** The calls recorded as started since the run's last transition, in the order they were recorded. */
     readonly started: (runId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
     /**

@@ -219,6 +219,25 @@ export const conformance = <R>(
         })
       ))
 
+    it.effect("started: a transition to running records the starts it carries at the new version, in order, after clearing the batch's older rows — none when refused", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          expect(store.transitionStarts).toBe(true)
+          yield* store.insert(record("s", { status: "running" }))
+          yield* store.recordStarted("s", 1, "old")
+          yield* store.recordOutcome("s", 1, outcome("old"))
+          const next = yield* store.transition("s", { from: { status: "running", version: 1 }, to: "running", checkpoint: { batch: 2 }, started: ["b", "a"] })
+          expect(next?.version).toBe(2)
+          expect(yield* store.started("s")).toEqual(["b", "a"])
+          expect(yield* store.outcomes("s")).toEqual([])
+          // the version they were recorded at is the writer's: its next start and result are recorded beside them
+          expect(yield* store.recordStarted("s", 2, "c")).toBe(true)
+          expect(yield* store.started("s")).toEqual(["b", "a", "c"])
+          expect(yield* store.transition("s", { from: { status: "running", version: 1 }, to: "running", checkpoint: {}, started: ["late"] })).toBeUndefined()
+          expect(yield* store.started("s")).toEqual(["b", "a", "c"])
+        })
+      ))
+
     it.effect("a writer that no longer holds the running version records nothing: started calls and outcomes are refused", () =>
       withStore((store) =>
         Effect.gen(function*() {

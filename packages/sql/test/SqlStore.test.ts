@@ -160,6 +160,35 @@ for (const dialect of dialects) {
         expect(counts).toEqual({ fast: 1, stuck: 1 })
       }).pipe(Effect.scoped))
 
+    it.effect("a batch of one call cut off in its handler: its start, written in the batch's own step, is what Agent.recover reads — the call is cancelled, not run again (decision 174)", () =>
+      Effect.gen(function*() {
+        const database = yield* dialect.database
+        const store = SqlStore.layer().pipe(Layer.provide(database.client))
+        let runs = 0
+        const started = yield* Deferred.make<void>()
+        const stuck = Tool.make("stuck", {
+          description: "Never ends",
+          parameters: Schema.Struct({}),
+          success: Schema.String,
+          handler: () => Effect.andThen(Effect.sync(() => runs++), Effect.andThen(Deferred.succeed(started, undefined), Effect.never))
+        })
+        const agent = Agent.make({ name: "alone", tools: [stuck] })
+        const model = ScriptedChatModel.layer((request) =>
+          request.messages.at(-1)?._tag === "User"
+            ? ScriptedChatModel.toolCalls({ id: "s", name: "stuck", args: {} })
+            : ScriptedChatModel.text(`saw ${request.messages.filter((m) => m._tag === "ToolResult").map((m) => JSON.stringify(m.content)).join(", ")}`)
+        )
+        const run = yield* Effect.forkChild(Agent.run(agent, { input: "go" }).pipe(Effect.provide(store), Effect.provide(model)))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(run)
+        const [running] = yield* Effect.flatMap(RunStore.RunStore, (s) => s.list({ status: "running", agent: "alone" })).pipe(Effect.provide(store))
+        const [batchAt, startedCalls] = yield* Effect.flatMap(RunStore.RunStore, (s) => Effect.all([Effect.succeed(running!.version), s.started(running!.runId)])).pipe(Effect.provide(store))
+        expect([batchAt, startedCalls]).toEqual([2, ["s"]])
+        const recovered = yield* Agent.recover(agent, running!.runId).pipe(Effect.provide(store), Effect.provide(model))
+        expect(recovered._tag === "Completed" && recovered.text).toBe(`saw "cancelled: the call was interrupted before it returned a result"`)
+        expect(runs).toBe(1)
+      }).pipe(Effect.scoped))
+
     it.effect("a run interrupted in its first model call is recovered with the run's own settings and tool choice", () =>
       Effect.gen(function*() {
         const database = yield* dialect.database

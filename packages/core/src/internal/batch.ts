@@ -22,7 +22,7 @@ import type { CallToRun, Executed, Then } from "./executor.js"
 import { effectiveTimeout, executeCalls, runCall } from "./executor.js"
 import { finalAnswer, pause, pendingOf } from "./exits.js"
 import { untouched } from "./observe.js"
-import type { Recording } from "./record.js"
+import { batchWritten, type Recording } from "./record.js"
 import type { RunState } from "./runState.js"
 import { appendMessages, outcomesOf, resultMessage } from "./runState.js"
 import { andThen } from "./settled.js"
@@ -193,6 +193,8 @@ const afterCalls = (
   executed: ReadonlyArray<Executed>,
   environmentPause: boolean
 ): Effect.Effect<AgentExit.AgentExit | undefined, RunError, any> => {
+  // the batch's write, when none of its calls started or ended through the recorder (a middleware answered them)
+  if (run.pendingBatch !== undefined) return Effect.andThen(batchWritten(run, undefined), Effect.suspend(() => afterCalls(agent, run, items, executed, environmentPause)))
   if (run.unrecorded !== undefined) return Effect.fail(run.unrecorded)
   const checked = executed.some(mayExceed) ? executed.map((e) => withinLimits(e, agent.limits)) : executed
   const folded = foldWrites(agent, run, checked)

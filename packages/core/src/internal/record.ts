@@ -24,6 +24,7 @@
  */
 import type { Scope } from "effect"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -51,6 +52,22 @@ export interface Recording {
   readonly runId: string
   readonly version: number | undefined
   unrecorded: StoreError | RunAlreadyResumed | undefined
+  /** The batch's own write, held back to ride on its first call's start (a run's own batch, on a store that can). */
+  pendingBatch?: PendingBatch | undefined
+}
+
+/**
+ * A batch's write held back until its first call starts: made with that call's start in one
+ * step, right before the call's handler (a store whose `transitionStarts` is `true`). The batch's
+ * other calls — their starts, any result — wait for it; a batch whose calls all ended without
+ * starting writes it alone at its end.
+ */
+export interface PendingBatch {
+  /** The write, carrying the start of call `started` when given. */
+  readonly write: (started: string | undefined) => Effect.Effect<void, RunAlreadyResumed | StoreError>
+  /** The write's exit, once made. */
+  readonly done: Deferred.Deferred<void, RunAlreadyResumed | StoreError>
+  taken: boolean
 }
 
 /** What records each call of a batch: its start, right before its handler; its result, as it ends. */
@@ -239,7 +256,7 @@ const heldBy = (run: RunState): ReadonlyArray<string> =>
  * neither) and, when it ends the turn, its leases let go of. The record afterwards, or
  * `undefined` (refused: it moved on); the messages are the run's again unless written.
  */
-const fromRunning = (run: RunState, to: Status, checkpoint: Checkpoint.Encoded | undefined, endsTurn: boolean) => {
+const fromRunning = (run: RunState, to: Status, checkpoint: Checkpoint.Encoded | undefined, endsTurn: boolean, started?: ReadonlyArray<string>) => {
   const messages = run.unwritten
   run.unwritten = undefined
   const unwritten = () => void (messages !== undefined && (run.unwritten = run.unwritten === undefined ? messages : messages.concat(run.unwritten)))
@@ -248,6 +265,7 @@ const fromRunning = (run: RunState, to: Status, checkpoint: Checkpoint.Encoded |
     to,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     ...(messages === undefined ? {} : { messages }),
+    ...(started === undefined ? {} : { started }),
     ...(endsTurn ? { letGo: heldBy(run) } : {})
   }).pipe(
     Effect.tap((next) => next === undefined ? Effect.sync(unwritten) : Effect.void),
@@ -255,26 +273,45 @@ const fromRunning = (run: RunState, to: Status, checkpoint: Checkpoint.Encoded |
   )
 }
 
-/** Moves the run's record from `running` at its version to `to`; refused when it moved on. */
-const moveRunning = (run: RunState, to: "running" | "paused", checkpoint: Checkpoint.Encoded) =>
+/** Moves the run's record from `running` at its version to `to` (with the starts of `started`); refused when it moved on. */
+const moveRunning = (run: RunState, to: "running" | "paused", checkpoint: Checkpoint.Encoded, started?: ReadonlyArray<string>) =>
   Effect.flatMap(
-    fromRunning(run, to, checkpoint, to === "paused"),
+    fromRunning(run, to, checkpoint, to === "paused", started),
     (next) => next === undefined ? lost(run) : Effect.sync(() => void (run.version = next.version))
   )
 
 /** Whether a write of a batch's progress was made; when not, why is kept in `recording.unrecorded`. */
-const written = (store: RunStore.Service, recording: Recording, write: Effect.Effect<boolean, StoreError>): Effect.Effect<boolean> =>
+const written = (store: RunStore.Service, recording: Recording, write: Effect.Effect<boolean, StoreError | RunAlreadyResumed>): Effect.Effect<boolean> =>
   write.pipe(
     // refused: the record is no longer running at this version — another process took the run over
     Effect.flatMap((made) => made ? Effect.succeed(true) : alreadyDecided(store, recording.runId)),
     Effect.catch((error) => Effect.sync(() => (recording.unrecorded ??= error, false)))
   )
 
+/**
+ * The batch's held-back write (`Recording.pendingBatch`), made once: by the first of its calls to
+ * start (carrying that start: `true`) or to end; the others wait for it. Nothing held back: `false`.
+ */
+export const batchWritten = (recording: Recording, started: string | undefined): Effect.Effect<boolean, StoreError | RunAlreadyResumed> => {
+  const pending = recording.pendingBatch
+  if (pending === undefined) return Effect.succeed(false)
+  if (pending.taken) return Effect.as(Deferred.await(pending.done), false)
+  pending.taken = true
+  return Effect.onExit(pending.write(started), (exit) =>
+    Effect.andThen(Effect.sync(() => void (recording.pendingBatch = undefined)), Deferred.done(pending.done, exit))).pipe(
+      Effect.as(started !== undefined)
+    )
+}
+
 const callsOf = (store: RunStore.Service): CallRecorder => ({
   started: (recording, call) =>
-    Effect.flatMap(written(store, recording, store.recordStarted(recording.runId, recording.version!, call.id)), (made) =>
-      made ? Effect.void : Effect.fail(semantic(`Tool "${call.name}" was not run: the run store did not record its start`))),
-  result: (recording, outcome) => written(store, recording, store.recordOutcome(recording.runId, recording.version!, outcome))
+    Effect.flatMap(
+      written(store, recording, Effect.flatMap(batchWritten(recording, call.id), (carried) =>
+        carried ? Effect.succeed(true) : store.recordStarted(recording.runId, recording.version!, call.id))),
+      (made) => made ? Effect.void : Effect.fail(semantic(`Tool "${call.name}" was not run: the run store did not record its start`))
+    ),
+  result: (recording, outcome) =>
+    written(store, recording, Effect.andThen(batchWritten(recording, undefined), Effect.suspend(() => store.recordOutcome(recording.runId, recording.version!, outcome))))
 })
 
 /** What both recorders write alike: stops, imports, claims, ends, takeovers. */
@@ -382,12 +419,21 @@ const durable = (store: RunStore.Service): Recorder => {
       if (!(yield* store.insert(newRecord(agent, run, "running", 1, now, checkpoint)))) return yield* runIdTaken(store, run.runId)
       run.version = 1
     }),
+    // a batch with calls to run, on a store that records starts in a transition: written with its first call's start
     batch: (agent, run, batch) =>
       run.version === undefined
         ? Effect.void
         : Effect.flatMap(store.now, (now) =>
           Effect.flatMap(checkpointOf(agent, run, "running", batch, [], run.version! + 1, now), (checkpoint) =>
-            moveRunning(run, "running", checkpoint))),
+            store.transitionStarts === true && batch.some(BatchItem.runs)
+              ? Effect.sync(() => {
+                run.pendingBatch = {
+                  write: (started) => moveRunning(run, "running", checkpoint, started === undefined ? undefined : [started]),
+                  done: Deferred.makeUnsafe(),
+                  taken: false
+                }
+              })
+              : moveRunning(run, "running", checkpoint))),
     calls: callsOf(store),
     crashed: (conversationId) => store.list({ conversationId, status: "running" })
   }

@@ -176,6 +176,7 @@ export const runState = (
     manager: fiber.getRef(ToolCallingManager),
     version: fields.version,
     unrecorded: undefined,
+    pendingBatch: undefined,
     callIds: undefined,
     unwritten: undefined
   }

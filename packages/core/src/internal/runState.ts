@@ -15,7 +15,7 @@ import type { Outcome } from "../ToolCall.js"
 import { modelContent } from "../ToolCall.js"
 import type { RunStore, StoreError } from "../RunStore.js"
 import type { Observer, Watchers } from "./observe.js"
-import type { Recorder } from "./record.js"
+import type { PendingBatch, Recorder } from "./record.js"
 
 /** The state of one run as the loop advances it (owned by the run's fiber). */
 export interface RunState extends Watchers {
@@ -61,6 +61,8 @@ export interface RunState extends Watchers {
   version: number | undefined
   /** The first failure to record a call's start or result in a durable store, or its refusal (the run was lost), if any (the batch then fails with it). */
   unrecorded: StoreError | RunAlreadyResumed | undefined
+  /** The run's batch, written with its first call's start (`record.ts`); `undefined` once written, or when there is none. */
+  pendingBatch: PendingBatch | undefined
   /** The ids of the tool calls in the history, `undefined` until the run's first answer with calls reads them (`callIdsOf`). */
   callIds: Set<string> | undefined
   /**

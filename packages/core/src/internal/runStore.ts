@@ -205,6 +205,12 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
       : transition.letGo === undefined || transition.letGo.length === 0
       ? apply(runId, transition)
       : Effect.tap(apply(runId, transition), (next) => next === undefined ? Effect.void : letGoOf(transition.letGo))
+  /** A transition, with the starts it carries recorded at the new version when it applies. */
+  const transitionStarting = (runId: string, next: Transition) =>
+    next.started === undefined || next.started.length === 0 ? transition(runId, next) : Effect.tap(transition(runId, next), (record) =>
+      Effect.sync(() => {
+        if (record !== undefined && record.status === "running") for (const callId of next.started!) append(started, runId, callId)
+      }))
   const apply = (runId: string, transition: Transition) =>
     Effect.map(Clock.currentTimeMillis, (now) => {
       const record = records.get(runId)
@@ -265,7 +271,8 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
         records.set(record.runId, withCopiedCheckpoint(record))
         return true
       }),
-    transition,
+    transition: transitionStarting,
+    transitionStarts: true,
     // one step each: nothing runs between the read (or the transition) and the lock
     getHolding: (runId) =>
       Effect.flatMap(get(runId), (record): Effect.Effect<{ record: Option.Option<RunRecord>; held: boolean }, StoreError, Scope.Scope> =>
@@ -273,7 +280,7 @@ export const makeInMemory = (options?: MemoryOptions): RunStore.Service => {
           ? Effect.map(lease(`conversation:${record.value.conversationId}`, { owner: runId, wait: false }), (held) => ({ record, held }))
           : Effect.succeed({ record, held: false })),
     transitionHolding: (runId, next, hold) =>
-      Effect.flatMap(transition(runId, next), (record): Effect.Effect<{ record: RunRecord | undefined; held: boolean }, StoreError, Scope.Scope> =>
+      Effect.flatMap(transitionStarting(runId, next), (record): Effect.Effect<{ record: RunRecord | undefined; held: boolean }, StoreError, Scope.Scope> =>
         record === undefined
           ? Effect.succeed({ record, held: false })
           : Effect.map(lease(hold.key, { owner: hold.owner, wait: false }), (held) => ({ record, held }))),

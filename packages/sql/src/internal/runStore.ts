@@ -171,12 +171,15 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
     /**
      * PostgreSQL: a transition in one statement, a data-modifying `WITH` — the compare-and-set
      * UPDATE (`next`); the clearing of the batch's starts and results; and, each only when the
-     * UPDATE applied, the messages appended to the run's conversation in order, the leases of
-     * the ending turn deleted, a lease taken. Returns the record's row, with `held`.
+     * UPDATE applied, the starts it carries recorded at the new version, the messages appended to
+     * the run's conversation in order, the leases of the ending turn deleted, a lease taken.
+     * Returns the record's row, with `held`. (The clearing reads the rows as they were before the
+     * statement: the starts it records are not cleared.)
      */
     const pgStep = (
       runId: string,
       transition: RunStore.Transition,
+      started: ReadonlyArray<string> | undefined,
       messages: ReadonlyArray<string> | undefined,
       letGo: ReadonlyArray<Lease.Holding>,
       take: Taken | undefined
@@ -186,6 +189,10 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
         sql`cleared AS (DELETE FROM agentfx_outcomes WHERE run_id IN (SELECT run_id FROM next))`,
         sql`unstarted AS (DELETE FROM agentfx_started WHERE run_id IN (SELECT run_id FROM next))`
       ]
+      if (started !== undefined) {
+        parts.push(sql`began AS (INSERT INTO agentfx_started (run_id, version, call_id)
+          SELECT next.run_id, next.version, s.call_id FROM next, unnest(${started}::text[]) WITH ORDINALITY AS s(call_id, n) ORDER BY s.n)`)
+      }
       if (messages !== undefined) {
         parts.push(sql`appended AS (INSERT INTO agentfx_messages (conversation_id, message)
           SELECT next.conversation_id, m.message FROM next, unnest(${messages}::text[]) WITH ORDINALITY AS m(message, n) ORDER BY m.n)`)
@@ -202,39 +209,43 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
 
     /**
      * SQLite: the UPDATE (its triggers clear the batch's older rows in the same statement); with
-     * messages, one transaction that also appends them and deletes the ending turn's leases —
-     * both or neither. Without messages, the leases are deleted right after the UPDATE applied, by
-     * a statement of their own (`step`).
+     * starts or messages, one transaction that also records the starts at the new version,
+     * appends the messages and deletes the ending turn's leases — all or none. Without them, the
+     * leases are deleted right after the UPDATE applied, by a statement of their own (`step`).
      */
     const sqliteStep = (
       runId: string,
       transition: RunStore.Transition,
+      started: ReadonlyArray<string> | undefined,
       messages: ReadonlyArray<string> | undefined,
       letGo: ReadonlyArray<Lease.Holding>
     ): Effect.Effect<ReadonlyArray<Row>, SqlError> => {
       const update = updateOf(runId, transition)
-      if (messages === undefined) return update
-      const carried = (conversationId: string) =>
-        Effect.andThen(
-          Effect.forEach(Arr.chunksOf(messages, rowsPerInsert), (chunk) =>
-            sql`INSERT INTO agentfx_messages ${sql.insert(Arr.map(chunk, (message) => ({ conversation_id: conversationId, message })))}`, { discard: true }),
+      if (messages === undefined && started === undefined) return update
+      const carried = (row: Row) =>
+        Effect.all([
+          started === undefined ? Effect.void : Effect.forEach(Arr.chunksOf(started, rowsPerInsert), (chunk) =>
+            sql`INSERT INTO agentfx_started ${sql.insert(Arr.map(chunk, (call_id) => ({ run_id: runId, version: row.version as number, call_id })))}`, { discard: true }),
+          messages === undefined ? Effect.void : Effect.forEach(Arr.chunksOf(messages, rowsPerInsert), (chunk) =>
+            sql`INSERT INTO agentfx_messages ${sql.insert(Arr.map(chunk, (message) => ({ conversation_id: String(row.conversation_id), message })))}`, { discard: true }),
           letGo.length === 0 ? Effect.void : Effect.asVoid(sql`DELETE FROM agentfx_leases WHERE ${leases.deleting(letGo)}`)
-        )
-      return sql.withTransaction(Effect.tap(update, (rows) => rows.length === 0 ? Effect.void : carried(String(rows[0]!.conversation_id))))
+        ], { discard: true })
+      return sql.withTransaction(Effect.tap(update, (rows) => rows.length === 0 ? Effect.void : carried(rows[0]!)))
     }
 
     /** A transition that carries nothing: the compare-and-set and the clearing of the batch's rows, one statement. */
     const plainStep = (runId: string, transition: RunStore.Transition): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
-      sql.onDialectOrElse({ pg: () => pgStep(runId, transition, undefined, [], undefined), orElse: () => updateOf(runId, transition) })
+      sql.onDialectOrElse({ pg: () => pgStep(runId, transition, undefined, undefined, [], undefined), orElse: () => updateOf(runId, transition) })
 
     /**
-     * A transition and what it carries (`Transition.messages`, `letGo`), and on PostgreSQL a
+     * A transition and what it carries (`Transition.started`, `messages`, `letGo`), and on PostgreSQL a
      * lease taken in its statement when `take` is given: the rows it returned, and whether the
      * lease was taken.
      */
     const step = (runId: string, transition: RunStore.Transition, take: Taken | undefined) =>
       // a transition that carries nothing: its statement alone, as it was before anything rode on it
       take === undefined && (transition.messages === undefined || transition.messages.length === 0) &&
+        (transition.started === undefined || transition.started.length === 0) &&
         (transition.letGo === undefined || transition.letGo.length === 0)
         ? clock.carrying(plainStep(runId, transition), (rows) => rows[0]?.updated_at).pipe(
           Effect.map((rows) => ({ rows, held: false })),
@@ -247,13 +258,15 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
           const messages = transition.messages === undefined || transition.messages.length === 0
             ? undefined
             : yield* Effect.mapError(encodeMessages(transition.messages as ReadonlyArray<Message.Message>), storeError)
+          // starts only with a transition to running: the rows of a running batch
+          const started = transition.started === undefined || transition.started.length === 0 || transition.to !== "running" ? undefined : transition.started
           const letGo = yield* leases.heldFor(transition.letGo)
           const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-          // in the transition's own step on PostgreSQL, and in SQLite's transaction with messages
-          const inStep = pg || messages !== undefined
+          // in the transition's own step on PostgreSQL, and in SQLite's transaction with starts or messages
+          const inStep = pg || messages !== undefined || started !== undefined
           const statement: Effect.Effect<ReadonlyArray<Row>, SqlError> = pg
-            ? pgStep(runId, transition, messages, letGo, take)
-            : sqliteStep(runId, transition, messages, inStep ? letGo : [])
+            ? pgStep(runId, transition, started, messages, letGo, take)
+            : sqliteStep(runId, transition, started, messages, inStep ? letGo : [])
           const rows = yield* clock.carrying(
             leases.lettingGo(inStep ? letGo : [], statement, (rows) => rows.length === 1),
             (rows) => rows[0]?.updated_at
@@ -312,6 +325,7 @@ export const make = (options: Options | undefined, conversations?: ChatMemory.Ch
 
     const service: RunStore.RunStore.Service = {
       durable: true,
+      transitionStarts: true,
       ...(conversations === undefined ? {} : { conversations }),
       retentionMillis: retention,
       now: clock.now,
