@@ -327,7 +327,8 @@ const typed = (error: Refused): AgentError.RunAlreadyResumed | AgentError.RunNot
  * answer or its failure). The run store's claim is the authority: of two decisions at once,
  * exactly one runs; the other fails with `RunAlreadyResumed` naming who decided. A decision
  * refused before the claim (`UnknownDecision`, `IncompleteDecisions`, …) fails with `Refused`
- * and leaves the run paused.
+ * and leaves the run paused. A run this process saw paused (the reply of `run` or `decide`) is
+ * sent to its entity at once; any other after a read of its record, to find its entity.
  *
  * @example
  * ```ts
