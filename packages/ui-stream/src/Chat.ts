@@ -140,7 +140,7 @@ export interface Options<R> {
   /**
    * What drives the runs. Default: this process (`Agent.stream`, `Agent.streamResume`, with the
    * Layer's services: the agent's requirements and a `ChatModel`). `@agentfx/cluster`'s
-   * `ClusterChat.driver(entity)` drives them on the cluster's runners: the Layer then needs none of
+   * `ClusterChat.driver()` drives them on the cluster's runners: the Layer then needs none of
    * those, only the run store and `ChatMemory` the runners share (for answers and thread reads).
    */
   readonly driver?: ChatDriver.ChatDriver

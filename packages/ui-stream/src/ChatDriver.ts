@@ -2,7 +2,7 @@
  * What drives the runs of the chat endpoints (`Chat`, `AgUi`). By default the endpoint's own
  * process: a turn is `Agent.stream`, an answer to a pause `Agent.streamResume`, with the Layer's
  * services. A cluster of runners drives them elsewhere (`@agentfx/cluster`'s
- * `ClusterChat.driver(entity)`): the turn or the decision is sent to the runner that holds the
+ * `ClusterChat.driver()`): the turn or the decision is sent to the runner that holds the
  * conversation, and its events come back from there. The endpoint reads the pause an answer
  * names, the thread and the conversation from the run store and `ChatMemory` either way: give
  * it the same stores as the runners.
