@@ -9,7 +9,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Agent, Decision, ToolCallingManager } from "@agentfx/core"
 import * as SqliteStore from "@agentfx/sql/SqliteStore"
-import { Effect, Layer, Option, Tracer } from "effect"
+import { statementsOf } from "@agentfx/testing/Statements"
+import { Effect, Layer, Option } from "effect"
 import type { Entity } from "effect/cluster"
 import { join } from "node:path"
 import { AgentCluster } from "../src/index.js"
@@ -19,23 +20,10 @@ import { Bank, bankAgent, bankModel, bankRunnerOn, executions, handlersOf, handl
 
 /** The reads of `agentfx_runs` an effect sends (statements traced in its fibers and their children). */
 const recordReads = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.tracer, (base) => {
-    let reads = 0
-    const tracer = Tracer.make({
-      ...(base.context === undefined ? {} : { context: base.context }),
-      span: (options) => {
-        const span = base.span(options)
-        const attribute = span.attribute.bind(span)
-        return Object.assign(span, {
-          attribute: (key: string, value: unknown) => {
-            if (key === "db.query.text" && /^\s*SELECT \* FROM agentfx_runs\b/.test(String(value))) reads++
-            attribute(key, value)
-          }
-        })
-      }
-    })
-    return Effect.map(Effect.withTracer(effect, tracer), (value) => ({ value, reads }))
-  })
+  Effect.map(statementsOf(effect), ({ statements, value }) => ({
+    value,
+    reads: statements.filter((text) => /^SELECT \* FROM agentfx_runs\b/.test(text)).length
+  }))
 
 describe("a decision's route and read", () => {
   it.live("a decision on a run its entity paused reads no record; on another instance of the entity (its memory gone), one", () =>

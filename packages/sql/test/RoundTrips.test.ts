@@ -12,31 +12,15 @@
  */
 import { Agent, Decision, ScriptedChatModel, Tool } from "@agentfx/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schema, Tracer } from "effect"
+import { statementsOf } from "@agentfx/testing/Statements"
+import { Effect, Layer, Option, Schema } from "effect"
 import { nowOf } from "../src/internal/clock.js"
 import { SqlStore } from "../src/index.js"
 import { dialects, storeOn } from "./fixtures.js"
 
-/** The statements an effect sends: their texts, in order (`BEGIN`, `COMMIT` for a transaction). */
+/** The statements an effect sends, each its first 60 characters (`BEGIN`, `COMMIT` for a transaction). */
 const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.tracer, (base) => {
-    const statements: Array<string> = []
-    const tracer = Tracer.make({
-      ...(base.context === undefined ? {} : { context: base.context }),
-      span: (options) => {
-        const span = base.span(options)
-        const attribute = span.attribute.bind(span)
-        return Object.assign(span, {
-          attribute: (key: string, value: unknown) => {
-            if (key === "db.query.text") statements.push(String(value).replace(/\s+/g, " ").slice(0, 60))
-            if (key === "db.operation.name") statements.push(String(value))
-            attribute(key, value)
-          }
-        })
-      }
-    })
-    return Effect.map(Effect.withTracer(effect, tracer), (value) => ({ value, statements }))
-  })
+  Effect.map(statementsOf(effect), ({ statements, value }) => ({ value, statements: statements.map((text) => text.slice(0, 60)) }))
 
 /** An agent whose model asks for a transfer (which needs approval), then says "done". */
 const bank = Agent.make({
